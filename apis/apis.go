@@ -1,0 +1,18 @@
+// Package apis contains the Kubernetes API of provider-cloudflare-tunnel.
+package apis
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+
+	tunnelsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+)
+
+// AddToSchemes may be used to add all resources defined in the project to a Scheme.
+var AddToSchemes = runtime.SchemeBuilder{
+	tunnelsv1alpha1.SchemeBuilder.AddToScheme,
+}
+
+// AddToScheme adds all resources to the Scheme.
+func AddToScheme(s *runtime.Scheme) error {
+	return AddToSchemes.AddToScheme(s)
+}

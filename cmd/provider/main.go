@@ -1,0 +1,95 @@
+// Command provider runs provider-cloudflare-tunnel's controllers.
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"go.uber.org/zap/zapcore"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/gate"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis"
+	providercontroller "github.com/context-labs/provider-cloudflare-tunnel/internal/controller"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/version"
+)
+
+func main() {
+	var (
+		app              = kingpin.New(filepath.Base(os.Args[0]), "Crossplane provider for Cloudflare Tunnels.").DefaultEnvars()
+		debug            = app.Flag("debug", "Run with debug logging.").Short('d').Bool()
+		leaderElection   = app.Flag("leader-election", "Use leader election for the controller manager.").Short('l').Default("false").Envar("LEADER_ELECTION").Bool()
+		syncPeriod       = app.Flag("sync", "How often all resources are re-listed from the API server.").Short('s').Default("1h").Duration()
+		pollInterval     = app.Flag("poll", "How often each managed resource is checked for drift against Cloudflare.").Default("1m").Duration()
+		maxReconcileRate = app.Flag("max-reconcile-rate", "The global maximum rate per second at which resources may be checked for drift.").Default("10").Int()
+		managementPolicy = app.Flag("enable-management-policies", "Enable support for management policies.").Default("true").Envar("ENABLE_MANAGEMENT_POLICIES").Bool()
+		metricsAddr      = app.Flag("metrics-bind-address", "Address the Prometheus metrics endpoint binds to.").Default(":8080").String()
+		healthAddr       = app.Flag("health-probe-bind-address", "Address the health (/healthz) and readiness (/readyz) endpoints bind to.").Default(":8081").String()
+	)
+	kingpin.MustParse(app.Parse(os.Args[1:]))
+
+	zl := zap.New(zap.UseDevMode(*debug), func(o *zap.Options) {
+		if !*debug {
+			lvl := zapcore.InfoLevel
+			o.Level = &lvl
+		}
+	})
+	log := logging.NewLogrLogger(zl.WithName("provider-cloudflare-tunnel"))
+	ctrl.SetLogger(zl)
+	log.Info("Starting", "version", version.Version, "sync-period", syncPeriod.String(), "poll-interval", pollInterval.String(), "max-reconcile-rate", *maxReconcileRate)
+
+	cfg, err := ctrl.GetConfig()
+	kingpin.FatalIfError(err, "Cannot get API server rest config")
+
+	mgr, err := ctrl.NewManager(ratelimiter.LimitRESTConfig(cfg, *maxReconcileRate), ctrl.Options{
+		Cache:                      cache.Options{SyncPeriod: syncPeriod},
+		LeaderElection:             *leaderElection,
+		LeaderElectionID:           "crossplane-leader-election-provider-cloudflare-tunnel",
+		LeaderElectionResourceLock: resourcelock.LeasesResourceLock,
+		LeaseDuration:              func() *time.Duration { d := 60 * time.Second; return &d }(),
+		RenewDeadline:              func() *time.Duration { d := 50 * time.Second; return &d }(),
+		Metrics:                    metricsserver.Options{BindAddress: *metricsAddr},
+		HealthProbeBindAddress:     *healthAddr,
+	})
+	kingpin.FatalIfError(err, "Cannot create controller manager")
+	kingpin.FatalIfError(clientgoscheme.AddToScheme(mgr.GetScheme()), "Cannot add Kubernetes APIs to scheme")
+	kingpin.FatalIfError(apis.AddToScheme(mgr.GetScheme()), "Cannot add provider APIs to scheme")
+	kingpin.FatalIfError(apiextensionsv1.AddToScheme(mgr.GetScheme()), "Cannot add CustomResourceDefinition API to scheme")
+	kingpin.FatalIfError(mgr.AddHealthzCheck("healthz", healthz.Ping), "Cannot add health check")
+	kingpin.FatalIfError(mgr.AddReadyzCheck("readyz", healthz.Ping), "Cannot add readiness check")
+
+	o := controller.Options{
+		Logger:                  log,
+		MaxConcurrentReconciles: *maxReconcileRate,
+		PollInterval:            *pollInterval,
+		GlobalRateLimiter:       ratelimiter.NewGlobal(*maxReconcileRate),
+		Features:                &feature.Flags{},
+		Gate:                    new(gate.Gate[schema.GroupVersionKind]),
+	}
+	if *managementPolicy {
+		o.Features.Enable(feature.EnableBetaManagementPolicies)
+		log.Info("Beta feature enabled", "flag", feature.EnableBetaManagementPolicies)
+	}
+
+	// safe-start: controllers start only once their CRDs are established, so
+	// a package whose managed resources are not activated does not crash.
+	kingpin.FatalIfError(customresourcesgate.Setup(mgr, o), "Cannot setup CRD gate")
+	kingpin.FatalIfError(providercontroller.SetupGated(mgr, o), "Cannot setup controllers")
+	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start controller manager")
+}

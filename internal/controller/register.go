@@ -1,0 +1,23 @@
+// Package controller wires every controller of the provider.
+package controller
+
+import (
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/config"
+)
+
+// SetupGated registers every controller to start once its CRDs are
+// established (Crossplane's safe-start).
+func SetupGated(mgr ctrl.Manager, o controller.Options) error {
+	for _, setup := range []func(ctrl.Manager, controller.Options) error{
+		config.SetupGated,
+	} {
+		if err := setup(mgr, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,196 @@
+// Package testenv starts a real kube-apiserver and etcd (built from Go
+// modules by hack/envtest-bins.sh), installs the provider's CRDs and runs the
+// provider's controllers against them, for integration tests.
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/testr"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/gate"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis"
+)
+
+// RepoRoot is the repository's root directory.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Env is a running control plane.
+type Env struct {
+	env    *envtest.Environment
+	Config *rest.Config
+	Client client.Client
+	Scheme *kruntime.Scheme
+}
+
+// Scheme returns a scheme with Kubernetes' and the provider's types.
+func Scheme() *kruntime.Scheme {
+	s := kruntime.NewScheme()
+	for _, add := range []func(*kruntime.Scheme) error{clientgoscheme.AddToScheme, apis.AddToScheme, apiextensionsv1.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
+	}
+	return s
+}
+
+// assets finds the control plane binaries: KUBEBUILDER_ASSETS if set, else
+// the project's build script (which returns at once when they are cached).
+func assets() (string, error) {
+	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
+		return dir, nil
+	}
+	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "hack", "envtest-bins.sh"))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("cannot build the envtest control plane (run make envtest-assets): %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// Start starts kube-apiserver and etcd with the provider's CRDs installed. A
+// missing control plane is a failure, never a skip: a test suite that passes
+// without its control plane proves nothing.
+func Start() (*Env, error) {
+	ctrl.SetLogger(logr.Discard())
+	dir, err := assets()
+	if err != nil {
+		return nil, err
+	}
+	s := Scheme()
+	e := &envtest.Environment{
+		BinaryAssetsDirectory: dir,
+		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "package", "crds")},
+		ErrorIfCRDPathMissing: true,
+		Scheme:                s,
+	}
+	cfg, err := e.Start()
+	if err != nil {
+		// A half-started control plane would outlive the test binary.
+		_ = e.Stop()
+		return nil, fmt.Errorf("cannot start envtest: %w", err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		_ = e.Stop()
+		return nil, err
+	}
+	return &Env{env: e, Config: cfg, Client: c, Scheme: s}, nil
+}
+
+// Stop stops the control plane.
+func (e *Env) Stop() error { return e.env.Stop() }
+
+// Run is for TestMain: it starts the control plane, runs the tests, stops it.
+func Run(m *testing.M, env **Env) int {
+	e, err := Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: control plane:", err)
+		return 1
+	}
+	*env = e
+	code := m.Run()
+	if err := e.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "cannot stop control plane:", err)
+	}
+	return code
+}
+
+// ControllerOptions are the crossplane controller options tests use; they
+// match main's, with a short poll so tests converge quickly.
+func ControllerOptions(log logging.Logger) controller.Options {
+	o := controller.Options{
+		Logger:                  log,
+		MaxConcurrentReconciles: 5,
+		PollInterval:            2 * time.Second,
+		Features:                &feature.Flags{},
+		Gate:                    new(gate.Gate[schema.GroupVersionKind]),
+	}
+	o.Features.Enable(feature.EnableBetaManagementPolicies)
+	return o
+}
+
+// StartManager builds a manager the way main does (gated controllers behind
+// the CRD gate), lets setup register controllers, and runs it until the test
+// ends.
+func (e *Env) StartManager(t *testing.T, setup func(ctrl.Manager, controller.Options) error) ctrl.Manager {
+	t.Helper()
+	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
+		Scheme:     e.Scheme,
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatalf("cannot create manager: %v", err)
+	}
+	o := ControllerOptions(logging.NewLogrLogger(testLogger(t)))
+	if err := customresourcesgate.Setup(mgr, o); err != nil {
+		t.Fatalf("cannot set up CRD gate: %v", err)
+	}
+	if err := setup(mgr, o); err != nil {
+		t.Fatalf("cannot set up controllers: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			t.Errorf("manager stopped: %v", err)
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return mgr
+}
+
+func testLogger(t *testing.T) logr.Logger {
+	if os.Getenv("TEST_VERBOSE_LOGS") == "" {
+		return logr.Discard()
+	}
+	return testr.New(t)
+}
+
+// Eventually polls fn until it returns nil or the timeout passes, then fails
+// the test with fn's last error.
+func Eventually(t *testing.T, timeout time.Duration, what string, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var err error
+	for {
+		if err = fn(); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s: %v", timeout, what, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
