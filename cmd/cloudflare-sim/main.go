@@ -1,0 +1,70 @@
+// Command cloudflare-sim serves the Cloudflare API simulator over HTTP, for the
+// local sandbox and for trying the provider without a Cloudflare account.
+//
+//	go run ./cmd/cloudflare-sim --listen 127.0.0.1:8787 --token T \
+//	    --account-id 0123456789abcdef0123456789abcdef --zone example.com
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+)
+
+type zones []string
+
+func (z *zones) String() string     { return strings.Join(*z, ",") }
+func (z *zones) Set(v string) error { *z = append(*z, v); return nil }
+
+func main() {
+	var (
+		listen    = flag.String("listen", "127.0.0.1:8787", "address to serve on")
+		token     = flag.String("token", os.Getenv("CLOUDFLARE_SIM_TOKEN"), "the API token to accept (default $CLOUDFLARE_SIM_TOKEN); prefer the variable, which keeps it out of process listings")
+		account   = flag.String("account-id", "", "the account ID to serve (32 hex characters)")
+		rateLimit = flag.Int("rate-limit", 1200, "requests per token per --rate-window; 0 turns rate limiting off")
+		window    = flag.Duration("rate-window", 5*time.Minute, "rate-limit window")
+		penalty   = flag.Duration("rate-penalty", 0, "how long every call is refused after the limit is exceeded (default: the window)")
+		errorRate = flag.Float64("error-rate", 0, "fraction (0-1) of API calls answered with an injected 500")
+		latency   = flag.Duration("latency", 0, "latency added to every API call")
+		zs        zones
+	)
+	flag.Var(&zs, "zone", "a DNS zone in the account (repeatable)")
+	flag.Parse()
+
+	if *token == "" {
+		fail("--token (or CLOUDFLARE_SIM_TOKEN) is required")
+	}
+	if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(*account) {
+		fail("--account-id must be 32 lower-case hex characters")
+	}
+	if *errorRate < 0 || *errorRate > 1 {
+		fail("--error-rate must be between 0 and 1")
+	}
+	s := sim.New(sim.Options{
+		Token: *token, AccountID: *account, Zones: zs,
+		RateLimit: *rateLimit, RateWindow: *window, RatePenalty: *penalty,
+		ErrorRate: *errorRate, Latency: *latency,
+	})
+	l, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fail(err.Error())
+	}
+	fmt.Printf("http://%s/client/v4/\n", l.Addr())
+	fmt.Fprintf(os.Stderr, "cloudflare-sim: account %s, zones %v, rate limit %d per %s; stats at http://%s/__sim/stats\n", *account, zs, *rateLimit, *window, l.Addr())
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	if err := srv.Serve(l); err != nil {
+		fail(err.Error())
+	}
+}
+
+func fail(msg string) {
+	fmt.Fprintln(os.Stderr, "cloudflare-sim:", msg)
+	os.Exit(2)
+}

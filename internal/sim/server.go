@@ -1,0 +1,491 @@
+// Package sim is a stateful, in-memory Cloudflare API simulator for tests and
+// the local sandbox. It speaks the real API contract for every operation the
+// provider uses: the v4 envelope, real status and error codes, pagination
+// ending in an empty page, list filters, soft delete, bearer-token auth and
+// the per-token rate limit. It is test equipment: the provider binary never
+// imports it.
+package sim
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	mrand "math/rand/v2"
+	"net/http"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options configure a simulator.
+type Options struct {
+	// Token is the only API token accepted (Authorization: Bearer <Token>).
+	Token string
+	// AccountID is the one account the simulator serves (32 hex).
+	AccountID string
+	// Zones are the DNS zones that exist in the account, e.g. "example.com".
+	Zones []string
+
+	// RateLimit is the number of requests a token may make per RateWindow;
+	// 0 turns rate limiting off. Cloudflare's is 1,200 per 5 minutes.
+	RateLimit int
+	// RateWindow defaults to 5 minutes.
+	RateWindow time.Duration
+	// RatePenalty is how long every call is refused once the limit is
+	// exceeded; defaults to RateWindow.
+	RatePenalty time.Duration
+
+	// ErrorRate is the fraction (0–1) of API calls answered with an injected
+	// 500 error.
+	ErrorRate float64
+	// Latency is added to every API call.
+	Latency time.Duration
+
+	// RejectTunnelDeleteWithCIDRRoutes restores Cloudflare's pre-2025
+	// behaviour of refusing (1023) to delete a tunnel that still has CIDR
+	// routes; by default they are deleted with it.
+	RejectTunnelDeleteWithCIDRRoutes bool
+
+	// Now is the clock; defaults to time.Now.
+	Now func() time.Time
+}
+
+// Server is the simulator. It is an http.Handler serving the API under both
+// "/" and "/client/v4/", plus test hooks under "/__sim/".
+type Server struct {
+	opts Options
+	mux  *http.ServeMux
+
+	mu       sync.Mutex
+	tunnels  []*tunnel
+	routes   []*hostnameRoute
+	services []*service
+	zones    []*zone
+	records  []*dnsRecord
+	cidr     []*cidrRoute
+	vnets    []*vnet
+	stats    map[string]*OpStats
+	limiter  map[string]*tokenWindow
+	rng      *mrand.Rand
+}
+
+// OpStats counts the requests one API operation received.
+type OpStats struct {
+	Requests    int         `json:"requests"`
+	RateLimited int         `json:"rate_limited"`
+	ByStatus    map[int]int `json:"by_status"`
+}
+
+// New returns a simulator.
+func New(o Options) *Server {
+	if o.RateWindow == 0 {
+		o.RateWindow = 5 * time.Minute
+	}
+	if o.RatePenalty == 0 {
+		o.RatePenalty = o.RateWindow
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	s := &Server{
+		opts:    o,
+		stats:   map[string]*OpStats{},
+		limiter: map[string]*tokenWindow{},
+		rng:     mrand.New(mrand.NewPCG(1, 2)),
+	}
+	for _, z := range o.Zones {
+		s.zones = append(s.zones, newZone(z, o.AccountID, o.Now()))
+	}
+	s.vnets = append(s.vnets, &vnet{ID: newUUID(), Name: "default", IsDefaultNetwork: true, Comment: "", CreatedAt: o.Now().UTC()})
+	s.routesTable()
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// apiError is a Cloudflare failure: an HTTP status and an error code.
+type apiError struct {
+	status int
+	code   int
+	msg    string
+}
+
+func errf(status, code int, format string, args ...any) *apiError {
+	return &apiError{status: status, code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// handlerFn runs with the simulator's lock held and returns the envelope's
+// result (and result_info for lists).
+type handlerFn func(r *http.Request, body []byte) (result any, info any, err *apiError)
+
+func (s *Server) routesTable() {
+	api := http.NewServeMux()
+	for _, rt := range []struct {
+		pattern, op string
+		fn          handlerFn
+	}{
+		{"POST /accounts/{account_id}/cfd_tunnel", "tunnels.create", s.createTunnel},
+		{"GET /accounts/{account_id}/cfd_tunnel", "tunnels.list", s.listTunnels},
+		{"GET /accounts/{account_id}/cfd_tunnel/{tunnel_id}", "tunnels.get", s.getTunnel},
+		{"PATCH /accounts/{account_id}/cfd_tunnel/{tunnel_id}", "tunnels.edit", s.editTunnel},
+		{"DELETE /accounts/{account_id}/cfd_tunnel/{tunnel_id}", "tunnels.delete", s.deleteTunnel},
+		{"GET /accounts/{account_id}/cfd_tunnel/{tunnel_id}/token", "tunnels.token", s.tunnelToken},
+		{"GET /accounts/{account_id}/cfd_tunnel/{tunnel_id}/connections", "tunnels.connections.get", s.tunnelConnections},
+		{"DELETE /accounts/{account_id}/cfd_tunnel/{tunnel_id}/connections", "tunnels.connections.delete", s.deleteTunnelConnections},
+		{"GET /accounts/{account_id}/cfd_tunnel/{tunnel_id}/configurations", "tunnels.configurations.get", s.getConfiguration},
+		{"PUT /accounts/{account_id}/cfd_tunnel/{tunnel_id}/configurations", "tunnels.configurations.update", s.putConfiguration},
+		{"POST /accounts/{account_id}/zerotrust/routes/hostname", "hostname_routes.create", s.createRoute},
+		{"GET /accounts/{account_id}/zerotrust/routes/hostname", "hostname_routes.list", s.listRoutes},
+		{"GET /accounts/{account_id}/zerotrust/routes/hostname/{hostname_route_id}", "hostname_routes.get", s.getRoute},
+		{"PATCH /accounts/{account_id}/zerotrust/routes/hostname/{hostname_route_id}", "hostname_routes.edit", s.editRoute},
+		{"DELETE /accounts/{account_id}/zerotrust/routes/hostname/{hostname_route_id}", "hostname_routes.delete", s.deleteRoute},
+		{"POST /accounts/{account_id}/connectivity/directory/services", "services.create", s.createService},
+		{"GET /accounts/{account_id}/connectivity/directory/services", "services.list", s.listServices},
+		{"GET /accounts/{account_id}/connectivity/directory/services/{service_id}", "services.get", s.getService},
+		{"PUT /accounts/{account_id}/connectivity/directory/services/{service_id}", "services.update", s.updateService},
+		{"DELETE /accounts/{account_id}/connectivity/directory/services/{service_id}", "services.delete", s.deleteService},
+		{"GET /zones", "zones.list", s.listZones},
+		{"POST /zones/{zone_id}/dns_records", "dns_records.create", s.createRecord},
+		{"GET /zones/{zone_id}/dns_records", "dns_records.list", s.listRecords},
+		{"GET /zones/{zone_id}/dns_records/{dns_record_id}", "dns_records.get", s.getRecord},
+		{"PATCH /zones/{zone_id}/dns_records/{dns_record_id}", "dns_records.edit", s.editRecord},
+		{"PUT /zones/{zone_id}/dns_records/{dns_record_id}", "dns_records.update", s.updateRecord},
+		{"DELETE /zones/{zone_id}/dns_records/{dns_record_id}", "dns_records.delete", s.deleteRecord},
+		{"POST /accounts/{account_id}/teamnet/routes", "teamnet_routes.create", s.createCIDRRoute},
+		{"GET /accounts/{account_id}/teamnet/routes", "teamnet_routes.list", s.listCIDRRoutes},
+		{"GET /accounts/{account_id}/teamnet/routes/{route_id}", "teamnet_routes.get", s.getCIDRRoute},
+		{"PATCH /accounts/{account_id}/teamnet/routes/{route_id}", "teamnet_routes.edit", s.editCIDRRoute},
+		{"DELETE /accounts/{account_id}/teamnet/routes/{route_id}", "teamnet_routes.delete", s.deleteCIDRRoute},
+		{"GET /accounts/{account_id}/teamnet/virtual_networks", "virtual_networks.list", s.listVNets},
+		{"POST /accounts/{account_id}/teamnet/virtual_networks", "virtual_networks.create", s.createVNet},
+	} {
+		api.Handle(rt.pattern, s.wrap(rt.op, rt.fn))
+	}
+	api.Handle("/", s.wrap("unknown", func(r *http.Request, _ []byte) (any, any, *apiError) {
+		return nil, nil, errf(http.StatusBadRequest, 7000, "No route for that URI")
+	}))
+
+	root := http.NewServeMux()
+	root.Handle("/client/v4/", http.StripPrefix("/client/v4", api))
+	root.Handle("/", api)
+	root.HandleFunc("GET /__sim/stats", s.handleStats)
+	root.HandleFunc("POST /__sim/stats/reset", s.handleStatsReset)
+	root.HandleFunc("GET /__sim/state", s.handleState)
+	root.HandleFunc("POST /__sim/tunnels/{tunnel_id}/connectors", s.handleConnectors)
+	s.mux = root
+}
+
+type envelope struct {
+	Success    bool              `json:"success"`
+	Errors     []envelopeMessage `json:"errors"`
+	Messages   []envelopeMessage `json:"messages"`
+	Result     any               `json:"result"`
+	ResultInfo any               `json:"result_info,omitempty"`
+}
+
+type envelopeMessage struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, e *apiError) {
+	writeJSON(w, e.status, envelope{Success: false, Errors: []envelopeMessage{{Code: e.code, Message: e.msg}}, Messages: []envelopeMessage{}})
+}
+
+// wrap applies what every API call goes through, in Cloudflare's order:
+// latency, authentication, the rate limit, injected faults, then the
+// operation itself under the simulator's lock.
+func (s *Server) wrap(op string, fn handlerFn) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.Latency > 0 {
+			time.Sleep(s.opts.Latency)
+		}
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		defer func() { s.count(op, rec.status) }()
+
+		token, ok := bearer(r)
+		if !ok || token != s.opts.Token {
+			writeError(rec, errf(http.StatusForbidden, 10000, "Authentication error"))
+			return
+		}
+		if wait, ok := s.admit(token, rec.Header()); !ok {
+			rec.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+			writeError(rec, errf(http.StatusTooManyRequests, 971, "Please wait and consider throttling your request speed"))
+			return
+		}
+		if s.injectFault() {
+			writeError(rec, errf(http.StatusInternalServerError, 10001, "Internal server error (injected by the simulator)"))
+			return
+		}
+		if acc := r.PathValue("account_id"); acc != "" {
+			if !isHex32(acc) {
+				writeError(rec, errf(http.StatusBadRequest, 7003, "Could not route to %s, perhaps your object identifier is invalid?", r.URL.Path))
+				return
+			}
+			if acc != s.opts.AccountID {
+				writeError(rec, errf(http.StatusForbidden, 9109, "Unauthorized to access requested resource"))
+				return
+			}
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, 10<<20))
+		if err != nil {
+			writeError(rec, errf(http.StatusBadRequest, 1001, "cannot read request body"))
+			return
+		}
+		s.mu.Lock()
+		result, info, aerr := fn(r, body)
+		s.mu.Unlock()
+		if aerr != nil {
+			writeError(rec, aerr)
+			return
+		}
+		writeJSON(rec, http.StatusOK, envelope{Success: true, Errors: []envelopeMessage{}, Messages: []envelopeMessage{}, Result: result, ResultInfo: info})
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	t, ok := strings.CutPrefix(h, "Bearer ")
+	return strings.TrimSpace(t), ok && strings.TrimSpace(t) != ""
+}
+
+func (s *Server) injectFault() bool {
+	if s.opts.ErrorRate <= 0 {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rng.Float64() < s.opts.ErrorRate
+}
+
+func (s *Server) count(op string, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats[op]
+	if st == nil {
+		st = &OpStats{ByStatus: map[int]int{}}
+		s.stats[op] = st
+	}
+	st.Requests++
+	st.ByStatus[status]++
+	if status == http.StatusTooManyRequests {
+		st.RateLimited++
+	}
+}
+
+// Stats returns a copy of the per-operation request counts.
+func (s *Server) Stats() map[string]OpStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]OpStats, len(s.stats))
+	for k, v := range s.stats {
+		c := OpStats{Requests: v.Requests, RateLimited: v.RateLimited, ByStatus: map[int]int{}}
+		for code, n := range v.ByStatus {
+			c.ByStatus[code] = n
+		}
+		out[k] = c
+	}
+	return out
+}
+
+// TotalRequests is the number of API calls received, all operations together.
+func (s *Server) TotalRequests() int {
+	n := 0
+	for _, v := range s.Stats() {
+		n += v.Requests
+	}
+	return n
+}
+
+// ResetStats forgets the request counts.
+func (s *Server) ResetStats() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stats = map[string]*OpStats{}
+}
+
+func (s *Server) handleStats(w http.ResponseWriter, _ *http.Request) {
+	st := s.Stats()
+	total := 0
+	for _, v := range st {
+		total += v.Requests
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"total_requests": total, "operations": st})
+}
+
+func (s *Server) handleStatsReset(w http.ResponseWriter, _ *http.Request) {
+	s.ResetStats()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// --- rate limit -------------------------------------------------------------
+
+// tokenWindow is a sliding-window log of one token's requests.
+type tokenWindow struct {
+	times        []time.Time
+	blockedUntil time.Time
+}
+
+// admit counts a request against token's limit. Once the limit is exceeded,
+// every call is refused until the penalty passes, as Cloudflare does.
+func (s *Server) admit(token string, h http.Header) (time.Duration, bool) {
+	if s.opts.RateLimit <= 0 {
+		return 0, true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.opts.Now()
+	tw := s.limiter[token]
+	if tw == nil {
+		tw = &tokenWindow{}
+		s.limiter[token] = tw
+	}
+	if now.Before(tw.blockedUntil) {
+		return tw.blockedUntil.Sub(now), false
+	}
+	cut := now.Add(-s.opts.RateWindow)
+	i := sort.Search(len(tw.times), func(i int) bool { return tw.times[i].After(cut) })
+	tw.times = tw.times[i:]
+	if len(tw.times) >= s.opts.RateLimit {
+		tw.blockedUntil = now.Add(s.opts.RatePenalty)
+		tw.times = nil
+		return s.opts.RatePenalty, false
+	}
+	tw.times = append(tw.times, now)
+	h.Set("Ratelimit", fmt.Sprintf("\"default\";r=%d;t=%d", s.opts.RateLimit-len(tw.times), int(s.opts.RateWindow.Seconds())))
+	h.Set("Ratelimit-Policy", fmt.Sprintf("\"burst\";q=%d;w=%d", s.opts.RateLimit, int(s.opts.RateWindow.Seconds())))
+	return 0, true
+}
+
+// --- shared helpers -----------------------------------------------------------
+
+var (
+	hex32Re = regexp.MustCompile(`^[0-9a-f]{32}$`)
+	uuidRe  = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+)
+
+func isHex32(s string) bool { return hex32Re.MatchString(s) }
+func isUUID(s string) bool  { return uuidRe.MatchString(s) }
+
+func newUUID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	b[6] = (b[6] & 0x0f) | 0x40
+	b[8] = (b[8] & 0x3f) | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+func newHex32() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func badID(r *http.Request) *apiError {
+	return errf(http.StatusBadRequest, 7003, "Could not route to %s, perhaps your object identifier is invalid?", r.URL.Path)
+}
+
+func decodeBody(body []byte, v any) *apiError {
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return errf(http.StatusBadRequest, 1001, "request body is required")
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return errf(http.StatusBadRequest, 1001, "malformed request body: %v", err)
+	}
+	return nil
+}
+
+// resultInfo is the v4 pagination block.
+type resultInfo struct {
+	Count      int  `json:"count"`
+	Page       int  `json:"page"`
+	PerPage    int  `json:"per_page"`
+	TotalCount int  `json:"total_count"`
+	TotalPages *int `json:"total_pages,omitempty"`
+}
+
+// paginate slices items by the request's page/per_page. A page past the end
+// is an empty array, never an error: the SDK pages until it sees one.
+func paginate[T any](r *http.Request, items []T, minPer, maxPer, defPer int, withTotalPages bool) ([]T, *resultInfo, *apiError) {
+	q := r.URL.Query()
+	page, per := 1, defPer
+	if v := q.Get("page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, nil, errf(http.StatusBadRequest, 1001, "page must be an integer >= 1")
+		}
+		page = n
+	}
+	if v := q.Get("per_page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < minPer || n > maxPer {
+			return nil, nil, errf(http.StatusBadRequest, 1001, "per_page must be an integer between %d and %d", minPer, maxPer)
+		}
+		per = n
+	}
+	start := (page - 1) * per
+	out := []T{}
+	if start < len(items) {
+		out = items[start:min(start+per, len(items))]
+	}
+	info := &resultInfo{Count: len(out), Page: page, PerPage: per, TotalCount: len(items)}
+	if withTotalPages {
+		tp := (len(items) + per - 1) / per
+		info.TotalPages = &tp
+	}
+	return out, info, nil
+}
+
+// liveFilter applies the is_deleted filter, which defaults to false (live
+// objects only) since December 2025.
+func liveFilter(r *http.Request, deletedAt *time.Time) (bool, *apiError) {
+	switch v := r.URL.Query().Get("is_deleted"); v {
+	case "", "false":
+		return deletedAt == nil, nil
+	case "true":
+		return deletedAt != nil, nil
+	default:
+		return false, errf(http.StatusBadRequest, 1001, "is_deleted must be true or false")
+	}
+}
+
+// existedAt applies the existed_at filter: created before t and not deleted
+// before it.
+func existedAt(r *http.Request, created time.Time, deleted *time.Time) (bool, *apiError) {
+	v := r.URL.Query().Get("existed_at")
+	if v == "" {
+		return true, nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return false, errf(http.StatusBadRequest, 1001, "existed_at must be an RFC 3339 time")
+	}
+	return !created.After(t) && (deleted == nil || deleted.After(t)), nil
+}
+
+func (s *Server) now() time.Time { return s.opts.Now().UTC() }
+
+func ptrTime(t time.Time) *time.Time { return &t }

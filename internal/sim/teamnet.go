@@ -1,0 +1,327 @@
+package sim
+
+import (
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+type cidrRoute struct {
+	ID               string     `json:"id"`
+	Network          string     `json:"network"`
+	TunnelID         string     `json:"tunnel_id"`
+	VirtualNetworkID string     `json:"virtual_network_id"`
+	Comment          string     `json:"comment"`
+	CreatedAt        time.Time  `json:"created_at"`
+	DeletedAt        *time.Time `json:"deleted_at"`
+}
+
+// cidrRouteView is the list shape (tunnel_teamnet), which adds names.
+type cidrRouteView struct {
+	*cidrRoute
+	TunType            string `json:"tun_type"`
+	TunnelName         string `json:"tunnel_name"`
+	VirtualNetworkName string `json:"virtual_network_name"`
+}
+
+type vnet struct {
+	ID               string     `json:"id"`
+	Name             string     `json:"name"`
+	Comment          string     `json:"comment"`
+	IsDefaultNetwork bool       `json:"is_default_network"`
+	CreatedAt        time.Time  `json:"created_at"`
+	DeletedAt        *time.Time `json:"deleted_at"`
+}
+
+func (s *Server) defaultVNet() *vnet {
+	for _, v := range s.vnets {
+		if v.IsDefaultNetwork && v.DeletedAt == nil {
+			return v
+		}
+	}
+	return nil
+}
+
+func (s *Server) vnetByID(id string) *vnet {
+	for _, v := range s.vnets {
+		if v.ID == id && v.DeletedAt == nil {
+			return v
+		}
+	}
+	return nil
+}
+
+func (s *Server) findCIDRRoute(r *http.Request) (*cidrRoute, *apiError) {
+	id := r.PathValue("route_id")
+	if !isUUID(id) {
+		return nil, badID(r)
+	}
+	for _, c := range s.cidr {
+		if c.ID == id && c.DeletedAt == nil {
+			return c, nil
+		}
+	}
+	return nil, errf(http.StatusNotFound, 1015, "You are trying to modify the route for a network that isn't routed.")
+}
+
+func (s *Server) checkCIDRRoute(self *cidrRoute, c *cidrRoute) *apiError {
+	p, err := netip.ParsePrefix(c.Network)
+	if err != nil {
+		return errf(http.StatusBadRequest, 1001, "network must be a CIDR")
+	}
+	c.Network = p.Masked().String()
+	if s.tunnelByID(c.TunnelID) == nil {
+		return errf(http.StatusBadRequest, 1004, "tunnel %q does not exist in this account", c.TunnelID)
+	}
+	if c.VirtualNetworkID == "" {
+		c.VirtualNetworkID = s.defaultVNet().ID
+	} else if s.vnetByID(c.VirtualNetworkID) == nil {
+		return errf(http.StatusBadRequest, 1001, "virtual network %q does not exist", c.VirtualNetworkID)
+	}
+	if len(c.Comment) > 100 {
+		return errf(http.StatusBadRequest, 1001, "comment must be at most 100 characters")
+	}
+	for _, o := range s.cidr {
+		if o != self && o.DeletedAt == nil && o.Network == c.Network && o.VirtualNetworkID == c.VirtualNetworkID {
+			return errf(http.StatusConflict, 1014, "A route for %s already exists in this virtual network", c.Network)
+		}
+	}
+	return nil
+}
+
+func (s *Server) createCIDRRoute(r *http.Request, body []byte) (any, any, *apiError) {
+	c := &cidrRoute{}
+	if err := decodeBody(body, c); err != nil {
+		return nil, nil, err
+	}
+	if err := s.checkCIDRRoute(nil, c); err != nil {
+		return nil, nil, err
+	}
+	c.ID, c.CreatedAt, c.DeletedAt = newUUID(), s.now(), nil
+	s.cidr = append(s.cidr, c)
+	return c, nil, nil
+}
+
+func (s *Server) listCIDRRoutes(r *http.Request, _ []byte) (any, any, *apiError) {
+	q := r.URL.Query()
+	var out []cidrRouteView
+	for _, c := range s.cidr {
+		ok, err := liveFilter(r, c.DeletedAt)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			continue
+		}
+		if ok, err = existedAt(r, c.CreatedAt, c.DeletedAt); err != nil || !ok {
+			if err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		if v, ok := q["comment"]; ok && c.Comment != v[0] {
+			continue
+		}
+		if v := q.Get("tunnel_id"); v != "" && c.TunnelID != v {
+			continue
+		}
+		if v := q.Get("route_id"); v != "" && c.ID != v {
+			continue
+		}
+		if v := q.Get("virtual_network_id"); v != "" && c.VirtualNetworkID != v {
+			continue
+		}
+		np := netip.MustParsePrefix(c.Network)
+		if v := q.Get("network_subset"); v != "" {
+			p, err := netip.ParsePrefix(v)
+			if err != nil {
+				return nil, nil, errf(http.StatusBadRequest, 1001, "network_subset must be a CIDR")
+			}
+			if !(p.Bits() <= np.Bits() && p.Contains(np.Addr())) {
+				continue
+			}
+		}
+		if v := q.Get("network_superset"); v != "" {
+			p, err := netip.ParsePrefix(v)
+			if err != nil {
+				return nil, nil, errf(http.StatusBadRequest, 1001, "network_superset must be a CIDR")
+			}
+			if !(np.Bits() <= p.Bits() && np.Contains(p.Addr())) {
+				continue
+			}
+		}
+		view := cidrRouteView{cidrRoute: c, TunType: "cfd_tunnel"}
+		for _, t := range s.tunnels {
+			if t.ID == c.TunnelID {
+				view.TunnelName = t.Name
+			}
+		}
+		for _, vn := range s.vnets {
+			if vn.ID == c.VirtualNetworkID {
+				view.VirtualNetworkName = vn.Name
+			}
+		}
+		if v := q["tun_types"]; len(v) > 0 && !strings.Contains(","+strings.Join(v, ",")+",", ",cfd_tunnel,") {
+			continue
+		}
+		out = append(out, view)
+	}
+	page, info, err := paginate(r, out, 1, 1000, 20, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return page, info, nil
+}
+
+func (s *Server) getCIDRRoute(r *http.Request, _ []byte) (any, any, *apiError) {
+	c, err := s.findCIDRRoute(r)
+	return c, nil, err
+}
+
+func (s *Server) editCIDRRoute(r *http.Request, body []byte) (any, any, *apiError) {
+	c, err := s.findCIDRRoute(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	var in struct {
+		Network          *string `json:"network"`
+		TunnelID         *string `json:"tunnel_id"`
+		VirtualNetworkID *string `json:"virtual_network_id"`
+		Comment          *string `json:"comment"`
+	}
+	if err := decodeBody(body, &in); err != nil {
+		return nil, nil, err
+	}
+	next := *c
+	for dst, src := range map[*string]*string{&next.Network: in.Network, &next.TunnelID: in.TunnelID, &next.VirtualNetworkID: in.VirtualNetworkID, &next.Comment: in.Comment} {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	if err := s.checkCIDRRoute(c, &next); err != nil {
+		return nil, nil, err
+	}
+	*c = next
+	return c, nil, nil
+}
+
+func (s *Server) deleteCIDRRoute(r *http.Request, _ []byte) (any, any, *apiError) {
+	c, err := s.findCIDRRoute(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.DeletedAt = ptrTime(s.now())
+	return c, nil, nil
+}
+
+func (s *Server) listVNets(r *http.Request, _ []byte) (any, any, *apiError) {
+	q := r.URL.Query()
+	out := []*vnet{}
+	for _, v := range s.vnets {
+		ok, err := liveFilter(r, v.DeletedAt)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			continue
+		}
+		if x := q.Get("id"); x != "" && v.ID != x {
+			continue
+		}
+		if x := q.Get("name"); x != "" && v.Name != x {
+			continue
+		}
+		for _, k := range []string{"is_default", "is_default_network"} {
+			if x := q.Get(k); x != "" && (x == "true") != v.IsDefaultNetwork {
+				ok = false
+			}
+		}
+		if ok {
+			out = append(out, v)
+		}
+	}
+	return out, nil, nil
+}
+
+func (s *Server) createVNet(r *http.Request, body []byte) (any, any, *apiError) {
+	var in struct {
+		Name             string `json:"name"`
+		Comment          string `json:"comment"`
+		IsDefaultNetwork *bool  `json:"is_default_network"`
+		IsDefault        *bool  `json:"is_default"`
+	}
+	if err := decodeBody(body, &in); err != nil {
+		return nil, nil, err
+	}
+	if in.Name == "" || len(in.Name) > 256 {
+		return nil, nil, errf(http.StatusBadRequest, 1001, "name is required (at most 256 characters)")
+	}
+	for _, v := range s.vnets {
+		if v.DeletedAt == nil && v.Name == in.Name {
+			return nil, nil, errf(http.StatusConflict, 1014, "A virtual network named %q already exists", in.Name)
+		}
+	}
+	def := (in.IsDefaultNetwork != nil && *in.IsDefaultNetwork) || (in.IsDefault != nil && *in.IsDefault)
+	if def {
+		for _, v := range s.vnets {
+			v.IsDefaultNetwork = false
+		}
+	}
+	v := &vnet{ID: newUUID(), Name: in.Name, Comment: in.Comment, IsDefaultNetwork: def, CreatedAt: s.now()}
+	s.vnets = append(s.vnets, v)
+	return v, nil, nil
+}
+
+// State is a snapshot of what the simulated account holds, for tests and the
+// sandbox to inspect.
+type State struct {
+	Tunnels        []TunnelState   `json:"tunnels"`
+	HostnameRoutes []hostnameRoute `json:"hostname_routes"`
+	Services       []service       `json:"services"`
+	DNSRecords     []dnsRecord     `json:"dns_records"`
+	CIDRRoutes     []cidrRoute     `json:"cidr_routes"`
+}
+
+// TunnelState is a tunnel with its connector count and remote configuration.
+type TunnelState struct {
+	ID            string     `json:"id"`
+	Name          string     `json:"name"`
+	Status        string     `json:"status"`
+	DeletedAt     *time.Time `json:"deleted_at"`
+	Connectors    int        `json:"connectors"`
+	ConfigVersion int        `json:"config_version"`
+	Config        string     `json:"config,omitempty"`
+}
+
+// Snapshot returns what the account holds. Soft-deleted objects are
+// included, with deleted_at set.
+func (s *Server) Snapshot() State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := State{Tunnels: []TunnelState{}, HostnameRoutes: []hostnameRoute{}, Services: []service{}, DNSRecords: []dnsRecord{}, CIDRRoutes: []cidrRoute{}}
+	for _, t := range s.tunnels {
+		ts := TunnelState{ID: t.ID, Name: t.Name, Status: t.Status, DeletedAt: t.DeletedAt, Connectors: len(t.connectors)}
+		if t.config != nil {
+			ts.ConfigVersion, ts.Config = t.config.Version, string(t.config.Config)
+		}
+		st.Tunnels = append(st.Tunnels, ts)
+	}
+	for _, r := range s.routes {
+		st.HostnameRoutes = append(st.HostnameRoutes, *r)
+	}
+	for _, v := range s.services {
+		st.Services = append(st.Services, *v)
+	}
+	for _, r := range s.records {
+		st.DNSRecords = append(st.DNSRecords, *r)
+	}
+	for _, c := range s.cidr {
+		st.CIDRRoutes = append(st.CIDRRoutes, *c)
+	}
+	return st
+}
+
+func (s *Server) handleState(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.Snapshot())
+}
