@@ -99,21 +99,21 @@ func (s *Server) listZones(r *http.Request, _ []byte) (any, any, *apiError) {
 }
 
 type dnsRecord struct {
-	ID                string            `json:"id"`
-	Name              string            `json:"name"`
-	Type              string            `json:"type"`
-	Content           string            `json:"content"`
-	Proxied           bool              `json:"proxied"`
-	Proxiable         bool              `json:"proxiable"`
-	TTL               int               `json:"ttl"`
-	Comment           *string           `json:"comment"`
-	Tags              []string          `json:"tags"`
-	Settings          map[string]any    `json:"settings"`
-	Meta              map[string]any    `json:"meta"`
-	CreatedOn         time.Time         `json:"created_on"`
-	ModifiedOn        time.Time         `json:"modified_on"`
-	CommentModifiedOn *time.Time        `json:"comment_modified_on,omitempty"`
-	TagsModifiedOn    *time.Time        `json:"tags_modified_on,omitempty"`
+	ID                string         `json:"id"`
+	Name              string         `json:"name"`
+	Type              string         `json:"type"`
+	Content           string         `json:"content"`
+	Proxied           bool           `json:"proxied"`
+	Proxiable         bool           `json:"proxiable"`
+	TTL               int            `json:"ttl"`
+	Comment           *string        `json:"comment"`
+	Tags              []string       `json:"tags"`
+	Settings          map[string]any `json:"settings"`
+	Meta              map[string]any `json:"meta"`
+	CreatedOn         time.Time      `json:"created_on"`
+	ModifiedOn        time.Time      `json:"modified_on"`
+	CommentModifiedOn *time.Time     `json:"comment_modified_on,omitempty"`
+	TagsModifiedOn    *time.Time     `json:"tags_modified_on,omitempty"`
 	zoneID            string
 }
 

@@ -75,7 +75,9 @@ type pcObj struct{ *v1alpha1.ProviderConfig }
 
 func (p pcObj) spec() v1alpha1.ProviderConfigSpec { return p.Spec }
 
-type cpcObj struct{ *v1alpha1.ClusterProviderConfig }
+type cpcObj struct {
+	*v1alpha1.ClusterProviderConfig
+}
 
 func (p cpcObj) spec() v1alpha1.ProviderConfigSpec { return p.Spec }
 
