@@ -106,7 +106,7 @@ type dnsRecord struct {
 	Proxied           bool           `json:"proxied"`
 	Proxiable         bool           `json:"proxiable"`
 	TTL               int            `json:"ttl"`
-	Comment           *string        `json:"comment"`
+	Comment           string         `json:"comment"`
 	Tags              []string       `json:"tags"`
 	Settings          map[string]any `json:"settings"`
 	Meta              map[string]any `json:"meta"`
@@ -186,9 +186,8 @@ func (s *Server) apply(rec *dnsRecord, in recordInput, z *zone) *apiError {
 	if in.TTL != nil {
 		rec.TTL = int(*in.TTL)
 	}
-	if in.Comment != nil && (rec.Comment == nil || *rec.Comment != *in.Comment) {
-		c := *in.Comment
-		rec.Comment = &c
+	if in.Comment != nil && rec.Comment != *in.Comment {
+		rec.Comment = *in.Comment
 		rec.CommentModifiedOn = ptrTime(now)
 	}
 	if in.Tags != nil {
@@ -316,10 +315,7 @@ func (s *Server) listRecords(r *http.Request, _ []byte) (any, any, *apiError) {
 		if v := q.Get("proxied"); v != "" && strconv.FormatBool(rec.Proxied) != v {
 			continue
 		}
-		comment := ""
-		if rec.Comment != nil {
-			comment = *rec.Comment
-		}
+		comment := rec.Comment
 		if !textFilter(q, "name", rec.Name, true) || !textFilter(q, "content", rec.Content, true) || !textFilter(q, "comment", comment, comment != "") {
 			continue
 		}
@@ -434,10 +430,7 @@ func (s *Server) changeRecord(r *http.Request, body []byte, overwrite bool) (any
 	}
 	next := *rec
 	if overwrite {
-		next = dnsRecord{ID: rec.ID, zoneID: rec.zoneID, CreatedOn: rec.CreatedOn, Meta: rec.Meta, Comment: nil}
-		if in.Comment == nil && rec.Comment != nil {
-			next.CommentModifiedOn = nil
-		}
+		next = dnsRecord{ID: rec.ID, zoneID: rec.zoneID, CreatedOn: rec.CreatedOn, Meta: rec.Meta}
 	}
 	s.records[i] = &next
 	if err := s.apply(&next, in, z); err != nil {

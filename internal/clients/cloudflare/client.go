@@ -1,9 +1,11 @@
 // Package cloudflare is the provider's only door to the Cloudflare API. It
-// wraps cloudflare-go behind narrow interfaces that controllers use.
+// wraps cloudflare-go behind narrow interfaces, one per Cloudflare area, with
+// the provider's own types, so controllers never import the SDK.
 package cloudflare
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -14,23 +16,50 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 )
 
-// Client is a Cloudflare API client bound to one account.
+// Client is a Cloudflare API client bound to one account. It implements every
+// area interface; controllers take only the interface they need.
 type Client struct {
 	AccountID string
 	sdk       *cf.Client
 }
 
-// SDK exposes the underlying SDK client to this package's area wrappers.
-func (c *Client) SDK() *cf.Client { return c.sdk }
+var (
+	_ TunnelsAPI        = &Client{}
+	_ HostnameRoutesAPI = &Client{}
+	_ ServicesAPI       = &Client{}
+	_ ZonesAPI          = &Client{}
+	_ DNSRecordsAPI     = &Client{}
+	_ TeamnetAPI        = &Client{}
+)
 
-// New builds a client from resolved credentials. The token is passed
-// explicitly and the SDK's own environment-derived credentials are dropped, so
-// a stray CLOUDFLARE_API_KEY in the provider's environment can never be sent.
-func New(cfg clients.Config, hc *http.Client) *Client {
-	if hc == nil {
-		hc = &http.Client{Timeout: 30 * time.Second}
+// Options tune how a client is built.
+type Options struct {
+	// Budgets hands out the shared request budget of each token; nil means
+	// budget.Default, the process-wide registry.
+	Budgets *budget.Registry
+	// Transport sends the requests; nil means http.DefaultTransport.
+	Transport http.RoundTripper
+	// Timeout of one API call; default 30s.
+	Timeout time.Duration
+}
+
+// New builds a client from resolved credentials. Every request spends the
+// token's shared budget. The token is passed explicitly and the SDK's own
+// environment-derived credentials are dropped, so a stray CLOUDFLARE_API_KEY
+// in the provider's environment is never sent.
+func New(cfg clients.Config, o Options) *Client {
+	if o.Budgets == nil {
+		o.Budgets = budget.Default
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 30 * time.Second
+	}
+	hc := &http.Client{
+		Timeout:   o.Timeout,
+		Transport: &budget.Transport{Next: o.Transport, Budget: o.Budgets.For(cfg.Token)},
 	}
 	sdk := cf.NewClient(
 		option.WithBaseURL(cfg.Endpoint),
@@ -39,8 +68,9 @@ func New(cfg clients.Config, hc *http.Client) *Client {
 		option.WithHeaderDel("X-Auth-Key"),
 		option.WithHeaderDel("X-Auth-Email"),
 		option.WithHeaderDel("X-Auth-User-Service-Key"),
-		// Retries are the managed reconciler's job; the SDK retrying inside a
-		// reconcile would spend the shared rate limit blindly.
+		// Retrying is the reconciler's job: the SDK retrying inside a
+		// reconcile would spend the shared rate limit blindly, and it
+		// retries 409s, which are answers, not failures.
 		option.WithMaxRetries(0),
 	)
 	return &Client{AccountID: cfg.AccountID, sdk: sdk}
@@ -53,5 +83,44 @@ func Connect(ctx context.Context, kube client.Client, usage *resource.ProviderCo
 	if err != nil {
 		return nil, err
 	}
-	return New(*cfg, nil), nil
+	return New(*cfg, Options{}), nil
+}
+
+// listPageSize is the largest page the list endpoints we page through allow.
+const listPageSize = 1000
+
+// jsonBody replaces the SDK's typed body with our own JSON, for request
+// bodies that are unions in the SDK (DNS records, directory services,
+// tunnel configurations).
+func jsonBody(v any) (option.RequestOption, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return option.WithRequestBody("application/json", b), nil
+}
+
+// decodeRaw converts an SDK result into the provider's type through the raw
+// JSON the SDK keeps, so union-typed results need no type switches.
+func decodeRaw(raw string, into any) error {
+	return json.Unmarshal([]byte(raw), into)
+}
+
+type autoPager[T any] interface {
+	Next() bool
+	Current() T
+	Err() error
+}
+
+// collect drains an SDK auto-pager, converting each item.
+func collect[T any, R any](p autoPager[R], raw func(R) string) ([]T, error) {
+	out := []T{}
+	for p.Next() {
+		var v T
+		if err := decodeRaw(raw(p.Current()), &v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, p.Err()
 }

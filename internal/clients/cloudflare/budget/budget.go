@@ -1,0 +1,186 @@
+// Package budget shares one Cloudflare API request budget per API token across
+// every controller in the process. Cloudflare allows 1,200 requests per 5
+// minutes per token and answers an overrun with 429 plus a five-minute block,
+// so callers must both stay under the rate and all stop once a 429 arrives;
+// each retrying on its own would only extend the block.
+package budget
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Options for a token's budget.
+type Options struct {
+	Limit    int           // requests Cloudflare allows per Window (default 1200)
+	Window   time.Duration // default 5m
+	Fraction float64       // share of Limit we allow ourselves (default 0.8)
+	Burst    int           // default 10
+}
+
+func (o Options) withDefaults() Options {
+	if o.Limit <= 0 {
+		o.Limit = 1200
+	}
+	if o.Window <= 0 {
+		o.Window = 5 * time.Minute
+	}
+	// The token is shared with humans and other tools, so never claim it all.
+	if o.Fraction <= 0 || o.Fraction > 1 {
+		o.Fraction = 0.8
+	}
+	if o.Burst <= 0 {
+		o.Burst = 10
+	}
+	return o
+}
+
+func (o Options) rate() rate.Limit {
+	return rate.Limit(float64(o.Limit) * o.Fraction / o.Window.Seconds())
+}
+
+// Budget is the request budget of one token.
+type Budget struct {
+	lim *rate.Limiter
+
+	mu          sync.Mutex
+	pausedUntil time.Time
+	window      time.Duration // pause used when a 429 carries no usable Retry-After
+}
+
+func newBudget(o Options) *Budget {
+	return &Budget{lim: rate.NewLimiter(o.rate(), o.Burst), window: o.Window}
+}
+
+func (b *Budget) setOptions(o Options) {
+	b.lim.SetLimit(o.rate())
+	b.lim.SetBurst(o.Burst)
+	b.mu.Lock()
+	b.window = o.Window
+	b.mu.Unlock()
+}
+
+func (b *Budget) defaultPause() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.window
+}
+
+// Wait blocks until a request may be sent: first until any pause ends, then
+// for a limiter token. The wait time is always observed, so the histogram's
+// count is the number of requests and its lowest bucket shows how many did not
+// have to wait at all.
+func (b *Budget) Wait(ctx context.Context) error {
+	start := time.Now()
+	defer func() { waitSeconds.Observe(time.Since(start).Seconds()) }()
+	for {
+		if err := b.waitPause(ctx); err != nil {
+			return err
+		}
+		if err := b.lim.Wait(ctx); err != nil {
+			return err
+		}
+		// A 429 may have landed while we queued on the limiter. The token is
+		// spent, but sending now would walk straight into Cloudflare's block.
+		if !time.Now().Before(b.PausedUntil()) {
+			return nil
+		}
+	}
+}
+
+func (b *Budget) waitPause(ctx context.Context) error {
+	// Loop because another 429 may extend the pause while we sleep.
+	for {
+		d := time.Until(b.PausedUntil())
+		if d <= 0 {
+			return nil
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// Pause stops every caller of this budget for d. It never shortens an
+// existing pause, because a late 429 with a small Retry-After must not lift
+// the block an earlier one announced.
+func (b *Budget) Pause(d time.Duration) {
+	until := time.Now().Add(d)
+	b.mu.Lock()
+	if until.After(b.pausedUntil) {
+		b.pausedUntil = until
+	}
+	b.mu.Unlock()
+}
+
+// PausedUntil is when the current pause ends; in the past when not paused.
+func (b *Budget) PausedUntil() time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.pausedUntil
+}
+
+// Registry hands out one Budget per token. Budgets are keyed by the token's
+// SHA-256 so the secret never sits in a map that could be dumped or logged.
+type Registry struct {
+	mu      sync.Mutex
+	opts    Options
+	budgets map[string]*Budget
+}
+
+// NewRegistry returns a registry whose budgets use o (defaults filled in).
+func NewRegistry(o Options) *Registry {
+	return &Registry{opts: o.withDefaults(), budgets: map[string]*Budget{}}
+}
+
+// Default is the process-wide registry the provider uses; one process must
+// have one budget per token, whichever controller asks.
+var Default = NewRegistry(Options{})
+
+// For returns the budget of token, creating it on first use.
+func (r *Registry) For(token string) *Budget {
+	sum := sha256.Sum256([]byte(token))
+	key := hex.EncodeToString(sum[:])
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b, ok := r.budgets[key]
+	if !ok {
+		b = newBudget(r.opts)
+		r.budgets[key] = b
+	}
+	return b
+}
+
+// SetOptions changes the options of future budgets and of existing ones, so
+// flags parsed after a budget was created still take effect.
+func (r *Registry) SetOptions(o Options) {
+	o = o.withDefaults()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.opts = o
+	for _, b := range r.budgets {
+		b.setOptions(o)
+	}
+}
+
+func (r *Registry) pausedCount() int {
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, b := range r.budgets {
+		if now.Before(b.PausedUntil()) {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,151 @@
+package cloudflare
+
+import (
+	"context"
+	"time"
+
+	cf "github.com/cloudflare/cloudflare-go/v7"
+	"github.com/cloudflare/cloudflare-go/v7/dns"
+	"github.com/cloudflare/cloudflare-go/v7/zones"
+)
+
+// Zone is a DNS zone.
+type Zone struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Status string `json:"status"`
+}
+
+// ZonesAPI finds zones.
+type ZonesAPI interface {
+	// ListZones lists the account's zones, only the one named name if set.
+	ListZones(ctx context.Context, name string) ([]Zone, error)
+}
+
+// ListZones lists zones of the client's account.
+func (c *Client) ListZones(ctx context.Context, name string) ([]Zone, error) {
+	p := zones.ZoneListParams{Account: cf.F(zones.ZoneListParamsAccount{ID: cf.F(c.AccountID)}), PerPage: cf.F(50.0)}
+	if name != "" {
+		p.Name = cf.F(name)
+	}
+	out, err := collect[Zone](c.sdk.Zones.ListAutoPaging(ctx, p), func(z zones.Zone) string { return z.JSON.RawJSON() })
+	return out, wrap(err, "cannot list zones")
+}
+
+// DNSRecord is a DNS record.
+type DNSRecord struct {
+	ID         string     `json:"id,omitempty"`
+	Name       string     `json:"name"`
+	Type       string     `json:"type"`
+	Content    string     `json:"content"`
+	Proxied    bool       `json:"proxied"`
+	TTL        int        `json:"ttl"`
+	Comment    string     `json:"comment"`
+	Tags       []string   `json:"tags"`
+	CreatedOn  *time.Time `json:"created_on,omitempty"`
+	ModifiedOn *time.Time `json:"modified_on,omitempty"`
+}
+
+// DNSRecordFilter narrows a listing; all fields match exactly
+// (case-insensitively, as Cloudflare compares).
+type DNSRecordFilter struct {
+	Name    string
+	Type    string
+	Content string
+	// Tag is "name:value".
+	Tag string
+}
+
+// DNSRecordsAPI manages DNS records of a zone.
+type DNSRecordsAPI interface {
+	CreateDNSRecord(ctx context.Context, zoneID string, r DNSRecord) (*DNSRecord, error)
+	GetDNSRecord(ctx context.Context, zoneID, id string) (*DNSRecord, error)
+	ListDNSRecords(ctx context.Context, zoneID string, f DNSRecordFilter) ([]DNSRecord, error)
+	UpdateDNSRecord(ctx context.Context, zoneID, id string, r DNSRecord) (*DNSRecord, error)
+	DeleteDNSRecord(ctx context.Context, zoneID, id string) error
+}
+
+type dnsRecordBody struct {
+	Name    string   `json:"name"`
+	Type    string   `json:"type"`
+	Content string   `json:"content"`
+	Proxied bool     `json:"proxied"`
+	TTL     int      `json:"ttl"`
+	Comment string   `json:"comment"`
+	Tags    []string `json:"tags"`
+}
+
+func recordBody(r DNSRecord) dnsRecordBody {
+	ttl := r.TTL
+	if ttl == 0 {
+		ttl = 1 // automatic
+	}
+	tags := r.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	return dnsRecordBody{Name: r.Name, Type: r.Type, Content: r.Content, Proxied: r.Proxied, TTL: ttl, Comment: r.Comment, Tags: tags}
+}
+
+// CreateDNSRecord creates a record.
+func (c *Client) CreateDNSRecord(ctx context.Context, zoneID string, r DNSRecord) (*DNSRecord, error) {
+	body, err := jsonBody(recordBody(r))
+	if err != nil {
+		return nil, wrap(err, "cannot encode DNS record")
+	}
+	res, err := c.sdk.DNS.Records.New(ctx, dns.RecordNewParams{ZoneID: cf.F(zoneID)}, body)
+	if err != nil {
+		return nil, wrap(err, "cannot create DNS record")
+	}
+	out := &DNSRecord{}
+	return out, wrap(decodeRaw(res.JSON.RawJSON(), out), "cannot decode DNS record")
+}
+
+// GetDNSRecord gets a record by ID.
+func (c *Client) GetDNSRecord(ctx context.Context, zoneID, id string) (*DNSRecord, error) {
+	res, err := c.sdk.DNS.Records.Get(ctx, id, dns.RecordGetParams{ZoneID: cf.F(zoneID)})
+	if err != nil {
+		return nil, wrap(err, "cannot get DNS record")
+	}
+	out := &DNSRecord{}
+	return out, wrap(decodeRaw(res.JSON.RawJSON(), out), "cannot decode DNS record")
+}
+
+// ListDNSRecords lists a zone's records matching f, following pagination.
+func (c *Client) ListDNSRecords(ctx context.Context, zoneID string, f DNSRecordFilter) ([]DNSRecord, error) {
+	p := dns.RecordListParams{ZoneID: cf.F(zoneID), PerPage: cf.F(float64(listPageSize))}
+	if f.Name != "" {
+		p.Name = cf.F(dns.RecordListParamsName{Exact: cf.F(f.Name)})
+	}
+	if f.Type != "" {
+		p.Type = cf.F(dns.RecordListParamsType(f.Type))
+	}
+	if f.Content != "" {
+		p.Content = cf.F(dns.RecordListParamsContent{Exact: cf.F(f.Content)})
+	}
+	if f.Tag != "" {
+		p.Tag = cf.F(dns.RecordListParamsTag{Exact: cf.F(f.Tag)})
+	}
+	out, err := collect[DNSRecord](c.sdk.DNS.Records.ListAutoPaging(ctx, p), func(r dns.RecordResponse) string { return r.JSON.RawJSON() })
+	return out, wrap(err, "cannot list DNS records")
+}
+
+// UpdateDNSRecord overwrites a record (PUT).
+func (c *Client) UpdateDNSRecord(ctx context.Context, zoneID, id string, r DNSRecord) (*DNSRecord, error) {
+	body, err := jsonBody(recordBody(r))
+	if err != nil {
+		return nil, wrap(err, "cannot encode DNS record")
+	}
+	res, err := c.sdk.DNS.Records.Update(ctx, id, dns.RecordUpdateParams{ZoneID: cf.F(zoneID)}, body)
+	if err != nil {
+		return nil, wrap(err, "cannot update DNS record")
+	}
+	out := &DNSRecord{}
+	return out, wrap(decodeRaw(res.JSON.RawJSON(), out), "cannot decode DNS record")
+}
+
+// DeleteDNSRecord deletes a record.
+func (c *Client) DeleteDNSRecord(ctx context.Context, zoneID, id string) error {
+	_, err := c.sdk.DNS.Records.Delete(ctx, id, dns.RecordDeleteParams{ZoneID: cf.F(zoneID)})
+	return wrap(err, "cannot delete DNS record")
+}

@@ -1,0 +1,129 @@
+package cloudflare
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+
+	cf "github.com/cloudflare/cloudflare-go/v7"
+)
+
+// APIError is a failed Cloudflare call: the HTTP status and the Cloudflare
+// error codes and messages from the envelope. Its message is short and never
+// contains credentials.
+type APIError struct {
+	Operation string
+	Status    int
+	Codes     []int
+	Messages  []string
+}
+
+func (e *APIError) Error() string {
+	var parts []string
+	for i, c := range e.Codes {
+		parts = append(parts, fmt.Sprintf("%d %s", c, e.Messages[i]))
+	}
+	detail := strings.Join(parts, "; ")
+	if detail == "" {
+		detail = http.StatusText(e.Status)
+	}
+	return fmt.Sprintf("%s: Cloudflare API returned %d: %s", e.Operation, e.Status, detail)
+}
+
+// HasCode reports whether Cloudflare returned the given error code.
+func (e *APIError) HasCode(code int) bool {
+	for _, c := range e.Codes {
+		if c == code {
+			return true
+		}
+	}
+	return false
+}
+
+// wrap turns an SDK error into an *APIError named after the operation, and
+// leaves transport errors wrapped with that context.
+func wrap(err error, op string) error {
+	if err == nil {
+		return nil
+	}
+	var sdkErr *cf.Error
+	if errors.As(err, &sdkErr) {
+		ae := &APIError{Operation: op, Status: sdkErr.StatusCode}
+		for _, d := range sdkErr.Errors {
+			ae.Codes = append(ae.Codes, int(d.Code))
+			ae.Messages = append(ae.Messages, d.Message)
+		}
+		return ae
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+func asAPIError(err error) (*APIError, bool) {
+	var ae *APIError
+	ok := errors.As(err, &ae)
+	return ae, ok
+}
+
+// Cloudflare error codes the provider acts on.
+const (
+	CodeTunnelNameExists     = 1013
+	CodeTunnelHasConnections = 1022
+	CodeTunnelHasRoutes      = 1023
+	CodeRouteNotFound        = 1015
+	CodeDNSRecordNotFound    = 81044
+	CodeDNSHostConflict      = 81053
+	CodeDNSCNAMEConflict     = 81054
+	CodeDNSRecordExists      = 81057
+	CodeDNSIdenticalExists   = 81058
+	CodeRateLimited          = 971
+	CodeAuthentication       = 10000
+)
+
+// IsNotFound is true when the object does not exist (404, or a code that
+// means the same).
+func IsNotFound(err error) bool {
+	ae, ok := asAPIError(err)
+	return ok && (ae.Status == http.StatusNotFound || ae.HasCode(CodeDNSRecordNotFound) || ae.HasCode(CodeRouteNotFound))
+}
+
+// IsAlreadyExists is true when a create collided with an object that has the
+// same natural key (tunnel name, identical DNS record, route hostname…).
+func IsAlreadyExists(err error) bool {
+	ae, ok := asAPIError(err)
+	return ok && (ae.Status == http.StatusConflict || ae.HasCode(CodeTunnelNameExists) || ae.HasCode(CodeDNSRecordExists) || ae.HasCode(CodeDNSIdenticalExists))
+}
+
+// IsConflict is true when a write clashes with a different object, for
+// example a CNAME on a name that already has an A record.
+func IsConflict(err error) bool {
+	ae, ok := asAPIError(err)
+	return ok && (ae.HasCode(CodeDNSHostConflict) || ae.HasCode(CodeDNSCNAMEConflict) || ae.HasCode(81056))
+}
+
+// IsRateLimited is true for a 429: the token's request budget is spent.
+func IsRateLimited(err error) bool {
+	ae, ok := asAPIError(err)
+	return ok && (ae.Status == http.StatusTooManyRequests || ae.HasCode(CodeRateLimited))
+}
+
+// IsAuthentication is true when the token was refused or lacks permission.
+func IsAuthentication(err error) bool {
+	ae, ok := asAPIError(err)
+	return ok && (ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden || ae.HasCode(CodeAuthentication))
+}
+
+// IsTransient is true for failures worth retrying unchanged: 5xx, 408,
+// timeouts and network errors.
+func IsTransient(err error) bool {
+	if err == nil {
+		return false
+	}
+	if ae, ok := asAPIError(err); ok {
+		return ae.Status >= 500 || ae.Status == http.StatusRequestTimeout
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded)
+}

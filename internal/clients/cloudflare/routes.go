@@ -1,0 +1,212 @@
+package cloudflare
+
+import (
+	"context"
+	"time"
+
+	cf "github.com/cloudflare/cloudflare-go/v7"
+	"github.com/cloudflare/cloudflare-go/v7/zero_trust"
+)
+
+// HostnameRoute maps a private hostname to a tunnel.
+type HostnameRoute struct {
+	ID         string     `json:"id"`
+	Hostname   string     `json:"hostname"`
+	TunnelID   string     `json:"tunnel_id"`
+	TunnelName string     `json:"tunnel_name"`
+	Comment    string     `json:"comment"`
+	CreatedAt  time.Time  `json:"created_at"`
+	DeletedAt  *time.Time `json:"deleted_at"`
+}
+
+// Deleted reports whether the route was (soft-)deleted.
+func (r *HostnameRoute) Deleted() bool { return r.DeletedAt != nil && !r.DeletedAt.IsZero() }
+
+// HostnameRouteInput is what a route is created or updated with.
+type HostnameRouteInput struct {
+	Hostname string
+	TunnelID string
+	Comment  string
+}
+
+// HostnameRouteFilter narrows a listing. Hostname is Cloudflare's
+// case-insensitive substring match: compare exact hostnames yourself.
+type HostnameRouteFilter struct {
+	Hostname string
+	TunnelID string
+	Comment  string
+}
+
+// HostnameRoutesAPI manages private hostname routes.
+type HostnameRoutesAPI interface {
+	CreateHostnameRoute(ctx context.Context, in HostnameRouteInput) (*HostnameRoute, error)
+	GetHostnameRoute(ctx context.Context, id string) (*HostnameRoute, error)
+	ListHostnameRoutes(ctx context.Context, f HostnameRouteFilter) ([]HostnameRoute, error)
+	UpdateHostnameRoute(ctx context.Context, id string, in HostnameRouteInput) (*HostnameRoute, error)
+	DeleteHostnameRoute(ctx context.Context, id string) error
+}
+
+func (c *Client) hostnameRoutes() *zero_trust.NetworkHostnameRouteService {
+	return c.sdk.ZeroTrust.Networks.HostnameRoutes
+}
+
+// CreateHostnameRoute creates a route.
+func (c *Client) CreateHostnameRoute(ctx context.Context, in HostnameRouteInput) (*HostnameRoute, error) {
+	res, err := c.hostnameRoutes().New(ctx, zero_trust.NetworkHostnameRouteNewParams{
+		AccountID: cf.F(c.AccountID), Hostname: cf.F(in.Hostname), TunnelID: cf.F(in.TunnelID), Comment: cf.F(in.Comment),
+	})
+	if err != nil {
+		return nil, wrap(err, "cannot create hostname route")
+	}
+	r := &HostnameRoute{}
+	return r, wrap(decodeRaw(res.JSON.RawJSON(), r), "cannot decode hostname route")
+}
+
+// GetHostnameRoute gets a route by ID; a deleted route has DeletedAt set.
+func (c *Client) GetHostnameRoute(ctx context.Context, id string) (*HostnameRoute, error) {
+	res, err := c.hostnameRoutes().Get(ctx, id, zero_trust.NetworkHostnameRouteGetParams{AccountID: cf.F(c.AccountID)})
+	if err != nil {
+		return nil, wrap(err, "cannot get hostname route")
+	}
+	r := &HostnameRoute{}
+	return r, wrap(decodeRaw(res.JSON.RawJSON(), r), "cannot decode hostname route")
+}
+
+// ListHostnameRoutes lists live routes matching f, following pagination.
+func (c *Client) ListHostnameRoutes(ctx context.Context, f HostnameRouteFilter) ([]HostnameRoute, error) {
+	p := zero_trust.NetworkHostnameRouteListParams{AccountID: cf.F(c.AccountID), IsDeleted: cf.F(false), PerPage: cf.F(float64(listPageSize))}
+	if f.Hostname != "" {
+		p.Hostname = cf.F(f.Hostname)
+	}
+	if f.TunnelID != "" {
+		p.TunnelID = cf.F(f.TunnelID)
+	}
+	if f.Comment != "" {
+		p.Comment = cf.F(f.Comment)
+	}
+	out, err := collect[HostnameRoute](c.hostnameRoutes().ListAutoPaging(ctx, p), func(r zero_trust.HostnameRoute) string { return r.JSON.RawJSON() })
+	return out, wrap(err, "cannot list hostname routes")
+}
+
+// UpdateHostnameRoute changes a route's hostname, tunnel and comment.
+func (c *Client) UpdateHostnameRoute(ctx context.Context, id string, in HostnameRouteInput) (*HostnameRoute, error) {
+	res, err := c.hostnameRoutes().Edit(ctx, id, zero_trust.NetworkHostnameRouteEditParams{
+		AccountID: cf.F(c.AccountID), Hostname: cf.F(in.Hostname), TunnelID: cf.F(in.TunnelID), Comment: cf.F(in.Comment),
+	})
+	if err != nil {
+		return nil, wrap(err, "cannot update hostname route")
+	}
+	r := &HostnameRoute{}
+	return r, wrap(decodeRaw(res.JSON.RawJSON(), r), "cannot decode hostname route")
+}
+
+// DeleteHostnameRoute soft-deletes a route.
+func (c *Client) DeleteHostnameRoute(ctx context.Context, id string) error {
+	_, err := c.hostnameRoutes().Delete(ctx, id, zero_trust.NetworkHostnameRouteDeleteParams{AccountID: cf.F(c.AccountID)})
+	return wrap(err, "cannot delete hostname route")
+}
+
+// CIDRRoute routes a private network (CIDR) through a tunnel.
+type CIDRRoute struct {
+	ID               string     `json:"id"`
+	Network          string     `json:"network"`
+	TunnelID         string     `json:"tunnel_id"`
+	VirtualNetworkID string     `json:"virtual_network_id"`
+	Comment          string     `json:"comment"`
+	CreatedAt        time.Time  `json:"created_at"`
+	DeletedAt        *time.Time `json:"deleted_at"`
+}
+
+// VirtualNetwork is a teamnet virtual network.
+type VirtualNetwork struct {
+	ID               string `json:"id"`
+	Name             string `json:"name"`
+	Comment          string `json:"comment"`
+	IsDefaultNetwork bool   `json:"is_default_network"`
+}
+
+// CIDRRouteInput is what a CIDR route is created with.
+type CIDRRouteInput struct {
+	Network          string
+	TunnelID         string
+	VirtualNetworkID string
+	Comment          string
+}
+
+// TeamnetAPI manages private-network (CIDR) routes and virtual networks.
+type TeamnetAPI interface {
+	CreateCIDRRoute(ctx context.Context, in CIDRRouteInput) (*CIDRRoute, error)
+	GetCIDRRoute(ctx context.Context, id string) (*CIDRRoute, error)
+	ListCIDRRoutes(ctx context.Context, tunnelID string) ([]CIDRRoute, error)
+	DeleteCIDRRoute(ctx context.Context, id string) error
+	ListVirtualNetworks(ctx context.Context) ([]VirtualNetwork, error)
+	CreateVirtualNetwork(ctx context.Context, name, comment string) (*VirtualNetwork, error)
+}
+
+// CreateCIDRRoute creates a CIDR route; an empty virtual network means the
+// account's default.
+func (c *Client) CreateCIDRRoute(ctx context.Context, in CIDRRouteInput) (*CIDRRoute, error) {
+	p := zero_trust.NetworkRouteNewParams{AccountID: cf.F(c.AccountID), Network: cf.F(in.Network), TunnelID: cf.F(in.TunnelID), Comment: cf.F(in.Comment)}
+	if in.VirtualNetworkID != "" {
+		p.VirtualNetworkID = cf.F(in.VirtualNetworkID)
+	}
+	res, err := c.sdk.ZeroTrust.Networks.Routes.New(ctx, p)
+	if err != nil {
+		return nil, wrap(err, "cannot create CIDR route")
+	}
+	r := &CIDRRoute{}
+	return r, wrap(decodeRaw(res.JSON.RawJSON(), r), "cannot decode CIDR route")
+}
+
+// GetCIDRRoute gets a CIDR route by ID.
+func (c *Client) GetCIDRRoute(ctx context.Context, id string) (*CIDRRoute, error) {
+	res, err := c.sdk.ZeroTrust.Networks.Routes.Get(ctx, id, zero_trust.NetworkRouteGetParams{AccountID: cf.F(c.AccountID)})
+	if err != nil {
+		return nil, wrap(err, "cannot get CIDR route")
+	}
+	r := &CIDRRoute{}
+	return r, wrap(decodeRaw(res.JSON.RawJSON(), r), "cannot decode CIDR route")
+}
+
+// ListCIDRRoutes lists the live CIDR routes, of one tunnel if tunnelID is set.
+func (c *Client) ListCIDRRoutes(ctx context.Context, tunnelID string) ([]CIDRRoute, error) {
+	p := zero_trust.NetworkRouteListParams{AccountID: cf.F(c.AccountID), IsDeleted: cf.F(false), PerPage: cf.F(float64(listPageSize))}
+	if tunnelID != "" {
+		p.TunnelID = cf.F(tunnelID)
+	}
+	out, err := collect[CIDRRoute](c.sdk.ZeroTrust.Networks.Routes.ListAutoPaging(ctx, p), func(r zero_trust.Teamnet) string { return r.JSON.RawJSON() })
+	return out, wrap(err, "cannot list CIDR routes")
+}
+
+// DeleteCIDRRoute deletes a CIDR route.
+func (c *Client) DeleteCIDRRoute(ctx context.Context, id string) error {
+	_, err := c.sdk.ZeroTrust.Networks.Routes.Delete(ctx, id, zero_trust.NetworkRouteDeleteParams{AccountID: cf.F(c.AccountID)})
+	return wrap(err, "cannot delete CIDR route")
+}
+
+// ListVirtualNetworks lists the live virtual networks.
+func (c *Client) ListVirtualNetworks(ctx context.Context) ([]VirtualNetwork, error) {
+	res, err := c.sdk.ZeroTrust.Networks.VirtualNetworks.List(ctx, zero_trust.NetworkVirtualNetworkListParams{AccountID: cf.F(c.AccountID), IsDeleted: cf.F(false)})
+	if err != nil {
+		return nil, wrap(err, "cannot list virtual networks")
+	}
+	out := []VirtualNetwork{}
+	for _, v := range res.Result {
+		var vn VirtualNetwork
+		if err := decodeRaw(v.JSON.RawJSON(), &vn); err != nil {
+			return nil, wrap(err, "cannot decode virtual network")
+		}
+		out = append(out, vn)
+	}
+	return out, nil
+}
+
+// CreateVirtualNetwork creates a (non-default) virtual network.
+func (c *Client) CreateVirtualNetwork(ctx context.Context, name, comment string) (*VirtualNetwork, error) {
+	res, err := c.sdk.ZeroTrust.Networks.VirtualNetworks.New(ctx, zero_trust.NetworkVirtualNetworkNewParams{AccountID: cf.F(c.AccountID), Name: cf.F(name), Comment: cf.F(comment)})
+	if err != nil {
+		return nil, wrap(err, "cannot create virtual network")
+	}
+	v := &VirtualNetwork{}
+	return v, wrap(decodeRaw(res.JSON.RawJSON(), v), "cannot decode virtual network")
+}
