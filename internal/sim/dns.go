@@ -99,16 +99,19 @@ func (s *Server) listZones(r *http.Request, _ []byte) (any, any, *apiError) {
 }
 
 type dnsRecord struct {
-	ID                string         `json:"id"`
-	Name              string         `json:"name"`
-	Type              string         `json:"type"`
-	Content           string         `json:"content"`
-	Proxied           bool           `json:"proxied"`
-	Proxiable         bool           `json:"proxiable"`
-	TTL               int            `json:"ttl"`
-	Comment           string         `json:"comment"`
-	Tags              []string       `json:"tags"`
-	Settings          map[string]any `json:"settings"`
+	ID        string         `json:"id"`
+	Name      string         `json:"name"`
+	Type      string         `json:"type"`
+	Content   string         `json:"content"`
+	Proxied   bool           `json:"proxied"`
+	Proxiable bool           `json:"proxiable"`
+	TTL       int            `json:"ttl"`
+	Comment   string         `json:"comment"`
+	Tags      []string       `json:"tags"`
+	Settings  map[string]any `json:"settings"`
+	// Data is required by the schema for every type; address and CNAME
+	// records have no structured data, so it is empty.
+	Data              map[string]any `json:"data"`
 	Meta              map[string]any `json:"meta"`
 	CreatedOn         time.Time      `json:"created_on"`
 	ModifiedOn        time.Time      `json:"modified_on"`
@@ -226,6 +229,9 @@ func (s *Server) apply(rec *dnsRecord, in recordInput, z *zone) *apiError {
 	}
 	if rec.Settings == nil {
 		rec.Settings = map[string]any{}
+	}
+	if rec.Data == nil {
+		rec.Data = map[string]any{}
 	}
 	for _, o := range s.records {
 		if o == rec || o.zoneID != z.ID || o.Name != rec.Name {

@@ -363,8 +363,9 @@ func (s *Server) getConfiguration(r *http.Request, _ []byte) (any, any, *apiErro
 		return nil, nil, err
 	}
 	if t.config == nil {
-		// Never configured: version 0 and a null config.
-		return &tunnelConfiguration{AccountID: t.AccountTag, TunnelID: t.ID, Source: t.ConfigSrc, CreatedAt: t.CreatedAt, Config: json.RawMessage("null")}, nil, nil
+		// Never configured: version 0 and an empty document (the schema
+		// does not allow null).
+		return &tunnelConfiguration{AccountID: t.AccountTag, TunnelID: t.ID, Source: t.ConfigSrc, CreatedAt: t.CreatedAt, Config: json.RawMessage("{}")}, nil, nil
 	}
 	return t.config, nil, nil
 }

@@ -24,6 +24,7 @@ import (
 type Client struct {
 	AccountID string
 	sdk       *cf.Client
+	pageSize  int
 }
 
 var (
@@ -44,6 +45,9 @@ type Options struct {
 	Transport http.RoundTripper
 	// Timeout of one API call; default 30s.
 	Timeout time.Duration
+	// PageSize of list calls; default the largest most list endpoints
+	// allow (1000), so a listing costs as few requests as possible.
+	PageSize int
 }
 
 // New builds a client from resolved credentials. Every request spends the
@@ -56,6 +60,9 @@ func New(cfg clients.Config, o Options) *Client {
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 30 * time.Second
+	}
+	if o.PageSize == 0 {
+		o.PageSize = maxPageSize
 	}
 	hc := &http.Client{
 		Timeout:   o.Timeout,
@@ -73,7 +80,7 @@ func New(cfg clients.Config, o Options) *Client {
 		// retries 409s, which are answers, not failures.
 		option.WithMaxRetries(0),
 	)
-	return &Client{AccountID: cfg.AccountID, sdk: sdk}
+	return &Client{AccountID: cfg.AccountID, sdk: sdk, pageSize: o.PageSize}
 }
 
 // Connect turns a managed resource's providerConfigRef into a ready client:
@@ -86,8 +93,8 @@ func Connect(ctx context.Context, kube client.Client, usage *resource.ProviderCo
 	return New(*cfg, Options{}), nil
 }
 
-// listPageSize is the largest page the list endpoints we page through allow.
-const listPageSize = 1000
+// maxPageSize is the largest page the list endpoints we page through allow.
+const maxPageSize = 1000
 
 // jsonBody replaces the SDK's typed body with our own JSON, for request
 // bodies that are unions in the SDK (DNS records, directory services,

@@ -113,7 +113,7 @@ func (c *Client) GetDNSRecord(ctx context.Context, zoneID, id string) (*DNSRecor
 
 // ListDNSRecords lists a zone's records matching f, following pagination.
 func (c *Client) ListDNSRecords(ctx context.Context, zoneID string, f DNSRecordFilter) ([]DNSRecord, error) {
-	p := dns.RecordListParams{ZoneID: cf.F(zoneID), PerPage: cf.F(float64(listPageSize))}
+	p := dns.RecordListParams{ZoneID: cf.F(zoneID), PerPage: cf.F(float64(c.pageSize))}
 	if f.Name != "" {
 		p.Name = cf.F(dns.RecordListParamsName{Exact: cf.F(f.Name)})
 	}

@@ -74,7 +74,7 @@ func (c *Client) GetHostnameRoute(ctx context.Context, id string) (*HostnameRout
 
 // ListHostnameRoutes lists live routes matching f, following pagination.
 func (c *Client) ListHostnameRoutes(ctx context.Context, f HostnameRouteFilter) ([]HostnameRoute, error) {
-	p := zero_trust.NetworkHostnameRouteListParams{AccountID: cf.F(c.AccountID), IsDeleted: cf.F(false), PerPage: cf.F(float64(listPageSize))}
+	p := zero_trust.NetworkHostnameRouteListParams{AccountID: cf.F(c.AccountID), IsDeleted: cf.F(false), PerPage: cf.F(float64(c.pageSize))}
 	if f.Hostname != "" {
 		p.Hostname = cf.F(f.Hostname)
 	}
@@ -170,7 +170,7 @@ func (c *Client) GetCIDRRoute(ctx context.Context, id string) (*CIDRRoute, error
 
 // ListCIDRRoutes lists the live CIDR routes, of one tunnel if tunnelID is set.
 func (c *Client) ListCIDRRoutes(ctx context.Context, tunnelID string) ([]CIDRRoute, error) {
-	p := zero_trust.NetworkRouteListParams{AccountID: cf.F(c.AccountID), IsDeleted: cf.F(false), PerPage: cf.F(float64(listPageSize))}
+	p := zero_trust.NetworkRouteListParams{AccountID: cf.F(c.AccountID), IsDeleted: cf.F(false), PerPage: cf.F(float64(c.pageSize))}
 	if tunnelID != "" {
 		p.TunnelID = cf.F(tunnelID)
 	}

@@ -95,7 +95,7 @@ func (c *Client) GetService(ctx context.Context, id string) (*Service, error) {
 // ListServices lists every directory service, following pagination. The API
 // has no name filter.
 func (c *Client) ListServices(ctx context.Context) ([]Service, error) {
-	p := connectivity.DirectoryServiceListParams{AccountID: cf.F(c.AccountID), PerPage: cf.F(int64(listPageSize))}
+	p := connectivity.DirectoryServiceListParams{AccountID: cf.F(c.AccountID), PerPage: cf.F(int64(c.pageSize))}
 	out, err := collect[Service](c.services().ListAutoPaging(ctx, p), func(s connectivity.DirectoryServiceListResponse) string { return s.JSON.RawJSON() })
 	return out, wrap(err, "cannot list services")
 }

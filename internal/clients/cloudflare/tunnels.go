@@ -97,7 +97,7 @@ func (c *Client) GetTunnel(ctx context.Context, id string) (*Tunnel, error) {
 
 // ListTunnels lists every tunnel matching f, following pagination.
 func (c *Client) ListTunnels(ctx context.Context, f TunnelFilter) ([]Tunnel, error) {
-	p := zero_trust.TunnelCloudflaredListParams{AccountID: cf.F(c.AccountID), IsDeleted: cf.F(f.Deleted), PerPage: cf.F(float64(listPageSize))}
+	p := zero_trust.TunnelCloudflaredListParams{AccountID: cf.F(c.AccountID), IsDeleted: cf.F(f.Deleted), PerPage: cf.F(float64(c.pageSize))}
 	if f.Name != "" {
 		p.Name = cf.F(f.Name)
 	}
@@ -148,8 +148,8 @@ func (c *Client) TunnelConnectors(ctx context.Context, id string) ([]Connector, 
 	return out, nil
 }
 
-// GetTunnelConfiguration gets the remote configuration; Config is JSON null
-// when the tunnel was never configured remotely.
+// GetTunnelConfiguration gets the remote configuration; Config is an empty
+// object (or null) when the tunnel was never configured remotely.
 func (c *Client) GetTunnelConfiguration(ctx context.Context, id string) (*TunnelConfiguration, error) {
 	res, err := c.tunnels().Configurations.Get(ctx, id, zero_trust.TunnelCloudflaredConfigurationGetParams{AccountID: cf.F(c.AccountID)})
 	if err != nil {

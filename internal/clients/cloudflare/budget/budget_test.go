@@ -84,13 +84,19 @@ func TestSharedBudgetRate(t *testing.T) {
 
 	ts := got.times()
 	sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
-	allowed := int(float64(o.Limit)*o.Fraction) + o.Burst
+	// Arrival times at the server carry scheduling jitter, which can squeeze
+	// one more request into a window than the limiter's own clock allows;
+	// the slack keeps us well under Cloudflare's real limit (o.Limit).
+	allowed := int(float64(o.Limit)*o.Fraction) + o.Burst + 2
+	peak := 0
 	for i := range ts {
 		n := sort.Search(len(ts), func(j int) bool { return !ts[j].Before(ts[i].Add(o.Window)) }) - i
 		if n > allowed {
 			t.Fatalf("%d requests in the 1s window from arrival %d; budget allows %d", n, i, allowed)
 		}
+		peak = max(peak, n)
 	}
+	t.Logf("%d requests in %v, peak %d per 1s window (allowed %d)", len(ts), run, peak, allowed)
 	// Lower bound is loose: a loaded machine may lose time, but not most of it.
 	if want := int(0.6 * float64(o.Limit) * o.Fraction * run.Seconds()); len(ts) < want {
 		t.Errorf("only %d requests in %v; want at least %d (starved)", len(ts), run, want)

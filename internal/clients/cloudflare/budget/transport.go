@@ -40,8 +40,8 @@ func init() {
 // pauses the whole budget when Cloudflare answers 429. The 429 response is
 // still returned, so the caller's error handling sees it.
 type Transport struct {
-	Next      http.RoundTripper         // http.DefaultTransport if nil
-	Budget    *Budget                   // required
+	Next      http.RoundTripper          // http.DefaultTransport if nil
+	Budget    *Budget                    // required
 	Operation func(*http.Request) string // metrics label; OperationName if nil
 }
 
