@@ -26,6 +26,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 	providercontroller "github.com/context-labs/provider-cloudflare-tunnel/internal/controller"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/version"
 )
@@ -41,6 +42,10 @@ func main() {
 		managementPolicy = app.Flag("enable-management-policies", "Enable support for management policies.").Default("true").Envar("ENABLE_MANAGEMENT_POLICIES").Bool()
 		metricsAddr      = app.Flag("metrics-bind-address", "Address the Prometheus metrics endpoint binds to.").Default(":8080").String()
 		healthAddr       = app.Flag("health-probe-bind-address", "Address the health (/healthz) and readiness (/readyz) endpoints bind to.").Default(":8081").String()
+		cfRateLimit      = app.Flag("cloudflare-rate-limit", "Requests Cloudflare allows one API token per --cloudflare-rate-window.").Default("1200").Int()
+		cfRateWindow     = app.Flag("cloudflare-rate-window", "Cloudflare's rate-limit window.").Default("5m").Duration()
+		cfBudgetFraction = app.Flag("cloudflare-budget-fraction", "Share of the token's rate limit this provider may spend (the rest is left to other tools using the token).").Default("0.8").Float64()
+		cfBudgetBurst    = app.Flag("cloudflare-budget-burst", "Requests that may be sent at once before the budget's rate applies.").Default("10").Int()
 	)
 	kingpin.MustParse(app.Parse(os.Args[1:]))
 
@@ -53,6 +58,12 @@ func main() {
 	log := logging.NewLogrLogger(zl.WithName("provider-cloudflare-tunnel"))
 	ctrl.SetLogger(zl)
 	log.Info("Starting", "version", version.Version, "sync-period", syncPeriod.String(), "poll-interval", pollInterval.String(), "max-reconcile-rate", *maxReconcileRate)
+
+	if *cfBudgetFraction <= 0 || *cfBudgetFraction > 1 {
+		kingpin.Fatalf("--cloudflare-budget-fraction must be in (0, 1]")
+	}
+	// One budget per API token, shared by every controller in the process.
+	budget.Default.SetOptions(budget.Options{Limit: *cfRateLimit, Window: *cfRateWindow, Fraction: *cfBudgetFraction, Burst: *cfBudgetBurst})
 
 	cfg, err := ctrl.GetConfig()
 	kingpin.FatalIfError(err, "Cannot get API server rest config")

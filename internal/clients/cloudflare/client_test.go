@@ -435,3 +435,43 @@ func TestTeamnet(t *testing.T) {
 		t.Errorf("CIDR routes outlived their tunnel: %+v", l)
 	}
 }
+
+// recordingTB stands in for a test so a violation can be observed without
+// failing this one.
+type recordingTB struct {
+	testing.TB
+	errors []string
+}
+
+func (r *recordingTB) Cleanup(func())            {}
+func (r *recordingTB) Helper()                   {}
+func (r *recordingTB) Errorf(f string, a ...any) { r.errors = append(r.errors, fmt.Sprintf(f, a...)) }
+
+// TestContractCatchesADeliberateMismatch proves the schema check has teeth:
+// a simulator whose tunnel status is outside the API's enum is caught.
+func TestContractCatchesADeliberateMismatch(t *testing.T) {
+	s := sim.New(sim.Options{Token: testToken, AccountID: testAccount})
+	broken := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, r)
+		body := strings.Replace(rec.Body.String(), `"status":"inactive"`, `"status":"sleeping"`, 1)
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write([]byte(body))
+	})
+	srv := httptest.NewServer(broken)
+	defer srv.Close()
+	tb := &recordingTB{TB: t}
+	ct := contract.NewTransport(tb, http.DefaultTransport)
+	c := New(clients.Config{Token: testToken, AccountID: testAccount, Endpoint: srv.URL + "/client/v4/"}, Options{Budgets: budget.NewRegistry(budget.Options{}), Transport: ct})
+	if _, err := c.CreateTunnel(context.Background(), "x", "cloudflare"); err != nil {
+		t.Fatal(err)
+	}
+	v := ct.Violations()
+	if len(v) != 1 || !strings.Contains(v[0], "status") {
+		t.Fatalf("violations = %q, want one about the status enum", v)
+	}
+	t.Logf("caught: %s", v[0])
+}
