@@ -1,0 +1,41 @@
+package v1alpha1
+
+import (
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+// Package type metadata.
+const (
+	Group   = "zerotrust.tunnels.cloudflare.com"
+	Version = "v1alpha1"
+)
+
+var (
+	// SchemeGroupVersion is group version used to register these objects.
+	SchemeGroupVersion = schema.GroupVersion{Group: Group, Version: Version}
+
+	// SchemeBuilder is used to add go types to the GroupVersionKind scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: SchemeGroupVersion}
+)
+
+// Tunnel type metadata.
+var (
+	TunnelKind             = reflect.TypeOf(Tunnel{}).Name()
+	TunnelGroupKind        = schema.GroupKind{Group: Group, Kind: TunnelKind}.String()
+	TunnelGroupVersionKind = SchemeGroupVersion.WithKind(TunnelKind)
+)
+
+// HostnameRoute type metadata.
+var (
+	HostnameRouteKind             = reflect.TypeOf(HostnameRoute{}).Name()
+	HostnameRouteGroupKind        = schema.GroupKind{Group: Group, Kind: HostnameRouteKind}.String()
+	HostnameRouteGroupVersionKind = SchemeGroupVersion.WithKind(HostnameRouteKind)
+)
+
+func init() {
+	SchemeBuilder.Register(&Tunnel{}, &TunnelList{})
+	SchemeBuilder.Register(&HostnameRoute{}, &HostnameRouteList{})
+}

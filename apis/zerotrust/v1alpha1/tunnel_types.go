@@ -1,0 +1,177 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+)
+
+// TunnelParameters are the desired state of a Cloudflare Tunnel (cfd_tunnel).
+type TunnelParameters struct {
+	// Name of the tunnel in Cloudflare, unique among the account's live
+	// tunnels. If a live tunnel of this name already exists, it is adopted.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	Name string `json:"name"`
+
+	// ConfigSrc says where the tunnel's ingress configuration lives:
+	// "cloudflare" (remotely, managed through the API) or "local" (a file
+	// next to cloudflared). Cannot be changed after creation.
+	// +optional
+	// +kubebuilder:default=cloudflare
+	// +kubebuilder:validation:Enum=cloudflare;local
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="configSrc is immutable"
+	ConfigSrc *string `json:"configSrc,omitempty"`
+
+	// Config is the tunnel's remote configuration. When set, this resource
+	// owns the whole remote configuration document and keeps it equal to
+	// this field; when unset, the document is left alone.
+	// +optional
+	Config *TunnelConfig `json:"config,omitempty"`
+}
+
+// TunnelConfig is a tunnel's remote configuration document.
+// +kubebuilder:validation:XValidation:rule="!has(self.ingress[size(self.ingress) - 1].hostname) && !has(self.ingress[size(self.ingress) - 1].path)",message="the last ingress rule must be a catch-all without hostname or path, e.g. {service: http_status:404}"
+type TunnelConfig struct {
+	// Ingress rules, matched in order; the last must be a catch-all.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=1000
+	Ingress []IngressRule `json:"ingress"`
+
+	// OriginRequest settings applied to every rule unless a rule overrides them.
+	// +optional
+	OriginRequest *OriginRequest `json:"originRequest,omitempty"`
+}
+
+// IngressRule routes matching requests to a service.
+type IngressRule struct {
+	// Hostname to match; "*.example.com" matches subdomains. Omit in the
+	// catch-all rule.
+	// +optional
+	Hostname *string `json:"hostname,omitempty"`
+
+	// Path is a regular expression the request path must match.
+	// +optional
+	Path *string `json:"path,omitempty"`
+
+	// Service to proxy to, e.g. "http://web.default.svc.cluster.local:80",
+	// "tcp://db:5432" or "http_status:404".
+	// +kubebuilder:validation:MinLength=1
+	Service string `json:"service"`
+
+	// OriginRequest settings for this rule.
+	// +optional
+	OriginRequest *OriginRequest `json:"originRequest,omitempty"`
+}
+
+// OriginRequest configures how cloudflared talks to the origin. Field names
+// are Cloudflare's.
+type OriginRequest struct {
+	// Timeout for establishing a new TCP connection to the origin, in seconds.
+	// +optional
+	ConnectTimeout *int64 `json:"connectTimeout,omitempty"`
+	// Timeout for completing a TLS handshake with the origin, in seconds.
+	// +optional
+	TLSTimeout *int64 `json:"tlsTimeout,omitempty"`
+	// TCP keep-alive interval, in seconds.
+	// +optional
+	TCPKeepAlive *int64 `json:"tcpKeepAlive,omitempty"`
+	// Maximum idle keep-alive connections to the origin.
+	// +optional
+	KeepAliveConnections *int64 `json:"keepAliveConnections,omitempty"`
+	// Idle keep-alive connection timeout, in seconds.
+	// +optional
+	KeepAliveTimeout *int64 `json:"keepAliveTimeout,omitempty"`
+	// Disable Happy Eyeballs (IPv6 → IPv4 fallback).
+	// +optional
+	NoHappyEyeballs *bool `json:"noHappyEyeballs,omitempty"`
+	// Disable TLS certificate verification of the origin.
+	// +optional
+	NoTLSVerify *bool `json:"noTLSVerify,omitempty"`
+	// Host header sent to the origin.
+	// +optional
+	HTTPHostHeader *string `json:"httpHostHeader,omitempty"`
+	// Hostname the origin's certificate is expected to have.
+	// +optional
+	OriginServerName *string `json:"originServerName,omitempty"`
+	// Path to a CA bundle for verifying the origin's certificate.
+	// +optional
+	CAPool *string `json:"caPool,omitempty"`
+	// Disable chunked transfer encoding.
+	// +optional
+	DisableChunkedEncoding *bool `json:"disableChunkedEncoding,omitempty"`
+	// Connect to the origin with HTTP/2.
+	// +optional
+	HTTP2Origin *bool `json:"http2Origin,omitempty"`
+	// cloudflared's built-in proxy type: "" or "socks".
+	// +optional
+	ProxyType *string `json:"proxyType,omitempty"`
+}
+
+// TunnelObservation is the observed state of a tunnel.
+type TunnelObservation struct {
+	// ID of the tunnel (also its external-name).
+	ID string `json:"id,omitempty"`
+	// AccountTag is the account the tunnel belongs to.
+	AccountTag string `json:"accountTag,omitempty"`
+	// Status: inactive (never run), degraded, healthy or down.
+	Status string `json:"status,omitempty"`
+	// Connections is the number of active edge connections of the tunnel's
+	// connectors (typically 4 per cloudflared replica).
+	Connections int `json:"connections,omitempty"`
+	// Connectors is the number of cloudflared instances connected.
+	Connectors int `json:"connectors,omitempty"`
+	// CreatedAt is when the tunnel was created.
+	CreatedAt *metav1.Time `json:"createdAt,omitempty"`
+	// DeletedAt is when the tunnel was deleted.
+	DeletedAt *metav1.Time `json:"deletedAt,omitempty"`
+	// ConnsActiveAt is when the tunnel last became active.
+	ConnsActiveAt *metav1.Time `json:"connsActiveAt,omitempty"`
+	// ConnsInactiveAt is when the tunnel last became inactive.
+	ConnsInactiveAt *metav1.Time `json:"connsInactiveAt,omitempty"`
+	// RemoteConfigVersion is the version of the remote configuration
+	// document, when this resource manages it.
+	RemoteConfigVersion int `json:"remoteConfigVersion,omitempty"`
+}
+
+// A TunnelSpec defines the desired state of a Tunnel.
+type TunnelSpec struct {
+	xpv2.ManagedResourceSpec `json:",inline"`
+	ForProvider              TunnelParameters `json:"forProvider"`
+}
+
+// A TunnelStatus represents the observed state of a Tunnel.
+type TunnelStatus struct {
+	xpv2.ManagedResourceStatus `json:",inline"`
+	AtProvider                 TunnelObservation `json:"atProvider,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// A Tunnel is a Cloudflare Tunnel (cfd_tunnel). Its external-name is the
+// tunnel ID. writeConnectionSecretToRef receives the run token (key
+// "token"), "tunnelID" and "accountID".
+// +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
+// +kubebuilder:printcolumn:name="EXTERNAL-NAME",type="string",JSONPath=".metadata.annotations.crossplane\\.io/external-name"
+// +kubebuilder:printcolumn:name="STATUS",type="string",JSONPath=".status.atProvider.status"
+// +kubebuilder:printcolumn:name="CONNECTIONS",type="integer",JSONPath=".status.atProvider.connections"
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,categories={crossplane,managed,cloudflare}
+type Tunnel struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   TunnelSpec   `json:"spec"`
+	Status TunnelStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// TunnelList contains a list of Tunnel.
+type TunnelList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Tunnel `json:"items"`
+}
