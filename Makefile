@@ -28,9 +28,18 @@ check-diff: generate ## Fail when generated files are stale.
 	@echo "generated files are up to date"
 
 .PHONY: lint
-lint: ## go vet and gofmt.
+lint: ## go vet, gofmt and example validation.
 	$(GO) vet ./...
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@bash hack/validate-examples.sh
+
+.PHONY: validate-examples
+validate-examples: ## Validate examples/ against package/crds with the crossplane CLI.
+	@bash hack/validate-examples.sh
+
+.PHONY: crossplane-cli
+crossplane-cli: ## Build the crossplane CLI (cached by version) and print its path.
+	@bash hack/crossplane-cli.sh
 
 .PHONY: envtest-assets
 envtest-assets: ## Build kube-apiserver and etcd for tests (cached by version) and print their folder.

@@ -7,6 +7,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/config"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnel"
 )
 
 // SetupGated registers every controller to start once its CRDs are
@@ -14,6 +15,7 @@ import (
 func SetupGated(mgr ctrl.Manager, o controller.Options) error {
 	for _, setup := range []func(ctrl.Manager, controller.Options) error{
 		config.SetupGated,
+		tunnel.SetupGated,
 	} {
 		if err := setup(mgr, o); err != nil {
 			return err

@@ -32,6 +32,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/gate"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis"
@@ -132,6 +133,7 @@ func ControllerOptions(log logging.Logger) controller.Options {
 		Logger:                  log,
 		MaxConcurrentReconciles: 5,
 		PollInterval:            2 * time.Second,
+		GlobalRateLimiter:       ratelimiter.NewGlobal(1000),
 		Features:                &feature.Flags{},
 		Gate:                    new(gate.Gate[schema.GroupVersionKind]),
 	}

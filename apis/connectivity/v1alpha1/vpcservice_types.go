@@ -85,7 +85,7 @@ type ServiceNetwork struct {
 	TunnelIDRef *xpv2.NamespacedReference `json:"tunnelIdRef,omitempty"`
 	// TunnelIDSelector selects a Tunnel in this namespace to set tunnelId.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="!has(self.__namespace__) || self.__namespace__ == ''",message="tunnelIdSelector may only select Tunnels in the service's own namespace"
+	// +kubebuilder:validation:XValidation:rule="!has(self.__namespace__) || size(self.__namespace__) == 0",message="tunnelIdSelector may only select Tunnels in the service's own namespace"
 	TunnelIDSelector *xpv2.NamespacedSelector `json:"tunnelIdSelector,omitempty"`
 }
 
@@ -101,7 +101,7 @@ type ResolverNetwork struct {
 	TunnelIDRef *xpv2.NamespacedReference `json:"tunnelIdRef,omitempty"`
 	// TunnelIDSelector selects a Tunnel in this namespace to set tunnelId.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="!has(self.__namespace__) || self.__namespace__ == ''",message="tunnelIdSelector may only select Tunnels in the service's own namespace"
+	// +kubebuilder:validation:XValidation:rule="!has(self.__namespace__) || size(self.__namespace__) == 0",message="tunnelIdSelector may only select Tunnels in the service's own namespace"
 	TunnelIDSelector *xpv2.NamespacedSelector `json:"tunnelIdSelector,omitempty"`
 	// ResolverIPs are DNS resolvers to use instead of cloudflared's.
 	// +optional

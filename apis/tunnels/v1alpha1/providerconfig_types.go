@@ -126,7 +126,7 @@ type ProviderConfigList struct {
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:printcolumn:name="SECRET-NAME",type="string",JSONPath=".spec.credentials.secretRef.name",priority=1
 // +kubebuilder:resource:scope=Cluster,categories={crossplane,provider,cloudflare}
-// +kubebuilder:validation:XValidation:rule="self.spec.credentials.source != 'Secret' || (has(self.spec.credentials.secretRef) && has(self.spec.credentials.secretRef.__namespace__) && self.spec.credentials.secretRef.__namespace__ != ”)",message="spec.credentials.secretRef.namespace is required for a ClusterProviderConfig"
+// +kubebuilder:validation:XValidation:rule="self.spec.credentials.source != 'Secret' || (has(self.spec.credentials.secretRef) && has(self.spec.credentials.secretRef.__namespace__) && size(self.spec.credentials.secretRef.__namespace__) > 0)",message="spec.credentials.secretRef.namespace is required for a ClusterProviderConfig"
 type ClusterProviderConfig struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -27,7 +27,7 @@ type HostnameRouteParameters struct {
 
 	// TunnelIDSelector selects a Tunnel in this namespace to set tunnelId.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="!has(self.__namespace__) || self.__namespace__ == ''",message="tunnelIdSelector may only select Tunnels in the route's own namespace"
+	// +kubebuilder:validation:XValidation:rule="!has(self.__namespace__) || size(self.__namespace__) == 0",message="tunnelIdSelector may only select Tunnels in the route's own namespace"
 	TunnelIDSelector *xpv2.NamespacedSelector `json:"tunnelIdSelector,omitempty"`
 
 	// Comment stored with the route.

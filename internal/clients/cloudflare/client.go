@@ -83,6 +83,10 @@ func New(cfg clients.Config, o Options) *Client {
 	return &Client{AccountID: cfg.AccountID, sdk: sdk, pageSize: o.PageSize}
 }
 
+// ConnectOptions are the Options Connect builds clients with. Tests set a
+// transport that checks every call against Cloudflare's OpenAPI document.
+var ConnectOptions = Options{}
+
 // Connect turns a managed resource's providerConfigRef into a ready client:
 // it records the usage, resolves the credentials and builds the client.
 func Connect(ctx context.Context, kube client.Client, usage *resource.ProviderConfigUsageTracker, mg resource.ModernManaged) (*Client, error) {
@@ -90,7 +94,7 @@ func Connect(ctx context.Context, kube client.Client, usage *resource.ProviderCo
 	if err != nil {
 		return nil, err
 	}
-	return New(*cfg, Options{}), nil
+	return New(*cfg, ConnectOptions), nil
 }
 
 // maxPageSize is the largest page the list endpoints we page through allow.

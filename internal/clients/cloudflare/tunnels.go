@@ -23,6 +23,9 @@ type Tunnel struct {
 	DeletedAt       *time.Time `json:"deleted_at"`
 	ConnsActiveAt   *time.Time `json:"conns_active_at"`
 	ConnsInactiveAt *time.Time `json:"conns_inactive_at"`
+	// Token is the run token; only a create result carries it. It is a
+	// secret: never log a Tunnel.
+	Token string `json:"token,omitempty"`
 }
 
 // Deleted reports whether the tunnel was (soft-)deleted.

@@ -1,0 +1,140 @@
+// Package mr wires the provider's managed resources onto crossplane-runtime's
+// managed reconciler the same way for every kind: Cloudflare IDs as
+// external-names, usage tracking, connecting through the client layer,
+// same-namespace references only, and management policies.
+package mr
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+)
+
+// CreationGracePeriod is how long after a create an Observe that finds
+// nothing is taken for Cloudflare's eventual consistency rather than a
+// deletion. Tests shorten it.
+var CreationGracePeriod = 30 * time.Second
+
+// Kind describes one managed resource kind to Setup.
+type Kind[T resource.ModernManaged] struct {
+	GVK     schema.GroupVersionKind
+	NewObj  func() T
+	NewList func() client.ObjectList
+	// External builds the kind's external client from a connected
+	// Cloudflare client.
+	External func(c *cloudflare.Client, kube client.Client) managed.TypedExternalClient[T]
+	// References lists the namespaces of the kind's references and
+	// selectors, so references into other namespaces can be refused.
+	References func(mg T) []*string
+}
+
+// Setup adds a managed reconciler for the kind.
+func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, k Kind[T]) error {
+	name := managed.ControllerName(k.GVK.GroupKind().String())
+	kube := mgr.GetClient()
+	conn := managed.TypedExternalConnectorFn[T](func(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
+		c, err := cloudflare.Connect(ctx, kube, resource.NewProviderConfigUsageTracker(kube, &v1alpha1.ProviderConfigUsage{}), mg)
+		if err != nil {
+			return nil, err
+		}
+		return k.External(c, kube), nil
+	})
+
+	opts := []managed.ReconcilerOption{
+		managed.WithTypedExternalConnector[T](conn),
+		// Cloudflare assigns IDs: the external-name stays empty until
+		// Create (or adoption in Observe) sets it.
+		managed.WithInitializers(),
+		// Observe and Create adopt what a crashed create left behind (by
+		// natural key and ownership marker), so an unknown create outcome
+		// heals itself instead of waiting for a human.
+		managed.WithDeterministicExternalName(true),
+		managed.WithReferenceResolver(sameNamespaceResolver(kube, k.References)),
+		managed.WithPollInterval(o.PollInterval),
+		managed.WithCreationGracePeriod(CreationGracePeriod),
+		managed.WithLogger(o.Logger.WithValues("controller", name)),
+		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))),
+	}
+	if o.Features.Enabled(feature.EnableBetaManagementPolicies) {
+		opts = append(opts, managed.WithManagementPolicies())
+	}
+	r := managed.NewReconciler(mgr, resource.ManagedKind(k.GVK), opts...)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		WithOptions(o.ForControllerRuntime()).
+		WithEventFilter(resource.DesiredStateChanged()).
+		For(k.NewObj()).
+		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
+}
+
+// SetupGated registers Setup to run once the kind's CRD is established.
+func SetupGated[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, k Kind[T]) error {
+	o.Gate.Register(func() {
+		if err := Setup(mgr, o, k); err != nil {
+			o.Logger.Info("Cannot set up managed resource controller", "kind", k.GVK.Kind, "error", err)
+		}
+	}, k.GVK)
+	return nil
+}
+
+// sameNamespaceResolver refuses references into other namespaces before
+// resolving: the provider can read every namespace, its users should not be
+// able to borrow another team's tunnel through it.
+func sameNamespaceResolver[T resource.ModernManaged](kube client.Client, refs func(T) []*string) managed.ReferenceResolver {
+	simple := managed.NewAPISimpleReferenceResolver(kube)
+	return managed.ReferenceResolverFn(func(ctx context.Context, mg resource.Managed) error {
+		if refs != nil {
+			if t, ok := mg.(T); ok {
+				for _, ns := range refs(t) {
+					if ns != nil && *ns != "" && *ns != mg.GetNamespace() {
+						return errors.New(fmt.Sprintf("references to other namespaces are not allowed: %q is not %q", *ns, mg.GetNamespace()))
+					}
+				}
+			}
+		}
+		return simple.ResolveReferences(ctx, mg)
+	})
+}
+
+// RefNamespace returns a reference's namespace field, if any.
+func RefNamespace(r *xpv2.NamespacedReference) *string {
+	if r == nil {
+		return nil
+	}
+	return &r.Namespace
+}
+
+// SelectorNamespace returns a selector's namespace field, if any.
+func SelectorNamespace(s *xpv2.NamespacedSelector) *string {
+	if s == nil {
+		return nil
+	}
+	return &s.Namespace
+}
+
+// Time converts an optional API time for status.
+func Time(t *time.Time) *metav1.Time {
+	if t == nil || t.IsZero() {
+		return nil
+	}
+	mt := metav1.NewTime(*t)
+	return &mt
+}

@@ -1,0 +1,242 @@
+// Package tunnel reconciles Tunnel managed resources with Cloudflare Tunnels.
+package tunnel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+)
+
+// Connection detail keys published to writeConnectionSecretToRef.
+const (
+	KeyToken     = "token"
+	KeyTunnelID  = "tunnelID"
+	KeyAccountID = "accountID"
+)
+
+var kind = mr.Kind[*v1alpha1.Tunnel]{
+	GVK:     v1alpha1.TunnelGroupVersionKind,
+	NewObj:  func() *v1alpha1.Tunnel { return &v1alpha1.Tunnel{} },
+	NewList: func() client.ObjectList { return &v1alpha1.TunnelList{} },
+	External: func(c *cloudflare.Client, kube client.Client) managed.TypedExternalClient[*v1alpha1.Tunnel] {
+		return &external{tunnels: c, kube: kube, accountID: c.AccountID}
+	},
+}
+
+// Setup adds the Tunnel controller.
+func Setup(mgr ctrl.Manager, o controller.Options) error { return mr.Setup(mgr, o, kind) }
+
+// SetupGated adds the Tunnel controller once its CRD is established.
+func SetupGated(mgr ctrl.Manager, o controller.Options) error { return mr.SetupGated(mgr, o, kind) }
+
+type external struct {
+	tunnels   cloudflare.TunnelsAPI
+	kube      client.Client
+	accountID string
+
+	// What Observe saw, for Update in the same reconcile.
+	observedName   string
+	observedConfig *v1alpha1.TunnelConfig
+}
+
+func (e *external) Disconnect(context.Context) error { return nil }
+
+// adopt finds the live tunnel with the desired name. Names are unique among
+// an account's live tunnels, so the name is the natural key: this is how a
+// create whose result was lost, or a tunnel made elsewhere, is taken over
+// instead of duplicated.
+func (e *external) adopt(ctx context.Context, name string) (*cloudflare.Tunnel, error) {
+	ts, err := e.tunnels.ListTunnels(ctx, cloudflare.TunnelFilter{Name: name})
+	if err != nil {
+		return nil, err
+	}
+	switch len(ts) {
+	case 0:
+		return nil, nil
+	case 1:
+		return &ts[0], nil
+	default:
+		return nil, errors.Errorf("%d live tunnels are named %q; set the external-name to the ID of the one to manage", len(ts), name)
+	}
+}
+
+func (e *external) Observe(ctx context.Context, cr *v1alpha1.Tunnel) (managed.ExternalObservation, error) {
+	var (
+		t        *cloudflare.Tunnel
+		err      error
+		adopted  bool
+		lateInit bool
+	)
+	id := meta.GetExternalName(cr)
+	if id == "" {
+		if t, err = e.adopt(ctx, cr.Spec.ForProvider.Name); err != nil {
+			return managed.ExternalObservation{}, errors.Wrap(err, "cannot look for an existing tunnel")
+		}
+		if t == nil {
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
+		meta.SetExternalName(cr, t.ID)
+		adopted = true
+	} else {
+		t, err = e.tunnels.GetTunnel(ctx, id)
+		if cloudflare.IsNotFound(err) {
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
+		if err != nil {
+			return managed.ExternalObservation{}, errors.Wrap(err, "cannot get tunnel")
+		}
+	}
+	// A deleted tunnel is gone, even though Cloudflare still returns it.
+	if t.Deleted() {
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+
+	cr.SetConditions(xpv2.Available())
+	prev := cr.Status.AtProvider
+	cr.Status.AtProvider = observe(t, prev)
+	if connectionsMayHaveChanged(prev, cr.Status.AtProvider) {
+		conns, err := e.tunnels.TunnelConnectors(ctx, t.ID)
+		if err != nil {
+			return managed.ExternalObservation{}, errors.Wrap(err, "cannot list tunnel connections")
+		}
+		cr.Status.AtProvider.Connectors, cr.Status.AtProvider.Connections = countConnections(conns)
+	}
+
+	if cr.Spec.ForProvider.ConfigSrc == nil {
+		cr.Spec.ForProvider.ConfigSrc = ptr.To(t.ConfigSrc)
+		lateInit = true
+	}
+
+	e.observedName = t.Name
+	upToDate, diff := t.Name == cr.Spec.ForProvider.Name, ""
+	if !upToDate {
+		diff = fmt.Sprintf("name: %q in Cloudflare, %q desired", t.Name, cr.Spec.ForProvider.Name)
+	}
+	if cr.Spec.ForProvider.Config != nil {
+		tc, err := e.tunnels.GetTunnelConfiguration(ctx, t.ID)
+		if err != nil {
+			return managed.ExternalObservation{}, errors.Wrap(err, "cannot get tunnel configuration")
+		}
+		cr.Status.AtProvider.RemoteConfigVersion = tc.Version
+		if e.observedConfig, err = decodeConfig(tc.Config); err != nil {
+			return managed.ExternalObservation{}, errors.Wrap(err, "cannot decode tunnel configuration")
+		}
+		if d := ConfigDiff(cr.Spec.ForProvider.Config, e.observedConfig); d != "" {
+			upToDate = false
+			diff += "config: " + d
+		}
+	}
+
+	cd, err := e.connectionDetails(ctx, cr, t.ID)
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	return managed.ExternalObservation{
+		ResourceExists:          true,
+		ResourceUpToDate:        upToDate,
+		ResourceLateInitialized: adopted || lateInit,
+		ConnectionDetails:       cd,
+		Diff:                    diff,
+	}, nil
+}
+
+// connectionDetails publishes the tunnel ID and account, and the run token
+// when the connection Secret does not hold this tunnel's token yet. The
+// token is fetched only then, so a steady-state poll costs one call.
+func (e *external) connectionDetails(ctx context.Context, cr *v1alpha1.Tunnel, id string) (managed.ConnectionDetails, error) {
+	cd := managed.ConnectionDetails{KeyTunnelID: []byte(id), KeyAccountID: []byte(e.accountID)}
+	ref := cr.GetWriteConnectionSecretToReference()
+	if ref == nil {
+		return cd, nil
+	}
+	s := &corev1.Secret{}
+	err := e.kube.Get(ctx, types.NamespacedName{Namespace: cr.GetNamespace(), Name: ref.Name}, s)
+	if err != nil && !kerrors.IsNotFound(err) {
+		return nil, errors.Wrap(err, "cannot get connection secret")
+	}
+	if err == nil && len(s.Data[KeyToken]) > 0 && string(s.Data[KeyTunnelID]) == id {
+		return cd, nil
+	}
+	token, err := e.tunnels.TunnelToken(ctx, id)
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot get tunnel token")
+	}
+	cd[KeyToken] = []byte(token)
+	return cd, nil
+}
+
+func (e *external) Create(ctx context.Context, cr *v1alpha1.Tunnel) (managed.ExternalCreation, error) {
+	src := ptr.Deref(cr.Spec.ForProvider.ConfigSrc, "cloudflare")
+	t, err := e.tunnels.CreateTunnel(ctx, cr.Spec.ForProvider.Name, src)
+	if cloudflare.IsAlreadyExists(err) {
+		// Created by a reconcile whose result was lost, or made elsewhere:
+		// names are unique among live tunnels, so take it over.
+		if t, err = e.adopt(ctx, cr.Spec.ForProvider.Name); err == nil && t == nil {
+			err = errors.New("Cloudflare reports the name as taken but lists no live tunnel of that name")
+		}
+	}
+	if err != nil {
+		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create tunnel")
+	}
+	meta.SetExternalName(cr, t.ID)
+	cd := managed.ConnectionDetails{KeyTunnelID: []byte(t.ID), KeyAccountID: []byte(e.accountID)}
+	if t.Token != "" {
+		cd[KeyToken] = []byte(t.Token)
+	}
+	return managed.ExternalCreation{ConnectionDetails: cd}, nil
+}
+
+func (e *external) Update(ctx context.Context, cr *v1alpha1.Tunnel) (managed.ExternalUpdate, error) {
+	id := meta.GetExternalName(cr)
+	if e.observedName != cr.Spec.ForProvider.Name {
+		if _, err := e.tunnels.RenameTunnel(ctx, id, cr.Spec.ForProvider.Name); err != nil {
+			return managed.ExternalUpdate{}, errors.Wrap(err, "cannot rename tunnel")
+		}
+	}
+	if want := cr.Spec.ForProvider.Config; want != nil && ConfigDiff(want, e.observedConfig) != "" {
+		doc, err := json.Marshal(want)
+		if err != nil {
+			return managed.ExternalUpdate{}, errors.Wrap(err, "cannot encode tunnel configuration")
+		}
+		tc, err := e.tunnels.UpdateTunnelConfiguration(ctx, id, doc)
+		if err != nil {
+			return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update tunnel configuration")
+		}
+		cr.Status.AtProvider.RemoteConfigVersion = tc.Version
+	}
+	return managed.ExternalUpdate{}, nil
+}
+
+func (e *external) Delete(ctx context.Context, cr *v1alpha1.Tunnel) (managed.ExternalDelete, error) {
+	err := e.tunnels.DeleteTunnel(ctx, meta.GetExternalName(cr))
+	if cloudflare.IsNotFound(err) {
+		return managed.ExternalDelete{}, nil
+	}
+	if ae := (*cloudflare.APIError)(nil); errors.As(err, &ae) {
+		switch {
+		case ae.HasCode(cloudflare.CodeTunnelHasConnections):
+			return managed.ExternalDelete{}, errors.New("cannot delete tunnel yet: cloudflared connectors are still connected; stop them (scale the cloudflared Deployment to zero) and deletion will retry")
+		case ae.HasCode(cloudflare.CodeTunnelHasRoutes):
+			return managed.ExternalDelete{}, errors.New("cannot delete tunnel yet: routes still point at it; delete its HostnameRoutes and deletion will retry")
+		}
+	}
+	return managed.ExternalDelete{}, errors.Wrap(err, "cannot delete tunnel")
+}

@@ -1,0 +1,271 @@
+package tunnel_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+)
+
+var p *providertest.Provider
+
+func TestMain(m *testing.M) { os.Exit(providertest.Run(m, &p)) }
+
+func newTunnel(ns, name, cfName string) *v1alpha1.Tunnel {
+	return &v1alpha1.Tunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.TunnelSpec{
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{WriteConnectionSecretToReference: &xpv2.LocalSecretReference{Name: name + "-token"}},
+			ForProvider:         v1alpha1.TunnelParameters{Name: cfName},
+		},
+	}
+}
+
+func eventually(t *testing.T, what string, fn func() error) {
+	t.Helper()
+	testenv.Eventually(t, 60*time.Second, what, fn)
+}
+
+func cfTunnel(t *testing.T, id string) *cloudflare.Tunnel {
+	t.Helper()
+	tun, err := p.Cloudflare.GetTunnel(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tun
+}
+
+func liveTunnelsNamed(t *testing.T, name string) []cloudflare.Tunnel {
+	t.Helper()
+	ts, err := p.Cloudflare.ListTunnels(context.Background(), cloudflare.TunnelFilter{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+func TestTunnelLifecycle(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	cr := newTunnel(ns, "edge", "lifecycle-"+ns)
+	p.Create(t, cr)
+	p.WaitReady(t, cr)
+
+	id := meta.GetExternalName(cr)
+	if id == "" || cr.Status.AtProvider.ID != id || cr.Status.AtProvider.Status != "inactive" {
+		t.Fatalf("external-name %q, atProvider %+v", id, cr.Status.AtProvider)
+	}
+	if got := cfTunnel(t, id); got.Name != "lifecycle-"+ns || got.ConfigSrc != "cloudflare" {
+		t.Errorf("Cloudflare has %+v", got)
+	}
+
+	t.Run("ConnectionSecretHoldsTheRunToken", func(t *testing.T) {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge-token"}}
+		eventually(t, "connection secret with token", func() error {
+			if err := p.Get(s); err != nil {
+				return err
+			}
+			if len(s.Data["token"]) == 0 {
+				return fmt.Errorf("no token yet: keys %v", len(s.Data))
+			}
+			return nil
+		})
+		raw, err := base64.StdEncoding.DecodeString(string(s.Data["token"]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tok struct{ A, T, S string }
+		if err := json.Unmarshal(raw, &tok); err != nil {
+			t.Fatal(err)
+		}
+		if tok.A != providertest.AccountID || tok.T != id || tok.S == "" {
+			t.Errorf("token decodes to account %q tunnel %q", tok.A, tok.T)
+		}
+		if string(s.Data["tunnelID"]) != id || string(s.Data["accountID"]) != providertest.AccountID {
+			t.Errorf("secret tunnelID %q accountID %q", s.Data["tunnelID"], s.Data["accountID"])
+		}
+		// The token is a secret: not in status or events.
+		b, _ := json.Marshal(cr.Status)
+		evs := &corev1.EventList{}
+		_ = p.Client.List(ctx, evs)
+		eb, _ := json.Marshal(evs)
+		if strings.Contains(string(b), string(s.Data["token"])) || strings.Contains(string(eb), string(s.Data["token"])) {
+			t.Error("the run token appears in status or events")
+		}
+	})
+
+	t.Run("SpecUpdatesReachCloudflare", func(t *testing.T) {
+		cfg := &v1alpha1.TunnelConfig{Ingress: []v1alpha1.IngressRule{
+			{Hostname: ptr.To("app.example.com"), Service: "http://app." + ns + ".svc.cluster.local:80", OriginRequest: &v1alpha1.OriginRequest{ConnectTimeout: ptr.To[int64](10)}},
+			{Service: "http_status:404"},
+		}}
+		eventually(t, "spec update", func() error {
+			if err := p.Get(cr); err != nil {
+				return err
+			}
+			cr.Spec.ForProvider.Name = "renamed-" + ns
+			cr.Spec.ForProvider.Config = cfg
+			return p.Client.Update(ctx, cr)
+		})
+		eventually(t, "rename and configuration in Cloudflare", func() error {
+			if got := cfTunnel(t, id); got.Name != "renamed-"+ns {
+				return fmt.Errorf("name %q", got.Name)
+			}
+			tc, err := p.Cloudflare.GetTunnelConfiguration(ctx, id)
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(string(tc.Config), `"hostname":"app.example.com"`) || !strings.Contains(string(tc.Config), `"connectTimeout":10`) || tc.Version != 1 {
+				return fmt.Errorf("configuration v%d %s", tc.Version, tc.Config)
+			}
+			return nil
+		})
+		p.WaitReady(t, cr)
+		if cr.Status.AtProvider.RemoteConfigVersion != 1 {
+			t.Errorf("remoteConfigVersion %d, want 1", cr.Status.AtProvider.RemoteConfigVersion)
+		}
+	})
+
+	t.Run("DriftIsCorrected", func(t *testing.T) {
+		if _, err := p.Cloudflare.RenameTunnel(ctx, id, "changed-behind-our-back-"+ns); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Cloudflare.UpdateTunnelConfiguration(ctx, id, json.RawMessage(`{"ingress":[{"service":"http_status:503"}]}`)); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "drift corrected", func() error {
+			if got := cfTunnel(t, id); got.Name != "renamed-"+ns {
+				return fmt.Errorf("name still %q", got.Name)
+			}
+			tc, err := p.Cloudflare.GetTunnelConfiguration(ctx, id)
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(string(tc.Config), "app.example.com") {
+				return fmt.Errorf("configuration still %s", tc.Config)
+			}
+			return nil
+		})
+	})
+
+	t.Run("DeleteWaitsForConnectors", func(t *testing.T) {
+		p.Sim.SetConnectors(id, 2)
+		eventually(t, "connections observed", func() error {
+			if err := p.Get(cr); err != nil {
+				return err
+			}
+			if cr.Status.AtProvider.Status != "healthy" || cr.Status.AtProvider.Connections != 8 || cr.Status.AtProvider.Connectors != 2 {
+				return fmt.Errorf("atProvider %+v", cr.Status.AtProvider)
+			}
+			return nil
+		})
+		if err := p.Client.Delete(ctx, cr); err != nil {
+			t.Fatal(err)
+		}
+		c := p.WaitSynced(t, cr, "deletion refused while connected", func(c xpv2.Condition) bool {
+			return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "connectors are still connected")
+		})
+		t.Logf("while connected: %s", c.Message)
+		if cfTunnel(t, id).Deleted() {
+			t.Fatal("tunnel deleted while connectors were connected")
+		}
+		p.Sim.SetConnectors(id, 0)
+		p.DeleteAndWait(t, cr)
+		if !cfTunnel(t, id).Deleted() {
+			t.Error("the tunnel is not deleted in Cloudflare")
+		}
+	})
+}
+
+func TestTunnelRecreatedWhenDeletedBehindOurBack(t *testing.T) {
+	ns := p.Namespace(t)
+	cr := newTunnel(ns, "phoenix", "phoenix-"+ns)
+	p.Create(t, cr)
+	p.WaitReady(t, cr)
+	old := meta.GetExternalName(cr)
+	if err := p.Cloudflare.DeleteTunnel(context.Background(), old); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "tunnel recreated", func() error {
+		ts := liveTunnelsNamed(t, "phoenix-"+ns)
+		if len(ts) != 1 || ts[0].ID == old {
+			return fmt.Errorf("live tunnels named phoenix: %d", len(ts))
+		}
+		if err := p.Get(cr); err != nil {
+			return err
+		}
+		if meta.GetExternalName(cr) != ts[0].ID {
+			return fmt.Errorf("external-name %q, want %q", meta.GetExternalName(cr), ts[0].ID)
+		}
+		return nil
+	})
+	p.DeleteAndWait(t, cr)
+}
+
+func TestTunnelImportObserveOnly(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	existing, err := p.Cloudflare.CreateTunnel(ctx, "imported-"+ns, "cloudflare")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := newTunnel(ns, "imported", "a-different-name-"+ns)
+	cr.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+	meta.SetExternalName(cr, existing.ID)
+	before := p.WriteCalls()
+	p.Create(t, cr)
+	p.WaitReady(t, cr)
+	// Several polls later, nothing was written: the name differs from the
+	// spec, but observing never changes Cloudflare.
+	time.Sleep(5 * time.Second)
+	if got := cfTunnel(t, existing.ID); got.Name != "imported-"+ns {
+		t.Errorf("an observe-only Tunnel renamed the tunnel to %q", got.Name)
+	}
+	if w := p.WriteCalls() - before; w != 0 {
+		t.Errorf("%d write calls reached Cloudflare for an observe-only Tunnel", w)
+	}
+	if cr.Status.AtProvider.ID != existing.ID {
+		t.Errorf("atProvider.id %q", cr.Status.AtProvider.ID)
+	}
+	p.DeleteAndWait(t, cr)
+	if cfTunnel(t, existing.ID).Deleted() {
+		t.Error("deleting an observe-only Tunnel deleted the tunnel")
+	}
+}
+
+// TestTunnelCrashAfterCreate: the process died after Cloudflare created the
+// tunnel but before the external-name was saved. The next reconcile must
+// adopt that tunnel, not create a second one or stop for a human.
+func TestTunnelCrashAfterCreate(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	name := "crash-" + ns
+	if _, err := p.Cloudflare.CreateTunnel(ctx, name, "cloudflare"); err != nil {
+		t.Fatal(err)
+	}
+	cr := newTunnel(ns, "crash", name)
+	meta.SetExternalCreatePending(cr, time.Now().Add(-time.Second))
+	p.Create(t, cr)
+	p.WaitReady(t, cr)
+	if ts := liveTunnelsNamed(t, name); len(ts) != 1 || ts[0].ID != meta.GetExternalName(cr) {
+		t.Fatalf("after the crash: %d live tunnels named %s, external-name %q", len(ts), name, meta.GetExternalName(cr))
+	}
+	p.DeleteAndWait(t, cr)
+}

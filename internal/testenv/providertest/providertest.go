@@ -1,0 +1,264 @@
+// Package providertest runs the whole provider for integration tests: a
+// real kube-apiserver and etcd, the Cloudflare simulator (every call checked
+// against Cloudflare's OpenAPI document), a ClusterProviderConfig "default"
+// pointing at it, and the provider's real controllers, wired as main wires
+// them.
+package providertest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
+	providercontroller "github.com/context-labs/provider-cloudflare-tunnel/internal/controller"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim/contract"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
+)
+
+// Fixed test identities.
+const (
+	Token     = "integration-test-token"
+	AccountID = "0123456789abcdef0123456789abcdef"
+)
+
+// Zones the simulated account holds.
+var Zones = []string{"example.com", "dev.example.com", "example.org"}
+
+// Provider is a running provider against the simulator.
+type Provider struct {
+	*testenv.Env
+	Sim *sim.Server
+	// Cloudflare is a client of the simulated account, for tests to set up
+	// and inspect Cloudflare state behind the provider's back.
+	Cloudflare *cloudflare.Client
+	contract   *contract.Transport
+}
+
+// Run is for TestMain: it starts everything, runs the tests, and fails if
+// any Cloudflare call broke the API contract.
+func Run(m *testing.M, p **Provider) int {
+	env, err := testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: control plane:", err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+
+	v, err := contract.Load()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: cannot load Cloudflare's OpenAPI document:", err)
+		return 1
+	}
+	s := sim.New(sim.Options{Token: Token, AccountID: AccountID, Zones: Zones})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	ct := &contract.Transport{Next: http.DefaultTransport, V: v}
+	// Generous budget: these tests prove behaviour, not throttling.
+	cloudflare.ConnectOptions = cloudflare.Options{Transport: ct, Budgets: budget.NewRegistry(budget.Options{Limit: 1_000_000, Burst: 1000})}
+	mr.CreationGracePeriod = time.Second
+
+	endpoint := srv.URL + "/client/v4/"
+	prov := &Provider{
+		Env: env, Sim: s, contract: ct,
+		Cloudflare: cloudflare.New(clientsConfig(endpoint), cloudflare.ConnectOptions),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := prov.installDefaultConfig(ctx, endpoint); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: cannot create the default ClusterProviderConfig:", err)
+		return 1
+	}
+	done, err := prov.startManager(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: cannot start the provider:", err)
+		return 1
+	}
+	*p = prov
+	code := m.Run()
+	cancel()
+	<-done
+	if vs := ct.Violations(); len(vs) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: %d Cloudflare API contract violations:\n%s\n", len(vs), strings.Join(vs, "\n"))
+		return 1
+	}
+	return code
+}
+
+func (p *Provider) installDefaultConfig(ctx context.Context, endpoint string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "crossplane-system"}}
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "cloudflare"},
+		StringData: map[string]string{v1alpha1.DefaultTokenKey: Token},
+	}
+	cpc := &v1alpha1.ClusterProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "default"},
+		Spec: v1alpha1.ProviderConfigSpec{
+			AccountID: AccountID,
+			Endpoint:  ptr.To(endpoint),
+			Credentials: v1alpha1.ProviderCredentials{
+				Source:    v1alpha1.CredentialsSourceSecret,
+				SecretRef: &v1alpha1.SecretKeySelector{Namespace: ns.Name, Name: sec.Name},
+			},
+		},
+	}
+	for _, o := range []client.Object{ns, sec, cpc} {
+		if err := p.Client.Create(ctx, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *Provider) startManager(ctx context.Context) (<-chan struct{}, error) {
+	mgr, err := ctrl.NewManager(p.Config, ctrl.Options{
+		Scheme:     p.Scheme,
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	log := logging.NewNopLogger()
+	if os.Getenv("TEST_VERBOSE_LOGS") != "" {
+		log = logging.NewLogrLogger(funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{Verbosity: 1}))
+	}
+	o := testenv.ControllerOptions(log)
+	if err := customresourcesgate.Setup(mgr, o); err != nil {
+		return nil, err
+	}
+	if err := providercontroller.SetupGated(mgr, o); err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager stopped:", err)
+		}
+	}()
+	return done, nil
+}
+
+// Namespace creates a fresh namespace for one test.
+func (p *Provider) Namespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))[:min(len(t.Name()), 40)] + "-"}}
+	if err := p.Client.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// Create creates obj and fails the test on error.
+func (p *Provider) Create(t *testing.T, obj client.Object) {
+	t.Helper()
+	if err := p.Client.Create(context.Background(), obj); err != nil {
+		t.Fatalf("cannot create %T %s: %v", obj, obj.GetName(), err)
+	}
+}
+
+// Get refreshes obj.
+func (p *Provider) Get(obj client.Object) error {
+	return p.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
+}
+
+// WaitReady waits until the managed resource is Ready and Synced.
+func (p *Provider) WaitReady(t *testing.T, mg resource.Managed) {
+	t.Helper()
+	testenv.Eventually(t, 60*time.Second, mg.GetName()+" Ready and Synced", func() error {
+		if err := p.Get(mg); err != nil {
+			return err
+		}
+		r, s := mg.GetCondition(xpv2.TypeReady), mg.GetCondition(xpv2.TypeSynced)
+		if r.Status != corev1.ConditionTrue || s.Status != corev1.ConditionTrue {
+			return fmt.Errorf("Ready=%s (%s) Synced=%s (%s: %s)", r.Status, r.Reason, s.Status, s.Reason, s.Message)
+		}
+		return nil
+	})
+}
+
+// WaitCondition waits until cond holds for the managed resource's Synced
+// condition and returns its message.
+func (p *Provider) WaitSynced(t *testing.T, mg resource.Managed, what string, cond func(xpv2.Condition) bool) xpv2.Condition {
+	t.Helper()
+	var got xpv2.Condition
+	testenv.Eventually(t, 60*time.Second, what, func() error {
+		if err := p.Get(mg); err != nil {
+			return err
+		}
+		got = mg.GetCondition(xpv2.TypeSynced)
+		if !cond(got) {
+			return fmt.Errorf("Synced=%s %s: %s", got.Status, got.Reason, got.Message)
+		}
+		return nil
+	})
+	return got
+}
+
+// DeleteAndWait deletes the managed resource and waits until it is gone
+// from the API server (its finalizer removed after Cloudflare deletion).
+func (p *Provider) DeleteAndWait(t *testing.T, mg client.Object) {
+	t.Helper()
+	if err := p.Client.Delete(context.Background(), mg); client.IgnoreNotFound(err) != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 60*time.Second, mg.GetName()+" deleted", func() error {
+		if err := p.Get(mg); err == nil {
+			return fmt.Errorf("still exists")
+		} else if client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		return nil
+	})
+}
+
+// WriteCalls counts the write calls (anything but GET) the simulator has
+// received, across all operations.
+func (p *Provider) WriteCalls() int {
+	n := 0
+	for op, st := range p.Sim.Stats() {
+		if !isRead(op) {
+			n += st.Requests
+		}
+	}
+	return n
+}
+
+func isRead(op string) bool {
+	for _, suffix := range []string{".get", ".list", ".token", ".connections.get", ".configurations.get"} {
+		if strings.HasSuffix(op, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+func clientsConfig(endpoint string) clients.Config {
+	return clients.Config{Token: Token, AccountID: AccountID, Endpoint: endpoint}
+}
