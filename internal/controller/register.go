@@ -7,7 +7,9 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/config"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/hostnameroute"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnel"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/vpcservice"
 )
 
 // SetupGated registers every controller to start once its CRDs are
@@ -15,7 +17,9 @@ import (
 func SetupGated(mgr ctrl.Manager, o controller.Options) error {
 	for _, setup := range []func(ctrl.Manager, controller.Options) error{
 		config.SetupGated,
+		hostnameroute.SetupGated,
 		tunnel.SetupGated,
+		vpcservice.SetupGated,
 	} {
 		if err := setup(mgr, o); err != nil {
 			return err

@@ -2,6 +2,7 @@ package cloudflare
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	cf "github.com/cloudflare/cloudflare-go/v7"
@@ -209,4 +210,12 @@ func (c *Client) CreateVirtualNetwork(ctx context.Context, name, comment string)
 	}
 	v := &VirtualNetwork{}
 	return v, wrap(decodeRaw(res.JSON.RawJSON(), v), "cannot decode virtual network")
+}
+
+// NormalizeHostname is the form Cloudflare stores a route's hostname in:
+// lower case, without surrounding dots, without a leading "*." label.
+// Compare hostnames in this form, or a reconciler never settles.
+func NormalizeHostname(h string) string {
+	h = strings.Trim(strings.ToLower(strings.TrimSpace(h)), ".")
+	return strings.Trim(strings.TrimPrefix(h, "*."), ".")
 }

@@ -1,0 +1,192 @@
+// Package hostnameroute reconciles HostnameRoute managed resources with
+// Cloudflare's private hostname routes.
+package hostnameroute
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+)
+
+var kind = mr.Kind[*v1alpha1.HostnameRoute]{
+	GVK:     v1alpha1.HostnameRouteGroupVersionKind,
+	NewObj:  func() *v1alpha1.HostnameRoute { return &v1alpha1.HostnameRoute{} },
+	NewList: func() client.ObjectList { return &v1alpha1.HostnameRouteList{} },
+	External: func(c *cloudflare.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.HostnameRoute] {
+		return &external{routes: c}
+	},
+	References: func(cr *v1alpha1.HostnameRoute) []*string {
+		return []*string{mr.RefNamespace(cr.Spec.ForProvider.TunnelIDRef), mr.SelectorNamespace(cr.Spec.ForProvider.TunnelIDSelector)}
+	},
+}
+
+// Setup adds the HostnameRoute controller.
+func Setup(mgr ctrl.Manager, o controller.Options) error { return mr.Setup(mgr, o, kind) }
+
+// SetupGated adds the HostnameRoute controller once its CRD is established.
+func SetupGated(mgr ctrl.Manager, o controller.Options) error { return mr.SetupGated(mgr, o, kind) }
+
+type external struct {
+	routes cloudflare.HostnameRoutesAPI
+}
+
+func (e *external) Disconnect(context.Context) error { return nil }
+
+// ConflictError is a route for the hostname that points at another tunnel:
+// it was not made for this resource and is never taken over.
+type ConflictError struct {
+	Hostname, RouteID, TunnelID, TunnelName string
+}
+
+func (c *ConflictError) Error() string {
+	return fmt.Sprintf("conflict: hostname %s is already routed to tunnel %s (%s) by route %s, which this resource did not create; it is left alone. Delete that route or point this resource at that tunnel",
+		c.Hostname, c.TunnelName, c.TunnelID, c.RouteID)
+}
+
+// find looks up the live route for a hostname (its natural key: a hostname
+// is routed at most once per account). A route to the desired tunnel is
+// ours to adopt; a route to another tunnel is a conflict.
+func (e *external) find(ctx context.Context, hostname, tunnelID string) (*cloudflare.HostnameRoute, error) {
+	h := cloudflare.NormalizeHostname(hostname)
+	rs, err := e.routes.ListHostnameRoutes(ctx, cloudflare.HostnameRouteFilter{Hostname: h})
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot look for an existing hostname route")
+	}
+	for i := range rs {
+		// The list filter is a substring match.
+		if cloudflare.NormalizeHostname(rs[i].Hostname) != h || rs[i].Deleted() {
+			continue
+		}
+		if rs[i].TunnelID != tunnelID {
+			return nil, &ConflictError{Hostname: h, RouteID: rs[i].ID, TunnelID: rs[i].TunnelID, TunnelName: rs[i].TunnelName}
+		}
+		return &rs[i], nil
+	}
+	return nil, nil
+}
+
+func tunnelID(cr *v1alpha1.HostnameRoute) (string, error) {
+	id := ptr.Deref(cr.Spec.ForProvider.TunnelID, "")
+	if id == "" {
+		return "", errors.New("spec.forProvider.tunnelId is not set: set it, or a tunnelIdRef/tunnelIdSelector to a Tunnel that has been created")
+	}
+	return id, nil
+}
+
+func (e *external) Observe(ctx context.Context, cr *v1alpha1.HostnameRoute) (managed.ExternalObservation, error) {
+	want, err := tunnelID(cr)
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	var (
+		r       *cloudflare.HostnameRoute
+		adopted bool
+	)
+	if id := meta.GetExternalName(cr); id == "" {
+		if r, err = e.find(ctx, cr.Spec.ForProvider.Hostname, want); err != nil || r == nil {
+			return managed.ExternalObservation{ResourceExists: false}, err
+		}
+		meta.SetExternalName(cr, r.ID)
+		adopted = true
+	} else {
+		r, err = e.routes.GetHostnameRoute(ctx, id)
+		if cloudflare.IsNotFound(err) {
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
+		if err != nil {
+			return managed.ExternalObservation{}, errors.Wrap(err, "cannot get hostname route")
+		}
+		if r.Deleted() {
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
+	}
+
+	cr.SetConditions(xpv2.Available())
+	cr.Status.AtProvider = v1alpha1.HostnameRouteObservation{
+		ID: r.ID, Hostname: r.Hostname, TunnelID: r.TunnelID, TunnelName: r.TunnelName, CreatedAt: mr.Time(&r.CreatedAt),
+	}
+	lateInit := LateInitialize(&cr.Spec.ForProvider, r)
+	diff := Diff(cr.Spec.ForProvider, r)
+	return managed.ExternalObservation{
+		ResourceExists:          true,
+		ResourceUpToDate:        diff == "",
+		ResourceLateInitialized: adopted || lateInit,
+		Diff:                    diff,
+	}, nil
+}
+
+// LateInitialize fills unset optional fields from Cloudflare.
+func LateInitialize(p *v1alpha1.HostnameRouteParameters, r *cloudflare.HostnameRoute) bool {
+	if p.Comment == nil {
+		p.Comment = ptr.To(r.Comment)
+		return true
+	}
+	return false
+}
+
+// Diff compares the desired route with Cloudflare's, hostnames in their
+// stored form; "" means up to date.
+func Diff(p v1alpha1.HostnameRouteParameters, r *cloudflare.HostnameRoute) string {
+	var d []string
+	if h := cloudflare.NormalizeHostname(p.Hostname); h != cloudflare.NormalizeHostname(r.Hostname) {
+		d = append(d, fmt.Sprintf("hostname: %q in Cloudflare, %q desired", r.Hostname, h))
+	}
+	if id := ptr.Deref(p.TunnelID, ""); id != r.TunnelID {
+		d = append(d, fmt.Sprintf("tunnelId: %q in Cloudflare, %q desired", r.TunnelID, id))
+	}
+	if p.Comment != nil && *p.Comment != r.Comment {
+		d = append(d, fmt.Sprintf("comment: %q in Cloudflare, %q desired", r.Comment, *p.Comment))
+	}
+	return strings.Join(d, "; ")
+}
+
+func input(p v1alpha1.HostnameRouteParameters) cloudflare.HostnameRouteInput {
+	return cloudflare.HostnameRouteInput{Hostname: p.Hostname, TunnelID: ptr.Deref(p.TunnelID, ""), Comment: ptr.Deref(p.Comment, "")}
+}
+
+func (e *external) Create(ctx context.Context, cr *v1alpha1.HostnameRoute) (managed.ExternalCreation, error) {
+	want, err := tunnelID(cr)
+	if err != nil {
+		return managed.ExternalCreation{}, err
+	}
+	r, err := e.routes.CreateHostnameRoute(ctx, input(cr.Spec.ForProvider))
+	if cloudflare.IsAlreadyExists(err) {
+		// Ours from a create whose result was lost, or a conflict.
+		if r, err = e.find(ctx, cr.Spec.ForProvider.Hostname, want); err == nil && r == nil {
+			err = errors.New("Cloudflare reports the hostname as routed but lists no live route for it")
+		}
+	}
+	if err != nil {
+		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create hostname route")
+	}
+	meta.SetExternalName(cr, r.ID)
+	return managed.ExternalCreation{}, nil
+}
+
+func (e *external) Update(ctx context.Context, cr *v1alpha1.HostnameRoute) (managed.ExternalUpdate, error) {
+	_, err := e.routes.UpdateHostnameRoute(ctx, meta.GetExternalName(cr), input(cr.Spec.ForProvider))
+	return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update hostname route")
+}
+
+func (e *external) Delete(ctx context.Context, cr *v1alpha1.HostnameRoute) (managed.ExternalDelete, error) {
+	err := e.routes.DeleteHostnameRoute(ctx, meta.GetExternalName(cr))
+	if cloudflare.IsNotFound(err) {
+		return managed.ExternalDelete{}, nil
+	}
+	return managed.ExternalDelete{}, errors.Wrap(err, "cannot delete hostname route")
+}

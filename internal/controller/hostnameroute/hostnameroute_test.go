@@ -1,0 +1,263 @@
+package hostnameroute_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+)
+
+var p *providertest.Provider
+
+func TestMain(m *testing.M) { os.Exit(providertest.Run(m, &p)) }
+
+func eventually(t *testing.T, what string, fn func() error) {
+	t.Helper()
+	testenv.Eventually(t, 60*time.Second, what, fn)
+}
+
+// readyTunnel creates a Tunnel MR and waits for it.
+func readyTunnel(t *testing.T, ns, name string) *v1alpha1.Tunnel {
+	t.Helper()
+	tun := &v1alpha1.Tunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       v1alpha1.TunnelSpec{ForProvider: v1alpha1.TunnelParameters{Name: name + "-" + ns}},
+	}
+	p.Create(t, tun)
+	p.WaitReady(t, tun)
+	return tun
+}
+
+func routeTo(ns, name, hostname string, tunnelRef string) *v1alpha1.HostnameRoute {
+	return &v1alpha1.HostnameRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.HostnameRouteSpec{ForProvider: v1alpha1.HostnameRouteParameters{
+			Hostname:    hostname,
+			TunnelIDRef: &xpv2.NamespacedReference{Name: tunnelRef},
+		}},
+	}
+}
+
+func cfRoute(t *testing.T, id string) *cloudflare.HostnameRoute {
+	t.Helper()
+	r, err := p.Cloudflare.GetHostnameRoute(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func liveRoutes(t *testing.T, hostname string) []cloudflare.HostnameRoute {
+	t.Helper()
+	rs, err := p.Cloudflare.ListHostnameRoutes(context.Background(), cloudflare.HostnameRouteFilter{Hostname: hostname})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+func TestHostnameRouteLifecycle(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	tun := readyTunnel(t, ns, "edge")
+	tunnelID := meta.GetExternalName(tun)
+
+	host := "redis." + ns + ".svc.cluster.local"
+	// Written the way users write it; Cloudflare stores it normalised.
+	cr := routeTo(ns, "redis", "Redis."+ns+".SVC.cluster.local.", "edge")
+	p.Create(t, cr)
+	p.WaitReady(t, cr)
+
+	id := meta.GetExternalName(cr)
+	r := cfRoute(t, id)
+	if r.Hostname != host || r.TunnelID != tunnelID {
+		t.Fatalf("Cloudflare route %+v, want %s → %s", r, host, tunnelID)
+	}
+	if ptr.Deref(cr.Spec.ForProvider.TunnelID, "") != tunnelID {
+		t.Errorf("tunnelIdRef resolved to %v, want the Tunnel's external-name %s", cr.Spec.ForProvider.TunnelID, tunnelID)
+	}
+	// Normalised comparison: no endless updates for a differently written hostname.
+	edits := p.Sim.Stats()["hostname_routes.edit"].Requests
+	time.Sleep(5 * time.Second)
+	if n := p.Sim.Stats()["hostname_routes.edit"].Requests - edits; n != 0 {
+		t.Errorf("%d updates of an up-to-date route: hostnames are not compared normalised", n)
+	}
+
+	t.Run("UpdateReachesCloudflare", func(t *testing.T) {
+		eventually(t, "spec update", func() error {
+			if err := p.Get(cr); err != nil {
+				return err
+			}
+			cr.Spec.ForProvider.Comment = ptr.To("team a")
+			return p.Client.Update(ctx, cr)
+		})
+		eventually(t, "comment in Cloudflare", func() error {
+			if c := cfRoute(t, id).Comment; c != "team a" {
+				return fmt.Errorf("comment %q", c)
+			}
+			return nil
+		})
+	})
+
+	t.Run("DriftIsCorrected", func(t *testing.T) {
+		if _, err := p.Cloudflare.UpdateHostnameRoute(ctx, id, cloudflare.HostnameRouteInput{Hostname: host, TunnelID: tunnelID, Comment: "changed behind our back"}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "changed route corrected", func() error {
+			if c := cfRoute(t, id).Comment; c != "team a" {
+				return fmt.Errorf("comment %q", c)
+			}
+			return nil
+		})
+		if err := p.Cloudflare.DeleteHostnameRoute(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "deleted route recreated", func() error {
+			rs := liveRoutes(t, host)
+			if len(rs) != 1 || rs[0].ID == id {
+				return fmt.Errorf("%d live routes for %s", len(rs), host)
+			}
+			if err := p.Get(cr); err != nil {
+				return err
+			}
+			if meta.GetExternalName(cr) != rs[0].ID {
+				return fmt.Errorf("external-name %q, want %q", meta.GetExternalName(cr), rs[0].ID)
+			}
+			id = rs[0].ID
+			return nil
+		})
+	})
+
+	t.Run("TunnelDeletionWaitsForTheRoute", func(t *testing.T) {
+		if err := p.Client.Delete(ctx, tun); err != nil {
+			t.Fatal(err)
+		}
+		p.WaitSynced(t, tun, "tunnel deletion refused while routed", func(c xpv2.Condition) bool {
+			return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "routes still point at it")
+		})
+		p.DeleteAndWait(t, cr)
+		if !cfRoute(t, id).Deleted() {
+			t.Error("the route was not deleted in Cloudflare")
+		}
+		p.DeleteAndWait(t, tun)
+	})
+}
+
+func TestHostnameRouteConflictIsNeverTakenOver(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	mine := readyTunnel(t, ns, "mine")
+	other, err := p.Cloudflare.CreateTunnel(ctx, "someone-else-"+ns, "cloudflare")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := "db." + ns + ".internal"
+	foreign, err := p.Cloudflare.CreateHostnameRoute(ctx, cloudflare.HostnameRouteInput{Hostname: host, TunnelID: other.ID, Comment: "not yours"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := routeTo(ns, "db", host, "mine")
+	p.Create(t, cr)
+	c := p.WaitSynced(t, cr, "conflict reported", func(c xpv2.Condition) bool {
+		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "conflict") && strings.Contains(c.Message, other.ID)
+	})
+	t.Logf("reported: %s", c.Message)
+	time.Sleep(4 * time.Second)
+	got := cfRoute(t, foreign.ID)
+	if got.TunnelID != other.ID || got.Comment != "not yours" || got.Deleted() {
+		t.Errorf("the foreign route was touched: %+v", got)
+	}
+	if meta.GetExternalName(cr) != "" {
+		t.Errorf("the foreign route was adopted: external-name %q", meta.GetExternalName(cr))
+	}
+	p.DeleteAndWait(t, cr)
+	if cfRoute(t, foreign.ID).Deleted() {
+		t.Error("deleting the conflicting resource deleted the foreign route")
+	}
+	p.DeleteAndWait(t, mine)
+}
+
+func TestHostnameRouteImportObserveOnly(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	tun, err := p.Cloudflare.CreateTunnel(ctx, "imp-"+ns, "cloudflare")
+	if err != nil {
+		t.Fatal(err)
+	}
+	existing, err := p.Cloudflare.CreateHostnameRoute(ctx, cloudflare.HostnameRouteInput{Hostname: "imp." + ns + ".internal", TunnelID: tun.ID, Comment: "original"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := &v1alpha1.HostnameRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "imported"},
+		Spec: v1alpha1.HostnameRouteSpec{
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionObserve}},
+			ForProvider:         v1alpha1.HostnameRouteParameters{Hostname: "imp." + ns + ".internal", TunnelID: ptr.To(tun.ID), Comment: ptr.To("desired differs")},
+		},
+	}
+	meta.SetExternalName(cr, existing.ID)
+	before := p.WriteCalls()
+	p.Create(t, cr)
+	p.WaitReady(t, cr)
+	time.Sleep(5 * time.Second)
+	if w := p.WriteCalls() - before; w != 0 {
+		t.Errorf("%d write calls for an observe-only HostnameRoute", w)
+	}
+	if got := cfRoute(t, existing.ID); got.Comment != "original" {
+		t.Errorf("observe-only changed the route: %+v", got)
+	}
+	p.DeleteAndWait(t, cr)
+	if cfRoute(t, existing.ID).Deleted() {
+		t.Error("deleting an observe-only HostnameRoute deleted the route")
+	}
+}
+
+func TestHostnameRouteCrashAfterCreate(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	tun := readyTunnel(t, ns, "crash")
+	host := "crash." + ns + ".internal"
+	if _, err := p.Cloudflare.CreateHostnameRoute(ctx, cloudflare.HostnameRouteInput{Hostname: host, TunnelID: meta.GetExternalName(tun)}); err != nil {
+		t.Fatal(err)
+	}
+	cr := routeTo(ns, "crash", host, "crash")
+	meta.SetExternalCreatePending(cr, time.Now().Add(-time.Second))
+	p.Create(t, cr)
+	p.WaitReady(t, cr)
+	if rs := liveRoutes(t, host); len(rs) != 1 || rs[0].ID != meta.GetExternalName(cr) {
+		t.Fatalf("after the crash: %d live routes, external-name %q", len(rs), meta.GetExternalName(cr))
+	}
+	p.DeleteAndWait(t, cr)
+	p.DeleteAndWait(t, tun)
+}
+
+func TestHostnameRouteRefusesOtherNamespaces(t *testing.T) {
+	ns := p.Namespace(t)
+	other := p.Namespace(t)
+	readyTunnel(t, other, "theirs")
+	cr := routeTo(ns, "sneaky", "sneaky."+ns+".internal", "theirs")
+	cr.Spec.ForProvider.TunnelIDRef.Namespace = other
+	p.Create(t, cr)
+	p.WaitSynced(t, cr, "cross-namespace reference refused", func(c xpv2.Condition) bool {
+		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "other namespaces are not allowed")
+	})
+	if rs := liveRoutes(t, "sneaky."+ns+".internal"); len(rs) != 0 {
+		t.Errorf("a route was created through a cross-namespace reference: %+v", rs)
+	}
+	p.DeleteAndWait(t, cr)
+}
