@@ -269,3 +269,33 @@ func TestTunnelCrashAfterCreate(t *testing.T) {
 	}
 	p.DeleteAndWait(t, cr)
 }
+
+// TestTunnelSteadyStateCostsOneCallPerPoll: once converged, each poll costs
+// one Cloudflare call (a get by ID): no lists, no token or connection calls.
+func TestTunnelSteadyStateCostsOneCallPerPoll(t *testing.T) {
+	ns := p.Namespace(t)
+	cr := newTunnel(ns, "quiet", "quiet-"+ns)
+	p.Create(t, cr)
+	p.WaitReady(t, cr)
+	time.Sleep(3 * time.Second) // let the connection secret settle
+	before := p.Sim.Stats()
+	const window = 7 * time.Second // three to four polls at the tests' 2s interval
+	time.Sleep(window)
+	after := p.Sim.Stats()
+	calls := map[string]int{}
+	for op, st := range after {
+		if d := st.Requests - before[op].Requests; d > 0 {
+			calls[op] = d
+		}
+	}
+	t.Logf("calls in %s of steady state: %v", window, calls)
+	for op, n := range calls {
+		if op != "tunnels.get" {
+			t.Errorf("steady state called %s %d times; only gets by ID are expected", op, n)
+		}
+	}
+	if n := calls["tunnels.get"]; n < 2 || n > 5 {
+		t.Errorf("%d gets in %s; want one per 2s poll", n, window)
+	}
+	p.DeleteAndWait(t, cr)
+}
