@@ -6,7 +6,9 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/cloudflaretunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/config"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/dnsrecord"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/hostnameroute"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/vpcservice"
@@ -17,6 +19,8 @@ import (
 func SetupGated(mgr ctrl.Manager, o controller.Options) error {
 	for _, setup := range []func(ctrl.Manager, controller.Options) error{
 		config.SetupGated,
+		cloudflaretunnel.SetupGated,
+		dnsrecord.SetupGated,
 		hostnameroute.SetupGated,
 		tunnel.SetupGated,
 		vpcservice.SetupGated,

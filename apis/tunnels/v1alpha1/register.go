@@ -43,8 +43,31 @@ var (
 	ProviderConfigUsageListGroupVersionKind = SchemeGroupVersion.WithKind(ProviderConfigUsageListKind)
 )
 
+// CloudflareTunnel type metadata.
+var (
+	CloudflareTunnelKind             = reflect.TypeOf(CloudflareTunnel{}).Name()
+	CloudflareTunnelGroupKind        = schema.GroupKind{Group: Group, Kind: CloudflareTunnelKind}.String()
+	CloudflareTunnelGroupVersionKind = SchemeGroupVersion.WithKind(CloudflareTunnelKind)
+)
+
 func init() {
+	SchemeBuilder.Register(&CloudflareTunnel{}, &CloudflareTunnelList{})
 	SchemeBuilder.Register(&ProviderConfig{}, &ProviderConfigList{})
 	SchemeBuilder.Register(&ClusterProviderConfig{}, &ClusterProviderConfigList{})
 	SchemeBuilder.Register(&ProviderConfigUsage{}, &ProviderConfigUsageList{})
 }
+
+// Ingress annotations the translator reads.
+const (
+	// AnnotationTunnel names the CloudflareTunnel (in the Ingress's
+	// namespace) an Ingress is exposed through.
+	AnnotationTunnel = "tunnels.cloudflare.com/tunnel"
+	// AnnotationVPCService names the Workers VPC service to create.
+	AnnotationVPCService = "tunnels.cloudflare.com/vpc-service"
+	// AnnotationVPCPort overrides the VPC service's port.
+	AnnotationVPCPort = "tunnels.cloudflare.com/vpc-port"
+	// AnnotationPublic "true" exposes the hostnames publicly (DNS + tunnel ingress rules).
+	AnnotationPublic = "tunnels.cloudflare.com/public"
+	// AnnotationHostname overrides the hostname(s) routed.
+	AnnotationHostname = "tunnels.cloudflare.com/hostname"
+)

@@ -1,0 +1,125 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+)
+
+// DefaultCloudflaredImage is the pinned cloudflared a CloudflareTunnel runs
+// unless spec.image says otherwise (private hostname routes need >= 2025.7.0).
+const DefaultCloudflaredImage = "cloudflare/cloudflared:2025.8.1"
+
+// CloudflareTunnelSpec is a running tunnel: the Cloudflare tunnel and the
+// cloudflared Deployment that serves it.
+// +kubebuilder:validation:XValidation:rule="has(self.tunnelName) == has(oldSelf.tunnelName) && (!has(self.tunnelName) || self.tunnelName == oldSelf.tunnelName)",message="tunnelName is immutable: create a new CloudflareTunnel to use another Cloudflare tunnel"
+// +kubebuilder:validation:XValidation:rule="!(has(self.providerConfigRef) && has(self.credentialsSecretRef))",message="set providerConfigRef or credentialsSecretRef, not both"
+type CloudflareTunnelSpec struct {
+	// TunnelName is the tunnel's name in Cloudflare. Defaults to
+	// metadata.name. Immutable.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	TunnelName *string `json:"tunnelName,omitempty"`
+
+	// Replicas of cloudflared. Each replica opens four connections to
+	// Cloudflare's edge; two or more keep the tunnel up through node
+	// maintenance (a PodDisruptionBudget is created for them).
+	// +optional
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=32
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Image of cloudflared. Defaults to a pinned official release.
+	// +optional
+	Image *string `json:"image,omitempty"`
+
+	// NodeSelector for the cloudflared pods.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations for the cloudflared pods.
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// Affinity for the cloudflared pods. Without it, pods are spread across
+	// nodes (preferred anti-affinity on the node hostname).
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// Resources of the cloudflared container.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// DeleteTunnelOnRemove deletes the Cloudflare tunnel when this object is
+	// deleted; false leaves (orphans) it in Cloudflare.
+	// +optional
+	// +kubebuilder:default=true
+	DeleteTunnelOnRemove *bool `json:"deleteTunnelOnRemove,omitempty"`
+
+	// ProviderConfigRef names the config whose credentials the tunnel and
+	// every resource created for it (Ingress-derived ones included) use.
+	// Defaults to the ClusterProviderConfig "default".
+	// +optional
+	ProviderConfigRef *xpv2.ProviderConfigReference `json:"providerConfigRef,omitempty"`
+
+	// CredentialsSecretRef names a Secret in this namespace with
+	// CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID; a ProviderConfig for it
+	// is managed for this tunnel.
+	// +optional
+	CredentialsSecretRef *xpv2.LocalSecretReference `json:"credentialsSecretRef,omitempty"`
+}
+
+// CloudflareTunnelStatus is the observed state of a CloudflareTunnel.
+type CloudflareTunnelStatus struct {
+	xpv2.ConditionedStatus `json:",inline"`
+
+	// TunnelID of the Cloudflare tunnel.
+	TunnelID string `json:"tunnelID,omitempty"`
+
+	// Connections to Cloudflare's edge, as Cloudflare reports them.
+	Connections int `json:"connections,omitempty"`
+
+	// ObservedGeneration is the generation last reconciled.
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// A CloudflareTunnel is a running, hardened Cloudflare Tunnel: a Tunnel
+// managed resource, its token Secret and a cloudflared Deployment.
+// +kubebuilder:printcolumn:name="TUNNEL-ID",type="string",JSONPath=".status.tunnelID"
+// +kubebuilder:printcolumn:name="CONNECTIONS",type="integer",JSONPath=".status.connections"
+// +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="REASON",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].reason",priority=1
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,categories={cloudflare},shortName=cft
+type CloudflareTunnel struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   CloudflareTunnelSpec   `json:"spec,omitempty"`
+	Status CloudflareTunnelStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// CloudflareTunnelList contains a list of CloudflareTunnel.
+type CloudflareTunnelList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []CloudflareTunnel `json:"items"`
+}
+
+// GetCondition of this CloudflareTunnel.
+func (c *CloudflareTunnel) GetCondition(ct xpv2.ConditionType) xpv2.Condition {
+	return c.Status.GetCondition(ct)
+}
+
+// SetConditions of this CloudflareTunnel.
+func (c *CloudflareTunnel) SetConditions(cs ...xpv2.Condition) {
+	c.Status.SetConditions(cs...)
+}

@@ -1,0 +1,445 @@
+// Package cloudflaretunnel reconciles CloudflareTunnels: it writes a Tunnel
+// managed resource, waits for the run token it publishes, and runs a
+// hardened cloudflared Deployment from it. It never calls Cloudflare itself.
+package cloudflaretunnel
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+)
+
+// Condition types and reasons of a CloudflareTunnel.
+const (
+	TypeTokenStored     xpv2.ConditionType = "TokenStored"
+	TypeDeploymentReady xpv2.ConditionType = "DeploymentReady"
+
+	ReasonTokenStored      xpv2.ConditionReason = "TokenStored"
+	ReasonWaitingForTunnel xpv2.ConditionReason = "WaitingForTunnel"
+	ReasonWaitingForToken  xpv2.ConditionReason = "WaitingForToken"
+	ReasonReplicasReady    xpv2.ConditionReason = "ReplicasReady"
+	ReasonReplicasNotReady xpv2.ConditionReason = "ReplicasNotReady"
+	ReasonScaledToZero     xpv2.ConditionReason = "ScaledToZero"
+	ReasonConnected        xpv2.ConditionReason = "Connected"
+	ReasonNotConnected     xpv2.ConditionReason = "NotConnected"
+	ReasonTunnelNotReady   xpv2.ConditionReason = "TunnelNotReady"
+	ReasonTunnelInUse      xpv2.ConditionReason = "TunnelInUse"
+	ReasonDeleting         xpv2.ConditionReason = "Deleting"
+	ReasonReconcileError   xpv2.ConditionReason = "ReconcileError"
+	finalizer                                   = "tunnels.cloudflare.com/cloudflaretunnel"
+)
+
+// Setup adds the CloudflareTunnel controller.
+func Setup(mgr ctrl.Manager, o controller.Options) error {
+	name := "cloudflaretunnel"
+	r := &Reconciler{
+		kube:   mgr.GetClient(),
+		log:    o.Logger.WithValues("controller", name),
+		record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)),
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		WithOptions(o.ForControllerRuntime()).
+		For(&v1alpha1.CloudflareTunnel{}).
+		Owns(&ztv1alpha1.Tunnel{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
+		Owns(&v1alpha1.ProviderConfig{}).
+		// The token Secret is owned by the Tunnel MR, not by us.
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(tokenSecretOwner)).
+		// A deletion waiting on Ingresses resumes when they go.
+		Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(ingressTunnel)).
+		Complete(r)
+}
+
+// SetupGated adds the controller once its CRD and the Tunnel CRD exist.
+func SetupGated(mgr ctrl.Manager, o controller.Options) error {
+	o.Gate.Register(func() {
+		if err := Setup(mgr, o); err != nil {
+			o.Logger.Info("Cannot set up CloudflareTunnel controller", "error", err)
+		}
+	}, v1alpha1.CloudflareTunnelGroupVersionKind, ztv1alpha1.TunnelGroupVersionKind)
+	return nil
+}
+
+func tokenSecretOwner(_ context.Context, o client.Object) []reconcile.Request {
+	name, ok := strings.CutSuffix(o.GetName(), "-token")
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+func ingressTunnel(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetAnnotations()[v1alpha1.AnnotationTunnel]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+// Reconciler reconciles CloudflareTunnels.
+type Reconciler struct {
+	kube   client.Client
+	log    logging.Logger
+	record event.Recorder
+}
+
+// Reconcile drives a CloudflareTunnel towards a running tunnel.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	cr := &v1alpha1.CloudflareTunnel{}
+	if err := r.kube.Get(ctx, req.NamespacedName, cr); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if meta.WasDeleted(cr) {
+		return r.delete(ctx, cr)
+	}
+	if !controllerutil.ContainsFinalizer(cr, finalizer) {
+		controllerutil.AddFinalizer(cr, finalizer)
+		if err := r.kube.Update(ctx, cr); err != nil {
+			return reconcile.Result{}, errors.Wrap(err, "cannot add finalizer")
+		}
+	}
+
+	res, err := r.apply(ctx, cr)
+	if err != nil {
+		r.record.Event(cr, event.Warning("ReconcileError", err))
+		cr.SetConditions(xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: ReasonReconcileError, Message: err.Error(), LastTransitionTime: metav1.Now()})
+	}
+	cr.Status.ObservedGeneration = cr.Generation
+	if uerr := r.kube.Status().Update(ctx, cr); uerr != nil {
+		return errors.SilentlyRequeueOnConflict(reconcile.Result{}, errors.Wrap(uerr, "cannot update status"))
+	}
+	return res, err
+}
+
+// apply converges the owned objects and computes the conditions.
+func (r *Reconciler) apply(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (reconcile.Result, error) {
+	pcRef, err := r.applyProviderConfig(ctx, cr)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	tun, err := r.applyTunnel(ctx, cr, pcRef)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	cr.Status.TunnelID = meta.GetExternalName(tun)
+	cr.Status.Connections = tun.Status.AtProvider.Connections
+	tunnelReady := tun.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
+
+	token, err := r.token(ctx, cr)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if len(token) == 0 {
+		reason, msg := ReasonWaitingForToken, "waiting for the Tunnel to publish its run token to Secret "+TokenSecretName(cr)
+		if !tunnelReady {
+			reason, msg = ReasonWaitingForTunnel, "waiting for Tunnel "+tun.Name+" to be created in Cloudflare: "+conditionMessage(tun)
+		}
+		cr.SetConditions(
+			cond(TypeTokenStored, false, reason, msg),
+			cond(TypeDeploymentReady, false, reason, "the cloudflared Deployment starts once the token is stored"),
+			cond(xpv2.TypeReady, false, reason, msg),
+		)
+		return reconcile.Result{RequeueAfter: 10 * time.Second}, nil
+	}
+	cr.SetConditions(cond(TypeTokenStored, true, ReasonTokenStored, "the run token is in Secret "+TokenSecretName(cr)))
+
+	dep, err := r.applyDeployment(ctx, cr, TokenChecksum(token))
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.applyPDB(ctx, cr); err != nil {
+		return reconcile.Result{}, err
+	}
+
+	depCond := DeploymentCondition(dep, Replicas(cr))
+	cr.SetConditions(depCond)
+	cr.SetConditions(ReadyCondition(tunnelReady, conditionMessage(tun), depCond, Replicas(cr), cr.Status.Connections))
+	return reconcile.Result{}, nil
+}
+
+func cond(t xpv2.ConditionType, ok bool, reason xpv2.ConditionReason, msg string) xpv2.Condition {
+	s := corev1.ConditionFalse
+	if ok {
+		s = corev1.ConditionTrue
+	}
+	return xpv2.Condition{Type: t, Status: s, Reason: reason, Message: msg, LastTransitionTime: metav1.Now()}
+}
+
+func conditionMessage(tun *ztv1alpha1.Tunnel) string {
+	s := tun.GetCondition(xpv2.TypeSynced)
+	if s.Status == corev1.ConditionFalse && s.Message != "" {
+		return s.Message
+	}
+	r := tun.GetCondition(xpv2.TypeReady)
+	return strings.TrimSpace(string(r.Reason) + " " + r.Message)
+}
+
+// DeploymentCondition says whether every desired cloudflared replica is
+// ready and up to date.
+func DeploymentCondition(dep *appsv1.Deployment, replicas int32) xpv2.Condition {
+	if replicas == 0 {
+		return cond(TypeDeploymentReady, true, ReasonScaledToZero, "cloudflared is scaled to zero")
+	}
+	current := dep.Status.ObservedGeneration >= dep.Generation
+	if current && dep.Status.ReadyReplicas >= replicas && dep.Status.UpdatedReplicas >= replicas {
+		return cond(TypeDeploymentReady, true, ReasonReplicasReady, fmt.Sprintf("%d/%d cloudflared replicas ready", dep.Status.ReadyReplicas, replicas))
+	}
+	return cond(TypeDeploymentReady, false, ReasonReplicasNotReady, fmt.Sprintf("%d/%d cloudflared replicas ready", dep.Status.ReadyReplicas, replicas))
+}
+
+// ReadyCondition combines the tunnel, the Deployment and Cloudflare's view
+// of the connections into one answer, saying why not.
+func ReadyCondition(tunnelReady bool, tunnelMsg string, dep xpv2.Condition, replicas int32, connections int) xpv2.Condition {
+	switch {
+	case !tunnelReady:
+		return cond(xpv2.TypeReady, false, ReasonTunnelNotReady, "the Tunnel is not ready: "+tunnelMsg)
+	case dep.Status != corev1.ConditionTrue:
+		return cond(xpv2.TypeReady, false, dep.Reason, dep.Message)
+	case replicas == 0:
+		return cond(xpv2.TypeReady, true, ReasonScaledToZero, "cloudflared is scaled to zero; the tunnel serves no traffic")
+	case connections == 0:
+		return cond(xpv2.TypeReady, false, ReasonNotConnected, "cloudflared is running but Cloudflare reports no connections yet")
+	default:
+		return cond(xpv2.TypeReady, true, ReasonConnected, fmt.Sprintf("%d connections to Cloudflare's edge", connections))
+	}
+}
+
+// providerConfigRef is what the Tunnel and every resource made for this
+// tunnel use.
+func (r *Reconciler) applyProviderConfig(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (*xpv2.ProviderConfigReference, error) {
+	if cr.Spec.CredentialsSecretRef == nil {
+		if cr.Spec.ProviderConfigRef != nil {
+			return cr.Spec.ProviderConfigRef.DeepCopy(), nil
+		}
+		return &xpv2.ProviderConfigReference{Kind: v1alpha1.ClusterProviderConfigKind, Name: "default"}, nil
+	}
+	pc := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: ProviderConfigName(cr)}}
+	op, err := controllerutil.CreateOrUpdate(ctx, r.kube, pc, func() error {
+		pc.Spec = v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{
+			Source:    v1alpha1.CredentialsSourceSecret,
+			SecretRef: &v1alpha1.SecretKeySelector{Name: cr.Spec.CredentialsSecretRef.Name, Key: v1alpha1.DefaultTokenKey},
+		}}
+		return controllerutil.SetControllerReference(cr, pc, r.kube.Scheme())
+	})
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot apply ProviderConfig for credentialsSecretRef")
+	}
+	r.recordOp(cr, op, "ProviderConfig", pc.Name)
+	return &xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: pc.Name}, nil
+}
+
+// tunnelPolicies orphan the Cloudflare tunnel when deleteTunnelOnRemove is false.
+func tunnelPolicies(cr *v1alpha1.CloudflareTunnel) xpv2.ManagementPolicies {
+	if ptr.Deref(cr.Spec.DeleteTunnelOnRemove, true) {
+		return xpv2.ManagementPolicies{xpv2.ManagementActionAll}
+	}
+	return xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionCreate, xpv2.ManagementActionUpdate, xpv2.ManagementActionLateInitialize}
+}
+
+// applyTunnel writes the fields of the Tunnel MR this controller owns and
+// leaves the rest (the remote config, written by the Ingress translator).
+func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTunnel, pcRef *xpv2.ProviderConfigReference) (*ztv1alpha1.Tunnel, error) {
+	tun := &ztv1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: cr.Name}}
+	op, err := controllerutil.CreateOrUpdate(ctx, r.kube, tun, func() error {
+		if owner := metav1.GetControllerOf(tun); owner != nil && owner.UID != cr.UID {
+			return errors.Errorf("Tunnel %s/%s already exists and is controlled by %s %s", tun.Namespace, tun.Name, owner.Kind, owner.Name)
+		}
+		tun.Spec.ForProvider.Name = TunnelName(cr)
+		tun.Spec.ForProvider.ConfigSrc = ptr.To("cloudflare")
+		tun.Spec.ProviderConfigReference = pcRef
+		tun.Spec.ManagementPolicies = tunnelPolicies(cr)
+		tun.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: TokenSecretName(cr)}
+		return controllerutil.SetControllerReference(cr, tun, r.kube.Scheme())
+	})
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot apply Tunnel")
+	}
+	r.recordOp(cr, op, "Tunnel", tun.Name)
+	return tun, nil
+}
+
+func (r *Reconciler) token(ctx context.Context, cr *v1alpha1.CloudflareTunnel) ([]byte, error) {
+	s := &corev1.Secret{}
+	err := r.kube.Get(ctx, types.NamespacedName{Namespace: cr.Namespace, Name: TokenSecretName(cr)}, s)
+	if kerrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot get token Secret")
+	}
+	return s.Data[TokenKey], nil
+}
+
+func (r *Reconciler) applyDeployment(ctx context.Context, cr *v1alpha1.CloudflareTunnel, checksum string) (*appsv1.Deployment, error) {
+	want := DesiredDeployment(cr, checksum)
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: want.Namespace, Name: want.Name}}
+	op, err := controllerutil.CreateOrUpdate(ctx, r.kube, dep, func() error {
+		if owner := metav1.GetControllerOf(dep); owner != nil && owner.UID != cr.UID {
+			return errors.Errorf("Deployment %s already exists and is controlled by %s %s", dep.Name, owner.Kind, owner.Name)
+		}
+		dep.Labels = want.Labels
+		if dep.CreationTimestamp.IsZero() {
+			dep.Spec.Selector = want.Spec.Selector // immutable once created
+		}
+		dep.Spec.Replicas = want.Spec.Replicas
+		dep.Spec.Strategy = want.Spec.Strategy
+		dep.Spec.Template = want.Spec.Template
+		return controllerutil.SetControllerReference(cr, dep, r.kube.Scheme())
+	})
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot apply cloudflared Deployment")
+	}
+	r.recordOp(cr, op, "Deployment", dep.Name)
+	return dep, nil
+}
+
+func (r *Reconciler) applyPDB(ctx context.Context, cr *v1alpha1.CloudflareTunnel) error {
+	want := DesiredPDB(cr)
+	if want == nil {
+		pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: DeploymentName(cr)}}
+		return errors.Wrap(client.IgnoreNotFound(r.kube.Delete(ctx, pdb)), "cannot delete PodDisruptionBudget")
+	}
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: want.Namespace, Name: want.Name}}
+	op, err := controllerutil.CreateOrUpdate(ctx, r.kube, pdb, func() error {
+		pdb.Labels = want.Labels
+		pdb.Spec = want.Spec
+		return controllerutil.SetControllerReference(cr, pdb, r.kube.Scheme())
+	})
+	r.recordOp(cr, op, "PodDisruptionBudget", pdb.Name)
+	return errors.Wrap(err, "cannot apply PodDisruptionBudget")
+}
+
+func (r *Reconciler) recordOp(cr *v1alpha1.CloudflareTunnel, op controllerutil.OperationResult, kind, name string) {
+	switch op {
+	case controllerutil.OperationResultCreated:
+		r.record.Event(cr, event.Normal(event.Reason("Created"+kind), fmt.Sprintf("Created %s %s", kind, name)))
+	case controllerutil.OperationResultUpdated:
+		r.record.Event(cr, event.Normal(event.Reason("Updated"+kind), fmt.Sprintf("Updated %s %s", kind, name)))
+	}
+}
+
+// referencingIngresses are the Ingresses in cr's namespace exposed through it.
+func (r *Reconciler) referencingIngresses(ctx context.Context, cr *v1alpha1.CloudflareTunnel) ([]string, error) {
+	l := &networkingv1.IngressList{}
+	if err := r.kube.List(ctx, l, client.InNamespace(cr.Namespace)); err != nil {
+		return nil, errors.Wrap(err, "cannot list Ingresses")
+	}
+	var names []string
+	for _, i := range l.Items {
+		if i.Annotations[v1alpha1.AnnotationTunnel] == cr.Name && i.DeletionTimestamp.IsZero() {
+			names = append(names, i.Name)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// delete tears down in the order that lets Cloudflare agree: no Ingress may
+// still use the tunnel; cloudflared goes first (Cloudflare refuses to delete
+// a tunnel with live connectors), then the Tunnel MR, then the Secret and
+// ProviderConfig.
+func (r *Reconciler) delete(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (reconcile.Result, error) {
+	if !controllerutil.ContainsFinalizer(cr, finalizer) {
+		return reconcile.Result{}, nil
+	}
+	users, err := r.referencingIngresses(ctx, cr)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if len(users) > 0 {
+		msg := fmt.Sprintf("deletion waits: Ingresses %s still use this tunnel; remove their %s annotation or delete them", strings.Join(users, ", "), v1alpha1.AnnotationTunnel)
+		if c := cr.GetCondition(xpv2.TypeReady); c.Reason != ReasonTunnelInUse || c.Message != msg {
+			r.record.Event(cr, event.Warning(event.Reason(ReasonTunnelInUse), errors.New(msg)))
+		}
+		cr.SetConditions(cond(xpv2.TypeReady, false, ReasonTunnelInUse, msg))
+		return errors.SilentlyRequeueOnConflict(reconcile.Result{RequeueAfter: 30 * time.Second}, r.kube.Status().Update(ctx, cr))
+	}
+
+	// The Secret and ProviderConfig need not be waited for: nothing depends
+	// on them being gone (the ProviderConfig itself waits for its last user).
+	steps := []struct {
+		what string
+		obj  client.Object
+		wait bool
+	}{
+		{"cloudflared Deployment", &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: DeploymentName(cr)}}, true},
+		{"PodDisruptionBudget", &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: DeploymentName(cr)}}, true},
+		{"Tunnel", &ztv1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: cr.Name}}, true},
+		{"token Secret", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: TokenSecretName(cr)}}, false},
+		{"ProviderConfig", &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: ProviderConfigName(cr)}}, false},
+	}
+	for _, s := range steps {
+		gone, err := r.deleteOwned(ctx, cr, s.obj)
+		if err != nil {
+			return reconcile.Result{}, errors.Wrapf(err, "cannot delete %s", s.what)
+		}
+		if !gone && s.wait {
+			msg := fmt.Sprintf("deleting: waiting for the %s %s to be gone", s.what, s.obj.GetName())
+			if tun, ok := s.obj.(*ztv1alpha1.Tunnel); ok {
+				msg += ": " + conditionMessage(tun)
+			}
+			cr.SetConditions(cond(xpv2.TypeReady, false, ReasonDeleting, msg))
+			return errors.SilentlyRequeueOnConflict(reconcile.Result{RequeueAfter: 5 * time.Second}, r.kube.Status().Update(ctx, cr))
+		}
+	}
+	controllerutil.RemoveFinalizer(cr, finalizer)
+	return reconcile.Result{}, errors.Wrap(r.kube.Update(ctx, cr), "cannot remove finalizer")
+}
+
+// deleteOwned deletes obj if this CloudflareTunnel controls it (nothing else
+// is ever deleted) and reports whether it is gone.
+func (r *Reconciler) deleteOwned(ctx context.Context, cr *v1alpha1.CloudflareTunnel, obj client.Object) (bool, error) {
+	if err := r.kube.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return kerrors.IsNotFound(err), client.IgnoreNotFound(err)
+	}
+	owned := slices.ContainsFunc(obj.GetOwnerReferences(), func(o metav1.OwnerReference) bool {
+		// The token Secret is owned by our Tunnel rather than by us.
+		return o.UID == cr.UID || (o.Kind == ztv1alpha1.TunnelKind && o.Name == cr.Name)
+	})
+	if !owned {
+		return true, nil
+	}
+	if tun, ok := obj.(*ztv1alpha1.Tunnel); ok && !ptr.Deref(cr.Spec.DeleteTunnelOnRemove, true) && slices.Contains(tun.Spec.ManagementPolicies, xpv2.ManagementActionAll) {
+		// Make sure the orphaning policy is in place before deleting.
+		tun.Spec.ManagementPolicies = tunnelPolicies(cr)
+		if err := r.kube.Update(ctx, tun); err != nil {
+			return false, err
+		}
+	}
+	if obj.GetDeletionTimestamp().IsZero() {
+		if err := r.kube.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return false, err
+		}
+	}
+	return false, nil
+}

@@ -1,0 +1,359 @@
+package cloudflaretunnel_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/cloudflaretunnel"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+)
+
+var p *providertest.Provider
+
+func TestMain(m *testing.M) { os.Exit(providertest.Run(m, &p)) }
+
+func eventually(t *testing.T, what string, fn func() error) {
+	t.Helper()
+	testenv.Eventually(t, 60*time.Second, what, fn)
+}
+
+func waitCondition(t *testing.T, cr *v1alpha1.CloudflareTunnel, ct xpv2.ConditionType, status corev1.ConditionStatus, reason xpv2.ConditionReason) xpv2.Condition {
+	t.Helper()
+	var c xpv2.Condition
+	eventually(t, fmt.Sprintf("%s %s/%s", ct, status, reason), func() error {
+		if err := p.Get(cr); err != nil {
+			return err
+		}
+		c = cr.GetCondition(ct)
+		if c.Status != status || (reason != "" && c.Reason != reason) {
+			return fmt.Errorf("%s is %s/%s: %s", ct, c.Status, c.Reason, c.Message)
+		}
+		return nil
+	})
+	return c
+}
+
+// markDeploymentReady plays the kubelet and deployment controller, which
+// envtest does not run.
+func markDeploymentReady(t *testing.T, dep *appsv1.Deployment) {
+	t.Helper()
+	eventually(t, "deployment status set", func() error {
+		if err := p.Get(dep); err != nil {
+			return err
+		}
+		n := ptr.Deref(dep.Spec.Replicas, 1)
+		dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: n, ReadyReplicas: n, UpdatedReplicas: n, AvailableReplicas: n}
+		return p.Client.Status().Update(context.Background(), dep)
+	})
+}
+
+func cfTunnel(t *testing.T, id string) *cloudflare.Tunnel {
+	t.Helper()
+	tun, err := p.Cloudflare.GetTunnel(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tun
+}
+
+func TestCloudflareTunnelRunsAHardenedTunnel(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	cr := &v1alpha1.CloudflareTunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "redis-cache"},
+		Spec: v1alpha1.CloudflareTunnelSpec{
+			Replicas:     ptr.To[int32](3),
+			NodeSelector: map[string]string{"kubernetes.io/os": "linux"},
+			Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "edge", Effect: corev1.TaintEffectNoSchedule}},
+			Resources: &corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")},
+			},
+		},
+	}
+	p.Create(t, cr)
+	waitCondition(t, cr, cloudflaretunnel.TypeTokenStored, corev1.ConditionTrue, cloudflaretunnel.ReasonTokenStored)
+
+	tun := &ztv1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cr.Name}}
+	p.WaitReady(t, tun)
+	id := meta.GetExternalName(tun)
+	if got := cfTunnel(t, id); got.Name != "redis-cache" {
+		t.Errorf("Cloudflare tunnel name %q, want metadata.name", got.Name)
+	}
+	eventually(t, "status.tunnelID", func() error {
+		if err := p.Get(cr); err != nil {
+			return err
+		}
+		if cr.Status.TunnelID != id {
+			return fmt.Errorf("tunnelID %q", cr.Status.TunnelID)
+		}
+		return nil
+	})
+
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "redis-cache-token"}}
+	if err := p.Get(secret); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := base64.StdEncoding.DecodeString(string(secret.Data["token"]))
+	var tok struct{ A, T string }
+	if err := json.Unmarshal(raw, &tok); err != nil || tok.A != providertest.AccountID || tok.T != id {
+		t.Errorf("token decodes to %+v (%v), want account %s tunnel %s", tok, err, providertest.AccountID, id)
+	}
+
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "redis-cache-cloudflared"}}
+	eventually(t, "cloudflared Deployment", func() error { return p.Get(dep) })
+
+	t.Run("DeploymentIsHardenedAndPassesThroughScheduling", func(t *testing.T) {
+		pod := dep.Spec.Template.Spec
+		if len(pod.Containers) != 1 {
+			t.Fatalf("%d containers", len(pod.Containers))
+		}
+		c := pod.Containers[0]
+		if c.Image != v1alpha1.DefaultCloudflaredImage {
+			t.Errorf("image %q", c.Image)
+		}
+		if want := []string{"tunnel", "--no-autoupdate", "--metrics", "0.0.0.0:2000", "run"}; !slices.Equal(c.Args, want) || len(c.Command) != 0 {
+			t.Errorf("command %v args %v, want args %v", c.Command, c.Args, want)
+		}
+		for _, a := range append(c.Args, c.Command...) {
+			if strings.Contains(a, string(secret.Data["token"])) {
+				t.Error("the token is on the command line")
+			}
+		}
+		if len(c.Env) != 1 || c.Env[0].Name != "TUNNEL_TOKEN" || c.Env[0].Value != "" || c.Env[0].ValueFrom == nil ||
+			c.Env[0].ValueFrom.SecretKeyRef.Name != "redis-cache-token" || c.Env[0].ValueFrom.SecretKeyRef.Key != "token" {
+			t.Errorf("env %+v, want TUNNEL_TOKEN from Secret redis-cache-token key token", c.Env)
+		}
+		for name, pr := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
+			if pr == nil || pr.HTTPGet == nil || pr.HTTPGet.Path != "/ready" || pr.HTTPGet.Port.IntValue() != 2000 {
+				t.Errorf("%s probe %+v, want GET :2000/ready", name, pr)
+			}
+		}
+		sc := c.SecurityContext
+		if sc == nil || !ptr.Deref(sc.RunAsNonRoot, false) || ptr.Deref(sc.AllowPrivilegeEscalation, true) || !ptr.Deref(sc.ReadOnlyRootFilesystem, false) ||
+			sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || sc.SeccompProfile == nil || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+			t.Errorf("container security context %+v is not hardened", sc)
+		}
+		if ptr.Deref(dep.Spec.Replicas, 0) != 3 || pod.NodeSelector["kubernetes.io/os"] != "linux" || len(pod.Tolerations) != 1 || pod.Tolerations[0].Value != "edge" {
+			t.Errorf("replicas %v nodeSelector %v tolerations %v not passed through", dep.Spec.Replicas, pod.NodeSelector, pod.Tolerations)
+		}
+		if c.Resources.Requests.Cpu().String() != "50m" || c.Resources.Limits.Memory().String() != "128Mi" {
+			t.Errorf("resources %+v not passed through", c.Resources)
+		}
+		if pod.Affinity == nil || pod.Affinity.PodAntiAffinity == nil || len(pod.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) != 1 {
+			t.Errorf("pods are not spread across nodes by default: %+v", pod.Affinity)
+		}
+		if dep.Spec.Template.Annotations[cloudflaretunnel.AnnotationTokenHash] != cloudflaretunnel.TokenChecksum(secret.Data["token"]) {
+			t.Error("the pod template has no checksum of the token")
+		}
+		if metav1.GetControllerOf(dep) == nil || metav1.GetControllerOf(dep).UID != cr.UID {
+			t.Error("the Deployment is not controlled by the CloudflareTunnel")
+		}
+		pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "redis-cache-cloudflared"}}
+		if err := p.Get(pdb); err != nil {
+			t.Errorf("no PodDisruptionBudget for 3 replicas: %v", err)
+		}
+	})
+
+	t.Run("PodPassesTheRestrictedPodSecurityStandard", func(t *testing.T) {
+		restricted := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "restricted-", Labels: map[string]string{
+			"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest",
+		}}}
+		if err := p.Client.Create(ctx, restricted); err != nil {
+			t.Fatal(err)
+		}
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: restricted.Name, Name: "cloudflared"}, Spec: *dep.Spec.Template.Spec.DeepCopy()}
+		if err := p.Client.Create(ctx, pod, client.DryRunAll); err != nil {
+			t.Errorf("the restricted Pod Security Standard rejects the cloudflared pod: %v", err)
+		}
+		// The check has teeth: a privileged variant is refused.
+		bad := pod.DeepCopy()
+		bad.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = ptr.To(true)
+		if err := p.Client.Create(ctx, bad, client.DryRunAll); err == nil {
+			t.Error("a pod allowing privilege escalation was admitted: Pod Security admission is not enforcing")
+		}
+	})
+
+	t.Run("ReadyFollowsTheDeploymentAndConnections", func(t *testing.T) {
+		waitCondition(t, cr, cloudflaretunnel.TypeDeploymentReady, corev1.ConditionFalse, cloudflaretunnel.ReasonReplicasNotReady)
+		markDeploymentReady(t, dep)
+		waitCondition(t, cr, cloudflaretunnel.TypeDeploymentReady, corev1.ConditionTrue, cloudflaretunnel.ReasonReplicasReady)
+		waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionFalse, cloudflaretunnel.ReasonNotConnected)
+		p.Sim.SetConnectors(id, 3)
+		waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionTrue, cloudflaretunnel.ReasonConnected)
+		if cr.Status.Connections != 12 || cr.Status.ObservedGeneration != cr.Generation {
+			t.Errorf("status connections %d observedGeneration %d/%d", cr.Status.Connections, cr.Status.ObservedGeneration, cr.Generation)
+		}
+	})
+
+	t.Run("RotatedTokenRollsThePods", func(t *testing.T) {
+		before := dep.Spec.Template.Annotations[cloudflaretunnel.AnnotationTokenHash]
+		if err := p.Get(secret); err != nil {
+			t.Fatal(err)
+		}
+		secret.Data["token"] = []byte(base64.StdEncoding.EncodeToString([]byte(`{"a":"` + providertest.AccountID + `","t":"` + id + `","s":"cm90YXRlZA=="}`)))
+		if err := p.Client.Update(ctx, secret); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "new checksum on the pod template", func() error {
+			if err := p.Get(dep); err != nil {
+				return err
+			}
+			if dep.Spec.Template.Annotations[cloudflaretunnel.AnnotationTokenHash] == before {
+				return fmt.Errorf("checksum unchanged")
+			}
+			return nil
+		})
+	})
+
+	t.Run("SpecEditsUpdateTheDeploymentInPlace", func(t *testing.T) {
+		eventually(t, "edit", func() error {
+			if err := p.Get(cr); err != nil {
+				return err
+			}
+			cr.Spec.Replicas = ptr.To[int32](1)
+			cr.Spec.Image = ptr.To("cloudflare/cloudflared:2025.9.0")
+			return p.Client.Update(ctx, cr)
+		})
+		eventually(t, "deployment updated and PDB removed", func() error {
+			if err := p.Get(dep); err != nil {
+				return err
+			}
+			if ptr.Deref(dep.Spec.Replicas, 0) != 1 || dep.Spec.Template.Spec.Containers[0].Image != "cloudflare/cloudflared:2025.9.0" {
+				return fmt.Errorf("replicas %v image %s", dep.Spec.Replicas, dep.Spec.Template.Spec.Containers[0].Image)
+			}
+			if err := p.Get(&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "redis-cache-cloudflared"}}); !kerrors.IsNotFound(err) {
+				return fmt.Errorf("PDB still there with one replica (%v)", err)
+			}
+			return nil
+		})
+		if err := p.Get(cr); err != nil {
+			t.Fatal(err)
+		}
+		cr.Spec.TunnelName = ptr.To("another-name")
+		err := p.Client.Update(ctx, cr)
+		if !kerrors.IsInvalid(err) || !strings.Contains(err.Error(), "tunnelName is immutable") {
+			t.Errorf("renaming tunnelName: got %v, want an Invalid error saying it is immutable", err)
+		}
+	})
+
+	t.Run("DeletionWaitsForIngressesThenCleansUp", func(t *testing.T) {
+		ing := &networkingv1.Ingress{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "redis", Annotations: map[string]string{v1alpha1.AnnotationTunnel: "redis-cache"}},
+			Spec: networkingv1.IngressSpec{IngressClassName: ptr.To("cloudflare"), DefaultBackend: &networkingv1.IngressBackend{
+				Service: &networkingv1.IngressServiceBackend{Name: "redis", Port: networkingv1.ServiceBackendPort{Number: 6379}},
+			}},
+		}
+		p.Create(t, ing)
+		if err := p.Client.Delete(ctx, cr); err != nil {
+			t.Fatal(err)
+		}
+		c := waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionFalse, cloudflaretunnel.ReasonTunnelInUse)
+		if !strings.Contains(c.Message, "redis") {
+			t.Errorf("the condition does not name the Ingress: %s", c.Message)
+		}
+		eventually(t, "TunnelInUse event", func() error {
+			evs := &corev1.EventList{}
+			if err := p.Client.List(ctx, evs, client.InNamespace(ns)); err != nil {
+				return err
+			}
+			for _, e := range evs.Items {
+				if e.Reason == "TunnelInUse" && e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, "redis") {
+					return nil
+				}
+			}
+			return fmt.Errorf("no TunnelInUse event")
+		})
+		if err := p.Get(dep); err != nil {
+			t.Errorf("the Deployment was removed while an Ingress still used the tunnel: %v", err)
+		}
+		if err := p.Client.Delete(ctx, ing); err != nil {
+			t.Fatal(err)
+		}
+		// cloudflared stops with its Deployment; play its disconnect.
+		eventually(t, "deployment deleted", func() error {
+			if err := p.Get(dep); !kerrors.IsNotFound(err) {
+				return fmt.Errorf("deployment still there (%v)", err)
+			}
+			return nil
+		})
+		p.Sim.SetConnectors(id, 0)
+		p.DeleteAndWait(t, cr)
+		if !cfTunnel(t, id).Deleted() {
+			t.Error("the Cloudflare tunnel was left behind")
+		}
+		if err := p.Get(tun); !kerrors.IsNotFound(err) {
+			t.Errorf("the Tunnel MR is still there: %v", err)
+		}
+	})
+}
+
+func TestCloudflareTunnelOrphansWhenAsked(t *testing.T) {
+	ns := p.Namespace(t)
+	cr := &v1alpha1.CloudflareTunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"},
+		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("keep-" + ns), Replicas: ptr.To[int32](1), DeleteTunnelOnRemove: ptr.To(false)},
+	}
+	p.Create(t, cr)
+	waitCondition(t, cr, cloudflaretunnel.TypeTokenStored, corev1.ConditionTrue, "")
+	id := cr.Status.TunnelID
+	if id == "" {
+		if err := p.Get(cr); err != nil {
+			t.Fatal(err)
+		}
+		id = cr.Status.TunnelID
+	}
+	p.DeleteAndWait(t, cr)
+	if got := cfTunnel(t, id); got.Deleted() {
+		t.Error("deleteTunnelOnRemove: false deleted the Cloudflare tunnel")
+	}
+}
+
+func TestCloudflareTunnelDeletionSurvivesAHandDeletedTunnel(t *testing.T) {
+	ns := p.Namespace(t)
+	cr := &v1alpha1.CloudflareTunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gone"},
+		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("gone-" + ns)},
+	}
+	p.Create(t, cr)
+	waitCondition(t, cr, cloudflaretunnel.TypeTokenStored, corev1.ConditionTrue, "")
+	if err := p.Get(cr); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Cloudflare.DeleteTunnel(context.Background(), cr.Status.TunnelID); err != nil {
+		t.Fatal(err)
+	}
+	p.DeleteAndWait(t, cr)
+	ts, err := p.Cloudflare.ListTunnels(context.Background(), cloudflare.TunnelFilter{Name: "gone-" + ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 0 {
+		t.Errorf("%d live tunnels left behind", len(ts))
+	}
+}

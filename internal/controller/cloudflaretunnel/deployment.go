@@ -1,0 +1,160 @@
+package cloudflaretunnel
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+)
+
+// Names and keys of the objects a CloudflareTunnel owns.
+const (
+	TokenKey            = "token"
+	AnnotationTokenHash = "tunnels.cloudflare.com/token-checksum"
+	metricsPort         = 2000
+)
+
+// TokenSecretName is the Secret the Tunnel MR publishes the run token to.
+func TokenSecretName(cr *v1alpha1.CloudflareTunnel) string { return cr.Name + "-token" }
+
+// DeploymentName is the cloudflared Deployment's name.
+func DeploymentName(cr *v1alpha1.CloudflareTunnel) string { return cr.Name + "-cloudflared" }
+
+// ProviderConfigName is the ProviderConfig managed for credentialsSecretRef.
+func ProviderConfigName(cr *v1alpha1.CloudflareTunnel) string { return cr.Name + "-credentials" }
+
+// TunnelName is the Cloudflare-side name.
+func TunnelName(cr *v1alpha1.CloudflareTunnel) string {
+	return ptr.Deref(cr.Spec.TunnelName, cr.Name)
+}
+
+// Replicas is the desired cloudflared replica count.
+func Replicas(cr *v1alpha1.CloudflareTunnel) int32 { return ptr.Deref(cr.Spec.Replicas, 2) }
+
+// TokenChecksum fingerprints the token for the pod template, so a rotated
+// token rolls the pods without the token itself appearing anywhere.
+func TokenChecksum(token []byte) string {
+	sum := sha256.Sum256(token)
+	return hex.EncodeToString(sum[:])
+}
+
+func selectorLabels(cr *v1alpha1.CloudflareTunnel) map[string]string {
+	return map[string]string{
+		"app.kubernetes.io/name":     "cloudflared",
+		"app.kubernetes.io/instance": cr.Name,
+	}
+}
+
+func labels(cr *v1alpha1.CloudflareTunnel) map[string]string {
+	l := selectorLabels(cr)
+	l["app.kubernetes.io/managed-by"] = "provider-cloudflare-tunnel"
+	l["app.kubernetes.io/component"] = "tunnel-connector"
+	return l
+}
+
+// DesiredDeployment is the hardened cloudflared Deployment for cr: the token
+// comes from the Secret through TUNNEL_TOKEN (never argv), and the pod
+// passes the restricted Pod Security Standard.
+func DesiredDeployment(cr *v1alpha1.CloudflareTunnel, tokenChecksum string) *appsv1.Deployment {
+	probe := func(failures int32) *corev1.Probe {
+		return &corev1.Probe{
+			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(metricsPort)}},
+			PeriodSeconds:    10,
+			FailureThreshold: failures,
+		}
+	}
+	affinity := cr.Spec.Affinity
+	if affinity == nil {
+		// Spread replicas over nodes so one node's loss keeps the tunnel up.
+		affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+				Weight: 100,
+				PodAffinityTerm: corev1.PodAffinityTerm{
+					TopologyKey:   "kubernetes.io/hostname",
+					LabelSelector: &metav1.LabelSelector{MatchLabels: selectorLabels(cr)},
+				},
+			}},
+		}}
+	}
+	var resources corev1.ResourceRequirements
+	if cr.Spec.Resources != nil {
+		resources = *cr.Spec.Resources
+	}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: DeploymentName(cr), Labels: labels(cr)},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(Replicas(cr)),
+			Selector: &metav1.LabelSelector{MatchLabels: selectorLabels(cr)},
+			Strategy: appsv1.DeploymentStrategy{
+				Type: appsv1.RollingUpdateDeploymentStrategyType,
+				// Bring a new connector up before taking an old one down.
+				RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: ptr.To(intstr.FromInt32(0)), MaxSurge: ptr.To(intstr.FromInt32(1))},
+			},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{
+					Labels:      labels(cr),
+					Annotations: map[string]string{AnnotationTokenHash: tokenChecksum},
+				},
+				Spec: corev1.PodSpec{
+					AutomountServiceAccountToken: ptr.To(false),
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot:   ptr.To(true),
+						RunAsUser:      ptr.To[int64](65532),
+						RunAsGroup:     ptr.To[int64](65532),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					NodeSelector:                  cr.Spec.NodeSelector,
+					Tolerations:                   cr.Spec.Tolerations,
+					Affinity:                      affinity,
+					TerminationGracePeriodSeconds: ptr.To[int64](30),
+					Containers: []corev1.Container{{
+						Name:  "cloudflared",
+						Image: ptr.Deref(cr.Spec.Image, v1alpha1.DefaultCloudflaredImage),
+						Args:  []string{"tunnel", "--no-autoupdate", "--metrics", "0.0.0.0:2000", "run"},
+						Env: []corev1.EnvVar{{
+							Name: "TUNNEL_TOKEN",
+							ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+								LocalObjectReference: corev1.LocalObjectReference{Name: TokenSecretName(cr)},
+								Key:                  TokenKey,
+							}},
+						}},
+						Ports:          []corev1.ContainerPort{{Name: "metrics", ContainerPort: metricsPort, Protocol: corev1.ProtocolTCP}},
+						ReadinessProbe: probe(3),
+						LivenessProbe:  probe(6),
+						Resources:      resources,
+						SecurityContext: &corev1.SecurityContext{
+							RunAsNonRoot:             ptr.To(true),
+							AllowPrivilegeEscalation: ptr.To(false),
+							ReadOnlyRootFilesystem:   ptr.To(true),
+							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+							SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+						},
+					}},
+				},
+			},
+		},
+	}
+}
+
+// DesiredPDB keeps at least one connector up through voluntary
+// disruptions; nil when there is a single replica (a PDB would block node
+// drains forever).
+func DesiredPDB(cr *v1alpha1.CloudflareTunnel) *policyv1.PodDisruptionBudget {
+	if Replicas(cr) <= 1 {
+		return nil
+	}
+	return &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: DeploymentName(cr), Labels: labels(cr)},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+			Selector:       &metav1.LabelSelector{MatchLabels: selectorLabels(cr)},
+		},
+	}
+}
