@@ -113,6 +113,9 @@ func ResolveSpec(ctx context.Context, kube client.Reader, spec v1alpha1.Provider
 			return nil, credErr(ReasonSecretKeyMissing, "credentials Secret %s/%s has no non-empty key %q", ns, ref.Name, key)
 		}
 		cfg.Token = token
+		if ep := strings.TrimSpace(string(s.Data[v1alpha1.EndpointKey])); ep != "" && (spec.Endpoint == nil || *spec.Endpoint == "") {
+			cfg.Endpoint = ep
+		}
 		if cfg.AccountID == "" {
 			cfg.AccountID = strings.TrimSpace(string(s.Data[v1alpha1.DefaultAccountIDKey]))
 			if cfg.AccountID == "" {

@@ -20,6 +20,9 @@ const (
 const (
 	DefaultTokenKey     = "CLOUDFLARE_API_TOKEN"
 	DefaultAccountIDKey = "CLOUDFLARE_ACCOUNT_ID"
+	// EndpointKey in a credentials Secret overrides the API endpoint when
+	// spec.endpoint is unset (the variable name cloudflare-go uses).
+	EndpointKey = "CLOUDFLARE_BASE_URL"
 )
 
 // DefaultEndpoint is Cloudflare's public API.
@@ -41,8 +44,9 @@ type ProviderConfigSpec struct {
 	Credentials ProviderCredentials `json:"credentials"`
 
 	// Endpoint overrides the Cloudflare API base URL, for example to go
-	// through a proxy or to use the project's Cloudflare simulator. Defaults to
-	// https://api.cloudflare.com/client/v4/.
+	// through a proxy or to use the project's Cloudflare simulator. When
+	// unset, a CLOUDFLARE_BASE_URL key in the credentials Secret is used;
+	// otherwise https://api.cloudflare.com/client/v4/.
 	// +optional
 	// +kubebuilder:validation:Pattern=`^https?://[^\s]+$`
 	Endpoint *string `json:"endpoint,omitempty"`

@@ -357,3 +357,35 @@ func TestCloudflareTunnelDeletionSurvivesAHandDeletedTunnel(t *testing.T) {
 		t.Errorf("%d live tunnels left behind", len(ts))
 	}
 }
+
+// TestCloudflareTunnelWithItsOwnCredentials: credentialsSecretRef gets a
+// managed ProviderConfig, and the Tunnel uses it.
+func TestCloudflareTunnelWithItsOwnCredentials(t *testing.T) {
+	ns := p.Namespace(t)
+	def := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+	if err := p.Get(def); err != nil {
+		t.Fatal(err)
+	}
+	p.Create(t, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team-a-cloudflare"},
+		StringData: map[string]string{"CLOUDFLARE_API_TOKEN": providertest.Token, "CLOUDFLARE_ACCOUNT_ID": providertest.AccountID, "CLOUDFLARE_BASE_URL": *def.Spec.Endpoint},
+	})
+	cr := &v1alpha1.CloudflareTunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team-a"},
+		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("team-a-" + ns), Replicas: ptr.To[int32](1), CredentialsSecretRef: &xpv2.LocalSecretReference{Name: "team-a-cloudflare"}},
+	}
+	p.Create(t, cr)
+	waitCondition(t, cr, cloudflaretunnel.TypeTokenStored, corev1.ConditionTrue, "")
+	tun := &ztv1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team-a"}}
+	if err := p.Get(tun); err != nil {
+		t.Fatal(err)
+	}
+	if ref := tun.GetProviderConfigReference(); ref == nil || ref.Kind != "ProviderConfig" || ref.Name != "team-a-credentials" {
+		t.Errorf("the Tunnel uses %+v, want the managed ProviderConfig team-a-credentials", ref)
+	}
+	pc := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team-a-credentials"}}
+	if err := p.Get(pc); err != nil || pc.Spec.Credentials.SecretRef.Name != "team-a-cloudflare" {
+		t.Errorf("managed ProviderConfig %+v (%v)", pc.Spec, err)
+	}
+	p.DeleteAndWait(t, cr)
+}

@@ -1,0 +1,155 @@
+// Package vpcservice reconciles VPCService managed resources with Workers
+// VPC directory services.
+package vpcservice
+
+import (
+	"context"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+)
+
+var kind = mr.Kind[*v1alpha1.VPCService]{
+	GVK:     v1alpha1.VPCServiceGroupVersionKind,
+	NewObj:  func() *v1alpha1.VPCService { return &v1alpha1.VPCService{} },
+	NewList: func() client.ObjectList { return &v1alpha1.VPCServiceList{} },
+	External: func(c *cloudflare.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.VPCService] {
+		return &external{services: c}
+	},
+	References: references,
+}
+
+// references lists the namespaces named by the service's tunnel references
+// and selectors, so that mr refuses the ones pointing at other namespaces.
+func references(cr *v1alpha1.VPCService) []*string {
+	var ns []*string
+	if n := cr.Spec.ForProvider.Host.Network; n != nil {
+		ns = append(ns, mr.RefNamespace(n.TunnelIDRef), mr.SelectorNamespace(n.TunnelIDSelector))
+	}
+	if n := cr.Spec.ForProvider.Host.ResolverNetwork; n != nil {
+		ns = append(ns, mr.RefNamespace(n.TunnelIDRef), mr.SelectorNamespace(n.TunnelIDSelector))
+	}
+	return ns
+}
+
+// Setup adds the VPCService controller.
+func Setup(mgr ctrl.Manager, o controller.Options) error { return mr.Setup(mgr, o, kind) }
+
+// SetupGated adds the VPCService controller once its CRD is established.
+func SetupGated(mgr ctrl.Manager, o controller.Options) error { return mr.SetupGated(mgr, o, kind) }
+
+type external struct {
+	services cloudflare.ServicesAPI
+}
+
+func (e *external) Disconnect(context.Context) error { return nil }
+
+// adopt finds the service with the desired name. Names are unique in an
+// account, so the name is the natural key: this is how a create whose result
+// was lost, or a service made elsewhere, is taken over instead of
+// duplicated. The API has no name filter, so this lists every service; it
+// only runs while the external-name is unknown, never in steady state.
+func (e *external) adopt(ctx context.Context, name string) (*cloudflare.Service, error) {
+	all, err := e.services.ListServices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var named []cloudflare.Service
+	for _, s := range all {
+		if s.Name == name {
+			named = append(named, s)
+		}
+	}
+	switch len(named) {
+	case 0:
+		return nil, nil
+	case 1:
+		return &named[0], nil
+	default:
+		return nil, errors.Errorf("%d services are named %q; set the external-name to the ID of the one to manage", len(named), name)
+	}
+}
+
+func (e *external) Observe(ctx context.Context, cr *v1alpha1.VPCService) (managed.ExternalObservation, error) {
+	var (
+		s       *cloudflare.Service
+		err     error
+		adopted bool
+	)
+	if id := meta.GetExternalName(cr); id == "" {
+		if s, err = e.adopt(ctx, cr.Spec.ForProvider.Name); err != nil {
+			return managed.ExternalObservation{}, errors.Wrap(err, "cannot look for an existing service")
+		}
+		if s == nil {
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
+		meta.SetExternalName(cr, s.ServiceID)
+		adopted = true
+	} else {
+		s, err = e.services.GetService(ctx, id)
+		if cloudflare.IsNotFound(err) {
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
+		if err != nil {
+			return managed.ExternalObservation{}, errors.Wrap(err, "cannot get service")
+		}
+	}
+
+	cr.SetConditions(xpv2.Available())
+	cr.Status.AtProvider = observation(s)
+	// Late-initialise before diffing: what the user left unset is taken
+	// from Cloudflare, so it is no difference, and the next whole-object
+	// PUT sends it back instead of clearing it.
+	lateInit := LateInitialize(&cr.Spec.ForProvider, *s)
+	diff := Diff(cr.Spec.ForProvider, *s)
+	return managed.ExternalObservation{
+		ResourceExists:          true,
+		ResourceUpToDate:        diff == "",
+		ResourceLateInitialized: adopted || lateInit,
+		Diff:                    diff,
+	}, nil
+}
+
+func (e *external) Create(ctx context.Context, cr *v1alpha1.VPCService) (managed.ExternalCreation, error) {
+	s, err := e.services.CreateService(ctx, ServiceFrom(cr.Spec.ForProvider))
+	if cloudflare.IsAlreadyExists(err) {
+		// Created by a reconcile whose result was lost, or made elsewhere:
+		// names are unique in the account, so take it over. Observe then
+		// brings it to the spec.
+		if s, err = e.adopt(ctx, cr.Spec.ForProvider.Name); err == nil && s == nil {
+			err = errors.New("Cloudflare reports the name as taken but lists no service of that name")
+		}
+	}
+	if err != nil {
+		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create service")
+	}
+	meta.SetExternalName(cr, s.ServiceID)
+	return managed.ExternalCreation{}, nil
+}
+
+func (e *external) Update(ctx context.Context, cr *v1alpha1.VPCService) (managed.ExternalUpdate, error) {
+	// PUT replaces the whole service; Observe has late-initialised what the
+	// user left unset, so nothing Cloudflare chose is cleared.
+	_, err := e.services.UpdateService(ctx, meta.GetExternalName(cr), ServiceFrom(cr.Spec.ForProvider))
+	return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update service")
+}
+
+func (e *external) Delete(ctx context.Context, cr *v1alpha1.VPCService) (managed.ExternalDelete, error) {
+	err := e.services.DeleteService(ctx, meta.GetExternalName(cr))
+	if cloudflare.IsNotFound(err) {
+		// Already gone (deleted twice, or behind our back): done.
+		return managed.ExternalDelete{}, nil
+	}
+	return managed.ExternalDelete{}, errors.Wrap(err, "cannot delete service")
+}

@@ -1,0 +1,361 @@
+package vpcservice_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+)
+
+var p *providertest.Provider
+
+func TestMain(m *testing.M) { os.Exit(providertest.Run(m, &p)) }
+
+func newTunnel(ns, name, cfName string) *ztv1alpha1.Tunnel {
+	return &ztv1alpha1.Tunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       ztv1alpha1.TunnelSpec{ForProvider: ztv1alpha1.TunnelParameters{Name: cfName}},
+	}
+}
+
+// newService is a tcp service on port 6379 at host.
+func newService(ns, name, cfName string, host v1alpha1.ServiceHost) *v1alpha1.VPCService {
+	return &v1alpha1.VPCService{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.VPCServiceSpec{ForProvider: v1alpha1.VPCServiceParameters{
+			Name:    cfName,
+			Type:    "tcp",
+			TCPPort: ptr.To[int64](6379),
+			Host:    host,
+		}},
+	}
+}
+
+// byHostname is a host resolved through the given resolver network.
+func byHostname(ns string, rn v1alpha1.ResolverNetwork) v1alpha1.ServiceHost {
+	return v1alpha1.ServiceHost{Hostname: ptr.To("redis." + ns + ".svc.cluster.local"), ResolverNetwork: &rn}
+}
+
+func eventually(t *testing.T, what string, fn func() error) {
+	t.Helper()
+	testenv.Eventually(t, 60*time.Second, what, fn)
+}
+
+// simTunnel creates a tunnel directly in Cloudflare, for services that name
+// their tunnel by ID.
+func simTunnel(t *testing.T, name string) string {
+	t.Helper()
+	tun, err := p.Cloudflare.CreateTunnel(context.Background(), name, "cloudflare")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tun.ID
+}
+
+func cfService(t *testing.T, id string) *cloudflare.Service {
+	t.Helper()
+	s, err := p.Cloudflare.GetService(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func servicesNamed(t *testing.T, name string) []cloudflare.Service {
+	t.Helper()
+	all, err := p.Cloudflare.ListServices(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []cloudflare.Service
+	for _, s := range all {
+		if s.Name == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// updateSpec changes the managed resource's spec, retrying on conflicts
+// with the provider's own writes.
+func updateSpec(t *testing.T, cr *v1alpha1.VPCService, change func(*v1alpha1.VPCServiceParameters)) {
+	t.Helper()
+	eventually(t, "spec update", func() error {
+		if err := p.Get(cr); err != nil {
+			return err
+		}
+		change(&cr.Spec.ForProvider)
+		return p.Client.Update(context.Background(), cr)
+	})
+}
+
+func TestVPCServiceLifecycle(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	tun := newTunnel(ns, "net", "vpc-"+ns)
+	p.Create(t, tun)
+	p.WaitReady(t, tun)
+	tunnelID := meta.GetExternalName(tun)
+
+	name := "redis-" + ns
+	cr := newService(ns, "redis", name, byHostname(ns, v1alpha1.ResolverNetwork{TunnelIDRef: &xpv2.NamespacedReference{Name: "net"}}))
+	p.Create(t, cr)
+	p.WaitReady(t, cr)
+
+	id := meta.GetExternalName(cr)
+	if id == "" || cr.Status.AtProvider.ServiceID != id || cr.Status.AtProvider.CreatedAt == nil {
+		t.Fatalf("external-name %q, atProvider %+v", id, cr.Status.AtProvider)
+	}
+	if got := ptr.Deref(cr.Spec.ForProvider.Host.ResolverNetwork.TunnelID, ""); got != tunnelID {
+		t.Errorf("tunnelIdRef resolved to %q, want the Tunnel's external-name %q", got, tunnelID)
+	}
+	got := cfService(t, id)
+	if got.Name != name || got.Type != "tcp" || ptr.Deref(got.TCPPort, 0) != 6379 ||
+		got.Host.Hostname != "redis."+ns+".svc.cluster.local" || got.Host.ResolverNetwork == nil || got.Host.ResolverNetwork.TunnelID != tunnelID {
+		t.Errorf("Cloudflare has %+v (host %+v)", got, got.Host)
+	}
+
+	t.Run("SteadyStateIsOneGetPerPoll", func(t *testing.T) {
+		before, writes := p.Sim.Stats(), p.WriteCalls()
+		time.Sleep(5 * time.Second) // two to three 2s polls
+		after := p.Sim.Stats()
+		gets := after["services.get"].Requests - before["services.get"].Requests
+		lists := after["services.list"].Requests - before["services.list"].Requests
+		t.Logf("in 5s: %d service gets, %d service lists", gets, lists)
+		if lists != 0 || gets < 1 || gets > 4 {
+			t.Errorf("in 5s of 2s polls: %d gets and %d lists, want 2-3 gets and no list", gets, lists)
+		}
+		if w := p.WriteCalls() - writes; w != 0 {
+			t.Errorf("%d write calls in steady state", w)
+		}
+	})
+
+	t.Run("SpecUpdatesReachCloudflare", func(t *testing.T) {
+		updateSpec(t, cr, func(fp *v1alpha1.VPCServiceParameters) {
+			fp.TCPPort = ptr.To[int64](6380)
+			fp.Host.ResolverNetwork.ResolverIPs = []string{"10.96.0.10"}
+		})
+		eventually(t, "tcpPort and resolverIps in Cloudflare", func() error {
+			got := cfService(t, id)
+			if ptr.Deref(got.TCPPort, 0) != 6380 || got.Host.ResolverNetwork == nil || !cmp.Equal(got.Host.ResolverNetwork.ResolverIPs, []string{"10.96.0.10"}) {
+				return fmt.Errorf("tcpPort %v, resolver network %+v", ptr.Deref(got.TCPPort, 0), got.Host.ResolverNetwork)
+			}
+			return nil
+		})
+		p.WaitReady(t, cr)
+		if meta.GetExternalName(cr) != id {
+			t.Errorf("an update changed the external-name to %q", meta.GetExternalName(cr))
+		}
+	})
+
+	t.Run("DriftIsCorrected", func(t *testing.T) {
+		drifted := *cfService(t, id)
+		drifted.TCPPort = ptr.To[int64](1234)
+		drifted.Host.Hostname = "somewhere-else.example"
+		drifted.Host.ResolverNetwork.ResolverIPs = nil
+		if _, err := p.Cloudflare.UpdateService(ctx, id, drifted); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		// A poll is 2s; allow for a loaded machine, but not for minutes.
+		testenv.Eventually(t, 20*time.Second, "drift corrected", func() error {
+			got := cfService(t, id)
+			if ptr.Deref(got.TCPPort, 0) != 6380 || got.Host.Hostname != "redis."+ns+".svc.cluster.local" || len(got.Host.ResolverNetwork.ResolverIPs) != 1 {
+				return fmt.Errorf("tcpPort %d hostname %q resolvers %v", ptr.Deref(got.TCPPort, 0), got.Host.Hostname, got.Host.ResolverNetwork.ResolverIPs)
+			}
+			return nil
+		})
+		t.Logf("drift corrected after %s", time.Since(start).Round(100*time.Millisecond))
+	})
+
+	t.Run("RecreatedWhenDeletedBehindOurBack", func(t *testing.T) {
+		if err := p.Cloudflare.DeleteService(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "service recreated", func() error {
+			ss := servicesNamed(t, name)
+			if len(ss) != 1 || ss[0].ServiceID == id {
+				return fmt.Errorf("%d services named %s", len(ss), name)
+			}
+			if err := p.Get(cr); err != nil {
+				return err
+			}
+			if meta.GetExternalName(cr) != ss[0].ServiceID {
+				return fmt.Errorf("external-name %q, want %q", meta.GetExternalName(cr), ss[0].ServiceID)
+			}
+			if ptr.Deref(ss[0].TCPPort, 0) != 6380 || ss[0].Host.ResolverNetwork.TunnelID != tunnelID {
+				return fmt.Errorf("recreated as %+v", ss[0])
+			}
+			return nil
+		})
+		p.WaitReady(t, cr)
+		id = meta.GetExternalName(cr)
+	})
+
+	t.Run("DeleteRemovesTheService", func(t *testing.T) {
+		p.DeleteAndWait(t, cr)
+		if _, err := p.Cloudflare.GetService(ctx, id); !cloudflare.IsNotFound(err) {
+			t.Errorf("after delete, GetService: %v, want not found", err)
+		}
+		if ss := servicesNamed(t, name); len(ss) != 0 {
+			t.Errorf("%d services named %s remain", len(ss), name)
+		}
+	})
+	p.DeleteAndWait(t, cr)
+	p.DeleteAndWait(t, tun)
+}
+
+func TestVPCServiceImportObserveOnly(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	tunnelID := simTunnel(t, "import-"+ns)
+	existing, err := p.Cloudflare.CreateService(ctx, cloudflare.Service{
+		Name: "imported-" + ns, Type: "tcp", TCPPort: ptr.To[int64](5432), AppProtocol: "postgresql",
+		Host: cloudflare.ServiceHost{Hostname: "pg." + ns + ".svc.cluster.local", ResolverNetwork: &cloudflare.ResolverNetwork{TunnelID: tunnelID}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The spec differs in name, port and hostname: observing must not care.
+	cr := newService(ns, "imported", "a-different-name-"+ns, byHostname(ns, v1alpha1.ResolverNetwork{TunnelID: ptr.To(tunnelID)}))
+	cr.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+	meta.SetExternalName(cr, existing.ServiceID)
+	before := p.WriteCalls()
+	p.Create(t, cr)
+	p.WaitReady(t, cr)
+	time.Sleep(5 * time.Second) // several polls
+	if w := p.WriteCalls() - before; w != 0 {
+		t.Errorf("%d write calls reached Cloudflare for an observe-only VPCService", w)
+	}
+	if diff := cmp.Diff(existing, cfService(t, existing.ServiceID)); diff != "" {
+		t.Errorf("an observe-only VPCService changed the service: -before, +after:\n%s", diff)
+	}
+	if err := p.Get(cr); err != nil {
+		t.Fatal(err)
+	}
+	if cr.Status.AtProvider.ServiceID != existing.ServiceID || cr.Status.AtProvider.CreatedAt == nil {
+		t.Errorf("atProvider %+v", cr.Status.AtProvider)
+	}
+	p.DeleteAndWait(t, cr)
+	if _, err := p.Cloudflare.GetService(ctx, existing.ServiceID); err != nil {
+		t.Errorf("deleting an observe-only VPCService deleted the service: %v", err)
+	}
+	if err := p.Cloudflare.DeleteService(ctx, existing.ServiceID); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestVPCServiceCrashAfterCreate: the process died after Cloudflare created
+// the service but before the external-name was saved. The next reconcile
+// must adopt that service, not create a second one or stop for a human.
+// This one is an address on a network, the other host shape.
+func TestVPCServiceCrashAfterCreate(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	tunnelID := simTunnel(t, "crash-"+ns)
+	name := "crash-" + ns
+	if _, err := p.Cloudflare.CreateService(ctx, cloudflare.Service{
+		Name: name, Type: "tcp", TCPPort: ptr.To[int64](6379),
+		Host: cloudflare.ServiceHost{IPv4: "10.0.0.7", Network: &cloudflare.ServiceNetwork{TunnelID: tunnelID}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cr := newService(ns, "crash", name, v1alpha1.ServiceHost{IPv4: ptr.To("10.0.0.7"), Network: &v1alpha1.ServiceNetwork{TunnelID: ptr.To(tunnelID)}})
+	meta.SetExternalCreatePending(cr, time.Now().Add(-time.Second))
+	p.Create(t, cr)
+	p.WaitReady(t, cr)
+	if ss := servicesNamed(t, name); len(ss) != 1 || ss[0].ServiceID != meta.GetExternalName(cr) {
+		t.Fatalf("after the crash: %d services named %s, external-name %q", len(ss), name, meta.GetExternalName(cr))
+	}
+	p.DeleteAndWait(t, cr)
+	if ss := servicesNamed(t, name); len(ss) != 0 {
+		t.Errorf("%d services named %s remain after delete", len(ss), name)
+	}
+}
+
+// TestVPCServiceDeleteWhenAlreadyGone: the service was deleted behind our
+// back; deleting the managed resource must still complete, without
+// recreating the service first.
+func TestVPCServiceDeleteWhenAlreadyGone(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	tunnelID := simTunnel(t, "gone-"+ns)
+	name := "gone-" + ns
+	cr := newService(ns, "gone", name, byHostname(ns, v1alpha1.ResolverNetwork{TunnelID: ptr.To(tunnelID)}))
+	p.Create(t, cr)
+	p.WaitReady(t, cr)
+	id := meta.GetExternalName(cr)
+
+	// Pause the provider so it cannot recreate the service between its
+	// deletion behind our back and the managed resource's deletion.
+	eventually(t, "pause", func() error {
+		if err := p.Get(cr); err != nil {
+			return err
+		}
+		meta.AddAnnotations(cr, map[string]string{meta.AnnotationKeyReconciliationPaused: "true"})
+		return p.Client.Update(ctx, cr)
+	})
+	p.WaitSynced(t, cr, "paused", func(c xpv2.Condition) bool { return c.Reason == xpv2.ReasonReconcilePaused })
+	if err := p.Cloudflare.DeleteService(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	// Deleting twice is one deletion.
+	for range 2 {
+		if err := p.Client.Delete(ctx, cr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "unpause", func() error {
+		if err := p.Get(cr); err != nil {
+			return err
+		}
+		meta.RemoveAnnotations(cr, meta.AnnotationKeyReconciliationPaused)
+		return p.Client.Update(ctx, cr)
+	})
+	p.DeleteAndWait(t, cr)
+	if ss := servicesNamed(t, name); len(ss) != 0 {
+		t.Errorf("%d services named %s after deleting an already-deleted service", len(ss), name)
+	}
+}
+
+func TestVPCServiceRefusesReferencesToOtherNamespaces(t *testing.T) {
+	ns, other := p.Namespace(t), p.Namespace(t)
+	// A real, Ready Tunnel in the other namespace: the refusal is about the
+	// namespace, not a missing target.
+	tun := newTunnel(other, "theirs", "theirs-"+other)
+	p.Create(t, tun)
+	p.WaitReady(t, tun)
+
+	name := "borrow-" + ns
+	cr := newService(ns, "borrow", name, byHostname(ns, v1alpha1.ResolverNetwork{TunnelIDRef: &xpv2.NamespacedReference{Name: "theirs", Namespace: other}}))
+	p.Create(t, cr)
+	c := p.WaitSynced(t, cr, "cross-namespace reference refused", func(c xpv2.Condition) bool {
+		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "references to other namespaces are not allowed")
+	})
+	t.Logf("Synced=False: %s", c.Message)
+	if cr.Spec.ForProvider.Host.ResolverNetwork.TunnelID != nil || meta.GetExternalName(cr) != "" {
+		t.Errorf("tunnelId %v, external-name %q: the reference was followed", cr.Spec.ForProvider.Host.ResolverNetwork.TunnelID, meta.GetExternalName(cr))
+	}
+	if ss := servicesNamed(t, name); len(ss) != 0 {
+		t.Errorf("%d services named %s were created", len(ss), name)
+	}
+	p.DeleteAndWait(t, cr)
+	p.DeleteAndWait(t, tun)
+}
