@@ -1,0 +1,191 @@
+// Package dnsrecord reconciles DNSRecord managed resources with DNS records
+// in Cloudflare zones.
+//
+// The product rule: the provider never overwrites or deletes a record it did
+// not create, unless the user explicitly imported it by setting its ID as the
+// external-name. Records it creates carry an ownership marker in their
+// comment (see Comment); a record of the desired name that lacks this
+// resource's marker and stands in the way is reported as a conflict, never
+// adopted.
+package dnsrecord
+
+import (
+	"context"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+)
+
+var kind = mr.Kind[*v1alpha1.DNSRecord]{
+	GVK:     v1alpha1.DNSRecordGroupVersionKind,
+	NewObj:  func() *v1alpha1.DNSRecord { return &v1alpha1.DNSRecord{} },
+	NewList: func() client.ObjectList { return &v1alpha1.DNSRecordList{} },
+	External: func(c *cloudflare.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.DNSRecord] {
+		return &external{records: c, zones: c, cache: sharedZones, accountID: c.AccountID}
+	},
+}
+
+// Setup adds the DNSRecord controller.
+func Setup(mgr ctrl.Manager, o controller.Options) error { return mr.Setup(mgr, o, kind) }
+
+// SetupGated adds the DNSRecord controller once its CRD is established.
+func SetupGated(mgr ctrl.Manager, o controller.Options) error { return mr.SetupGated(mgr, o, kind) }
+
+type external struct {
+	records   cloudflare.DNSRecordsAPI
+	zones     cloudflare.ZonesAPI
+	cache     *zoneCache
+	accountID string
+
+	// The zone Observe resolved, for Create, Update and Delete in the same
+	// reconcile.
+	zone zoneRef
+}
+
+func (e *external) Disconnect(context.Context) error { return nil }
+
+// zoneOf returns the zone the record is in, or is to be created in. Status
+// remembers it, so a steady-state poll makes no zone lookup at all; the spec
+// is resolved again (through the process-wide cache) only when it no longer
+// agrees with status. A record never moves between zones: a spec that now
+// points elsewhere is refused while the record exists, except when deleting,
+// which must happen where the record lives.
+func (e *external) zoneOf(ctx context.Context, cr *v1alpha1.DNSRecord) (zoneRef, error) {
+	at := cr.Status.AtProvider
+	recorded := zoneRef{ID: at.ZoneID, Name: at.ZoneName}
+	hasID := meta.GetExternalName(cr) != ""
+	if at.ZoneID != "" && (statusZoneStillDesired(cr.Spec.ForProvider, at) || (meta.WasDeleted(cr) && hasID)) {
+		return recorded, nil
+	}
+	z, err := e.cache.resolveZone(ctx, e.zones, e.accountID, cr.Spec.ForProvider)
+	if err != nil {
+		return zoneRef{}, err
+	}
+	if at.ZoneID != "" && hasID && z.ID != at.ZoneID {
+		return zoneRef{}, errors.Errorf("the record is in zone %s but the spec now points to zone %s: records cannot move between zones; point the spec back at %s, or delete this DNSRecord and create a new one", recorded.label(), z.label(), recorded.label())
+	}
+	return z, nil
+}
+
+// findOwn looks at every record of the desired name. It returns the one this
+// managed resource created (by marker), so a create whose result was lost is
+// adopted rather than duplicated. A conflicting record made by anyone else
+// is an error: it is never adopted, changed or deleted. While deleting,
+// conflicts are irrelevant: only our own record matters.
+func (e *external) findOwn(ctx context.Context, cr *v1alpha1.DNSRecord) (*cloudflare.DNSRecord, error) {
+	name := normalizeName(cr.Spec.ForProvider.Name)
+	rs, err := e.records.ListDNSRecords(ctx, e.zone.ID, cloudflare.DNSRecordFilter{Name: name})
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot look for existing DNS records")
+	}
+	ours, conflict := classify(rs, cr.GetUID(), cr.Spec.ForProvider.Type)
+	if ours != nil || conflict == nil || meta.WasDeleted(cr) {
+		return ours, nil
+	}
+	return nil, e.conflictError(cr, conflict)
+}
+
+func (e *external) conflictError(cr *v1alpha1.DNSRecord, c *cloudflare.DNSRecord) error {
+	hint := "import it by setting its ID as " + meta.AnnotationKeyExternalName + " to manage it"
+	if id := meta.GetExternalName(cr); id != "" {
+		hint = "the external-name " + id + " names no record in that zone; to manage this one instead, set its ID as " + meta.AnnotationKeyExternalName
+	}
+	return errors.Errorf("conflict: a %s record for %s already exists in zone %s and was not created by this resource (id %s); %s",
+		c.Type, normalizeName(c.Name), e.zone.label(), c.ID, hint)
+}
+
+func (e *external) Observe(ctx context.Context, cr *v1alpha1.DNSRecord) (managed.ExternalObservation, error) {
+	z, err := e.zoneOf(ctx, cr)
+	if err != nil {
+		// A zone the account definitively does not have holds no record to
+		// delete; anything else (a failed lookup) must not drop one.
+		if meta.WasDeleted(cr) && isNoZone(err) {
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
+		return managed.ExternalObservation{}, errors.Wrap(err, "cannot resolve the record's zone")
+	}
+	e.zone = z
+
+	var rec *cloudflare.DNSRecord
+	adopted := false
+	if id := meta.GetExternalName(cr); id != "" {
+		rec, err = e.records.GetDNSRecord(ctx, z.ID, id)
+		switch {
+		case cloudflare.IsNotFound(err) && meta.WasDeleted(cr):
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		case cloudflare.IsNotFound(err):
+			// Deleted behind our back: it is recreated, but only after the
+			// same checks as a first create, so nothing made in the meantime
+			// is duplicated or shadowed.
+			rec = nil
+		case err != nil:
+			return managed.ExternalObservation{}, errors.Wrap(err, "cannot get DNS record")
+		}
+	}
+	if rec == nil {
+		if rec, err = e.findOwn(ctx, cr); err != nil || rec == nil {
+			return managed.ExternalObservation{ResourceExists: false}, err
+		}
+		meta.SetExternalName(cr, rec.ID)
+		adopted = true
+	}
+
+	cr.SetConditions(xpv2.Available())
+	cr.Status.AtProvider = observation(rec, z)
+	lateInit := lateInitialize(&cr.Spec.ForProvider, rec)
+	diff := Diff(cr.Spec.ForProvider, rec, cr.GetUID())
+	return managed.ExternalObservation{
+		ResourceExists:          true,
+		ResourceUpToDate:        diff == "",
+		ResourceLateInitialized: adopted || lateInit,
+		Diff:                    diff,
+	}, nil
+}
+
+func (e *external) Create(ctx context.Context, cr *v1alpha1.DNSRecord) (managed.ExternalCreation, error) {
+	rec, err := e.records.CreateDNSRecord(ctx, e.zone.ID, desired(cr.Spec.ForProvider, cr.GetUID()))
+	if cloudflare.IsAlreadyExists(err) || cloudflare.IsConflict(err) {
+		// Something appeared since Observe looked. Take it only if it is
+		// ours (a concurrent reconcile's create); otherwise say whose way
+		// we are in.
+		var lerr error
+		if rec, lerr = e.findOwn(ctx, cr); lerr != nil {
+			return managed.ExternalCreation{}, lerr
+		}
+		if rec != nil {
+			err = nil
+		}
+	}
+	if err != nil {
+		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create DNS record")
+	}
+	meta.SetExternalName(cr, rec.ID)
+	return managed.ExternalCreation{}, nil
+}
+
+func (e *external) Update(ctx context.Context, cr *v1alpha1.DNSRecord) (managed.ExternalUpdate, error) {
+	// PUT: the record becomes exactly the desired one, marker included.
+	_, err := e.records.UpdateDNSRecord(ctx, e.zone.ID, meta.GetExternalName(cr), desired(cr.Spec.ForProvider, cr.GetUID()))
+	return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update DNS record")
+}
+
+// Delete is reached only with an external-name: a record this resource
+// created or adopted by marker, or one the user explicitly imported.
+func (e *external) Delete(ctx context.Context, cr *v1alpha1.DNSRecord) (managed.ExternalDelete, error) {
+	err := e.records.DeleteDNSRecord(ctx, e.zone.ID, meta.GetExternalName(cr))
+	if cloudflare.IsNotFound(err) {
+		return managed.ExternalDelete{}, nil
+	}
+	return managed.ExternalDelete{}, errors.Wrap(err, "cannot delete DNS record")
+}
