@@ -10,6 +10,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/config"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/dnsrecord"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/hostnameroute"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/ingress"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/vpcservice"
 )
@@ -22,6 +23,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options) error {
 		cloudflaretunnel.SetupGated,
 		dnsrecord.SetupGated,
 		hostnameroute.SetupGated,
+		ingress.SetupGated,
 		tunnel.SetupGated,
 		vpcservice.SetupGated,
 	} {

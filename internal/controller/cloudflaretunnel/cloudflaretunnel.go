@@ -35,6 +35,8 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/ingress"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
 )
 
 // Condition types and reasons of a CloudflareTunnel.
@@ -269,8 +271,18 @@ func tunnelPolicies(cr *v1alpha1.CloudflareTunnel) xpv2.ManagementPolicies {
 // applyTunnel writes the fields of the Tunnel MR this controller owns and
 // leaves the rest (the remote config, written by the Ingress translator).
 func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTunnel, pcRef *xpv2.ProviderConfigReference) (*ztv1alpha1.Tunnel, error) {
+	rules, err := r.publicRules(ctx, cr)
+	if err != nil {
+		return nil, err
+	}
 	tun := &ztv1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: cr.Name}}
 	op, err := controllerutil.CreateOrUpdate(ctx, r.kube, tun, func() error {
+		// This controller is the only writer of the tunnel's remote
+		// configuration: the public rules of every Ingress on it. Once it
+		// has written one, it keeps it (down to the bare catch-all).
+		if len(rules) > 0 || tun.Spec.ForProvider.Config != nil {
+			tun.Spec.ForProvider.Config = translate.TunnelConfig(rules...)
+		}
 		if owner := metav1.GetControllerOf(tun); owner != nil && owner.UID != cr.UID {
 			return errors.Errorf("Tunnel %s/%s already exists and is controlled by %s %s", tun.Namespace, tun.Name, owner.Kind, owner.Name)
 		}
@@ -346,6 +358,39 @@ func (r *Reconciler) recordOp(cr *v1alpha1.CloudflareTunnel, op controllerutil.O
 	case controllerutil.OperationResultUpdated:
 		r.record.Event(cr, event.Normal(event.Reason("Updated"+kind), fmt.Sprintf("Updated %s %s", kind, name)))
 	}
+}
+
+// publicRules translates every live Ingress on this tunnel and collects its
+// public rules (pure translation; the Ingress controller reports problems).
+func (r *Reconciler) publicRules(ctx context.Context, cr *v1alpha1.CloudflareTunnel) ([][]ztv1alpha1.IngressRule, error) {
+	l := &networkingv1.IngressList{}
+	if err := r.kube.List(ctx, l, client.InNamespace(cr.Namespace)); err != nil {
+		return nil, errors.Wrap(err, "cannot list Ingresses")
+	}
+	classes := &networkingv1.IngressClassList{}
+	if err := r.kube.List(ctx, classes); err != nil {
+		return nil, errors.Wrap(err, "cannot list IngressClasses")
+	}
+	svcs := &corev1.ServiceList{}
+	if err := r.kube.List(ctx, svcs, client.InNamespace(cr.Namespace)); err != nil {
+		return nil, errors.Wrap(err, "cannot list Services")
+	}
+	services := map[string]*corev1.Service{}
+	for i := range svcs.Items {
+		services[svcs.Items[i].Name] = &svcs.Items[i]
+	}
+	var out [][]ztv1alpha1.IngressRule
+	for i := range l.Items {
+		ing := &l.Items[i]
+		if ing.Annotations[v1alpha1.AnnotationTunnel] != cr.Name || meta.WasDeleted(ing) || !ingress.Ours(ing, classes.Items) {
+			continue
+		}
+		res := translate.Translate(translate.Input{Ingress: ing, Tunnel: translate.Tunnel{Name: cr.Name}, Services: services})
+		if len(res.Rules) > 0 {
+			out = append(out, res.Rules)
+		}
+	}
+	return out, nil
 }
 
 // referencingIngresses are the Ingresses in cr's namespace exposed through it.

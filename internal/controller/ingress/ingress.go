@@ -1,0 +1,445 @@
+// Package ingress translates Ingresses of class "cloudflare" into managed
+// resources (hostname routes, VPC services, DNS records) on the tunnel they
+// name. It writes only Kubernetes objects; the managed resources talk to
+// Cloudflare. The translation itself is the pure internal/ingress/translate.
+package ingress
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+
+	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
+	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
+)
+
+// Class and controller names this provider answers to.
+const (
+	ClassName       = "cloudflare"
+	ControllerName  = "tunnels.cloudflare.com/ingress-controller"
+	legacyClassKey  = "kubernetes.io/ingress.class"
+	defaultClassKey = "ingressclass.kubernetes.io/is-default-class"
+	finalizer       = "tunnels.cloudflare.com/ingress"
+)
+
+// Setup adds the Ingress translator.
+func Setup(mgr ctrl.Manager, o controller.Options) error {
+	name := "ingress"
+	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name))}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		WithOptions(o.ForControllerRuntime()).
+		For(&networkingv1.Ingress{}).
+		Owns(&ztv1alpha1.HostnameRoute{}).
+		Owns(&connv1alpha1.VPCService{}).
+		Owns(&dnsv1alpha1.DNSRecord{}).
+		// A tunnel appearing, or getting its ID, moves its Ingresses on.
+		Watches(&ztv1alpha1.Tunnel{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfTunnel)).
+		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfTunnel)).
+		Complete(r)
+}
+
+// SetupGated adds the translator once the kinds it writes exist.
+func SetupGated(mgr ctrl.Manager, o controller.Options) error {
+	o.Gate.Register(func() {
+		if err := Setup(mgr, o); err != nil {
+			o.Logger.Info("Cannot set up Ingress controller", "error", err)
+		}
+	}, v1alpha1.CloudflareTunnelGroupVersionKind, ztv1alpha1.TunnelGroupVersionKind, ztv1alpha1.HostnameRouteGroupVersionKind,
+		connv1alpha1.VPCServiceGroupVersionKind, dnsv1alpha1.DNSRecordGroupVersionKind)
+	return nil
+}
+
+// Reconciler reconciles Ingresses.
+type Reconciler struct {
+	kube   client.Client
+	log    logging.Logger
+	record event.Recorder
+}
+
+func (r *Reconciler) ingressesOfTunnel(ctx context.Context, o client.Object) []reconcile.Request {
+	l := &networkingv1.IngressList{}
+	if err := r.kube.List(ctx, l, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, i := range l.Items {
+		if i.Annotations[v1alpha1.AnnotationTunnel] == o.GetName() {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: i.Namespace, Name: i.Name}})
+		}
+	}
+	return reqs
+}
+
+// Ours says whether an Ingress is of this provider's class: by
+// spec.ingressClassName, the legacy annotation, or — with no class at all —
+// a default IngressClass whose controller is this provider.
+func Ours(ing *networkingv1.Ingress, classes []networkingv1.IngressClass) bool {
+	if c := ing.Spec.IngressClassName; c != nil {
+		if *c == ClassName {
+			return true
+		}
+		for _, ic := range classes {
+			if ic.Name == *c {
+				return ic.Spec.Controller == ControllerName
+			}
+		}
+		return false
+	}
+	if c, ok := ing.Annotations[legacyClassKey]; ok {
+		return c == ClassName
+	}
+	for _, ic := range classes {
+		if ic.Spec.Controller == ControllerName && ic.Annotations[defaultClassKey] == "true" {
+			return true
+		}
+	}
+	return false
+}
+
+// Reconcile converges an Ingress's managed resources.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	ing := &networkingv1.Ingress{}
+	if err := r.kube.Get(ctx, req.NamespacedName, ing); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	classes := &networkingv1.IngressClassList{}
+	if err := r.kube.List(ctx, classes); err != nil {
+		return reconcile.Result{}, errors.Wrap(err, "cannot list IngressClasses")
+	}
+	ours := Ours(ing, classes.Items)
+	if !ours && !controllerutil.ContainsFinalizer(ing, finalizer) {
+		return reconcile.Result{}, nil
+	}
+	if !ours || meta.WasDeleted(ing) {
+		// Released (deleted, or no longer of our class): remove exactly
+		// what it created, and let go only once Cloudflare confirms.
+		return r.release(ctx, ing)
+	}
+	if !controllerutil.ContainsFinalizer(ing, finalizer) {
+		controllerutil.AddFinalizer(ing, finalizer)
+		if err := r.kube.Update(ctx, ing); err != nil {
+			return reconcile.Result{}, errors.Wrap(err, "cannot add finalizer")
+		}
+	}
+
+	tunnelName := ing.Annotations[v1alpha1.AnnotationTunnel]
+	if strings.TrimSpace(tunnelName) == "" {
+		r.warn(ing, "MissingTunnelAnnotation", fmt.Sprintf("annotation %s is required: name a CloudflareTunnel in namespace %s", v1alpha1.AnnotationTunnel, ing.Namespace))
+		// The annotation was removed (or never set): nothing is wanted.
+		return r.converge(ctx, ing, desired{})
+	}
+	cft := &v1alpha1.CloudflareTunnel{}
+	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ing.Namespace, Name: tunnelName}, cft); err != nil {
+		if kerrors.IsNotFound(err) {
+			// Nothing is created, and nothing made earlier is touched.
+			r.warn(ing, "TunnelNotFound", fmt.Sprintf("annotation %s: no CloudflareTunnel %q in namespace %s (a tunnel is used only from its own namespace)", v1alpha1.AnnotationTunnel, tunnelName, ing.Namespace))
+			return reconcile.Result{RequeueAfter: time.Minute}, nil
+		}
+		return reconcile.Result{}, errors.Wrap(err, "cannot get CloudflareTunnel")
+	}
+	tun := &ztv1alpha1.Tunnel{}
+	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ing.Namespace, Name: tunnelName}, tun); client.IgnoreNotFound(err) != nil {
+		return reconcile.Result{}, errors.Wrap(err, "cannot get Tunnel")
+	}
+	svcs := &corev1.ServiceList{}
+	if err := r.kube.List(ctx, svcs, client.InNamespace(ing.Namespace)); err != nil {
+		return reconcile.Result{}, errors.Wrap(err, "cannot list Services")
+	}
+	services := map[string]*corev1.Service{}
+	for i := range svcs.Items {
+		services[svcs.Items[i].Name] = &svcs.Items[i]
+	}
+
+	res := translate.Translate(translate.Input{
+		Ingress:  ing,
+		Tunnel:   translate.Tunnel{Name: tunnelName, TunnelID: meta.GetExternalName(tun), ProviderConfigRef: tun.Spec.ProviderConfigReference},
+		Services: services,
+	})
+	for _, p := range res.Problems {
+		r.warn(ing, "InvalidIngress", p.String())
+	}
+
+	lost, err := r.lostHostnames(ctx, ing, res.Hostnames)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	for h, winner := range lost {
+		r.warn(ing, "HostnameConflict", fmt.Sprintf("hostname %s is already claimed by Ingress %s; this Ingress does not route it", h, winner))
+	}
+	d := desiredFrom(res, lost)
+	result, err := r.converge(ctx, ing, d)
+	if err != nil {
+		return result, err
+	}
+	if err := r.updateAddress(ctx, ing, res.Public, meta.GetExternalName(tun)); err != nil {
+		return reconcile.Result{}, err
+	}
+	r.reportManagedFailures(ctx, ing)
+	if res.AwaitingTunnelID {
+		return reconcile.Result{RequeueAfter: 5 * time.Second}, nil
+	}
+	return result, nil
+}
+
+func (r *Reconciler) warn(ing *networkingv1.Ingress, reason, msg string) {
+	r.record.Event(ing, event.Warning(event.Reason(reason), errors.New(msg)))
+}
+
+// desired is the set of managed resources an Ingress should have.
+type desired struct {
+	objs []resource.Managed
+}
+
+func desiredFrom(res translate.Result, lost map[string]string) desired {
+	var d desired
+	for _, o := range res.Routes {
+		if _, l := lost[cloudflare.NormalizeHostname(o.Spec.ForProvider.Hostname)]; !l {
+			d.objs = append(d.objs, o)
+		}
+	}
+	for _, o := range res.Services {
+		if _, l := lost[cloudflare.NormalizeHostname(deref(o.Spec.ForProvider.Host.Hostname))]; !l {
+			d.objs = append(d.objs, o)
+		}
+	}
+	for _, o := range res.Records {
+		if _, l := lost[cloudflare.NormalizeHostname(o.Spec.ForProvider.Name)]; !l {
+			d.objs = append(d.objs, o)
+		}
+	}
+	return d
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// lostHostnames are the hostnames an older Ingress already claims: the
+// first Ingress keeps a hostname, later ones are told and route nothing for it.
+func (r *Reconciler) lostHostnames(ctx context.Context, ing *networkingv1.Ingress, hosts []string) (map[string]string, error) {
+	all := &networkingv1.IngressList{}
+	if err := r.kube.List(ctx, all); err != nil {
+		return nil, errors.Wrap(err, "cannot list Ingresses")
+	}
+	lost := map[string]string{}
+	for i := range all.Items {
+		o := &all.Items[i]
+		if o.UID == ing.UID || !older(o, ing) || o.Annotations[v1alpha1.AnnotationTunnel] == "" || meta.WasDeleted(o) {
+			continue
+		}
+		theirs := translate.Translate(translate.Input{Ingress: o, Tunnel: translate.Tunnel{Name: o.Annotations[v1alpha1.AnnotationTunnel]}}).Hostnames
+		for _, h := range hosts {
+			for _, t := range theirs {
+				if h == t {
+					lost[h] = o.Namespace + "/" + o.Name
+				}
+			}
+		}
+	}
+	return lost, nil
+}
+
+func older(a, b *networkingv1.Ingress) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
+}
+
+// owned lists the managed resources made from this Ingress.
+func (r *Reconciler) owned(ctx context.Context, ing *networkingv1.Ingress) ([]resource.Managed, error) {
+	sel := client.MatchingLabels{translate.LabelIngress: translate.LabelValue(ing.Name)}
+	var out []resource.Managed
+	for _, l := range []client.ObjectList{&ztv1alpha1.HostnameRouteList{}, &connv1alpha1.VPCServiceList{}, &dnsv1alpha1.DNSRecordList{}} {
+		if err := r.kube.List(ctx, l, client.InNamespace(ing.Namespace), sel); err != nil {
+			return nil, errors.Wrap(err, "cannot list managed resources")
+		}
+		for _, m := range l.(resource.ManagedList).GetItems() {
+			if c := metav1.GetControllerOf(m); c != nil && c.UID == ing.UID {
+				out = append(out, m)
+			}
+		}
+	}
+	return out, nil
+}
+
+// converge creates and updates the desired managed resources and deletes
+// the ones this Ingress made that are no longer wanted.
+func (r *Reconciler) converge(ctx context.Context, ing *networkingv1.Ingress, d desired) (reconcile.Result, error) {
+	want := map[string]bool{}
+	for _, o := range d.objs {
+		want[key(o)] = true
+		if err := r.apply(ctx, ing, o); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	have, err := r.owned(ctx, ing)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	for _, m := range have {
+		if want[key(m)] || meta.WasDeleted(m) {
+			continue
+		}
+		if err := r.kube.Delete(ctx, m); client.IgnoreNotFound(err) != nil {
+			return reconcile.Result{}, errors.Wrapf(err, "cannot delete %s %s", kindOf(m), m.GetName())
+		}
+		r.record.Event(ing, event.Normal("Deleted"+event.Reason(kindOf(m)), fmt.Sprintf("Deleted %s %s, no longer wanted", kindOf(m), m.GetName())))
+	}
+	return reconcile.Result{}, nil
+}
+
+func kindOf(m client.Object) string {
+	switch m.(type) {
+	case *ztv1alpha1.HostnameRoute:
+		return ztv1alpha1.HostnameRouteKind
+	case *connv1alpha1.VPCService:
+		return connv1alpha1.VPCServiceKind
+	case *dnsv1alpha1.DNSRecord:
+		return dnsv1alpha1.DNSRecordKind
+	}
+	return "object"
+}
+
+func key(m client.Object) string { return kindOf(m) + "/" + m.GetName() }
+
+// apply writes the desired spec of one managed resource, refusing to touch
+// one that another owner controls.
+func (r *Reconciler) apply(ctx context.Context, ing *networkingv1.Ingress, want resource.Managed) error {
+	cur := want.DeepCopyObject().(resource.Managed)
+	err := r.kube.Get(ctx, client.ObjectKeyFromObject(want), cur)
+	if kerrors.IsNotFound(err) {
+		if err := r.kube.Create(ctx, want); err != nil {
+			return errors.Wrapf(err, "cannot create %s %s", kindOf(want), want.GetName())
+		}
+		r.record.Event(ing, event.Normal("Created"+event.Reason(kindOf(want)), fmt.Sprintf("Created %s %s", kindOf(want), want.GetName())))
+		return nil
+	}
+	if err != nil {
+		return errors.Wrapf(err, "cannot get %s %s", kindOf(want), want.GetName())
+	}
+	if c := metav1.GetControllerOf(cur); c == nil || c.UID != ing.UID {
+		r.warn(ing, "NameConflict", fmt.Sprintf("%s %s exists and is not controlled by this Ingress; left alone", kindOf(want), want.GetName()))
+		return nil
+	}
+	if meta.WasDeleted(cur) {
+		return nil // recreated once gone
+	}
+	changed := copySpec(cur, want)
+	if !changed {
+		return nil
+	}
+	return errors.Wrapf(r.kube.Update(ctx, cur), "cannot update %s %s", kindOf(want), want.GetName())
+}
+
+// copySpec sets cur's forProvider (and labels) to want's, keeping what the
+// managed reconciler added (resolved IDs, late-initialised fields stay
+// unless the translation sets them). It reports whether anything changed.
+func copySpec(cur, want resource.Managed) bool {
+	before := cur.DeepCopyObject()
+	cur.SetLabels(want.GetLabels())
+	switch c := cur.(type) {
+	case *ztv1alpha1.HostnameRoute:
+		w := want.(*ztv1alpha1.HostnameRoute)
+		c.Spec.ForProvider.Hostname = w.Spec.ForProvider.Hostname
+		c.Spec.ForProvider.TunnelIDRef = w.Spec.ForProvider.TunnelIDRef
+		c.Spec.ProviderConfigReference = w.Spec.ProviderConfigReference
+	case *connv1alpha1.VPCService:
+		w := want.(*connv1alpha1.VPCService)
+		if w.Spec.ForProvider.Host.ResolverNetwork != nil && c.Spec.ForProvider.Host.ResolverNetwork != nil {
+			// Keep the resolved tunnel ID; the reference re-resolves it.
+			w.Spec.ForProvider.Host.ResolverNetwork.TunnelID = c.Spec.ForProvider.Host.ResolverNetwork.TunnelID
+		}
+		c.Spec.ForProvider = w.Spec.ForProvider
+		c.Spec.ProviderConfigReference = w.Spec.ProviderConfigReference
+	case *dnsv1alpha1.DNSRecord:
+		w := want.(*dnsv1alpha1.DNSRecord)
+		c.Spec.ForProvider.Name = w.Spec.ForProvider.Name
+		c.Spec.ForProvider.Type = w.Spec.ForProvider.Type
+		c.Spec.ForProvider.Content = w.Spec.ForProvider.Content
+		c.Spec.ForProvider.Proxied = w.Spec.ForProvider.Proxied
+		c.Spec.ProviderConfigReference = w.Spec.ProviderConfigReference
+	}
+	return !equalObjects(before, cur)
+}
+
+// release deletes everything the Ingress made and removes the finalizer
+// once it is all gone (each managed resource's own finalizer waits for
+// Cloudflare to confirm).
+func (r *Reconciler) release(ctx context.Context, ing *networkingv1.Ingress) (reconcile.Result, error) {
+	if _, err := r.converge(ctx, ing, desired{}); err != nil {
+		return reconcile.Result{}, err
+	}
+	left, err := r.owned(ctx, ing)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if len(left) > 0 {
+		return reconcile.Result{RequeueAfter: 2 * time.Second}, nil
+	}
+	if err := r.updateAddress(ctx, ing, false, ""); err != nil && !meta.WasDeleted(ing) {
+		return reconcile.Result{}, err
+	}
+	controllerutil.RemoveFinalizer(ing, finalizer)
+	return reconcile.Result{}, errors.Wrap(client.IgnoreNotFound(r.kube.Update(ctx, ing)), "cannot remove finalizer")
+}
+
+// updateAddress shows <tunnelID>.cfargotunnel.com as a public Ingress's address.
+func (r *Reconciler) updateAddress(ctx context.Context, ing *networkingv1.Ingress, public bool, tunnelID string) error {
+	var want []networkingv1.IngressLoadBalancerIngress
+	if public && tunnelID != "" {
+		want = []networkingv1.IngressLoadBalancerIngress{{Hostname: tunnelID + ".cfargotunnel.com"}}
+	}
+	cur := ing.Status.LoadBalancer.Ingress
+	if len(cur) == len(want) && (len(want) == 0 || cur[0].Hostname == want[0].Hostname) {
+		return nil
+	}
+	ing.Status.LoadBalancer.Ingress = want
+	return errors.Wrap(r.kube.Status().Update(ctx, ing), "cannot update Ingress address")
+}
+
+// reportManagedFailures repeats a managed resource's failure (a hostname
+// routed to another tunnel, a public hostname in no zone of the account) on
+// the Ingress, where its author looks.
+func (r *Reconciler) reportManagedFailures(ctx context.Context, ing *networkingv1.Ingress) {
+	ms, err := r.owned(ctx, ing)
+	if err != nil {
+		return
+	}
+	sort.Slice(ms, func(i, j int) bool { return key(ms[i]) < key(ms[j]) })
+	for _, m := range ms {
+		if c := m.GetCondition(xpv2.TypeSynced); c.Status == corev1.ConditionFalse && c.Message != "" {
+			r.warn(ing, "CloudflareError", fmt.Sprintf("%s %s: %s", kindOf(m), m.GetName(), c.Message))
+		}
+	}
+}

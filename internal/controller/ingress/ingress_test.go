@@ -1,0 +1,374 @@
+package ingress_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+)
+
+var p *providertest.Provider
+
+func TestMain(m *testing.M) { os.Exit(providertest.Run(m, &p)) }
+
+func eventually(t *testing.T, what string, fn func() error) {
+	t.Helper()
+	testenv.Eventually(t, 60*time.Second, what, fn)
+}
+
+// setup makes a namespace with a running CloudflareTunnel and a few Services.
+func setup(t *testing.T) (ns, tunnelID string) {
+	t.Helper()
+	ns = p.Namespace(t)
+	cr := &v1alpha1.CloudflareTunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"},
+		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("edge-" + ns), Replicas: ptr.To[int32](1)},
+	}
+	p.Create(t, cr)
+	eventually(t, "tunnel ID", func() error {
+		if err := p.Get(cr); err != nil {
+			return err
+		}
+		if cr.Status.TunnelID == "" {
+			return fmt.Errorf("no tunnel ID yet")
+		}
+		return nil
+	})
+	for _, s := range []struct {
+		name string
+		port int32
+		pn   string
+	}{{"redis", 6379, "redis"}, {"web", 80, "http"}, {"api", 8080, "http"}} {
+		p.Create(t, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: s.name},
+			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: s.pn, Port: s.port, TargetPort: intstr.FromInt32(s.port)}}},
+		})
+	}
+	return ns, cr.Status.TunnelID
+}
+
+func backend(svc string, port int32) networkingv1.IngressBackend {
+	return networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: svc, Port: networkingv1.ServiceBackendPort{Number: port}}}
+}
+
+func ingress(ns, name string, ann map[string]string, hosts ...string) *networkingv1.Ingress {
+	ing := &networkingv1.Ingress{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: ann},
+		Spec:       networkingv1.IngressSpec{IngressClassName: ptr.To("cloudflare")},
+	}
+	if len(hosts) == 0 {
+		b := backend("redis", 6379)
+		ing.Spec.DefaultBackend = &b
+	}
+	for _, h := range hosts {
+		ing.Spec.Rules = append(ing.Spec.Rules, networkingv1.IngressRule{Host: h, IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
+			Paths: []networkingv1.HTTPIngressPath{
+				{Path: "/api", PathType: ptr.To(networkingv1.PathTypePrefix), Backend: backend("api", 8080)},
+				{Path: "/", PathType: ptr.To(networkingv1.PathTypePrefix), Backend: backend("web", 80)},
+			},
+		}}})
+	}
+	return ing
+}
+
+func routesFor(t *testing.T, host string) []cloudflare.HostnameRoute {
+	t.Helper()
+	rs, err := p.Cloudflare.ListHostnameRoutes(context.Background(), cloudflare.HostnameRouteFilter{Hostname: host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []cloudflare.HostnameRoute
+	for _, r := range rs {
+		if r.Hostname == host {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func servicesNamed(t *testing.T, name string) []cloudflare.Service {
+	t.Helper()
+	ss, err := p.Cloudflare.ListServices(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []cloudflare.Service
+	for _, s := range ss {
+		if s.Name == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func recordsNamed(t *testing.T, name string) []cloudflare.DNSRecord {
+	t.Helper()
+	rs, err := p.Cloudflare.ListDNSRecords(context.Background(), sim.ZoneID("example.com"), cloudflare.DNSRecordFilter{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+func tunnelConfig(t *testing.T, id string) string {
+	t.Helper()
+	tc, err := p.Cloudflare.GetTunnelConfiguration(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(tc.Config)
+}
+
+func waitEvent(t *testing.T, ns, name, reason, contains string) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("Warning %s on %s mentioning %q", reason, name, contains), func() error {
+		evs := &corev1.EventList{}
+		if err := p.Client.List(context.Background(), evs, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range evs.Items {
+			if e.InvolvedObject.Name == name && e.Type == corev1.EventTypeWarning && e.Reason == reason && strings.Contains(e.Message, contains) {
+				return nil
+			}
+		}
+		return fmt.Errorf("not yet")
+	})
+}
+
+func deleteIngress(t *testing.T, ing *networkingv1.Ingress) {
+	t.Helper()
+	p.DeleteAndWait(t, ing)
+}
+
+func TestPrivateRedisExample(t *testing.T) {
+	ns, tunnelID := setup(t)
+	host := "redis-cache-azure-dev." + ns + ".svc.cluster.local"
+	ing := ingress(ns, "redis", map[string]string{
+		v1alpha1.AnnotationTunnel:     "edge",
+		v1alpha1.AnnotationVPCService: "redis-cache-dev-" + ns,
+		v1alpha1.AnnotationVPCPort:    "6379",
+		v1alpha1.AnnotationPublic:     "false",
+		v1alpha1.AnnotationHostname:   host,
+	})
+	p.Create(t, ing)
+	eventually(t, "route and VPC service in Cloudflare", func() error {
+		rs, ss := routesFor(t, host), servicesNamed(t, "redis-cache-dev-"+ns)
+		if len(rs) != 1 || len(ss) != 1 {
+			return fmt.Errorf("%d routes, %d services", len(rs), len(ss))
+		}
+		if rs[0].TunnelID != tunnelID {
+			return fmt.Errorf("route to %s, want %s", rs[0].TunnelID, tunnelID)
+		}
+		s := ss[0]
+		if s.Type != "tcp" || s.TCPPort == nil || *s.TCPPort != 6379 || s.Host.Hostname != host || s.Host.ResolverNetwork == nil || s.Host.ResolverNetwork.TunnelID != tunnelID {
+			return fmt.Errorf("service %+v", s)
+		}
+		return nil
+	})
+	if rs := recordsNamed(t, host); len(rs) != 0 {
+		t.Errorf("a private Ingress created DNS records: %+v", rs)
+	}
+	if c := tunnelConfig(t, tunnelID); c != "{}" {
+		t.Errorf("a private Ingress wrote the tunnel configuration: %s", c)
+	}
+
+	t.Run("RemovingTheVPCAnnotationDeletesTheService", func(t *testing.T) {
+		eventually(t, "annotation removed", func() error {
+			if err := p.Get(ing); err != nil {
+				return err
+			}
+			delete(ing.Annotations, v1alpha1.AnnotationVPCService)
+			return p.Client.Update(context.Background(), ing)
+		})
+		eventually(t, "service gone, route kept", func() error {
+			if ss := servicesNamed(t, "redis-cache-dev-"+ns); len(ss) != 0 {
+				return fmt.Errorf("service still there")
+			}
+			if rs := routesFor(t, host); len(rs) != 1 {
+				return fmt.Errorf("%d routes", len(rs))
+			}
+			return nil
+		})
+	})
+
+	deleteIngress(t, ing)
+	if rs := routesFor(t, host); len(rs) != 0 {
+		t.Errorf("routes left after deleting the Ingress: %+v", rs)
+	}
+}
+
+func TestPublicIngress(t *testing.T) {
+	ns, tunnelID := setup(t)
+	host := "app-" + ns + ".example.com"
+	ing := ingress(ns, "web", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPublic: "true"}, host)
+	p.Create(t, ing)
+	eventually(t, "CNAME, tunnel rules and address", func() error {
+		rs := recordsNamed(t, host)
+		if len(rs) != 1 || rs[0].Type != "CNAME" || !rs[0].Proxied || rs[0].Content != tunnelID+".cfargotunnel.com" {
+			return fmt.Errorf("records %+v", rs)
+		}
+		c := tunnelConfig(t, tunnelID)
+		api := strings.Index(c, "http://api."+ns+".svc.cluster.local:8080")
+		web := strings.Index(c, "http://web."+ns+".svc.cluster.local:80")
+		catchAll := strings.Index(c, "http_status:404")
+		if api < 0 || web < 0 || catchAll < 0 || !(api < web && web < catchAll) {
+			return fmt.Errorf("configuration %s: want the /api rule, then /, then the catch-all", c)
+		}
+		if err := p.Get(ing); err != nil {
+			return err
+		}
+		if lb := ing.Status.LoadBalancer.Ingress; len(lb) != 1 || lb[0].Hostname != tunnelID+".cfargotunnel.com" {
+			return fmt.Errorf("address %+v", lb)
+		}
+		return nil
+	})
+	if rs := routesFor(t, host); len(rs) != 1 {
+		t.Errorf("%d hostname routes for a public host, want 1", len(rs))
+	}
+
+	t.Run("NoLongerPublic", func(t *testing.T) {
+		eventually(t, "public false", func() error {
+			if err := p.Get(ing); err != nil {
+				return err
+			}
+			ing.Annotations[v1alpha1.AnnotationPublic] = "false"
+			return p.Client.Update(context.Background(), ing)
+		})
+		eventually(t, "record and rules removed", func() error {
+			if rs := recordsNamed(t, host); len(rs) != 0 {
+				return fmt.Errorf("record still there")
+			}
+			if c := tunnelConfig(t, tunnelID); strings.Contains(c, "cluster.local") || !strings.Contains(c, "http_status:404") {
+				return fmt.Errorf("configuration %s", c)
+			}
+			return nil
+		})
+	})
+	deleteIngress(t, ing)
+	if rs := routesFor(t, host); len(rs) != 0 {
+		t.Errorf("routes left: %+v", rs)
+	}
+}
+
+func TestThreeHostsRouteAllThree(t *testing.T) {
+	ns, _ := setup(t)
+	hosts := []string{"a-" + ns + ".internal", "b-" + ns + ".internal", "c-" + ns + ".internal"}
+	ing := ingress(ns, "multi", map[string]string{v1alpha1.AnnotationTunnel: "edge"}, hosts...)
+	p.Create(t, ing)
+	eventually(t, "three routes", func() error {
+		for _, h := range hosts {
+			if len(routesFor(t, h)) != 1 {
+				return fmt.Errorf("no route for %s", h)
+			}
+		}
+		return nil
+	})
+	deleteIngress(t, ing)
+	for _, h := range hosts {
+		if len(routesFor(t, h)) != 0 {
+			t.Errorf("route for %s left behind", h)
+		}
+	}
+}
+
+func TestConflicts(t *testing.T) {
+	ctx := context.Background()
+	ns, _ := setup(t)
+
+	t.Run("TwoIngressesOneHostname", func(t *testing.T) {
+		host := "dup-" + ns + ".internal"
+		first := ingress(ns, "first", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationHostname: host})
+		p.Create(t, first)
+		eventually(t, "first routed", func() error {
+			if len(routesFor(t, host)) != 1 {
+				return fmt.Errorf("not yet")
+			}
+			return nil
+		})
+		second := ingress(ns, "second", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationHostname: host})
+		p.Create(t, second)
+		waitEvent(t, ns, "second", "HostnameConflict", host)
+		if rs := routesFor(t, host); len(rs) != 1 {
+			t.Errorf("%d routes for a contested hostname", len(rs))
+		}
+		deleteIngress(t, second)
+		if len(routesFor(t, host)) != 1 {
+			t.Error("deleting the losing Ingress removed the winner's route")
+		}
+		deleteIngress(t, first)
+	})
+
+	t.Run("HostnameRoutedToAnotherTunnel", func(t *testing.T) {
+		other, err := p.Cloudflare.CreateTunnel(ctx, "other-"+ns, "cloudflare")
+		if err != nil {
+			t.Fatal(err)
+		}
+		host := "taken-" + ns + ".internal"
+		foreign, err := p.Cloudflare.CreateHostnameRoute(ctx, cloudflare.HostnameRouteInput{Hostname: host, TunnelID: other.ID, Comment: "theirs"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ing := ingress(ns, "taker", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationHostname: host})
+		p.Create(t, ing)
+		waitEvent(t, ns, "taker", "CloudflareError", "conflict")
+		deleteIngress(t, ing)
+		got, err := p.Cloudflare.GetHostnameRoute(ctx, foreign.ID)
+		if err != nil || got.Deleted() || got.TunnelID != other.ID || got.Comment != "theirs" {
+			t.Errorf("the foreign route was touched: %+v (%v)", got, err)
+		}
+	})
+}
+
+func TestBadInput(t *testing.T) {
+	ns, _ := setup(t)
+	resourceBackend := ingress(ns, "resource-backend", map[string]string{v1alpha1.AnnotationTunnel: "edge"})
+	resourceBackend.Spec.DefaultBackend = &networkingv1.IngressBackend{Resource: &corev1.TypedLocalObjectReference{APIGroup: ptr.To("storage.k8s.io"), Kind: "Bucket", Name: "b"}}
+	cases := []struct {
+		ing            *networkingv1.Ingress
+		reason, substr string
+	}{
+		{ingress(ns, "no-tunnel", map[string]string{}), "MissingTunnelAnnotation", v1alpha1.AnnotationTunnel},
+		{ingress(ns, "unknown-tunnel", map[string]string{v1alpha1.AnnotationTunnel: "nope"}), "TunnelNotFound", "nope"},
+		{ingress(ns, "vpc-true", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationVPCService: "true"}), "InvalidIngress", v1alpha1.AnnotationVPCService},
+		{ingress(ns, "vpc-empty", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationVPCService: ""}), "InvalidIngress", v1alpha1.AnnotationVPCService},
+		{ingress(ns, "vpc-bad-name", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationVPCService: "Not_Valid!"}), "InvalidIngress", v1alpha1.AnnotationVPCService},
+		{ingress(ns, "vpc-port", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationVPCService: "svc-" + ns, v1alpha1.AnnotationVPCPort: "http"}), "InvalidIngress", v1alpha1.AnnotationVPCPort},
+		{ingress(ns, "public-maybe", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPublic: "maybe"}), "InvalidIngress", v1alpha1.AnnotationPublic},
+		{ingress(ns, "bad-hostname", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationHostname: "not a host!"}), "InvalidIngress", v1alpha1.AnnotationHostname},
+		{ingress(ns, "no-zone", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPublic: "true", v1alpha1.AnnotationHostname: "app-" + ns + ".nozone.test"}), "CloudflareError", "zone"},
+		{resourceBackend, "InvalidIngress", "resource"},
+	}
+	for _, tc := range cases {
+		p.Create(t, tc.ing)
+	}
+	for _, tc := range cases {
+		t.Run(tc.ing.Name, func(t *testing.T) {
+			waitEvent(t, ns, tc.ing.Name, tc.reason, tc.substr)
+		})
+	}
+	// Nothing that depends on a bad annotation was created.
+	if ss := servicesNamed(t, "svc-"+ns); len(ss) != 0 {
+		t.Errorf("a VPC service was created despite a bad vpc-port: %+v", ss)
+	}
+	if rs := routesFor(t, "not a host!"); len(rs) != 0 {
+		t.Errorf("a route was created for a bad hostname")
+	}
+	for _, tc := range cases {
+		deleteIngress(t, tc.ing)
+	}
+}
