@@ -33,6 +33,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
+	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/ingress"
@@ -271,11 +272,14 @@ func tunnelPolicies(cr *v1alpha1.CloudflareTunnel) xpv2.ManagementPolicies {
 // applyTunnel writes the fields of the Tunnel MR this controller owns and
 // leaves the rest (the remote config, written by the Ingress translator).
 func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTunnel, pcRef *xpv2.ProviderConfigReference) (*ztv1alpha1.Tunnel, error) {
-	rules, err := r.publicRules(ctx, cr)
+	tun := &ztv1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: cr.Name}}
+	if err := r.kube.Get(ctx, client.ObjectKeyFromObject(tun), tun); client.IgnoreNotFound(err) != nil {
+		return nil, errors.Wrap(err, "cannot get Tunnel")
+	}
+	rules, err := r.publicRules(ctx, cr, tun.Spec.ForProvider.Config)
 	if err != nil {
 		return nil, err
 	}
-	tun := &ztv1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: cr.Name}}
 	op, err := controllerutil.CreateOrUpdate(ctx, r.kube, tun, func() error {
 		// This controller is the only writer of the tunnel's remote
 		// configuration: the public rules of every Ingress on it. Once it
@@ -362,7 +366,9 @@ func (r *Reconciler) recordOp(cr *v1alpha1.CloudflareTunnel, op controllerutil.O
 
 // publicRules translates every live Ingress on this tunnel and collects its
 // public rules (pure translation; the Ingress controller reports problems).
-func (r *Reconciler) publicRules(ctx context.Context, cr *v1alpha1.CloudflareTunnel) ([][]ztv1alpha1.IngressRule, error) {
+// An Ingress with a problem keeps the rules it had, so a typo does not take
+// a working site offline.
+func (r *Reconciler) publicRules(ctx context.Context, cr *v1alpha1.CloudflareTunnel, current *ztv1alpha1.TunnelConfig) ([][]ztv1alpha1.IngressRule, error) {
 	l := &networkingv1.IngressList{}
 	if err := r.kube.List(ctx, l, client.InNamespace(cr.Namespace)); err != nil {
 		return nil, errors.Wrap(err, "cannot list Ingresses")
@@ -386,11 +392,42 @@ func (r *Reconciler) publicRules(ctx context.Context, cr *v1alpha1.CloudflareTun
 			continue
 		}
 		res := translate.Translate(translate.Input{Ingress: ing, Tunnel: translate.Tunnel{Name: cr.Name}, Services: services})
+		if len(res.Problems) > 0 {
+			kept, err := r.rulesOf(ctx, ing, current)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, kept)
+			continue
+		}
 		if len(res.Rules) > 0 {
 			out = append(out, res.Rules)
 		}
 	}
 	return out, nil
+}
+
+// rulesOf are the rules of the current configuration for the hostnames the
+// Ingress publishes now (its DNS records).
+func (r *Reconciler) rulesOf(ctx context.Context, ing *networkingv1.Ingress, current *ztv1alpha1.TunnelConfig) ([]ztv1alpha1.IngressRule, error) {
+	if current == nil {
+		return nil, nil
+	}
+	recs := &dnsv1alpha1.DNSRecordList{}
+	if err := r.kube.List(ctx, recs, client.InNamespace(ing.Namespace), client.MatchingLabels{translate.LabelIngress: translate.LabelValue(ing.Name)}); err != nil {
+		return nil, errors.Wrap(err, "cannot list DNS records")
+	}
+	hosts := map[string]bool{}
+	for _, rec := range recs.Items {
+		hosts[strings.ToLower(rec.Spec.ForProvider.Name)] = true
+	}
+	var kept []ztv1alpha1.IngressRule
+	for _, rule := range current.Ingress {
+		if rule.Hostname != nil && hosts[strings.ToLower(*rule.Hostname)] {
+			kept = append(kept, rule)
+		}
+	}
+	return kept, nil
 }
 
 // referencingIngresses are the Ingresses in cr's namespace exposed through it.

@@ -194,6 +194,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.warn(ing, "HostnameConflict", fmt.Sprintf("hostname %s is already claimed by Ingress %s; this Ingress does not route it", h, winner))
 	}
 	d := desiredFrom(res, lost)
+	// Bad input must not cost what already works: with a problem in the
+	// Ingress, create and update what is valid but delete nothing.
+	d.keepExisting = len(res.Problems) > 0
 	result, err := r.converge(ctx, ing, d)
 	if err != nil {
 		return result, err
@@ -215,6 +218,8 @@ func (r *Reconciler) warn(ing *networkingv1.Ingress, reason, msg string) {
 // desired is the set of managed resources an Ingress should have.
 type desired struct {
 	objs []resource.Managed
+	// keepExisting: delete nothing that is no longer desired.
+	keepExisting bool
 }
 
 func desiredFrom(res translate.Result, lost map[string]string) desired {
@@ -308,7 +313,7 @@ func (r *Reconciler) converge(ctx context.Context, ing *networkingv1.Ingress, d 
 		return reconcile.Result{}, err
 	}
 	for _, m := range have {
-		if want[key(m)] || meta.WasDeleted(m) {
+		if want[key(m)] || meta.WasDeleted(m) || d.keepExisting {
 			continue
 		}
 		if err := r.kube.Delete(ctx, m); client.IgnoreNotFound(err) != nil {

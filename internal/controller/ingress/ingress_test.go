@@ -241,6 +241,34 @@ func TestPublicIngress(t *testing.T) {
 		t.Errorf("%d hostname routes for a public host, want 1", len(rs))
 	}
 
+	t.Run("ATypoLosesNothing", func(t *testing.T) {
+		eventually(t, "bad hostname annotation", func() error {
+			if err := p.Get(ing); err != nil {
+				return err
+			}
+			ing.Annotations[v1alpha1.AnnotationHostname] = "not a host!"
+			return p.Client.Update(context.Background(), ing)
+		})
+		waitEvent(t, ns, "web", "InvalidIngress", v1alpha1.AnnotationHostname)
+		time.Sleep(3 * time.Second)
+		if rs := recordsNamed(t, host); len(rs) != 1 {
+			t.Errorf("the typo deleted the DNS record")
+		}
+		if rs := routesFor(t, host); len(rs) != 1 {
+			t.Errorf("the typo deleted the route")
+		}
+		if c := tunnelConfig(t, tunnelID); !strings.Contains(c, "web."+ns+".svc.cluster.local") {
+			t.Errorf("the typo removed the public rules: %s", c)
+		}
+		eventually(t, "annotation fixed", func() error {
+			if err := p.Get(ing); err != nil {
+				return err
+			}
+			delete(ing.Annotations, v1alpha1.AnnotationHostname)
+			return p.Client.Update(context.Background(), ing)
+		})
+	})
+
 	t.Run("NoLongerPublic", func(t *testing.T) {
 		eventually(t, "public false", func() error {
 			if err := p.Get(ing); err != nil {
