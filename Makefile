@@ -55,9 +55,23 @@ test: ## Unit and integration tests (real kube-apiserver + etcd).
 build: ## Build the provider binary into _output/bin.
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/provider ./cmd/provider
 
+# The package build gets the same VERSION/LDFLAGS/GOFLAGS_BUILD as `build`, so
+# the binary in the package is the one `make build` makes (and shares its cache).
+.PHONY: xpkg
+xpkg: ## Build the Crossplane package (no docker): _output/provider-cloudflare-tunnel-<version>.xpkg.
+	@VERSION='$(VERSION)' LDFLAGS='$(LDFLAGS)' GOFLAGS_BUILD='$(GOFLAGS_BUILD)' bash hack/xpkg.sh
+
+.PHONY: xpkg-verify
+xpkg-verify: ## Check the last built .xpkg: metadata, all CRDs and examples, and the runtime binary runs (XPKG=path to pick one).
+	@bash hack/xpkg-verify.sh $(XPKG)
+
 .PHONY: run
 run: ## Run the provider against the current kubeconfig (install package/crds first).
 	$(GO) run ./cmd/provider --debug
 
 .PHONY: reviewable
 reviewable: generate lint test ## Everything a change needs before review.
+
+.PHONY: demo
+demo: ## Run the whole product locally: a local cluster, the Cloudflare simulator and the provider (Ctrl-C stops it).
+	@bash hack/demo.sh

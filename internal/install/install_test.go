@@ -1,0 +1,556 @@
+// Package install_test checks the plain install manifests in cluster/install
+// (for clusters without Crossplane) against a real kube-apiserver: every
+// document is accepted, the provider's pod passes the restricted Pod Security
+// Standard, and the RBAC grants what the controllers use — no less, no more.
+package install_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) { os.Exit(testenv.Run(m, &env)) }
+
+const (
+	installDir = "cluster/install"
+	crdDir     = "package/crds"
+	fieldOwner = "install-test"
+
+	// What cmd/provider/main.go and the manifests agree on.
+	namespace      = "cloudflare-tunnel-system"
+	serviceAccount = "provider-cloudflare-tunnel"
+	leaseName      = "crossplane-leader-election-provider-cloudflare-tunnel" // main's LeaderElectionID
+	metricsPort    = 8080                                                    // main's --metrics-bind-address
+	healthPort     = 8081                                                    // main's --health-probe-bind-address
+)
+
+// document is one YAML document of a manifest file.
+type document struct {
+	file string
+	obj  *unstructured.Unstructured
+}
+
+func (d document) String() string {
+	return fmt.Sprintf("%s: %s %s", d.file, d.obj.GetKind(), client.ObjectKeyFromObject(d.obj))
+}
+
+// kustomization is the subset of kustomize's schema the install uses. It is
+// decoded strictly: a field the test does not model (patches, images,
+// namespace, ...) would change what `kubectl apply -k` applies, so it fails
+// the test rather than being ignored.
+type kustomization struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Resources  []string `json:"resources"`
+}
+
+// installDocuments reads every document kustomization.yaml lists.
+func installDocuments(t *testing.T) []document {
+	t.Helper()
+	dir := filepath.Join(testenv.RepoRoot(), installDir)
+	raw, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := kustomization{}
+	if err := yaml.UnmarshalStrict(raw, &k); err != nil {
+		t.Fatalf("kustomization.yaml: %v (only apiVersion, kind and resources are supported)", err)
+	}
+	if k.APIVersion != "kustomize.config.k8s.io/v1beta1" || k.Kind != "Kustomization" {
+		t.Fatalf("kustomization.yaml is %s %s, want kustomize.config.k8s.io/v1beta1 Kustomization", k.APIVersion, k.Kind)
+	}
+	if len(k.Resources) == 0 {
+		t.Fatal("kustomization.yaml lists no resources")
+	}
+
+	listed := map[string]bool{}
+	var docs []document
+	for _, r := range k.Resources {
+		// kustomize loads only files under its root; so does this test.
+		if !filepath.IsLocal(r) || strings.Contains(r, "://") {
+			t.Fatalf("kustomization.yaml resource %q is not a file under %s", r, installDir)
+		}
+		if listed[r] {
+			t.Fatalf("kustomization.yaml lists %s twice", r)
+		}
+		listed[r] = true
+		objs, err := readDocuments(filepath.Join(dir, r))
+		if err != nil {
+			t.Fatalf("%s: %v", r, err)
+		}
+		if len(objs) == 0 {
+			t.Fatalf("%s holds no documents", r)
+		}
+		for _, o := range objs {
+			docs = append(docs, document{file: filepath.Join(installDir, r), obj: o})
+		}
+	}
+
+	// A manifest left out of the kustomization would silently not be installed.
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if b := filepath.Base(f); b != "kustomization.yaml" && !listed[b] {
+			t.Errorf("%s/%s is not listed in kustomization.yaml", installDir, b)
+		}
+	}
+	return docs
+}
+
+// crdDocuments reads package/crds, which the install applies first.
+func crdDocuments(t *testing.T) []document {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), crdDir, "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no CRDs in %s", crdDir)
+	}
+	var docs []document
+	for _, f := range files {
+		objs, err := readDocuments(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, o := range objs {
+			if o.GetKind() != "CustomResourceDefinition" {
+				t.Errorf("%s holds a %s, want only CustomResourceDefinitions", f, o.GetKind())
+			}
+			docs = append(docs, document{file: filepath.Join(crdDir, filepath.Base(f)), obj: o})
+		}
+	}
+	return docs
+}
+
+// readDocuments splits a (multi-document) YAML file into objects, skipping
+// empty documents.
+func readDocuments(path string) ([]*unstructured.Unstructured, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := utilyaml.NewYAMLReader(bufio.NewReader(f))
+	var out []*unstructured.Unstructured
+	for i := 0; ; i++ {
+		raw, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		js, err := yaml.YAMLToJSON(raw)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		if js = bytes.TrimSpace(js); len(js) == 0 || string(js) == "null" {
+			continue // only comments, or empty
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(js); err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		out = append(out, u)
+	}
+}
+
+func find(t *testing.T, docs []document, kind, name string) *unstructured.Unstructured {
+	t.Helper()
+	for _, d := range docs {
+		if d.obj.GetKind() == kind && d.obj.GetName() == name {
+			return d.obj
+		}
+	}
+	t.Fatalf("no %s %q in the install manifests", kind, name)
+	return nil
+}
+
+func convert[T any](t *testing.T, u *unstructured.Unstructured) *T {
+	t.Helper()
+	out := new(T)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, out, true); err != nil {
+		t.Fatalf("%s %s: %v", u.GetKind(), u.GetName(), err)
+	}
+	return out
+}
+
+func apply(ctx context.Context, u *unstructured.Unstructured, opts ...client.ApplyOption) error {
+	opts = append([]client.ApplyOption{client.FieldOwner(fieldOwner), client.ForceOwnership}, opts...)
+	return env.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u.DeepCopy()), opts...)
+}
+
+// applyNamespace creates the install namespace for real: a dry-run Namespace
+// does not exist for the dry runs of the objects in it.
+func applyNamespace(t *testing.T, ctx context.Context, docs []document) {
+	t.Helper()
+	if err := apply(ctx, find(t, docs, "Namespace", namespace)); err != nil {
+		t.Fatalf("cannot apply Namespace %s: %v", namespace, err)
+	}
+}
+
+// TestManifestsAreAccepted server-side applies (dry run) the CRDs and every
+// document of the kustomization, as `kubectl apply --server-side` would.
+func TestManifestsAreAccepted(t *testing.T) {
+	ctx := context.Background()
+	install := installDocuments(t)
+	applyNamespace(t, ctx, install)
+
+	for _, d := range append(crdDocuments(t), install...) {
+		t.Run(d.String(), func(t *testing.T) {
+			namespaced, err := env.Client.IsObjectNamespaced(d.obj)
+			if err != nil {
+				t.Fatalf("unknown kind: %v", err)
+			}
+			// kubectl would put an object without a namespace into the
+			// current context's namespace, wherever that is.
+			if namespaced && d.obj.GetNamespace() != namespace {
+				t.Errorf("namespace is %q, want %q", d.obj.GetNamespace(), namespace)
+			}
+			if !namespaced && d.obj.GetNamespace() != "" {
+				t.Errorf("cluster-scoped, but sets namespace %q", d.obj.GetNamespace())
+			}
+			if err := apply(ctx, d.obj, client.DryRunAll); err != nil {
+				t.Errorf("API server rejects it: %v", err)
+			}
+		})
+	}
+
+	t.Run("ReferencesAgree", func(t *testing.T) {
+		find(t, install, "ServiceAccount", serviceAccount)
+		dep := convert[appsv1.Deployment](t, find(t, install, "Deployment", "provider-cloudflare-tunnel"))
+		if got := dep.Spec.Template.Spec.ServiceAccountName; got != serviceAccount {
+			t.Errorf("Deployment runs as ServiceAccount %q, want %q", got, serviceAccount)
+		}
+		sa := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: serviceAccount, Namespace: namespace}
+		crb := convert[rbacv1.ClusterRoleBinding](t, find(t, install, "ClusterRoleBinding", "provider-cloudflare-tunnel"))
+		rb := convert[rbacv1.RoleBinding](t, find(t, install, "RoleBinding", "provider-cloudflare-tunnel-leader-election"))
+		for _, b := range []struct {
+			name     string
+			subjects []rbacv1.Subject
+			ref      rbacv1.RoleRef
+		}{{"ClusterRoleBinding " + crb.Name, crb.Subjects, crb.RoleRef}, {"RoleBinding " + rb.Name, rb.Subjects, rb.RoleRef}} {
+			if !slices.Equal(b.subjects, []rbacv1.Subject{sa}) {
+				t.Errorf("%s binds %v, want only %v", b.name, b.subjects, sa)
+			}
+			find(t, install, b.ref.Kind, b.ref.Name)
+		}
+		if rb.Namespace != namespace {
+			t.Errorf("RoleBinding is in %q, want %q", rb.Namespace, namespace)
+		}
+	})
+
+	t.Run("IngressClassMatchesExample", func(t *testing.T) {
+		ex, err := readDocuments(filepath.Join(testenv.RepoRoot(), "examples", "ingress", "ingressclass.yaml"))
+		if err != nil || len(ex) != 1 {
+			t.Fatalf("examples/ingress/ingressclass.yaml: %d documents, %v", len(ex), err)
+		}
+		if got := find(t, install, "IngressClass", "cloudflare"); !reflect.DeepEqual(got.Object, ex[0].Object) {
+			t.Errorf("IngressClass differs from examples/ingress/ingressclass.yaml:\n got %v\nwant %v", got.Object, ex[0].Object)
+		}
+	})
+}
+
+// TestDeployment checks what the Deployment promises: the pod passes the
+// restricted Pod Security Standard (enforced by the real admission plugin),
+// and it wires main's flags and ports.
+func TestDeployment(t *testing.T) {
+	ctx := context.Background()
+	install := installDocuments(t)
+	dep := convert[appsv1.Deployment](t, find(t, install, "Deployment", "provider-cloudflare-tunnel"))
+
+	t.Run("InstallNamespaceEnforcesRestricted", func(t *testing.T) {
+		if got := find(t, install, "Namespace", namespace).GetLabels()["pod-security.kubernetes.io/enforce"]; got != "restricted" {
+			t.Errorf("Namespace %s enforces %q, want restricted", namespace, got)
+		}
+	})
+
+	t.Run("PodPassesRestrictedPodSecurity", func(t *testing.T) {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "pss-restricted-", Labels: map[string]string{
+			"pod-security.kubernetes.io/enforce":         "restricted",
+			"pod-security.kubernetes.io/enforce-version": "latest",
+		}}}
+		if err := env.Client.Create(ctx, ns); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = env.Client.Delete(context.Background(), ns) })
+
+		// The admission plugin must be on, or the next check proves nothing.
+		bare := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "unhardened"},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: dep.Spec.Template.Spec.Containers[0].Image}}},
+		}
+		if err := env.Client.Create(ctx, bare, client.DryRunAll); !kerrors.IsForbidden(err) || !strings.Contains(err.Error(), "PodSecurity") {
+			t.Fatalf("an unhardened pod was not refused by PodSecurity admission (err: %v); cannot check the provider's pod", err)
+		}
+
+		tmpl := dep.Spec.Template
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "provider", Labels: tmpl.Labels, Annotations: tmpl.Annotations},
+			Spec:       tmpl.Spec,
+		}
+		if err := env.Client.Create(ctx, pod, client.DryRunAll); err != nil {
+			t.Errorf("the provider's pod does not pass the restricted Pod Security Standard: %v", err)
+		}
+	})
+
+	t.Run("MatchesMain", func(t *testing.T) {
+		if r := dep.Spec.Replicas; r == nil || *r != 1 {
+			t.Errorf("replicas = %v, want 1", r)
+		}
+		spec := dep.Spec.Template.Spec
+		if len(spec.Containers) != 1 {
+			t.Fatalf("%d containers, want 1", len(spec.Containers))
+		}
+		c := spec.Containers[0]
+		if !slices.Contains(c.Args, "--leader-election") {
+			t.Errorf("args %v lack --leader-election", c.Args)
+		}
+		ports := map[string]int32{}
+		for _, p := range c.Ports {
+			ports[p.Name] = p.ContainerPort
+		}
+		if ports["metrics"] != metricsPort || ports["health"] != healthPort {
+			t.Errorf("ports %v, want metrics:%d and health:%d", ports, metricsPort, healthPort)
+		}
+		for name, p := range map[string]*corev1.Probe{"/healthz": c.LivenessProbe, "/readyz": c.ReadinessProbe} {
+			if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != name || p.HTTPGet.Port.String() != "health" {
+				t.Errorf("probe for %s is %+v, want an HTTP GET of %s on port health", name, p, name)
+			}
+		}
+		sc := c.SecurityContext
+		if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+			sc.RunAsUser == nil || *sc.RunAsUser != 65532 || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+			t.Errorf("container securityContext %+v: want readOnlyRootFilesystem, runAsUser 65532, no privilege escalation", sc)
+		}
+		if spec.AutomountServiceAccountToken == nil || !*spec.AutomountServiceAccountToken {
+			t.Error("automountServiceAccountToken must be true: the provider talks to the API server")
+		}
+		if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
+			t.Errorf("resources %+v: want cpu and memory requests and a memory limit", c.Resources)
+		}
+	})
+}
+
+// need is one access the controllers use. Keep this table aligned with
+// internal/controller (and the crossplane-runtime reconcilers they use); the
+// test checks that rbac.yaml grants each of these and nothing else.
+type need struct {
+	group, resource string // resource may carry a "/subresource"
+	verbs           []string
+	namespace, name string // scoped needs; empty for cluster-wide
+	why             string
+}
+
+func verbs(s string) []string { return strings.Fields(s) }
+
+var needs = []need{
+	// tunnels.cloudflare.com
+	{group: "tunnels.cloudflare.com", resource: "cloudflaretunnels", verbs: verbs("get list watch update"), why: "cloudflaretunnel: For, finalizer; ingress: Get, Watches"},
+	{group: "tunnels.cloudflare.com", resource: "cloudflaretunnels/status", verbs: verbs("update"), why: "cloudflaretunnel: Status().Update"},
+	{group: "tunnels.cloudflare.com", resource: "cloudflaretunnels/finalizers", verbs: verbs("update"), why: "cloudflaretunnel: SetControllerReference (blockOwnerDeletion) on Tunnel, ProviderConfig, Deployment, PDB"},
+	{group: "tunnels.cloudflare.com", resource: "clusterproviderconfigs", verbs: verbs("get list watch update"), why: "config: For, finalizer (providerconfig reconciler); clients.ConfigFor: Get"},
+	{group: "tunnels.cloudflare.com", resource: "clusterproviderconfigs/status", verbs: verbs("update"), why: "config: Status().Update"},
+	{group: "tunnels.cloudflare.com", resource: "providerconfigs", verbs: verbs("get list watch create update delete"), why: "config: For, finalizer; cloudflaretunnel: Owns, CreateOrUpdate, delete"},
+	{group: "tunnels.cloudflare.com", resource: "providerconfigs/status", verbs: verbs("update"), why: "config: Status().Update"},
+	{group: "tunnels.cloudflare.com", resource: "providerconfigusages", verbs: verbs("get list watch create update delete"), why: "usage tracker (APIUpdatingApplicator); config: Watches, List, Delete"},
+	// managed resources (mr.Setup: managed reconciler), written by cloudflaretunnel and ingress
+	{group: "zerotrust.tunnels.cloudflare.com", resource: "tunnels", verbs: verbs("get list watch create update patch delete"), why: "tunnel MR; cloudflaretunnel: Owns, CreateOrUpdate, delete; ingress: Watches; reference resolver: SSA patch"},
+	{group: "zerotrust.tunnels.cloudflare.com", resource: "tunnels/status", verbs: verbs("update"), why: "managed reconciler"},
+	{group: "zerotrust.tunnels.cloudflare.com", resource: "tunnels/finalizers", verbs: verbs("update"), why: "owns its connection Secret and ProviderConfigUsage (blockOwnerDeletion)"},
+	{group: "zerotrust.tunnels.cloudflare.com", resource: "hostnameroutes", verbs: verbs("get list watch create update patch delete"), why: "hostnameroute MR; ingress: Owns, create, update, delete; reference resolver"},
+	{group: "zerotrust.tunnels.cloudflare.com", resource: "hostnameroutes/status", verbs: verbs("update"), why: "managed reconciler"},
+	{group: "zerotrust.tunnels.cloudflare.com", resource: "hostnameroutes/finalizers", verbs: verbs("update"), why: "owns its ProviderConfigUsage"},
+	{group: "connectivity.tunnels.cloudflare.com", resource: "vpcservices", verbs: verbs("get list watch create update patch delete"), why: "vpcservice MR; ingress: Owns, create, update, delete; reference resolver"},
+	{group: "connectivity.tunnels.cloudflare.com", resource: "vpcservices/status", verbs: verbs("update"), why: "managed reconciler"},
+	{group: "connectivity.tunnels.cloudflare.com", resource: "vpcservices/finalizers", verbs: verbs("update"), why: "owns its ProviderConfigUsage"},
+	{group: "dns.tunnels.cloudflare.com", resource: "dnsrecords", verbs: verbs("get list watch create update patch delete"), why: "dnsrecord MR; ingress: Owns, create, update, delete; cloudflaretunnel: List"},
+	{group: "dns.tunnels.cloudflare.com", resource: "dnsrecords/status", verbs: verbs("update"), why: "managed reconciler"},
+	{group: "dns.tunnels.cloudflare.com", resource: "dnsrecords/finalizers", verbs: verbs("update"), why: "owns its ProviderConfigUsage"},
+	// Kubernetes
+	{group: "", resource: "secrets", verbs: verbs("get list watch create patch delete"), why: "config + cloudflaretunnel: Watches; credentials; connection publisher (Get, Create, Patch); token Secret delete"},
+	{group: "", resource: "services", verbs: verbs("get list watch"), why: "ingress + cloudflaretunnel: List backends"},
+	{group: "", resource: "events", verbs: verbs("create patch"), why: "GetEventRecorderFor (core/v1 events)"},
+	{group: "apps", resource: "deployments", verbs: verbs("get list watch create update delete"), why: "cloudflaretunnel: Owns, CreateOrUpdate, delete"},
+	{group: "policy", resource: "poddisruptionbudgets", verbs: verbs("get list watch create update delete"), why: "cloudflaretunnel: Owns, CreateOrUpdate, delete"},
+	{group: "networking.k8s.io", resource: "ingresses", verbs: verbs("get list watch update"), why: "ingress: For, finalizer; cloudflaretunnel: Watches, List"},
+	{group: "networking.k8s.io", resource: "ingresses/status", verbs: verbs("update"), why: "ingress: address"},
+	{group: "networking.k8s.io", resource: "ingresses/finalizers", verbs: verbs("update"), why: "ingress: controller reference (blockOwnerDeletion) on the managed resources it makes"},
+	{group: "networking.k8s.io", resource: "ingressclasses", verbs: verbs("get list watch"), why: "ingress + cloudflaretunnel: List"},
+	{group: "apiextensions.k8s.io", resource: "customresourcedefinitions", verbs: verbs("get list watch"), why: "customresourcesgate (safe start)"},
+	{group: "coordination.k8s.io", resource: "leases", verbs: verbs("create"), namespace: namespace, why: "leader election"},
+	{group: "coordination.k8s.io", resource: "leases", verbs: verbs("get update"), namespace: namespace, name: leaseName, why: "leader election"},
+}
+
+// denied must stay out of the provider's reach.
+var denied = []need{
+	{resource: "pods", verbs: verbs("get list create")},
+	{resource: "pods/exec", verbs: verbs("create")},
+	{resource: "configmaps", verbs: verbs("get list")},
+	{resource: "namespaces", verbs: verbs("get list create")},
+	{resource: "nodes", verbs: verbs("list")},
+	{resource: "serviceaccounts/token", verbs: verbs("create")},
+	{resource: "secrets", verbs: verbs("deletecollection")},
+	{group: "rbac.authorization.k8s.io", resource: "clusterroles", verbs: verbs("create escalate bind")},
+	{group: "apiextensions.k8s.io", resource: "customresourcedefinitions", verbs: verbs("create update delete")},
+	{group: "networking.k8s.io", resource: "ingresses", verbs: verbs("create delete")},
+	{group: "tunnels.cloudflare.com", resource: "cloudflaretunnels", verbs: verbs("create delete")},
+	{group: "coordination.k8s.io", resource: "leases", verbs: verbs("get update"), namespace: "kube-system", name: leaseName},
+	{group: "coordination.k8s.io", resource: "leases", verbs: verbs("create"), namespace: "kube-system"},
+	{group: "coordination.k8s.io", resource: "leases", verbs: verbs("get update"), namespace: namespace, name: "someone-elses-lease"},
+}
+
+func (n need) key(verb string) string { return n.group + "|" + n.resource + "|" + verb }
+
+func (n need) describe(verb string) string {
+	s := verb + " " + n.resource
+	if n.group != "" {
+		s += " (" + n.group + ")"
+	}
+	if n.namespace != "" {
+		s += " in namespace " + n.namespace
+	}
+	if n.name != "" {
+		s += " named " + n.name
+	}
+	return s
+}
+
+func (n need) attributes(verb string) *authorizationv1.ResourceAttributes {
+	res, sub, _ := strings.Cut(n.resource, "/")
+	return &authorizationv1.ResourceAttributes{Namespace: n.namespace, Verb: verb, Group: n.group, Resource: res, Subresource: sub, Name: n.name}
+}
+
+// allowed asks the API server's RBAC authorizer whether the provider's
+// ServiceAccount may do verb on n.
+func allowed(t *testing.T, ctx context.Context, n need, verb string) bool {
+	t.Helper()
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:               "system:serviceaccount:" + namespace + ":" + serviceAccount,
+		Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
+		ResourceAttributes: n.attributes(verb),
+	}}
+	if err := env.Client.Create(ctx, sar); err != nil {
+		t.Fatalf("SubjectAccessReview: %v", err)
+	}
+	return sar.Status.Allowed
+}
+
+// TestRBAC checks rbac.yaml against the needs table: no wildcards, every
+// need granted by the real authorizer, nothing granted beyond the table, and
+// a few things the provider must never be able to do.
+func TestRBAC(t *testing.T) {
+	ctx := context.Background()
+	install := installDocuments(t)
+	cr := convert[rbacv1.ClusterRole](t, find(t, install, "ClusterRole", "provider-cloudflare-tunnel"))
+	role := convert[rbacv1.Role](t, find(t, install, "Role", "provider-cloudflare-tunnel-leader-election"))
+
+	t.Run("NoWildcards", func(t *testing.T) {
+		for _, rs := range []struct {
+			name  string
+			rules []rbacv1.PolicyRule
+		}{{"ClusterRole " + cr.Name, cr.Rules}, {"Role " + role.Name, role.Rules}} {
+			for i, r := range rs.rules {
+				for field, vals := range map[string][]string{"apiGroups": r.APIGroups, "resources": r.Resources, "verbs": r.Verbs, "resourceNames": r.ResourceNames, "nonResourceURLs": r.NonResourceURLs} {
+					for _, v := range vals {
+						if strings.Contains(v, "*") {
+							t.Errorf("%s rule %d: %s contains %q", rs.name, i, field, v)
+						}
+					}
+				}
+				if len(r.NonResourceURLs) > 0 {
+					t.Errorf("%s rule %d grants nonResourceURLs %v", rs.name, i, r.NonResourceURLs)
+				}
+			}
+		}
+		if cr.AggregationRule != nil {
+			t.Errorf("ClusterRole %s aggregates other roles", cr.Name)
+		}
+	})
+
+	t.Run("NothingBeyondTheTable", func(t *testing.T) {
+		want := map[string]bool{}
+		for _, n := range needs {
+			for _, v := range n.verbs {
+				want[n.key(v)] = true
+			}
+		}
+		var extra []string
+		for _, r := range append(slices.Clone(cr.Rules), role.Rules...) {
+			for _, g := range r.APIGroups {
+				for _, res := range r.Resources {
+					for _, v := range r.Verbs {
+						if k := (need{group: g, resource: res}).key(v); !want[k] {
+							extra = append(extra, k)
+						}
+					}
+				}
+			}
+		}
+		sort.Strings(extra)
+		if len(extra) > 0 {
+			t.Errorf("rbac.yaml grants access no controller needs (group|resource|verb); remove it, or add the need to the table with its reason:\n%s", strings.Join(extra, "\n"))
+		}
+	})
+
+	// The authorizer decides for real once the RBAC objects exist.
+	applyNamespace(t, ctx, install)
+	for _, d := range install {
+		switch d.obj.GetKind() {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+			if err := apply(ctx, d.obj); err != nil {
+				t.Fatalf("cannot apply %s: %v", d, err)
+			}
+		}
+	}
+
+	t.Run("EveryNeedIsGranted", func(t *testing.T) {
+		for _, n := range needs {
+			for _, v := range n.verbs {
+				if !allowed(t, ctx, n, v) {
+					t.Errorf("not granted: %s, needed by %s", n.describe(v), n.why)
+				}
+			}
+		}
+	})
+
+	t.Run("ForbiddenStaysForbidden", func(t *testing.T) {
+		for _, n := range denied {
+			for _, v := range n.verbs {
+				if allowed(t, ctx, n, v) {
+					t.Errorf("granted, but must not be: %s", n.describe(v))
+				}
+			}
+		}
+	})
+}
