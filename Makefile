@@ -18,13 +18,14 @@ help: ## Show this help.
 .PHONY: generate
 generate: ## Regenerate deepcopy, managed-resource methods, reference resolvers and CRDs.
 	$(GO) generate -tags generate ./apis/...
+	$(GO) run ./hack/apidocs package/crds docs/api-reference.md
 	$(GO) mod tidy
 
 .PHONY: check-diff
 check-diff: generate ## Fail when generated files are stale.
-	@if [ -n "$$(git status --porcelain -- apis package go.mod go.sum)" ]; then \
+	@if [ -n "$$(git status --porcelain -- apis package docs go.mod go.sum)" ]; then \
 		echo "Generated files are out of date; run 'make generate' and commit:"; \
-		git status --porcelain -- apis package go.mod go.sum; git diff --stat -- apis package go.mod go.sum; exit 1; fi
+		git status --porcelain -- apis package docs go.mod go.sum; git diff --stat -- apis package docs go.mod go.sum; exit 1; fi
 	@echo "generated files are up to date"
 
 .PHONY: lint
