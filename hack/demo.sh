@@ -19,11 +19,13 @@ for tool in go openssl curl awk; do command -v "$tool" >/dev/null || die "$tool 
 pids=()
 cleanup() {
   trap - EXIT INT TERM
-  step "Stopping"
+  # Stop first, talk after: with output piped (make demo | tee), Ctrl-C
+  # also ends the reader, and a write must not cut the cleanup short.
+  trap '' PIPE
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  [[ -f "$out/cluster/pids" ]] && CLUSTER_DIR="$out/cluster" FAST=1 bash hack/local-cluster-down.sh 2>/dev/null || true
-  info "stopped the provider, the simulator and the cluster"
+  if [[ -f "$out/cluster/pids" ]]; then CLUSTER_DIR="$out/cluster" FAST=1 bash hack/local-cluster-down.sh >/dev/null 2>&1 || true; fi
+  { step "Stopped the provider, the simulator and the cluster"; } 2>/dev/null || true
 }
 trap cleanup EXIT INT TERM
 
