@@ -54,14 +54,15 @@ mkimage="$(bash hack/mkimage.sh)"
 step "building runtime image"
 "$mkimage" -binary "$BIN" -ca "$CA_BUNDLE" -arch "$ARCH" -tag "$NAME:runtime-$ARCH" -o "$RUNTIME"
 
-# 3. Package. Written to a temp name first so a failed build never leaves a
-#    half-written .xpkg under the final name.
+# 3. Package. Written to a unique temp name first, so neither a failed build
+#    nor a concurrent one leaves a half-written .xpkg under the final name.
 step "building crossplane CLI (cached by version)"
 crossplane="$(bash hack/crossplane-cli.sh)"
 step "building package"
-tmp="$XPKG.tmp"
+tmp="$(mktemp "$OUT/.xpkg.XXXXXX")"
 trap 'rm -f "$tmp"' EXIT
 "$crossplane" xpkg build -f package --examples-root=examples --embed-runtime-image-tarball="$RUNTIME" -o "$tmp" >&2
+chmod 0644 "$tmp"   # mktemp creates it 0600
 mv -f "$tmp" "$XPKG"
 ln -sfn "$(basename "$XPKG")" "$LATEST"
 
