@@ -208,14 +208,27 @@ func TestTunnels(t *testing.T) {
 }
 
 func TestAuthenticationFailure(t *testing.T) {
+	ctx := context.Background()
 	f := newFixture(t, sim.Options{}, 0)
 	bad := f.clientWith(t, "wrong-token", 0)
-	_, err := bad.ListTunnels(context.Background(), TunnelFilter{})
-	if !IsAuthentication(err) {
-		t.Fatalf("wrong token: got %v, want an authentication error", err)
-	}
-	if strings.Contains(err.Error(), "wrong-token") {
-		t.Errorf("the error message contains the token: %v", err)
+	zone := sim.ZoneID("example.com")
+	for area, call := range map[string]func() error{
+		"Tunnels":        func() error { _, err := bad.ListTunnels(ctx, TunnelFilter{}); return err },
+		"HostnameRoutes": func() error { _, err := bad.ListHostnameRoutes(ctx, HostnameRouteFilter{}); return err },
+		"Services":       func() error { _, err := bad.ListServices(ctx); return err },
+		"Zones":          func() error { _, err := bad.ListZones(ctx, ""); return err },
+		"DNSRecords":     func() error { _, err := bad.ListDNSRecords(ctx, zone, DNSRecordFilter{}); return err },
+		"Teamnet":        func() error { _, err := bad.ListCIDRRoutes(ctx, ""); return err },
+	} {
+		t.Run(area, func(t *testing.T) {
+			err := call()
+			if !IsAuthentication(err) {
+				t.Fatalf("wrong token: got %v, want an authentication error", err)
+			}
+			if strings.Contains(err.Error(), "wrong-token") {
+				t.Errorf("the error message contains the token: %v", err)
+			}
+		})
 	}
 }
 

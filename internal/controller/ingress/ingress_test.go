@@ -400,3 +400,32 @@ func TestBadInput(t *testing.T) {
 		deleteIngress(t, tc.ing)
 	}
 }
+
+func TestDeletingAPublicIngressRemovesWhatItCreated(t *testing.T) {
+	ns, tunnelID := setup(t)
+	host := "gone-" + ns + ".example.com"
+	ing := ingress(ns, "gone", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPublic: "true", v1alpha1.AnnotationVPCService: "gone-" + ns}, host)
+	p.Create(t, ing)
+	eventually(t, "route, VPC service, record and rules", func() error {
+		if len(routesFor(t, host)) != 1 || len(servicesNamed(t, "gone-"+ns)) != 1 || len(recordsNamed(t, host)) != 1 || !strings.Contains(tunnelConfig(t, tunnelID), host) {
+			return fmt.Errorf("not all there yet")
+		}
+		return nil
+	})
+	deleteIngress(t, ing)
+	if n := len(routesFor(t, host)); n != 0 {
+		t.Errorf("%d routes left", n)
+	}
+	if n := len(servicesNamed(t, "gone-"+ns)); n != 0 {
+		t.Errorf("%d VPC services left", n)
+	}
+	if n := len(recordsNamed(t, host)); n != 0 {
+		t.Errorf("%d DNS records left", n)
+	}
+	eventually(t, "rules removed from the tunnel configuration", func() error {
+		if c := tunnelConfig(t, tunnelID); strings.Contains(c, host) || !strings.Contains(c, "http_status:404") {
+			return fmt.Errorf("configuration %s", c)
+		}
+		return nil
+	})
+}
