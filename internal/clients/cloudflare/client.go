@@ -48,6 +48,10 @@ type Options struct {
 	// PageSize of list calls; default the largest most list endpoints
 	// allow (1000), so a listing costs as few requests as possible.
 	PageSize int
+	// ObservationTTL is how old an account-wide observation may be before
+	// a get by ID refreshes it with one list; 0 means 30s. Half the poll
+	// interval keeps drift detection within one poll.
+	ObservationTTL time.Duration
 }
 
 // New builds a client from resolved credentials. Every request spends the
@@ -88,13 +92,29 @@ func New(cfg clients.Config, o Options) *Client {
 var ConnectOptions = Options{}
 
 // Connect turns a managed resource's providerConfigRef into a ready client:
-// it records the usage, resolves the credentials and builds the client.
-func Connect(ctx context.Context, kube client.Client, usage *resource.ProviderConfigUsageTracker, mg resource.ModernManaged) (*Client, error) {
+// it records the usage, resolves the credentials and builds a client that
+// observes through the account's shared observation cache, refreshed at
+// most once per observationTTL (0: ConnectOptions' TTL).
+func Connect(ctx context.Context, kube client.Client, usage *resource.ProviderConfigUsageTracker, mg resource.ModernManaged, observationTTL time.Duration) (API, error) {
 	cfg, err := clients.ConfigFor(ctx, kube, usage, mg)
 	if err != nil {
 		return nil, err
 	}
-	return New(*cfg, ConnectOptions), nil
+	o := ConnectOptions
+	if observationTTL > 0 {
+		o.ObservationTTL = observationTTL
+	}
+	return NewCached(*cfg, o), nil
+}
+
+// NewCached builds a client whose gets by ID are served from the account's
+// shared observation cache.
+func NewCached(cfg clients.Config, o Options) *CachedClient {
+	ttl := o.ObservationTTL
+	if ttl <= 0 {
+		ttl = 30 * time.Second
+	}
+	return &CachedClient{Client: New(cfg, o), ttl: ttl, cache: accountCacheFor(cfg.Token, cfg.AccountID, cfg.Endpoint)}
 }
 
 // maxPageSize is the largest page the list endpoints we page through allow.
@@ -117,21 +137,25 @@ func decodeRaw(raw string, into any) error {
 	return json.Unmarshal([]byte(raw), into)
 }
 
-type autoPager[T any] interface {
-	Next() bool
-	Current() T
-	Err() error
-}
-
-// collect drains an SDK auto-pager, converting each item.
-func collect[T any, R any](p autoPager[R], raw func(R) string) ([]T, error) {
+// pages lists page after page until a short page. The SDK's auto-pager
+// always asks for one more page and stops at an empty one; stopping at a
+// short page saves that request on every list, which is most of them.
+func pages[T any, R any](perPage int, fetch func(page int) ([]R, error), raw func(R) string) ([]T, error) {
 	out := []T{}
-	for p.Next() {
-		var v T
-		if err := decodeRaw(raw(p.Current()), &v); err != nil {
+	for page := 1; ; page++ {
+		items, err := fetch(page)
+		if err != nil {
 			return nil, err
 		}
-		out = append(out, v)
+		for _, it := range items {
+			var v T
+			if err := decodeRaw(raw(it), &v); err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		if len(items) < perPage {
+			return out, nil
+		}
 	}
-	return out, p.Err()
 }

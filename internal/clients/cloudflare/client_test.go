@@ -98,15 +98,26 @@ func TestTunnels(t *testing.T) {
 		if diff := cmp.Diff(tun, got, cmpopts.IgnoreFields(Tunnel{}, "Token")); diff != "" {
 			t.Errorf("GetTunnel: -created +got:\n%s", diff)
 		}
-		// Page size 2: five tunnels take three pages and an empty fourth.
+		// Page size 2: five tunnels take three pages, the last one short,
+		// so no empty page is asked for.
 		f.sim.ResetStats()
 		all := must(c.ListTunnels(ctx, TunnelFilter{}))
 		if len(all) != 5 {
 			t.Errorf("ListTunnels: %d tunnels, want 5", len(all))
 		}
-		if n := f.sim.Stats()["tunnels.list"].Requests; n != 4 {
-			t.Errorf("ListTunnels paged with %d requests, want 4 (3 pages and the empty one)", n)
+		if n := f.sim.Stats()["tunnels.list"].Requests; n != 3 {
+			t.Errorf("ListTunnels paged with %d requests, want 3", n)
 		}
+		// Six tunnels fill three pages exactly; the empty fourth ends it.
+		extra := must(c.CreateTunnel(ctx, "sixth", "cloudflare"))
+		f.sim.ResetStats()
+		if all := must(c.ListTunnels(ctx, TunnelFilter{})); len(all) != 6 {
+			t.Errorf("ListTunnels: %d tunnels, want 6", len(all))
+		}
+		if n := f.sim.Stats()["tunnels.list"].Requests; n != 4 {
+			t.Errorf("ListTunnels paged with %d requests, want 4 (3 full pages and the empty one)", n)
+		}
+		must(struct{}{}, c.DeleteTunnel(ctx, extra.ID))
 		byName := must(c.ListTunnels(ctx, TunnelFilter{Name: "edge-1"}))
 		if len(byName) != 1 || byName[0].ID != tun.ID {
 			t.Errorf("ListTunnels(name=edge-1) = %+v", byName)

@@ -28,7 +28,14 @@ func (c *Client) ListZones(ctx context.Context, name string) ([]Zone, error) {
 	if name != "" {
 		p.Name = cf.F(name)
 	}
-	out, err := collect[Zone](c.sdk.Zones.ListAutoPaging(ctx, p), func(z zones.Zone) string { return z.JSON.RawJSON() })
+	out, err := pages[Zone](50, func(page int) ([]zones.Zone, error) {
+		p.Page = cf.F(float64(page))
+		res, err := c.sdk.Zones.List(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return res.Result, nil
+	}, func(z zones.Zone) string { return z.JSON.RawJSON() })
 	return out, wrap(err, "cannot list zones")
 }
 
@@ -126,7 +133,14 @@ func (c *Client) ListDNSRecords(ctx context.Context, zoneID string, f DNSRecordF
 	if f.Tag != "" {
 		p.Tag = cf.F(dns.RecordListParamsTag{Exact: cf.F(f.Tag)})
 	}
-	out, err := collect[DNSRecord](c.sdk.DNS.Records.ListAutoPaging(ctx, p), func(r dns.RecordResponse) string { return r.JSON.RawJSON() })
+	out, err := pages[DNSRecord](c.pageSize, func(page int) ([]dns.RecordResponse, error) {
+		p.Page = cf.F(float64(page))
+		res, err := c.sdk.DNS.Records.List(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return res.Result, nil
+	}, func(r dns.RecordResponse) string { return r.JSON.RawJSON() })
 	return out, wrap(err, "cannot list DNS records")
 }
 

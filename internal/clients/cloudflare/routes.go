@@ -85,7 +85,14 @@ func (c *Client) ListHostnameRoutes(ctx context.Context, f HostnameRouteFilter) 
 	if f.Comment != "" {
 		p.Comment = cf.F(f.Comment)
 	}
-	out, err := collect[HostnameRoute](c.hostnameRoutes().ListAutoPaging(ctx, p), func(r zero_trust.HostnameRoute) string { return r.JSON.RawJSON() })
+	out, err := pages[HostnameRoute](c.pageSize, func(page int) ([]zero_trust.HostnameRoute, error) {
+		p.Page = cf.F(float64(page))
+		res, err := c.hostnameRoutes().List(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return res.Result, nil
+	}, func(r zero_trust.HostnameRoute) string { return r.JSON.RawJSON() })
 	return out, wrap(err, "cannot list hostname routes")
 }
 
@@ -175,7 +182,14 @@ func (c *Client) ListCIDRRoutes(ctx context.Context, tunnelID string) ([]CIDRRou
 	if tunnelID != "" {
 		p.TunnelID = cf.F(tunnelID)
 	}
-	out, err := collect[CIDRRoute](c.sdk.ZeroTrust.Networks.Routes.ListAutoPaging(ctx, p), func(r zero_trust.Teamnet) string { return r.JSON.RawJSON() })
+	out, err := pages[CIDRRoute](c.pageSize, func(page int) ([]zero_trust.Teamnet, error) {
+		p.Page = cf.F(float64(page))
+		res, err := c.sdk.ZeroTrust.Networks.Routes.List(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return res.Result, nil
+	}, func(r zero_trust.Teamnet) string { return r.JSON.RawJSON() })
 	return out, wrap(err, "cannot list CIDR routes")
 }
 

@@ -96,7 +96,14 @@ func (c *Client) GetService(ctx context.Context, id string) (*Service, error) {
 // has no name filter.
 func (c *Client) ListServices(ctx context.Context) ([]Service, error) {
 	p := connectivity.DirectoryServiceListParams{AccountID: cf.F(c.AccountID), PerPage: cf.F(int64(c.pageSize))}
-	out, err := collect[Service](c.services().ListAutoPaging(ctx, p), func(s connectivity.DirectoryServiceListResponse) string { return s.JSON.RawJSON() })
+	out, err := pages[Service](c.pageSize, func(page int) ([]connectivity.DirectoryServiceListResponse, error) {
+		p.Page = cf.F(int64(page))
+		res, err := c.services().List(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return res.Result, nil
+	}, func(s connectivity.DirectoryServiceListResponse) string { return s.JSON.RawJSON() })
 	return out, wrap(err, "cannot list services")
 }
 

@@ -104,7 +104,14 @@ func (c *Client) ListTunnels(ctx context.Context, f TunnelFilter) ([]Tunnel, err
 	if f.Name != "" {
 		p.Name = cf.F(f.Name)
 	}
-	out, err := collect[Tunnel](c.tunnels().ListAutoPaging(ctx, p), func(t cfTunnel) string { return t.JSON.RawJSON() })
+	out, err := pages[Tunnel](c.pageSize, func(page int) ([]cfTunnel, error) {
+		p.Page = cf.F(float64(page))
+		res, err := c.tunnels().List(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return res.Result, nil
+	}, func(t cfTunnel) string { return t.JSON.RawJSON() })
 	return out, wrap(err, "cannot list tunnels")
 }
 

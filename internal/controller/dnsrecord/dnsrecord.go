@@ -31,8 +31,8 @@ var kind = mr.Kind[*v1alpha1.DNSRecord]{
 	GVK:     v1alpha1.DNSRecordGroupVersionKind,
 	NewObj:  func() *v1alpha1.DNSRecord { return &v1alpha1.DNSRecord{} },
 	NewList: func() client.ObjectList { return &v1alpha1.DNSRecordList{} },
-	External: func(c *cloudflare.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.DNSRecord] {
-		return &external{records: c, zones: c, cache: sharedZones, accountID: c.AccountID}
+	External: func(c cloudflare.API, _ client.Client) managed.TypedExternalClient[*v1alpha1.DNSRecord] {
+		return &external{records: c, zones: c, cache: sharedZones, accountID: c.Account()}
 	},
 }
 

@@ -27,7 +27,7 @@ var kind = mr.Kind[*v1alpha1.HostnameRoute]{
 	GVK:     v1alpha1.HostnameRouteGroupVersionKind,
 	NewObj:  func() *v1alpha1.HostnameRoute { return &v1alpha1.HostnameRoute{} },
 	NewList: func() client.ObjectList { return &v1alpha1.HostnameRouteList{} },
-	External: func(c *cloudflare.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.HostnameRoute] {
+	External: func(c cloudflare.API, _ client.Client) managed.TypedExternalClient[*v1alpha1.HostnameRoute] {
 		return &external{routes: c}
 	},
 	References: func(cr *v1alpha1.HostnameRoute) []*string {

@@ -40,7 +40,7 @@ type Kind[T resource.ModernManaged] struct {
 	NewList func() client.ObjectList
 	// External builds the kind's external client from a connected
 	// Cloudflare client.
-	External func(c *cloudflare.Client, kube client.Client) managed.TypedExternalClient[T]
+	External func(c cloudflare.API, kube client.Client) managed.TypedExternalClient[T]
 	// References lists the namespaces of the kind's references and
 	// selectors, so references into other namespaces can be refused.
 	References func(mg T) []*string
@@ -51,7 +51,9 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, k K
 	name := managed.ControllerName(k.GVK.GroupKind().String())
 	kube := mgr.GetClient()
 	conn := managed.TypedExternalConnectorFn[T](func(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
-		c, err := cloudflare.Connect(ctx, kube, resource.NewProviderConfigUsageTracker(kube, &v1alpha1.ProviderConfigUsage{}), mg)
+		// Half a poll: an observation is never more than one poll stale,
+		// so drift is still seen within one poll.
+		c, err := cloudflare.Connect(ctx, kube, resource.NewProviderConfigUsageTracker(kube, &v1alpha1.ProviderConfigUsage{}), mg, o.PollInterval/2)
 		if err != nil {
 			return nil, err
 		}

@@ -36,8 +36,8 @@ var kind = mr.Kind[*v1alpha1.Tunnel]{
 	GVK:     v1alpha1.TunnelGroupVersionKind,
 	NewObj:  func() *v1alpha1.Tunnel { return &v1alpha1.Tunnel{} },
 	NewList: func() client.ObjectList { return &v1alpha1.TunnelList{} },
-	External: func(c *cloudflare.Client, kube client.Client) managed.TypedExternalClient[*v1alpha1.Tunnel] {
-		return &external{tunnels: c, kube: kube, accountID: c.AccountID}
+	External: func(c cloudflare.API, kube client.Client) managed.TypedExternalClient[*v1alpha1.Tunnel] {
+		return &external{tunnels: c, kube: kube, accountID: c.Account()}
 	},
 }
 

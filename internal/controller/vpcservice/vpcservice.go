@@ -24,7 +24,7 @@ var kind = mr.Kind[*v1alpha1.VPCService]{
 	GVK:     v1alpha1.VPCServiceGroupVersionKind,
 	NewObj:  func() *v1alpha1.VPCService { return &v1alpha1.VPCService{} },
 	NewList: func() client.ObjectList { return &v1alpha1.VPCServiceList{} },
-	External: func(c *cloudflare.Client, _ client.Client) managed.TypedExternalClient[*v1alpha1.VPCService] {
+	External: func(c cloudflare.API, _ client.Client) managed.TypedExternalClient[*v1alpha1.VPCService] {
 		return &external{services: c}
 	},
 	References: references,
