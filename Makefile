@@ -52,6 +52,13 @@ test: ## Unit and integration tests (real kube-apiserver + etcd).
 	echo "control plane binaries: $$assets"; \
 	KUBEBUILDER_ASSETS="$$assets" $(GO) test -count=1 -timeout 30m ./...
 
+# Not part of `make test`: minutes of wall time against the real rate limit.
+# N is the number of Ingresses, STEADY the steady-state window measured after
+# convergence; results are described in docs/benchmarks.md.
+.PHONY: bench
+bench: ## Scale benchmark: 1 tunnel + N public Ingresses against the rate-limited simulator (N=100 STEADY=5m).
+	KUBEBUILDER_ASSETS=$$(bash hack/envtest-bins.sh) BENCH_N=$${N:-100} BENCH_STEADY=$${STEADY:-5m} $(GO) test -run='^$$' -bench=Scale -benchtime=1x -timeout 120m ./internal/bench/
+
 .PHONY: build
 build: ## Build the provider binary into _output/bin.
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/provider ./cmd/provider

@@ -27,6 +27,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
@@ -62,7 +63,45 @@ type Provider struct {
 
 // Run is for TestMain: it starts everything, runs the tests, and fails if
 // any Cloudflare call broke the API contract.
-func Run(m *testing.M, p **Provider) int {
+func Run(m *testing.M, p **Provider) int { return RunWithOptions(m, p, Options{}) }
+
+// Options tune RunWithOptions. The zero value is Run: no simulated rate
+// limit, a generous request budget, every call checked against the API
+// contract, a 1s creation grace period and testenv.ControllerOptions (2s
+// poll).
+type Options struct {
+	// RateLimit turns on the simulator's per-token rate limit: requests per
+	// RateWindow (Cloudflare's is 1,200 per 5 minutes), refused for
+	// RatePenalty once exceeded. 0 leaves it off.
+	RateLimit   int
+	RateWindow  time.Duration // default 5m
+	RatePenalty time.Duration // default RateWindow
+
+	// Budgets is the request budget the provider's clients spend; nil means
+	// a generous one that never throttles. budget.Default is the provider's
+	// real, default budget.
+	Budgets *budget.Registry
+
+	// SkipContract sends calls straight to the simulator instead of checking
+	// each against Cloudflare's OpenAPI document first.
+	SkipContract bool
+
+	// CreationGracePeriod replaces mr.CreationGracePeriod; 0 means 1s.
+	CreationGracePeriod time.Duration
+
+	// PollInterval replaces the controller options' 2s drift-check poll.
+	PollInterval time.Duration
+
+	// MaxReconcileRate, when > 0, wires what main's --max-reconcile-rate
+	// does: that many concurrent reconciles per controller, that many
+	// reconciles per second globally, and the API server client's rate
+	// derived from it (ratelimiter.LimitRESTConfig).
+	MaxReconcileRate int
+}
+
+// RunWithOptions is Run with the simulator's rate limit, the request budget
+// and the controllers' options set by o.
+func RunWithOptions(m *testing.M, p **Provider, o Options) int {
 	env, err := testenv.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL: control plane:", err)
@@ -70,22 +109,39 @@ func Run(m *testing.M, p **Provider) int {
 	}
 	defer func() { _ = env.Stop() }()
 
-	v, err := contract.Load()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "FAIL: cannot load Cloudflare's OpenAPI document:", err)
-		return 1
+	var ct *contract.Transport
+	var transport http.RoundTripper
+	if !o.SkipContract {
+		v, err := contract.Load()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL: cannot load Cloudflare's OpenAPI document:", err)
+			return 1
+		}
+		ct = &contract.Transport{Next: http.DefaultTransport, V: v}
+		transport = ct
 	}
-	s := sim.New(sim.Options{Token: Token, AccountID: AccountID, Zones: Zones})
+	s := sim.New(sim.Options{
+		Token: Token, AccountID: AccountID, Zones: Zones,
+		RateLimit: o.RateLimit, RateWindow: o.RateWindow, RatePenalty: o.RatePenalty,
+	})
 	srv := httptest.NewServer(s)
 	defer srv.Close()
-	ct := &contract.Transport{Next: http.DefaultTransport, V: v}
-	// Generous budget: these tests prove behaviour, not throttling.
-	cloudflare.ConnectOptions = cloudflare.Options{Transport: ct, Budgets: budget.NewRegistry(budget.Options{Limit: 1_000_000, Burst: 1000})}
+	budgets := o.Budgets
+	if budgets == nil {
+		// Generous budget: these tests prove behaviour, not throttling.
+		budgets = budget.NewRegistry(budget.Options{Limit: 1_000_000, Burst: 1000})
+	}
+	cloudflare.ConnectOptions = cloudflare.Options{Transport: transport, Budgets: budgets}
 	mr.CreationGracePeriod = time.Second
+	if o.CreationGracePeriod > 0 {
+		mr.CreationGracePeriod = o.CreationGracePeriod
+	}
 
 	endpoint := srv.URL + "/client/v4/"
 	prov := &Provider{
 		Env: env, Sim: s, contract: ct,
+		// Same token, so its calls spend the same budget and count against
+		// the same simulated rate limit as the provider's.
 		Cloudflare: cloudflare.New(clientsConfig(endpoint), cloudflare.ConnectOptions),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -94,7 +150,7 @@ func Run(m *testing.M, p **Provider) int {
 		fmt.Fprintln(os.Stderr, "FAIL: cannot create the default ClusterProviderConfig:", err)
 		return 1
 	}
-	done, err := prov.startManager(ctx)
+	done, err := prov.startManager(ctx, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL: cannot start the provider:", err)
 		return 1
@@ -103,6 +159,9 @@ func Run(m *testing.M, p **Provider) int {
 	code := m.Run()
 	cancel()
 	<-done
+	if ct == nil {
+		return code
+	}
 	if vs := ct.Violations(); len(vs) > 0 {
 		fmt.Fprintf(os.Stderr, "FAIL: %d Cloudflare API contract violations:\n%s\n", len(vs), strings.Join(vs, "\n"))
 		return 1
@@ -135,8 +194,12 @@ func (p *Provider) installDefaultConfig(ctx context.Context, endpoint string) er
 	return nil
 }
 
-func (p *Provider) startManager(ctx context.Context) (<-chan struct{}, error) {
-	mgr, err := ctrl.NewManager(p.Config, ctrl.Options{
+func (p *Provider) startManager(ctx context.Context, opts Options) (<-chan struct{}, error) {
+	cfg := p.Config
+	if opts.MaxReconcileRate > 0 {
+		cfg = ratelimiter.LimitRESTConfig(cfg, opts.MaxReconcileRate)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     p.Scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
@@ -149,6 +212,13 @@ func (p *Provider) startManager(ctx context.Context) (<-chan struct{}, error) {
 		log = logging.NewLogrLogger(funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{Verbosity: 1}))
 	}
 	o := testenv.ControllerOptions(log)
+	if opts.PollInterval > 0 {
+		o.PollInterval = opts.PollInterval
+	}
+	if opts.MaxReconcileRate > 0 {
+		o.MaxConcurrentReconciles = opts.MaxReconcileRate
+		o.GlobalRateLimiter = ratelimiter.NewGlobal(opts.MaxReconcileRate)
+	}
 	if err := customresourcesgate.Setup(mgr, o); err != nil {
 		return nil, err
 	}
