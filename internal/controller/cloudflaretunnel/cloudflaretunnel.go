@@ -381,10 +381,7 @@ func (r *Reconciler) publicRules(ctx context.Context, cr *v1alpha1.CloudflareTun
 	if err := r.kube.List(ctx, svcs, client.InNamespace(cr.Namespace)); err != nil {
 		return nil, errors.Wrap(err, "cannot list Services")
 	}
-	services := map[string]*corev1.Service{}
-	for i := range svcs.Items {
-		services[svcs.Items[i].Name] = &svcs.Items[i]
-	}
+	services := translate.ServicesByName(svcs)
 	var out [][]ztv1alpha1.IngressRule
 	for i := range l.Items {
 		ing := &l.Items[i]

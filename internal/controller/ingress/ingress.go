@@ -172,10 +172,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.kube.List(ctx, svcs, client.InNamespace(ing.Namespace)); err != nil {
 		return reconcile.Result{}, errors.Wrap(err, "cannot list Services")
 	}
-	services := map[string]*corev1.Service{}
-	for i := range svcs.Items {
-		services[svcs.Items[i].Name] = &svcs.Items[i]
-	}
+	services := translate.ServicesByName(svcs)
 
 	res := translate.Translate(translate.Input{
 		Ingress:  ing,

@@ -733,3 +733,12 @@ func clip(s string) string {
 	}
 	return strconv.Quote(s)
 }
+
+// ServicesByName indexes a namespace's Services for Input.Services.
+func ServicesByName(l *corev1.ServiceList) map[string]*corev1.Service {
+	m := make(map[string]*corev1.Service, len(l.Items))
+	for i := range l.Items {
+		m[l.Items[i].Name] = &l.Items[i]
+	}
+	return m
+}
