@@ -4,6 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -29,6 +33,9 @@ type snapshot[T any] struct {
 	mu      sync.Mutex
 	items   map[string]T
 	fetched time.Time
+	// gone holds IDs this process deleted: Cloudflare never reuses an ID,
+	// so observing one after its delete needs no call.
+	gone map[string]struct{}
 	// refreshing serialises refreshes: concurrent readers of a stale
 	// snapshot wait for one list instead of each listing (single flight).
 	refreshing sync.Mutex
@@ -59,6 +66,60 @@ func (s *snapshot[T]) get(ctx context.Context, ttl time.Duration, id string, lis
 	return v, ok, nil
 }
 
+// all returns every object in a snapshot no older than ttl, refreshing it
+// with list when stale. Callers filter; the map must not be modified.
+func (s *snapshot[T]) all(ctx context.Context, ttl time.Duration, list func(context.Context) (map[string]T, error)) (map[string]T, error) {
+	if items, fresh := s.current(ttl); fresh {
+		return items, nil
+	}
+	s.refreshing.Lock()
+	defer s.refreshing.Unlock()
+	if items, fresh := s.current(ttl); fresh {
+		return items, nil
+	}
+	items, err := list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.items, s.fetched = items, time.Now()
+	s.mu.Unlock()
+	return items, nil
+}
+
+// current copies the snapshot's objects when it is no older than ttl. The
+// copy lets callers filter while writes are recorded concurrently.
+func (s *snapshot[T]) current(ttl time.Duration) (map[string]T, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.items == nil || time.Since(s.fetched) > ttl {
+		return nil, false
+	}
+	out := make(map[string]T, len(s.items))
+	for k, v := range s.items {
+		out[k] = v
+	}
+	return out, true
+}
+
+// invalidate forces the next read to list again. A write whose outcome is
+// unknown (a timeout, a 5xx) may still have happened, and a lookup by
+// natural key must then see Cloudflare rather than the snapshot, or the
+// write would be repeated and the object duplicated.
+func (s *snapshot[T]) invalidate() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fetched = time.Time{}
+}
+
+// deleted reports whether this process deleted the object.
+func (s *snapshot[T]) deleted(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.gone[id]
+	return ok
+}
+
 func (s *snapshot[T]) lookup(ttl time.Duration, id string) (T, bool, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -83,6 +144,10 @@ func (s *snapshot[T]) remove(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.items, id)
+	if s.gone == nil {
+		s.gone = map[string]struct{}{}
+	}
+	s.gone[id] = struct{}{}
 }
 
 // accountCache holds the snapshots of one account as seen with one token.
@@ -150,13 +215,69 @@ func collectByID[T any](items []T, id func(T) string) map[string]T {
 	return m
 }
 
+func (c *CachedClient) tunnelList(ctx context.Context) (map[string]Tunnel, error) {
+	ts, err := c.Client.ListTunnels(ctx, TunnelFilter{})
+	return collectByID(ts, func(t Tunnel) string { return t.ID }), err
+}
+
+func (c *CachedClient) routeList(ctx context.Context) (map[string]HostnameRoute, error) {
+	rs, err := c.Client.ListHostnameRoutes(ctx, HostnameRouteFilter{})
+	return collectByID(rs, func(r HostnameRoute) string { return r.ID }), err
+}
+
+func (c *CachedClient) serviceList(ctx context.Context) (map[string]Service, error) {
+	ss, err := c.Client.ListServices(ctx)
+	return collectByID(ss, func(s Service) string { return s.ServiceID }), err
+}
+
+func (c *CachedClient) recordList(zoneID string) func(context.Context) (map[string]DNSRecord, error) {
+	return func(ctx context.Context) (map[string]DNSRecord, error) {
+		rs, err := c.Client.ListDNSRecords(ctx, zoneID, DNSRecordFilter{})
+		return collectByID(rs, func(r DNSRecord) string { return r.ID }), err
+	}
+}
+
+// goneError is what Cloudflare answers for an object this process deleted.
+func goneError(op string) error {
+	return &APIError{Operation: op, Status: http.StatusNotFound, Codes: []int{1003}, Messages: []string{"not found (deleted by this provider)"}}
+}
+
+// afterWrite records a write's outcome: a success in the snapshot; a
+// failure by forcing the next read to list again, because the write may
+// have happened (timeout, 5xx) or collided with an object the snapshot
+// does not have yet (already exists).
+func afterWrite[T any](s *snapshot[T], err error, id string, v *T) {
+	if err != nil {
+		s.invalidate()
+		return
+	}
+	s.put(id, *v)
+}
+
+// sortedValues returns a filtered snapshot in a stable order, so a lookup
+// by natural key answers the same way a paginated list would each time.
+func sortedValues[T any](m map[string]T, keep func(T) bool) []T {
+	ids := make([]string, 0, len(m))
+	for id, v := range m {
+		if keep(v) {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	out := make([]T, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, m[id])
+	}
+	return out
+}
+
 // GetTunnel serves a live tunnel from the snapshot; anything else (a
 // deleted or brand-new tunnel) is confirmed with a get.
 func (c *CachedClient) GetTunnel(ctx context.Context, id string) (*Tunnel, error) {
-	t, ok, err := c.cache.tunnels.get(ctx, c.ttl, id, func(ctx context.Context) (map[string]Tunnel, error) {
-		ts, err := c.Client.ListTunnels(ctx, TunnelFilter{})
-		return collectByID(ts, func(t Tunnel) string { return t.ID }), err
-	})
+	if c.cache.tunnels.deleted(id) {
+		return nil, goneError("cannot get tunnel")
+	}
+	t, ok, err := c.cache.tunnels.get(ctx, c.ttl, id, c.tunnelList)
 	if err != nil {
 		return nil, err
 	}
@@ -170,23 +291,36 @@ func (c *CachedClient) GetTunnel(ctx context.Context, id string) (*Tunnel, error
 	return got, err
 }
 
+// ListTunnels serves live tunnels from the snapshot, so a lookup by name
+// (adoption before a create) costs no call; deleted tunnels are not in the
+// snapshot and are listed from Cloudflare.
+func (c *CachedClient) ListTunnels(ctx context.Context, f TunnelFilter) ([]Tunnel, error) {
+	if f.Deleted {
+		return c.Client.ListTunnels(ctx, f)
+	}
+	all, err := c.cache.tunnels.all(ctx, c.ttl, c.tunnelList)
+	if err != nil {
+		return nil, err
+	}
+	return sortedValues(all, func(t Tunnel) bool { return f.Name == "" || t.Name == f.Name }), nil
+}
+
 // CreateTunnel creates and records the tunnel.
 func (c *CachedClient) CreateTunnel(ctx context.Context, name, configSrc string) (*Tunnel, error) {
 	t, err := c.Client.CreateTunnel(ctx, name, configSrc)
+	var cp *Tunnel
 	if err == nil {
-		cp := *t
+		cp = ptrCopy(*t)
 		cp.Token = "" // the snapshot never holds the run token
-		c.cache.tunnels.put(t.ID, cp)
 	}
+	afterWrite(&c.cache.tunnels, err, idOf(cp, func(t *Tunnel) string { return t.ID }), cp)
 	return t, err
 }
 
 // RenameTunnel renames and records the tunnel.
 func (c *CachedClient) RenameTunnel(ctx context.Context, id, name string) (*Tunnel, error) {
 	t, err := c.Client.RenameTunnel(ctx, id, name)
-	if err == nil {
-		c.cache.tunnels.put(id, *t)
-	}
+	afterWrite(&c.cache.tunnels, err, id, t)
 	return t, err
 }
 
@@ -201,10 +335,10 @@ func (c *CachedClient) DeleteTunnel(ctx context.Context, id string) error {
 
 // GetHostnameRoute serves a live route from the snapshot.
 func (c *CachedClient) GetHostnameRoute(ctx context.Context, id string) (*HostnameRoute, error) {
-	r, ok, err := c.cache.routes.get(ctx, c.ttl, id, func(ctx context.Context) (map[string]HostnameRoute, error) {
-		rs, err := c.Client.ListHostnameRoutes(ctx, HostnameRouteFilter{})
-		return collectByID(rs, func(r HostnameRoute) string { return r.ID }), err
-	})
+	if c.cache.routes.deleted(id) {
+		return nil, goneError("cannot get hostname route")
+	}
+	r, ok, err := c.cache.routes.get(ctx, c.ttl, id, c.routeList)
 	if err != nil {
 		return nil, err
 	}
@@ -218,21 +352,32 @@ func (c *CachedClient) GetHostnameRoute(ctx context.Context, id string) (*Hostna
 	return got, err
 }
 
+// ListHostnameRoutes serves live routes from the snapshot with Cloudflare's
+// filter semantics (hostname: case-insensitive substring).
+func (c *CachedClient) ListHostnameRoutes(ctx context.Context, f HostnameRouteFilter) ([]HostnameRoute, error) {
+	all, err := c.cache.routes.all(ctx, c.ttl, c.routeList)
+	if err != nil {
+		return nil, err
+	}
+	host := strings.ToLower(f.Hostname)
+	return sortedValues(all, func(r HostnameRoute) bool {
+		return (host == "" || strings.Contains(strings.ToLower(r.Hostname), host)) &&
+			(f.TunnelID == "" || r.TunnelID == f.TunnelID) &&
+			(f.Comment == "" || r.Comment == f.Comment)
+	}), nil
+}
+
 // CreateHostnameRoute creates and records the route.
 func (c *CachedClient) CreateHostnameRoute(ctx context.Context, in HostnameRouteInput) (*HostnameRoute, error) {
 	r, err := c.Client.CreateHostnameRoute(ctx, in)
-	if err == nil {
-		c.cache.routes.put(r.ID, *r)
-	}
+	afterWrite(&c.cache.routes, err, idOf(r, func(r *HostnameRoute) string { return r.ID }), r)
 	return r, err
 }
 
 // UpdateHostnameRoute updates and records the route.
 func (c *CachedClient) UpdateHostnameRoute(ctx context.Context, id string, in HostnameRouteInput) (*HostnameRoute, error) {
 	r, err := c.Client.UpdateHostnameRoute(ctx, id, in)
-	if err == nil {
-		c.cache.routes.put(id, *r)
-	}
+	afterWrite(&c.cache.routes, err, id, r)
 	return r, err
 }
 
@@ -247,10 +392,10 @@ func (c *CachedClient) DeleteHostnameRoute(ctx context.Context, id string) error
 
 // GetService serves a service from the snapshot.
 func (c *CachedClient) GetService(ctx context.Context, id string) (*Service, error) {
-	s, ok, err := c.cache.services.get(ctx, c.ttl, id, func(ctx context.Context) (map[string]Service, error) {
-		ss, err := c.Client.ListServices(ctx)
-		return collectByID(ss, func(s Service) string { return s.ServiceID }), err
-	})
+	if c.cache.services.deleted(id) {
+		return nil, goneError("cannot get service")
+	}
+	s, ok, err := c.cache.services.get(ctx, c.ttl, id, c.serviceList)
 	if err != nil {
 		return nil, err
 	}
@@ -264,21 +409,26 @@ func (c *CachedClient) GetService(ctx context.Context, id string) (*Service, err
 	return got, err
 }
 
+// ListServices serves every service from the snapshot.
+func (c *CachedClient) ListServices(ctx context.Context) ([]Service, error) {
+	all, err := c.cache.services.all(ctx, c.ttl, c.serviceList)
+	if err != nil {
+		return nil, err
+	}
+	return sortedValues(all, func(Service) bool { return true }), nil
+}
+
 // CreateService creates and records the service.
 func (c *CachedClient) CreateService(ctx context.Context, s Service) (*Service, error) {
 	got, err := c.Client.CreateService(ctx, s)
-	if err == nil {
-		c.cache.services.put(got.ServiceID, *got)
-	}
+	afterWrite(&c.cache.services, err, idOf(got, func(s *Service) string { return s.ServiceID }), got)
 	return got, err
 }
 
 // UpdateService updates and records the service.
 func (c *CachedClient) UpdateService(ctx context.Context, id string, s Service) (*Service, error) {
 	got, err := c.Client.UpdateService(ctx, id, s)
-	if err == nil {
-		c.cache.services.put(id, *got)
-	}
+	afterWrite(&c.cache.services, err, id, got)
 	return got, err
 }
 
@@ -293,10 +443,11 @@ func (c *CachedClient) DeleteService(ctx context.Context, id string) error {
 
 // GetDNSRecord serves a record from its zone's snapshot.
 func (c *CachedClient) GetDNSRecord(ctx context.Context, zoneID, id string) (*DNSRecord, error) {
-	r, ok, err := c.cache.zoneRecords(zoneID).get(ctx, c.ttl, id, func(ctx context.Context) (map[string]DNSRecord, error) {
-		rs, err := c.Client.ListDNSRecords(ctx, zoneID, DNSRecordFilter{})
-		return collectByID(rs, func(r DNSRecord) string { return r.ID }), err
-	})
+	s := c.cache.zoneRecords(zoneID)
+	if s.deleted(id) {
+		return nil, goneError("cannot get DNS record")
+	}
+	r, ok, err := s.get(ctx, c.ttl, id, c.recordList(zoneID))
 	if err != nil {
 		return nil, err
 	}
@@ -305,26 +456,37 @@ func (c *CachedClient) GetDNSRecord(ctx context.Context, zoneID, id string) (*DN
 	}
 	got, err := c.Client.GetDNSRecord(ctx, zoneID, id)
 	if err == nil {
-		c.cache.zoneRecords(zoneID).put(id, *got)
+		s.put(id, *got)
 	}
 	return got, err
+}
+
+// ListDNSRecords serves a zone's records from its snapshot with Cloudflare's
+// exact-match filter semantics (names and contents case-insensitively).
+func (c *CachedClient) ListDNSRecords(ctx context.Context, zoneID string, f DNSRecordFilter) ([]DNSRecord, error) {
+	all, err := c.cache.zoneRecords(zoneID).all(ctx, c.ttl, c.recordList(zoneID))
+	if err != nil {
+		return nil, err
+	}
+	return sortedValues(all, func(r DNSRecord) bool {
+		return (f.Name == "" || strings.EqualFold(r.Name, f.Name)) &&
+			(f.Type == "" || strings.EqualFold(r.Type, f.Type)) &&
+			(f.Content == "" || strings.EqualFold(r.Content, f.Content)) &&
+			(f.Tag == "" || slices.Contains(r.Tags, f.Tag))
+	}), nil
 }
 
 // CreateDNSRecord creates and records the record.
 func (c *CachedClient) CreateDNSRecord(ctx context.Context, zoneID string, r DNSRecord) (*DNSRecord, error) {
 	got, err := c.Client.CreateDNSRecord(ctx, zoneID, r)
-	if err == nil {
-		c.cache.zoneRecords(zoneID).put(got.ID, *got)
-	}
+	afterWrite(c.cache.zoneRecords(zoneID), err, idOf(got, func(r *DNSRecord) string { return r.ID }), got)
 	return got, err
 }
 
 // UpdateDNSRecord updates and records the record.
 func (c *CachedClient) UpdateDNSRecord(ctx context.Context, zoneID, id string, r DNSRecord) (*DNSRecord, error) {
 	got, err := c.Client.UpdateDNSRecord(ctx, zoneID, id, r)
-	if err == nil {
-		c.cache.zoneRecords(zoneID).put(id, *got)
-	}
+	afterWrite(c.cache.zoneRecords(zoneID), err, id, got)
 	return got, err
 }
 
@@ -335,4 +497,13 @@ func (c *CachedClient) DeleteDNSRecord(ctx context.Context, zoneID, id string) e
 		c.cache.zoneRecords(zoneID).remove(id)
 	}
 	return err
+}
+
+func ptrCopy[T any](v T) *T { return &v }
+
+func idOf[T any](v *T, id func(*T) string) string {
+	if v == nil {
+		return ""
+	}
+	return id(v)
 }

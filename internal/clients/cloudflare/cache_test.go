@@ -98,3 +98,110 @@ func TestObservationCacheRefreshesAfterTTLAndRecordsWrites(t *testing.T) {
 		t.Errorf("after the TTL: %q, want the drifted name", got.Name)
 	}
 }
+
+func TestObservationCacheServesLookupsByNaturalKey(t *testing.T) {
+	ctx := context.Background()
+	f, c := cachedFixture(t, time.Hour)
+	edge := must(c.CreateTunnel(ctx, "edge", "cloudflare"))
+	must(f.client.CreateTunnel(ctx, "other", "cloudflare"))
+	route := must(f.client.CreateHostnameRoute(ctx, HostnameRouteInput{Hostname: "App.example.com", TunnelID: edge.ID, Comment: "c"}))
+	zone := sim.ZoneID("example.com")
+	rec := must(f.client.CreateDNSRecord(ctx, zone, DNSRecord{Name: "www.example.com", Type: "CNAME", Content: "x.example.net", TTL: 1, Tags: []string{"team:edge"}}))
+	must(f.client.CreateDNSRecord(ctx, zone, DNSRecord{Name: "api.example.com", Type: "A", Content: "192.0.2.1", TTL: 1}))
+	f.sim.ResetStats()
+
+	// First lookups fill one snapshot per kind; the same lookups again, and
+	// gets by ID, cost nothing.
+	for range 2 {
+		if got := must(c.ListTunnels(ctx, TunnelFilter{Name: "edge"})); len(got) != 1 || got[0].ID != edge.ID {
+			t.Errorf("tunnels named edge: %+v", got)
+		}
+		if got := must(c.ListHostnameRoutes(ctx, HostnameRouteFilter{Hostname: "app.EXAMPLE"})); len(got) != 1 || got[0].ID != route.ID {
+			t.Errorf("routes matching app.EXAMPLE (substring, any case): %+v", got)
+		}
+		if got := must(c.ListHostnameRoutes(ctx, HostnameRouteFilter{TunnelID: "00000000-0000-4000-8000-000000000000"})); len(got) != 0 {
+			t.Errorf("routes of another tunnel: %+v", got)
+		}
+		if got := must(c.ListDNSRecords(ctx, zone, DNSRecordFilter{Name: "WWW.example.com", Tag: "team:edge"})); len(got) != 1 || got[0].ID != rec.ID {
+			t.Errorf("records named www: %+v", got)
+		}
+		if got := must(c.ListDNSRecords(ctx, zone, DNSRecordFilter{Type: "A"})); len(got) != 1 || got[0].Name != "api.example.com" {
+			t.Errorf("A records: %+v", got)
+		}
+		if got := must(c.ListServices(ctx)); len(got) != 0 {
+			t.Errorf("services: %+v", got)
+		}
+		must(c.GetHostnameRoute(ctx, route.ID))
+		if r := f.sim.Stats(); r["tunnels.list"].Requests != 1 || r["hostname_routes.list"].Requests != 1 || r["dns_records.list"].Requests != 1 || r["services.list"].Requests != 1 {
+			t.Errorf("lookups cost %v, want one list per kind", r)
+		}
+	}
+	// Deleted tunnels are never in the snapshot: that listing goes to Cloudflare.
+	if _, err := c.ListTunnels(ctx, TunnelFilter{Deleted: true}); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.sim.Stats()["tunnels.list"].Requests; n != 2 {
+		t.Errorf("a deleted-tunnel listing cost %d lists in total, want 2 (served by Cloudflare)", n)
+	}
+}
+
+func TestObservationCacheFailedCreateRelists(t *testing.T) {
+	ctx := context.Background()
+	f, c := cachedFixture(t, time.Hour)
+	if got := must(c.ListTunnels(ctx, TunnelFilter{Name: "edge"})); len(got) != 0 {
+		t.Fatalf("setup: %+v", got)
+	}
+	// Made elsewhere after the snapshot: the create collides. Whatever the
+	// reason a create fails, it may have happened, so the next lookup must
+	// ask Cloudflare, and finds the tunnel instead of creating another.
+	made := must(f.client.CreateTunnel(ctx, "edge", "cloudflare"))
+	if _, err := c.CreateTunnel(ctx, "edge", "cloudflare"); !IsAlreadyExists(err) {
+		t.Fatalf("create of a taken name: %v", err)
+	}
+	if got := must(c.ListTunnels(ctx, TunnelFilter{Name: "edge"})); len(got) != 1 || got[0].ID != made.ID {
+		t.Errorf("after a failed create the lookup found %+v, want the tunnel made elsewhere", got)
+	}
+}
+
+func TestObservationCacheRemembersDeletes(t *testing.T) {
+	ctx := context.Background()
+	f, c := cachedFixture(t, time.Hour)
+	zone := sim.ZoneID("example.com")
+	tun := must(c.CreateTunnel(ctx, "edge", "cloudflare"))
+	rec := must(c.CreateDNSRecord(ctx, zone, DNSRecord{Name: "www.example.com", Type: "CNAME", Content: "x.example.net", TTL: 1}))
+	must(struct{}{}, c.DeleteDNSRecord(ctx, zone, rec.ID))
+	must(struct{}{}, c.DeleteTunnel(ctx, tun.ID))
+	f.sim.ResetStats()
+	// The managed reconciler observes right after a delete: that costs no call.
+	if _, err := c.GetTunnel(ctx, tun.ID); !IsNotFound(err) {
+		t.Errorf("a deleted tunnel: %v, want not found", err)
+	}
+	if _, err := c.GetDNSRecord(ctx, zone, rec.ID); !IsNotFound(err) {
+		t.Errorf("a deleted record: %v, want not found", err)
+	}
+	if n := f.sim.TotalRequests(); n != 0 {
+		t.Errorf("observing deleted objects cost %d calls, want 0", n)
+	}
+}
+
+func TestReachedTotal(t *testing.T) {
+	cases := map[string]struct {
+		info string
+		have int
+		want bool
+	}{
+		"NoResultInfo":      {info: "", have: 5, want: false},
+		"NoTotalCount":      {info: `{"page":1,"per_page":5}`, have: 5, want: false},
+		"Below":             {info: `{"total_count":6}`, have: 5, want: false},
+		"Reached":           {info: `{"total_count":6}`, have: 6, want: true},
+		"Malformed":         {info: `{"total_count":"six"}`, have: 6, want: false},
+		"EmptyAccountAtAll": {info: `{"total_count":0}`, have: 0, want: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := reachedTotal(tc.info, tc.have); got != tc.want {
+				t.Errorf("reachedTotal(%s, %d) = %v, want %v", tc.info, tc.have, got, tc.want)
+			}
+		})
+	}
+}

@@ -120,6 +120,9 @@ func NewCached(cfg clients.Config, o Options) *CachedClient {
 // maxPageSize is the largest page the list endpoints we page through allow.
 const maxPageSize = 1000
 
+// maxDNSPageSize is the page size for DNS records (the API allows 5,000,000).
+const maxDNSPageSize = 5000
+
 // jsonBody replaces the SDK's typed body with our own JSON, for request
 // bodies that are unions in the SDK (DNS records, directory services,
 // tunnel configurations).
@@ -140,10 +143,10 @@ func decodeRaw(raw string, into any) error {
 // pages lists page after page until a short page. The SDK's auto-pager
 // always asks for one more page and stops at an empty one; stopping at a
 // short page saves that request on every list, which is most of them.
-func pages[T any, R any](perPage int, fetch func(page int) ([]R, error), raw func(R) string) ([]T, error) {
+func pages[T any, R any](perPage int, fetch func(page int) ([]R, string, error), raw func(R) string) ([]T, error) {
 	out := []T{}
 	for page := 1; ; page++ {
-		items, err := fetch(page)
+		items, info, err := fetch(page)
 		if err != nil {
 			return nil, err
 		}
@@ -154,8 +157,22 @@ func pages[T any, R any](perPage int, fetch func(page int) ([]R, error), raw fun
 			}
 			out = append(out, v)
 		}
-		if len(items) < perPage {
+		// A short page is the last; so is the page that reaches the total
+		// Cloudflare reports, which saves asking for an empty page when the
+		// count is a multiple of the page size.
+		if len(items) < perPage || reachedTotal(info, len(out)) {
 			return out, nil
 		}
 	}
+}
+
+// reachedTotal reads result_info.total_count, when Cloudflare sends it.
+func reachedTotal(info string, have int) bool {
+	var ri struct {
+		TotalCount *int `json:"total_count"`
+	}
+	if info == "" || json.Unmarshal([]byte(info), &ri) != nil || ri.TotalCount == nil {
+		return false
+	}
+	return have >= *ri.TotalCount
 }

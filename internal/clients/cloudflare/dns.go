@@ -28,13 +28,13 @@ func (c *Client) ListZones(ctx context.Context, name string) ([]Zone, error) {
 	if name != "" {
 		p.Name = cf.F(name)
 	}
-	out, err := pages[Zone](50, func(page int) ([]zones.Zone, error) {
+	out, err := pages[Zone](50, func(page int) ([]zones.Zone, string, error) {
 		p.Page = cf.F(float64(page))
 		res, err := c.sdk.Zones.List(ctx, p)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		return res.Result, nil
+		return res.Result, res.ResultInfo.JSON.RawJSON(), nil
 	}, func(z zones.Zone) string { return z.JSON.RawJSON() })
 	return out, wrap(err, "cannot list zones")
 }
@@ -120,7 +120,13 @@ func (c *Client) GetDNSRecord(ctx context.Context, zoneID, id string) (*DNSRecor
 
 // ListDNSRecords lists a zone's records matching f, following pagination.
 func (c *Client) ListDNSRecords(ctx context.Context, zoneID string, f DNSRecordFilter) ([]DNSRecord, error) {
-	p := dns.RecordListParams{ZoneID: cf.F(zoneID), PerPage: cf.F(float64(c.pageSize))}
+	size := c.pageSize
+	if size == maxPageSize {
+		// Zones hold more records than an account holds tunnels; the DNS
+		// list allows far larger pages than the others.
+		size = maxDNSPageSize
+	}
+	p := dns.RecordListParams{ZoneID: cf.F(zoneID), PerPage: cf.F(float64(size))}
 	if f.Name != "" {
 		p.Name = cf.F(dns.RecordListParamsName{Exact: cf.F(f.Name)})
 	}
@@ -133,13 +139,13 @@ func (c *Client) ListDNSRecords(ctx context.Context, zoneID string, f DNSRecordF
 	if f.Tag != "" {
 		p.Tag = cf.F(dns.RecordListParamsTag{Exact: cf.F(f.Tag)})
 	}
-	out, err := pages[DNSRecord](c.pageSize, func(page int) ([]dns.RecordResponse, error) {
+	out, err := pages[DNSRecord](size, func(page int) ([]dns.RecordResponse, string, error) {
 		p.Page = cf.F(float64(page))
 		res, err := c.sdk.DNS.Records.List(ctx, p)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		return res.Result, nil
+		return res.Result, res.ResultInfo.JSON.RawJSON(), nil
 	}, func(r dns.RecordResponse) string { return r.JSON.RawJSON() })
 	return out, wrap(err, "cannot list DNS records")
 }

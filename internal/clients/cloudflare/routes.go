@@ -85,13 +85,13 @@ func (c *Client) ListHostnameRoutes(ctx context.Context, f HostnameRouteFilter) 
 	if f.Comment != "" {
 		p.Comment = cf.F(f.Comment)
 	}
-	out, err := pages[HostnameRoute](c.pageSize, func(page int) ([]zero_trust.HostnameRoute, error) {
+	out, err := pages[HostnameRoute](c.pageSize, func(page int) ([]zero_trust.HostnameRoute, string, error) {
 		p.Page = cf.F(float64(page))
 		res, err := c.hostnameRoutes().List(ctx, p)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		return res.Result, nil
+		return res.Result, res.ResultInfo.JSON.RawJSON(), nil
 	}, func(r zero_trust.HostnameRoute) string { return r.JSON.RawJSON() })
 	return out, wrap(err, "cannot list hostname routes")
 }
@@ -182,13 +182,13 @@ func (c *Client) ListCIDRRoutes(ctx context.Context, tunnelID string) ([]CIDRRou
 	if tunnelID != "" {
 		p.TunnelID = cf.F(tunnelID)
 	}
-	out, err := pages[CIDRRoute](c.pageSize, func(page int) ([]zero_trust.Teamnet, error) {
+	out, err := pages[CIDRRoute](c.pageSize, func(page int) ([]zero_trust.Teamnet, string, error) {
 		p.Page = cf.F(float64(page))
 		res, err := c.sdk.ZeroTrust.Networks.Routes.List(ctx, p)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		return res.Result, nil
+		return res.Result, res.ResultInfo.JSON.RawJSON(), nil
 	}, func(r zero_trust.Teamnet) string { return r.JSON.RawJSON() })
 	return out, wrap(err, "cannot list CIDR routes")
 }

@@ -96,13 +96,13 @@ func (c *Client) GetService(ctx context.Context, id string) (*Service, error) {
 // has no name filter.
 func (c *Client) ListServices(ctx context.Context) ([]Service, error) {
 	p := connectivity.DirectoryServiceListParams{AccountID: cf.F(c.AccountID), PerPage: cf.F(int64(c.pageSize))}
-	out, err := pages[Service](c.pageSize, func(page int) ([]connectivity.DirectoryServiceListResponse, error) {
+	out, err := pages[Service](c.pageSize, func(page int) ([]connectivity.DirectoryServiceListResponse, string, error) {
 		p.Page = cf.F(int64(page))
 		res, err := c.services().List(ctx, p)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		return res.Result, nil
+		return res.Result, res.ResultInfo.JSON.RawJSON(), nil
 	}, func(s connectivity.DirectoryServiceListResponse) string { return s.JSON.RawJSON() })
 	return out, wrap(err, "cannot list services")
 }

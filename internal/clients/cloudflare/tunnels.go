@@ -104,13 +104,13 @@ func (c *Client) ListTunnels(ctx context.Context, f TunnelFilter) ([]Tunnel, err
 	if f.Name != "" {
 		p.Name = cf.F(f.Name)
 	}
-	out, err := pages[Tunnel](c.pageSize, func(page int) ([]cfTunnel, error) {
+	out, err := pages[Tunnel](c.pageSize, func(page int) ([]cfTunnel, string, error) {
 		p.Page = cf.F(float64(page))
 		res, err := c.tunnels().List(ctx, p)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		return res.Result, nil
+		return res.Result, res.ResultInfo.JSON.RawJSON(), nil
 	}, func(t cfTunnel) string { return t.JSON.RawJSON() })
 	return out, wrap(err, "cannot list tunnels")
 }
