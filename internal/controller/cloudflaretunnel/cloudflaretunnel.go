@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -111,6 +112,8 @@ func ingressTunnel(_ context.Context, o client.Object) []reconcile.Request {
 
 // Reconciler reconciles CloudflareTunnels.
 type Reconciler struct {
+	batch configBatcher
+
 	kube   client.Client
 	log    logging.Logger
 	record event.Recorder
@@ -150,10 +153,20 @@ func (r *Reconciler) apply(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	tun, err := r.applyTunnel(ctx, cr, pcRef)
+	tun, hold, err := r.applyTunnel(ctx, cr, pcRef)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	res, err := r.applyChildren(ctx, cr, tun)
+	if hold > 0 && err == nil && (res.RequeueAfter == 0 || hold < res.RequeueAfter) {
+		res.RequeueAfter = hold // a held-back configuration change
+	}
+	return res, err
+}
+
+// applyChildren converges the token Secret's consumers (Deployment, PDB)
+// and computes the conditions.
+func (r *Reconciler) applyChildren(ctx context.Context, cr *v1alpha1.CloudflareTunnel, tun *ztv1alpha1.Tunnel) (reconcile.Result, error) {
 	cr.Status.TunnelID = meta.GetExternalName(tun)
 	cr.Status.Connections = tun.Status.AtProvider.Connections
 	tunnelReady := tun.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
@@ -269,23 +282,36 @@ func tunnelPolicies(cr *v1alpha1.CloudflareTunnel) xpv2.ManagementPolicies {
 	return xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionCreate, xpv2.ManagementActionUpdate, xpv2.ManagementActionLateInitialize}
 }
 
-// applyTunnel writes the fields of the Tunnel MR this controller owns and
-// leaves the rest (the remote config, written by the Ingress translator).
-func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTunnel, pcRef *xpv2.ProviderConfigReference) (*ztv1alpha1.Tunnel, error) {
+// applyTunnel writes the fields of the Tunnel MR this controller owns,
+// including its remote configuration (the public rules of its Ingresses).
+//
+// A configuration change within ConfigBatchWindow of the previous one is held
+// back; the returned duration says when to come back and write it.
+func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTunnel, pcRef *xpv2.ProviderConfigReference) (*ztv1alpha1.Tunnel, time.Duration, error) {
 	tun := &ztv1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: cr.Name}}
 	if err := r.kube.Get(ctx, client.ObjectKeyFromObject(tun), tun); client.IgnoreNotFound(err) != nil {
-		return nil, errors.Wrap(err, "cannot get Tunnel")
+		return nil, 0, errors.Wrap(err, "cannot get Tunnel")
 	}
 	rules, err := r.publicRules(ctx, cr, tun.Spec.ForProvider.Config)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	var hold time.Duration
 	op, err := controllerutil.CreateOrUpdate(ctx, r.kube, tun, func() error {
 		// This controller is the only writer of the tunnel's remote
 		// configuration: the public rules of every Ingress on it. Once it
 		// has written one, it keeps it (down to the bare catch-all).
 		if len(rules) > 0 || tun.Spec.ForProvider.Config != nil {
-			tun.Spec.ForProvider.Config = translate.TunnelConfig(rules...)
+			want := translate.TunnelConfig(rules...)
+			switch current := tun.Spec.ForProvider.Config; {
+			case current == nil:
+				r.batch.hold(cr.UID, 0) // the first configuration goes out at once
+				tun.Spec.ForProvider.Config = want
+			case !equality.Semantic.DeepEqual(current, want):
+				if hold = r.batch.hold(cr.UID, ConfigBatchWindow); hold == 0 {
+					tun.Spec.ForProvider.Config = want
+				}
+			}
 		}
 		if owner := metav1.GetControllerOf(tun); owner != nil && owner.UID != cr.UID {
 			return errors.Errorf("Tunnel %s/%s already exists and is controlled by %s %s", tun.Namespace, tun.Name, owner.Kind, owner.Name)
@@ -298,10 +324,10 @@ func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTun
 		return controllerutil.SetControllerReference(cr, tun, r.kube.Scheme())
 	})
 	if err != nil {
-		return nil, errors.Wrap(err, "cannot apply Tunnel")
+		return nil, 0, errors.Wrap(err, "cannot apply Tunnel")
 	}
 	r.recordOp(cr, op, "Tunnel", tun.Name)
-	return tun, nil
+	return tun, hold, nil
 }
 
 func (r *Reconciler) token(ctx context.Context, cr *v1alpha1.CloudflareTunnel) ([]byte, error) {
@@ -491,6 +517,7 @@ func (r *Reconciler) delete(ctx context.Context, cr *v1alpha1.CloudflareTunnel) 
 			return errors.SilentlyRequeueOnConflict(reconcile.Result{RequeueAfter: 5 * time.Second}, r.kube.Status().Update(ctx, cr))
 		}
 	}
+	r.batch.forget(cr.UID)
 	controllerutil.RemoveFinalizer(cr, finalizer)
 	return reconcile.Result{}, errors.Wrap(r.kube.Update(ctx, cr), "cannot remove finalizer")
 }

@@ -52,6 +52,9 @@ const (
 func Setup(mgr ctrl.Manager, o controller.Options) error {
 	name := "ingress"
 	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name))}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &networkingv1.Ingress{}, hostnameIndex, claimedHostnames); err != nil {
+		return errors.Wrap(err, "cannot index Ingresses by hostname")
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
@@ -168,11 +171,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ing.Namespace, Name: tunnelName}, tun); client.IgnoreNotFound(err) != nil {
 		return reconcile.Result{}, errors.Wrap(err, "cannot get Tunnel")
 	}
-	svcs := &corev1.ServiceList{}
-	if err := r.kube.List(ctx, svcs, client.InNamespace(ing.Namespace)); err != nil {
-		return reconcile.Result{}, errors.Wrap(err, "cannot list Services")
+	// Only the Services the backends name: listing the namespace would copy
+	// every Service on each reconcile, which grows with the cluster.
+	services := map[string]*corev1.Service{}
+	for _, name := range translate.BackendServices(ing) {
+		svc := &corev1.Service{}
+		if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ing.Namespace, Name: name}, svc); err != nil {
+			if kerrors.IsNotFound(err) {
+				continue
+			}
+			return reconcile.Result{}, errors.Wrap(err, "cannot get Service")
+		}
+		services[name] = svc
 	}
-	services := translate.ServicesByName(svcs)
 
 	res := translate.Translate(translate.Input{
 		Ingress:  ing,
@@ -246,26 +257,40 @@ func deref(s *string) string {
 	return *s
 }
 
+// hostnameIndex indexes tunnel-annotated Ingresses by the hostnames they
+// route, so a claim check looks up only the Ingresses sharing a hostname
+// instead of translating every Ingress in the cluster on each reconcile.
+const hostnameIndex = "tunnels.cloudflare.com/hostname"
+
+func claimedHostnames(o client.Object) []string {
+	ing, ok := o.(*networkingv1.Ingress)
+	if !ok || ing.Annotations[v1alpha1.AnnotationTunnel] == "" {
+		return nil
+	}
+	return translate.Translate(translate.Input{Ingress: ing, Tunnel: translate.Tunnel{Name: ing.Annotations[v1alpha1.AnnotationTunnel]}}).Hostnames
+}
+
 // lostHostnames are the hostnames an older Ingress already claims: the
 // first Ingress keeps a hostname, later ones are told and route nothing for it.
 func (r *Reconciler) lostHostnames(ctx context.Context, ing *networkingv1.Ingress, hosts []string) (map[string]string, error) {
-	all := &networkingv1.IngressList{}
-	if err := r.kube.List(ctx, all); err != nil {
-		return nil, errors.Wrap(err, "cannot list Ingresses")
-	}
 	lost := map[string]string{}
-	for i := range all.Items {
-		o := &all.Items[i]
-		if o.UID == ing.UID || !older(o, ing) || o.Annotations[v1alpha1.AnnotationTunnel] == "" || meta.WasDeleted(o) {
-			continue
+	for _, h := range hosts {
+		claims := &networkingv1.IngressList{}
+		if err := r.kube.List(ctx, claims, client.MatchingFields{hostnameIndex: h}); err != nil {
+			return nil, errors.Wrap(err, "cannot list Ingresses")
 		}
-		theirs := translate.Translate(translate.Input{Ingress: o, Tunnel: translate.Tunnel{Name: o.Annotations[v1alpha1.AnnotationTunnel]}}).Hostnames
-		for _, h := range hosts {
-			for _, t := range theirs {
-				if h == t {
-					lost[h] = o.Namespace + "/" + o.Name
-				}
+		var first *networkingv1.Ingress
+		for i := range claims.Items {
+			o := &claims.Items[i]
+			if o.UID == ing.UID || !older(o, ing) || meta.WasDeleted(o) {
+				continue
 			}
+			if first == nil || older(o, first) {
+				first = o
+			}
+		}
+		if first != nil {
+			lost[h] = first.Namespace + "/" + first.Name
 		}
 	}
 	return lost, nil

@@ -742,3 +742,26 @@ func ServicesByName(l *corev1.ServiceList) map[string]*corev1.Service {
 	}
 	return m
 }
+
+// BackendServices names the Services an Ingress's backends refer to, each
+// once: the only Services Translate looks at.
+func BackendServices(ing *networkingv1.Ingress) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(b *networkingv1.IngressBackend) {
+		if b != nil && b.Service != nil && b.Service.Name != "" && !seen[b.Service.Name] {
+			seen[b.Service.Name] = true
+			out = append(out, b.Service.Name)
+		}
+	}
+	add(ing.Spec.DefaultBackend)
+	for _, r := range ing.Spec.Rules {
+		if r.HTTP == nil {
+			continue
+		}
+		for i := range r.HTTP.Paths {
+			add(&r.HTTP.Paths[i].Backend)
+		}
+	}
+	return out
+}

@@ -558,3 +558,35 @@ func FuzzTranslate(f *testing.F) {
 		}
 	})
 }
+
+func TestBackendServices(t *testing.T) {
+	backend := func(name string) networkingv1.IngressBackend {
+		return networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: name, Port: networkingv1.ServiceBackendPort{Number: 80}}}
+	}
+	paths := func(names ...string) networkingv1.IngressRuleValue {
+		var ps []networkingv1.HTTPIngressPath
+		for _, n := range names {
+			ps = append(ps, networkingv1.HTTPIngressPath{Backend: backend(n)})
+		}
+		return networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: ps}}
+	}
+	def := backend("default")
+	cases := map[string]struct {
+		spec networkingv1.IngressSpec
+		want []string
+	}{
+		"Empty":                         {spec: networkingv1.IngressSpec{}, want: nil},
+		"DefaultFirst":                  {spec: networkingv1.IngressSpec{DefaultBackend: &def, Rules: []networkingv1.IngressRule{{IngressRuleValue: paths("web")}}}, want: []string{"default", "web"}},
+		"EachNameOnce":                  {spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{IngressRuleValue: paths("web", "api", "web")}, {IngressRuleValue: paths("api")}}}, want: []string{"web", "api"}},
+		"RuleWithNoHTTP":                {spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{Host: "a.example.com"}}}, want: nil},
+		"ResourceBackendsHaveNoService": {spec: networkingv1.IngressSpec{DefaultBackend: &networkingv1.IngressBackend{Resource: &corev1.TypedLocalObjectReference{Kind: "Bucket", Name: "b"}}}, want: nil},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := BackendServices(&networkingv1.Ingress{Spec: tc.spec})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("BackendServices(): -want +got:\n%s", diff)
+			}
+		})
+	}
+}
