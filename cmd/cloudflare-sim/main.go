@@ -33,6 +33,7 @@ func main() {
 		penalty   = flag.Duration("rate-penalty", 0, "how long every call is refused after the limit is exceeded (default: the window)")
 		errorRate = flag.Float64("error-rate", 0, "fraction (0-1) of API calls answered with an injected 500")
 		latency   = flag.Duration("latency", 0, "latency added to every API call")
+		lostRate  = flag.Float64("lost-response-rate", 0, "fraction (0-1) of successful writes answered with a 500 after they happened")
 		zs        zones
 	)
 	flag.Var(&zs, "zone", "a DNS zone in the account (repeatable)")
@@ -47,10 +48,13 @@ func main() {
 	if *errorRate < 0 || *errorRate > 1 {
 		fail("--error-rate must be between 0 and 1")
 	}
+	if *lostRate < 0 || *lostRate > 1 {
+		fail("--lost-response-rate must be between 0 and 1")
+	}
 	s := sim.New(sim.Options{
 		Token: *token, AccountID: *account, Zones: zs,
 		RateLimit: *rateLimit, RateWindow: *window, RatePenalty: *penalty,
-		ErrorRate: *errorRate, Latency: *latency,
+		ErrorRate: *errorRate, Latency: *latency, LostResponseRate: *lostRate,
 	})
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {

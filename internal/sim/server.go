@@ -46,6 +46,11 @@ type Options struct {
 	ErrorRate float64
 	// Latency is added to every API call.
 	Latency time.Duration
+	// LostResponseRate is the fraction (0–1) of successful writes (POST,
+	// PUT, PATCH, DELETE) whose response is replaced by a 500 after the
+	// write has happened: the ambiguous failure a timeout or a dropped
+	// connection produces, which a client must not answer with a duplicate.
+	LostResponseRate float64
 
 	// RejectTunnelDeleteWithCIDRRoutes restores Cloudflare's pre-2025
 	// behaviour of refusing (1023) to delete a tunnel that still has CIDR
@@ -72,7 +77,10 @@ type Server struct {
 	vnets    []*vnet
 	stats    map[string]*OpStats
 	limiter  map[string]*tokenWindow
-	rng      *mrand.Rand
+	// throttledUntil: every call is answered 429 until then (Throttle).
+	throttledUntil time.Time
+	lostResponses  map[string]int
+	rng            *mrand.Rand
 }
 
 // OpStats counts the requests one API operation received.
@@ -97,7 +105,9 @@ func New(o Options) *Server {
 		opts:    o,
 		stats:   map[string]*OpStats{},
 		limiter: map[string]*tokenWindow{},
-		rng:     mrand.New(mrand.NewPCG(1, 2)),
+
+		lostResponses: map[string]int{},
+		rng:           mrand.New(mrand.NewPCG(1, 2)),
 	}
 	for _, z := range o.Zones {
 		s.zones = append(s.zones, newZone(z, o.AccountID, o.Now()))
@@ -178,6 +188,8 @@ func (s *Server) routesTable() {
 	root.HandleFunc("GET /__sim/stats", s.handleStats)
 	root.HandleFunc("POST /__sim/stats/reset", s.handleStatsReset)
 	root.HandleFunc("GET /__sim/state", s.handleState)
+	root.HandleFunc("GET /__sim/faults", s.handleFaults)
+	root.HandleFunc("POST /__sim/faults", s.handleFaults)
 	root.HandleFunc("POST /__sim/tunnels/{tunnel_id}/connectors", s.handleConnectors)
 	s.mux = root
 }
@@ -210,8 +222,8 @@ func writeError(w http.ResponseWriter, e *apiError) {
 // operation itself under the simulator's lock.
 func (s *Server) wrap(op string, fn handlerFn) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.opts.Latency > 0 {
-			time.Sleep(s.opts.Latency)
+		if f := s.Faults(); f.Latency > 0 {
+			time.Sleep(f.Latency)
 		}
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		defer func() { s.count(op, rec.status) }()
@@ -247,9 +259,15 @@ func (s *Server) wrap(op string, fn handlerFn) http.Handler {
 		}
 		s.mu.Lock()
 		result, info, aerr := fn(r, body)
+		lost := aerr == nil && r.Method != http.MethodGet && s.opts.LostResponseRate > 0 && s.rng.Float64() < s.opts.LostResponseRate
 		s.mu.Unlock()
 		if aerr != nil {
 			writeError(rec, aerr)
+			return
+		}
+		if lost {
+			s.countLost(op)
+			writeError(rec, errf(http.StatusInternalServerError, 10001, "Internal server error (injected by the simulator after the write was done)"))
 			return
 		}
 		writeJSON(rec, http.StatusOK, envelope{Success: true, Errors: []envelopeMessage{}, Messages: []envelopeMessage{}, Result: result, ResultInfo: info})
@@ -273,12 +291,65 @@ func bearer(r *http.Request) (string, bool) {
 }
 
 func (s *Server) injectFault() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.opts.ErrorRate <= 0 {
 		return false
 	}
+	return s.rng.Float64() < s.opts.ErrorRate
+}
+
+// Faults are the failures the simulator injects; they can be changed while
+// it serves (SetFaults, POST /__sim/faults).
+type Faults struct {
+	// ErrorRate is the fraction of calls answered 500 before anything happens.
+	ErrorRate float64 `json:"error_rate"`
+	// LostResponseRate is the fraction of successful writes answered 500
+	// after the write happened.
+	LostResponseRate float64 `json:"lost_response_rate"`
+	// Latency is added to every call.
+	Latency time.Duration `json:"latency"`
+}
+
+// Faults returns the failures currently injected.
+func (s *Server) Faults() Faults {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.rng.Float64() < s.opts.ErrorRate
+	return Faults{ErrorRate: s.opts.ErrorRate, LostResponseRate: s.opts.LostResponseRate, Latency: s.opts.Latency}
+}
+
+// SetFaults changes the failures injected from now on.
+func (s *Server) SetFaults(f Faults) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.ErrorRate, s.opts.LostResponseRate, s.opts.Latency = f.ErrorRate, f.LostResponseRate, f.Latency
+}
+
+// Throttle answers every call with 429 and a retry-after for d, as
+// Cloudflare does once a token's budget is spent (by this client or by any
+// other tool using the same token). It works with the rate limit off too.
+func (s *Server) Throttle(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.throttledUntil = s.opts.Now().Add(d)
+}
+
+func (s *Server) countLost(op string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lostResponses[op]++
+}
+
+// LostResponses counts, per operation, the writes that happened although
+// the simulator answered 500.
+func (s *Server) LostResponses() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.lostResponses))
+	for k, v := range s.lostResponses {
+		out[k] = v
+	}
+	return out
 }
 
 func (s *Server) count(op string, status int) {
@@ -352,12 +423,15 @@ type tokenWindow struct {
 // admit counts a request against token's limit. Once the limit is exceeded,
 // every call is refused until the penalty passes, as Cloudflare does.
 func (s *Server) admit(token string, h http.Header) (time.Duration, bool) {
-	if s.opts.RateLimit <= 0 {
-		return 0, true
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.opts.Now()
+	if now.Before(s.throttledUntil) {
+		return s.throttledUntil.Sub(now), false
+	}
+	if s.opts.RateLimit <= 0 {
+		return 0, true
+	}
 	tw := s.limiter[token]
 	if tw == nil {
 		tw = &tokenWindow{}
@@ -489,3 +563,24 @@ func existedAt(r *http.Request, created time.Time, deleted *time.Time) (bool, *a
 func (s *Server) now() time.Time { return s.opts.Now().UTC() }
 
 func ptrTime(t time.Time) *time.Time { return &t }
+
+// handleFaults reads (GET) or replaces (POST) the injected faults. A POST
+// body may also hold "throttle_seconds": every call is then answered 429 for
+// that long. Latency is in nanoseconds, as time.Duration marshals.
+func (s *Server) handleFaults(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		var in struct {
+			Faults
+			ThrottleSeconds float64 `json:"throttle_seconds"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.ErrorRate < 0 || in.ErrorRate > 1 || in.LostResponseRate < 0 || in.LostResponseRate > 1 || in.Latency < 0 || in.ThrottleSeconds < 0 {
+			http.Error(w, `body must be {"error_rate": 0-1, "lost_response_rate": 0-1, "latency": ns >= 0, "throttle_seconds": s >= 0}`, http.StatusBadRequest)
+			return
+		}
+		s.SetFaults(in.Faults)
+		if in.ThrottleSeconds > 0 {
+			s.Throttle(time.Duration(in.ThrottleSeconds * float64(time.Second)))
+		}
+	}
+	writeJSON(w, http.StatusOK, s.Faults())
+}

@@ -178,3 +178,45 @@ func TestNormalizeHostname(t *testing.T) {
 		}
 	}
 }
+
+func TestRuntimeFaults(t *testing.T) {
+	s := New(Options{Token: token, AccountID: account})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+
+	// A lost response: the write happens, the client is told it failed.
+	res, err := http.Post(srv.URL+"/__sim/faults", "application/json", strings.NewReader(`{"lost_response_rate": 1}`))
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("POST /__sim/faults: %v %v", res, err)
+	}
+	if r := call(t, srv, "POST", "/accounts/"+account+"/cfd_tunnel", token, `{"name":"ghost","config_src":"cloudflare"}`); r.Status != 500 {
+		t.Errorf("lost response: status %d, want 500", r.Status)
+	}
+	if st := s.Snapshot(); len(st.Tunnels) != 1 || st.Tunnels[0].Name != "ghost" {
+		t.Errorf("the write behind a lost response did not happen: %+v", st.Tunnels)
+	}
+	if r := call(t, srv, "GET", "/accounts/"+account+"/cfd_tunnel", token, ""); r.Status != 200 {
+		t.Errorf("reads never lose their response: status %d", r.Status)
+	}
+	if got := s.LostResponses(); !cmp.Equal(got, map[string]int{"tunnels.create": 1}) {
+		t.Errorf("LostResponses() = %v", got)
+	}
+
+	// A burst of 429s with retry-after, then service resumes.
+	s.SetFaults(Faults{})
+	s.Throttle(time.Second)
+	r := call(t, srv, "GET", "/accounts/"+account+"/cfd_tunnel", token, "")
+	if r.Status != 429 || r.Header.Get("Retry-After") != "1" || !cmp.Equal(codes(r), []int{971}) {
+		t.Errorf("throttled: %d retry-after %q %v, want 429, 1, [971]", r.Status, r.Header.Get("Retry-After"), codes(r))
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if r := call(t, srv, "GET", "/accounts/"+account+"/cfd_tunnel", token, ""); r.Status != 200 {
+		t.Errorf("after the burst: status %d", r.Status)
+	}
+
+	// Bad fault settings are refused and change nothing.
+	res, _ = http.Post(srv.URL+"/__sim/faults", "application/json", strings.NewReader(`{"error_rate": 2}`))
+	if res.StatusCode != http.StatusBadRequest || s.Faults() != (Faults{}) {
+		t.Errorf("error_rate 2: status %d, faults %+v", res.StatusCode, s.Faults())
+	}
+}

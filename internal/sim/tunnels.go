@@ -408,3 +408,16 @@ func (s *Server) putConfiguration(r *http.Request, body []byte) (any, any, *apiE
 	t.config = &tunnelConfiguration{AccountID: t.AccountTag, TunnelID: t.ID, Version: version, Source: "cloudflare", CreatedAt: s.now(), Config: in.Config}
 	return t.config, nil, nil
 }
+
+// RunTokens returns the run token of every tunnel the account has held,
+// deleted ones included: what a secret-hygiene check must never find in
+// logs, events or status.
+func (s *Server) RunTokens() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.tunnels))
+	for _, t := range s.tunnels {
+		out = append(out, t.token())
+	}
+	return out
+}
