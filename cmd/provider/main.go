@@ -69,9 +69,13 @@ func main() {
 	kingpin.FatalIfError(err, "Cannot get API server rest config")
 
 	mgr, err := ctrl.NewManager(ratelimiter.LimitRESTConfig(cfg, *maxReconcileRate), ctrl.Options{
-		Cache:                      cache.Options{SyncPeriod: syncPeriod},
-		LeaderElection:             *leaderElection,
-		LeaderElectionID:           "crossplane-leader-election-provider-cloudflare-tunnel",
+		Cache:            cache.Options{SyncPeriod: syncPeriod},
+		LeaderElection:   *leaderElection,
+		LeaderElectionID: "crossplane-leader-election-provider-cloudflare-tunnel",
+		// In a pod the lease goes to the pod's namespace; out of cluster
+		// (a provider run on a workstation or by make e2e-crossplane)
+		// POD_NAMESPACE names it.
+		LeaderElectionNamespace:    os.Getenv("POD_NAMESPACE"),
 		LeaderElectionResourceLock: resourcelock.LeasesResourceLock,
 		LeaseDuration:              func() *time.Duration { d := 60 * time.Second; return &d }(),
 		RenewDeadline:              func() *time.Duration { d := 50 * time.Second; return &d }(),

@@ -387,7 +387,8 @@ func create(ctx context.Context, b *testing.B, n int) {
 		name := fmt.Sprintf("app-%d", i)
 		must(&corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}},
+			// Headless: envtest's service IP range has room for ~250.
+			Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}},
 		})
 		must(&networkingv1.Ingress{
 			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Annotations: map[string]string{

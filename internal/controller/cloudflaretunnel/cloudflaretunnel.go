@@ -81,7 +81,7 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(tokenSecretOwner)).
 		// A deletion waiting on Ingresses resumes when they go.
 		Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(ingressTunnel)).
-		Complete(r)
+		Complete(errors.WithSilentRequeueOnConflict(r))
 }
 
 // SetupGated adds the controller once its CRD and the Tunnel CRD exist.

@@ -161,7 +161,7 @@ func setupCredentials(mgr ctrl.Manager, o controller.Options, k configKind) erro
 		WithOptions(o.ForControllerRuntime()).
 		For(unwrap(k.newObj()), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.configsUsingSecret)).
-		Complete(r)
+		Complete(errors.WithSilentRequeueOnConflict(r))
 }
 
 // configsUsingSecret maps a Secret to the configs that read it.

@@ -65,7 +65,7 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 		// A tunnel appearing, or getting its ID, moves its Ingresses on.
 		Watches(&ztv1alpha1.Tunnel{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfTunnel)).
 		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfTunnel)).
-		Complete(r)
+		Complete(errors.WithSilentRequeueOnConflict(r))
 }
 
 // SetupGated adds the translator once the kinds it writes exist.
