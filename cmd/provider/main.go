@@ -77,10 +77,14 @@ func main() {
 		// POD_NAMESPACE names it.
 		LeaderElectionNamespace:    os.Getenv("POD_NAMESPACE"),
 		LeaderElectionResourceLock: resourcelock.LeasesResourceLock,
-		LeaseDuration:              func() *time.Duration { d := 60 * time.Second; return &d }(),
-		RenewDeadline:              func() *time.Duration { d := 50 * time.Second; return &d }(),
-		Metrics:                    metricsserver.Options{BindAddress: *metricsAddr},
-		HealthProbeBindAddress:     *healthAddr,
+		// The process exits right after the manager stops, so giving the
+		// lease back is safe, and an upgraded or rescheduled pod takes over
+		// at once instead of waiting out the lease.
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 func() *time.Duration { d := 60 * time.Second; return &d }(),
+		RenewDeadline:                 func() *time.Duration { d := 50 * time.Second; return &d }(),
+		Metrics:                       metricsserver.Options{BindAddress: *metricsAddr},
+		HealthProbeBindAddress:        *healthAddr,
 	})
 	kingpin.FatalIfError(err, "Cannot create controller manager")
 	kingpin.FatalIfError(clientgoscheme.AddToScheme(mgr.GetScheme()), "Cannot add Kubernetes APIs to scheme")

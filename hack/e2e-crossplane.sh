@@ -1,0 +1,292 @@
+#!/usr/bin/env bash
+# make e2e-crossplane: install the provider's package into real Crossplane core
+# on the local cluster, exactly as cluster/crossplane/README.md tells a user to,
+# and prove the installed provider works with the permissions it is granted.
+#
+#  1. builds (each cached by version): the local cluster, Crossplane core
+#     v2.3.4, the crossplane CLI, the loopback OCI registry, two package
+#     versions (v0.0.1 and v0.0.2)
+#  2. starts the local cluster (KWOK), the Cloudflare simulator and the registry;
+#     pushes v0.0.1
+#  3. starts Crossplane core out of cluster (core init + core start, webhooks
+#     off) and its RBAC manager
+#  4. runs every `kubectl apply -f` of the README's install guide (the Provider
+#     pointed at the pushed package), then the token Secret and the
+#     ClusterProviderConfig (endpoint: the simulator)
+#  5. waits for the Provider to be Installed and Healthy and the five
+#     ManagedResourceDefinitions to be Active
+#  6. runs the package's provider binary on the host with a kubeconfig holding
+#     only the provider ServiceAccount's token (its RBAC is exactly what
+#     Crossplane and cluster/crossplane/rbac.yaml grant), applies the design's
+#     CloudflareTunnel and Ingresses plus direct managed resources, and waits
+#     for everything to be Ready and the simulator to hold what it should
+#  7. upgrades to v0.0.2: the new revision takes over, the objects stay intact
+#  8. uninstalls: deletes the objects (nothing left in the simulator), then the
+#     Provider
+# Any "forbidden" in the provider's log fails the run. Prints each phase's time.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+out="$root/_output/e2e-crossplane"
+rm -rf "$out"; mkdir -p "$out"
+
+t_start=$SECONDS; t_phase=$SECONDS; phase_name=""; timings=()
+phase() {
+  if [[ -n "$phase_name" ]]; then timings+=("$(printf '%-58s %4ds' "$phase_name" $((SECONDS - t_phase)))"); fi
+  phase_name="$1"; t_phase=$SECONDS
+  printf '\n\033[1m==> %s\033[0m\n' "$1" >&2
+}
+info() { printf '    %s\n' "$*" >&2; }
+fail() {
+  printf '\033[31me2e-crossplane: FAILED: %s\033[0m\n' "$*" >&2
+  for f in provider-v0.0.1.log provider-v0.0.2.log core.log rbac.log; do
+    [[ -f "$out/$f" ]] && { echo "--- last lines of $out/$f" >&2; tail -25 "$out/$f" >&2; }
+  done
+  exit 1
+}
+for tool in go openssl curl awk python3; do command -v "$tool" >/dev/null || fail "$tool is required"; done
+
+pids=()
+provider_pid=""
+cleanup() {
+  trap - EXIT INT TERM
+  [[ -n "$provider_pid" ]] && kill "$provider_pid" 2>/dev/null || true
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}" $provider_pid; do wait "$p" 2>/dev/null || true; done
+  if [[ -f "$out/cluster/pids" ]]; then CLUSTER_DIR="$out/cluster" FAST=1 bash hack/local-cluster-down.sh >/dev/null 2>&1 || true; fi
+}
+trap cleanup EXIT INT TERM
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+waitfor() { # DESCRIPTION TIMEOUT COMMAND...
+  local what=$1 t=$2; shift 2
+  local deadline=$(( SECONDS + t ))
+  until "$@" >/dev/null 2>&1; do
+    (( SECONDS < deadline )) || fail "timed out after ${t}s waiting for: $what"
+    sleep 1
+  done
+  info "$what ($((SECONDS - t_phase))s into the phase)"
+}
+
+# ----------------------------------------------------------------- 1. builds
+phase "build: cluster, Crossplane core, CLI, registry, packages (cached)"
+bins="$(bash hack/local-cluster-bins.sh)"
+kubectl="$bins/kubectl"
+core_dir="$(bash hack/crossplane-core.sh)"
+crossplane_core="$core_dir/crossplane"
+crossplane_cli="$(bash hack/crossplane-cli.sh)"
+(cd tools/crossplane-cli && GOWORK=off GOFLAGS=-modcacherw CGO_ENABLED=0 GOOS= GOARCH= go build -trimpath -o "$out/registry" ./registry)
+go build -o "$out/cloudflare-sim" ./cmd/cloudflare-sim
+declare -A xpkg=() runtime_bin=()
+for v in v0.0.1 v0.0.2; do
+  xpkg[$v]="$(VERSION=$v bash hack/xpkg.sh 2>"$out/xpkg-$v.log")" || { cat "$out/xpkg-$v.log" >&2; fail "make xpkg $v"; }
+  # The binary the package's runtime image carries, kept per version.
+  cp _output/bin/linux_amd64/provider "$out/provider-$v"
+  runtime_bin[$v]="$out/provider-$v"
+  info "${xpkg[$v]}"
+done
+
+# ------------------------------------------------------- 2. cluster, sim, registry
+phase "start: local cluster, Cloudflare simulator, OCI registry"
+kubeconfig="$(CLUSTER_DIR="$out/cluster" KWOK_NODES=1 BIN_DIR="$bins" bash hack/local-cluster-up.sh 2>"$out/cluster-up.log")" || { cat "$out/cluster-up.log" >&2; fail "the cluster did not start"; }
+export KUBECONFIG="$kubeconfig"
+kc() { "$kubectl" --cache-dir "$out/kubectl-cache" "$@"; }
+
+token="e2e-$(openssl rand -hex 16)"
+account="$(openssl rand -hex 16)"
+CLOUDFLARE_SIM_TOKEN="$token" "$out/cloudflare-sim" --listen "127.0.0.1:$(free_port)" --account-id "$account" \
+  --zone example.com >"$out/sim.url" 2>"$out/sim.log" &
+pids+=($!)
+"$out/registry" --listen 127.0.0.1:0 >"$out/registry.addr" 2>"$out/registry.log" &
+pids+=($!)
+for _ in $(seq 100); do [[ -s "$out/sim.url" && -s "$out/registry.addr" ]] && break; sleep 0.1; done
+sim_url="$(cat "$out/sim.url")"; sim_base="${sim_url%/client/v4/}"
+registry="$(cat "$out/registry.addr")"
+[[ -n "$sim_url" && -n "$registry" ]] || fail "the simulator or the registry did not start"
+pkg_ref() { echo "$registry/context-labs/provider-cloudflare-tunnel:$1"; }
+"$crossplane_cli" xpkg push -f "${xpkg[v0.0.1]}" "$(pkg_ref v0.0.1)" >"$out/push-v0.0.1.log" 2>&1 || { cat "$out/push-v0.0.1.log" >&2; fail "push v0.0.1"; }
+info "simulator $sim_url; pushed $(pkg_ref v0.0.1)"
+
+# ------------------------------------------------------------ 3. Crossplane core
+phase "start: Crossplane core v2.3.4 and its RBAC manager (out of cluster)"
+kc create namespace crossplane-system >/dev/null
+kc -n crossplane-system create serviceaccount crossplane >/dev/null
+kc apply --server-side -f "$core_dir/crds" >/dev/null
+waitfor "core's CRDs Established" 60 kc wait --for=condition=Established crd --all --timeout=20s
+core_env=(POD_NAMESPACE=crossplane-system POD_SERVICE_ACCOUNT=crossplane ENABLE_WEBHOOKS=false CRDS_PATH="$core_dir/crds"
+  TLS_CA_SECRET_NAME=crossplane-root-ca TLS_SERVER_SECRET_NAME=crossplane-tls-server TLS_CLIENT_SECRET_NAME=crossplane-tls-client)
+# No --activation: the README's activation policy must be what activates our
+# managed resources (an init with '*' would hide a broken policy).
+env "${core_env[@]}" "$crossplane_core" core init >"$out/core-init.log" 2>&1 || { cat "$out/core-init.log" >&2; fail "crossplane core init"; }
+mkdir -p "$out/tls-client" "$out/xpkg-cache" "$out/xfn-cache"
+for k in ca.crt tls.crt tls.key; do
+  kc -n crossplane-system get secret crossplane-tls-client -o "go-template={{index .data \"$k\" | base64decode}}" >"$out/tls-client/$k"
+done
+core_probe="$(free_port)"
+env "${core_env[@]}" "$crossplane_core" core start --namespace=crossplane-system --service-account=crossplane --enable-webhooks=false \
+  --xpkg-cache-dir="$out/xpkg-cache" --xfn-cache-dir="$out/xfn-cache" --tls-client-certs-dir="$out/tls-client" \
+  --metrics-port="$(free_port)" --health-probe-port="$core_probe" >"$out/core.log" 2>&1 &
+pids+=($!)
+# The RBAC manager grants each provider revision its own APIs (ClusterRoles
+# bound to the revision's ServiceAccount), as in a Helm install.
+"$crossplane_core" rbac start >"$out/rbac.log" 2>&1 &
+pids+=($!)
+waitfor "core is ready" 60 curl -sf "http://127.0.0.1:$core_probe/readyz"
+
+# ------------------------------------------------------------- 4. the README
+phase "install: every kubectl apply of cluster/crossplane/README.md, then credentials"
+guide=cluster/crossplane/README.md
+mapfile -t files < <(awk '/^## 1\. Apply/{on=1; next} /^## /{on=0} on && /^kubectl apply -f /{print $4}' "$guide")
+(( ${#files[@]} >= 4 )) || fail "found ${#files[@]} kubectl apply lines in $guide, expected the install steps"
+for f in "${files[@]}"; do
+  [[ -f "$f" ]] || fail "$guide applies $f, which does not exist"
+  if [[ "$f" == cluster/crossplane/provider.yaml ]]; then
+    # The one edit the guide asks for: spec.package is the pushed reference.
+    sed "s#^\(  package: \).*#\1$(pkg_ref v0.0.1)#" "$f" | kc apply -f - >/dev/null
+  else
+    kc apply -f "$f" >/dev/null
+  fi
+  info "applied $f"
+done
+# Credentials, as examples/provider/config.yaml shows them (token and account
+# from the simulator, the endpoint pointed at it).
+kc -n crossplane-system create secret generic cloudflare-credentials \
+  --from-literal=CLOUDFLARE_API_TOKEN="$token" --from-literal=CLOUDFLARE_ACCOUNT_ID="$account" >/dev/null
+
+# ------------------------------------------------- 5. Installed, Healthy, Active
+phase "wait: Provider Installed and Healthy, managed resources Active"
+waitfor "Provider Installed" 180 kc wait provider.pkg.crossplane.io/provider-cloudflare-tunnel --for condition=Installed --timeout=2s
+waitfor "Provider Healthy" 180 kc wait provider.pkg.crossplane.io/provider-cloudflare-tunnel --for condition=Healthy --timeout=2s
+mrds_active() {
+  local n
+  n="$(kc get managedresourcedefinitions -o jsonpath='{range .items[*]}{.metadata.name} {.spec.state}{"\n"}{end}' | grep -c 'tunnels\.cloudflare\.com Active$' || true)"
+  [[ "$n" == 5 ]]
+}
+waitfor "5 ManagedResourceDefinitions Active (4 managed resources + CloudflareTunnel, by the README's activation policy)" 60 mrds_active
+waitfor "every CRD Established" 60 kc wait --for=condition=Established crd --all --timeout=20s
+cat <<YAML | kc apply -f - >/dev/null
+apiVersion: tunnels.cloudflare.com/v1alpha1
+kind: ClusterProviderConfig
+metadata: {name: default}
+spec:
+  credentials:
+    source: Secret
+    secretRef: {namespace: crossplane-system, name: cloudflare-credentials, key: CLOUDFLARE_API_TOKEN}
+  endpoint: $sim_url
+YAML
+rev1="$(kc get provider.pkg.crossplane.io provider-cloudflare-tunnel -o jsonpath='{.status.currentRevision}')"
+info "revision $rev1"
+
+# --------------------------------------------------- 6. the provider, as installed
+# The kubeconfig holds only the ServiceAccount's token: the provider can do
+# exactly what Crossplane's RBAC manager and rbac.yaml grant it.
+sa_kubeconfig() { # FILE
+  local server ca tok
+  server="$(kc config view --minify --raw -o jsonpath='{.clusters[0].cluster.server}')"
+  ca="$(kc config view --minify --raw -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')"
+  if [[ -z "$ca" ]]; then
+    ca="$(base64 -w0 <"$(kc config view --minify --raw -o jsonpath='{.clusters[0].cluster.certificate-authority}')")"
+  fi
+  tok="$(kc -n crossplane-system create token provider-cloudflare-tunnel --duration=2h)"
+  umask 077
+  cat >"$1" <<KCFG
+apiVersion: v1
+kind: Config
+clusters: [{name: local, cluster: {server: "$server", certificate-authority-data: "$ca"}}]
+users: [{name: provider, user: {token: "$tok"}}]
+contexts: [{name: provider, context: {cluster: local, user: provider}}]
+current-context: provider
+KCFG
+}
+start_provider() { # VERSION
+  sa_kubeconfig "$out/provider-$1.kubeconfig"
+  # The runtime config's args (--leader-election) plus a short poll for the test.
+  KUBECONFIG="$out/provider-$1.kubeconfig" POD_NAMESPACE=crossplane-system "${runtime_bin[$1]}" --leader-election --poll 10s \
+    --metrics-bind-address "127.0.0.1:$(free_port)" --health-probe-bind-address "127.0.0.1:$(free_port)" >"$out/provider-$1.log" 2>&1 &
+  provider_pid=$!
+}
+phase "run: the package's provider binary (v0.0.1) as its ServiceAccount; the design's examples"
+waitfor "ServiceAccount crossplane-system/provider-cloudflare-tunnel exists" 60 kc -n crossplane-system get serviceaccount provider-cloudflare-tunnel
+start_provider v0.0.1
+kc apply -f hack/demo/manifests.yaml -f hack/e2e-crossplane/direct.yaml >/dev/null
+ns=redis-cf-tunnel; cft=redis-cache-azure-development
+waitfor "CloudflareTunnel token stored and cloudflared running" 180 kc -n $ns wait --for=condition=DeploymentReady cloudflaretunnel/$cft --timeout=2s
+tunnel_id="$(kc -n $ns get cloudflaretunnel $cft -o jsonpath='{.status.tunnelID}')"
+curl -sf -X POST "$sim_base/__sim/tunnels/$tunnel_id/connectors" -d '{"count": 2}' >/dev/null
+waitfor "CloudflareTunnel Ready" 120 kc -n $ns wait --for=condition=Ready cloudflaretunnel/$cft --timeout=2s
+waitfor "every managed resource Ready (Ingress-made and direct)" 180 kc wait --for=condition=Ready tunnels,hostnameroutes,vpcservices,dnsrecords --all -A --timeout=2s
+expect_state() { # TUNNELS ROUTES SERVICES RECORDS
+  curl -sf "$sim_base/__sim/state" >"$out/state.json" || return 1
+  python3 - "$out/state.json" "$@" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+want = [int(x) for x in sys.argv[2:6]]
+live = lambda xs: [x for x in (xs or []) if not x.get("deleted_at")]
+got = [len(live(s.get("tunnels"))), len(live(s.get("hostname_routes"))), len(s.get("services") or []), len(s.get("dns_records") or [])]
+print("simulator: tunnels %d, hostname routes %d, VPC services %d, DNS records %d" % tuple(got), file=sys.stderr)
+sys.exit(0 if got == want else 1)
+PY
+}
+# 2 tunnels (CloudflareTunnel, direct); routes: redis, web (app.example.com) and direct; services:
+# redis + direct; records: web's CNAME + docs.
+waitfor "the simulator holds 2 tunnels, 3 hostname routes, 2 VPC services, 2 DNS records" 60 expect_state 2 3 2 2
+n_ready="$(kc get tunnels,hostnameroutes,vpcservices,dnsrecords -A --no-headers | wc -l)"
+info "$n_ready managed resources Ready"
+grep -qi forbidden "$out/provider-v0.0.1.log" && fail "the provider was refused something (forbidden in its log)"
+info "no 'forbidden' in the provider's log"
+
+# --------------------------------------------------------------- 7. upgrade
+phase "upgrade: v0.0.2 takes over, objects intact"
+"$crossplane_cli" xpkg push -f "${xpkg[v0.0.2]}" "$(pkg_ref v0.0.2)" >"$out/push-v0.0.2.log" 2>&1 || { cat "$out/push-v0.0.2.log" >&2; fail "push v0.0.2"; }
+before="$(curl -sf "$sim_base/__sim/state" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(sorted(x["id"] for x in s["tunnels"]), sorted(x["id"] for x in s["hostname_routes"]), sorted(x["service_id"] for x in s["services"]), sorted(x["id"] for x in s["dns_records"]))')"
+# From here the old revision is on its way out: Crossplane's RBAC manager
+# moves the ServiceAccount's permissions to the new revision, so the old
+# process may be refused things until it is stopped. Only what it logged
+# while it was the current revision is checked.
+v1_lines="$(wc -l <"$out/provider-v0.0.1.log")"
+kc patch provider.pkg.crossplane.io provider-cloudflare-tunnel --type merge -p "{\"spec\":{\"package\":\"$(pkg_ref v0.0.2)\"}}" >/dev/null
+new_revision() {
+  local cur
+  cur="$(kc get provider.pkg.crossplane.io provider-cloudflare-tunnel -o jsonpath='{.status.currentRevision}')"
+  [[ -n "$cur" && "$cur" != "$rev1" ]] || return 1
+  kc wait provider.pkg.crossplane.io/provider-cloudflare-tunnel --for condition=Healthy --timeout=2s
+}
+waitfor "a new revision is current and Healthy" 180 new_revision
+rev2="$(kc get provider.pkg.crossplane.io provider-cloudflare-tunnel -o jsonpath='{.status.currentRevision}')"
+rev1_state="$(kc get providerrevision "$rev1" -o jsonpath='{.spec.desiredState}')"
+[[ "$rev1_state" == Inactive ]] || fail "old revision $rev1 is $rev1_state, want Inactive"
+info "revision $rev2 Active; $rev1 Inactive"
+# The old revision's pod goes away and the new one's starts: stop v0.0.1, run v0.0.2.
+kill "$provider_pid"; wait "$provider_pid" 2>/dev/null || true
+head -n "$v1_lines" "$out/provider-v0.0.1.log" | grep -qi forbidden && fail "v0.0.1 was refused something while current (forbidden in its log)"
+start_provider v0.0.2
+waitfor "v0.0.2 running and leading (the old process gave its lease back)" 30 grep -q 'Successfully acquired lease' "$out/provider-v0.0.2.log"
+sleep 12 # more than a poll: v0.0.2 observes everything
+waitfor "every managed resource still Ready" 60 kc wait --for=condition=Ready tunnels,hostnameroutes,vpcservices,dnsrecords --all -A --timeout=2s
+after="$(curl -sf "$sim_base/__sim/state" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(sorted(x["id"] for x in s["tunnels"]), sorted(x["id"] for x in s["hostname_routes"]), sorted(x["service_id"] for x in s["services"]), sorted(x["id"] for x in s["dns_records"]))')"
+[[ "$before" == "$after" ]] || fail "Cloudflare objects changed across the upgrade: before $before, after $after"
+info "the same Cloudflare objects (same IDs) before and after"
+grep -qi forbidden "$out/provider-v0.0.2.log" && fail "v0.0.2 was refused something (forbidden in its log)"
+
+# --------------------------------------------------------------- 8. uninstall
+phase "uninstall: objects, then the Provider"
+kc delete -f hack/e2e-crossplane/direct.yaml --wait=false >/dev/null
+kc -n $ns delete ingress --all --wait=false >/dev/null
+kc -n $ns delete cloudflaretunnel $cft --wait=false >/dev/null
+# The CloudflareTunnel stops cloudflared first; KWOK runs no container, so
+# play cloudflared disconnecting once its Deployment is gone.
+waitfor "the cloudflared Deployment gone" 120 sh -c "! '$kubectl' --cache-dir '$out/kubectl-cache' -n $ns get deployment $cft-cloudflared"
+curl -sf -X POST "$sim_base/__sim/tunnels/$tunnel_id/connectors" -d '{"count": 0}' >/dev/null
+gone() { [[ -z "$(kc get tunnels,hostnameroutes,vpcservices,dnsrecords,cloudflaretunnels,ingresses -A --no-headers 2>/dev/null)" ]]; }
+waitfor "every managed resource, CloudflareTunnel and Ingress gone" 180 gone
+waitfor "nothing left in the simulator" 30 expect_state 0 0 0 0
+grep -qi forbidden "$out/provider-v0.0.2.log" && fail "v0.0.2 was refused something while deleting (forbidden in its log)"
+kill "$provider_pid"; wait "$provider_pid" 2>/dev/null || true; provider_pid=""
+# As the README's Uninstall section says.
+kc delete -f cluster/crossplane/provider.yaml --wait=false >/dev/null
+waitfor "Provider and its revisions gone" 120 sh -c "! '$kubectl' --cache-dir '$out/kubectl-cache' get providerrevisions -o name | grep -q ."
+kc delete -f cluster/crossplane/activationpolicy.yaml -f cluster/crossplane/rbac.yaml -f cluster/crossplane/deploymentruntimeconfig.yaml >/dev/null
+phase "done"
+
+printf '\n\033[1me2e-crossplane: PASSED in %ds\033[0m\n' $((SECONDS - t_start))
+printf '  %s\n' "${timings[@]}"
