@@ -4,6 +4,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -38,7 +39,7 @@ func main() {
 		leaderElection   = app.Flag("leader-election", "Use leader election for the controller manager.").Short('l').Default("false").Envar("LEADER_ELECTION").Bool()
 		syncPeriod       = app.Flag("sync", "How often all resources are re-listed from the API server.").Short('s').Default("1h").Duration()
 		pollInterval     = app.Flag("poll", "How often each managed resource is checked for drift against Cloudflare.").Default("1m").Duration()
-		maxReconcileRate = app.Flag("max-reconcile-rate", "The global maximum rate per second at which resources may be checked for drift.").Default("10").Int()
+		maxReconcileRate = app.Flag("max-reconcile-rate", "The global maximum rate per second at which resources may be reconciled (Cloudflare calls are bounded by the request budget, not by this).").Default(strconv.Itoa(providercontroller.DefaultMaxReconcileRate)).Int()
 		managementPolicy = app.Flag("enable-management-policies", "Enable support for management policies.").Default("true").Envar("ENABLE_MANAGEMENT_POLICIES").Bool()
 		metricsAddr      = app.Flag("metrics-bind-address", "Address the Prometheus metrics endpoint binds to.").Default(":8080").String()
 		healthAddr       = app.Flag("health-probe-bind-address", "Address the health (/healthz) and readiness (/readyz) endpoints bind to.").Default(":8081").String()

@@ -32,6 +32,7 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/bench"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
 )
@@ -77,7 +78,7 @@ func TestMain(m *testing.M) {
 		// poll and --max-reconcile-rate.
 		CreationGracePeriod: mr.CreationGracePeriod,
 		PollInterval:        poll,
-		MaxReconcileRate:    10,
+		MaxReconcileRate:    controller.DefaultMaxReconcileRate,
 	}))
 }
 
@@ -299,8 +300,8 @@ func BenchmarkScale(b *testing.B) {
 	r.f("\n## Scale benchmark: 1 CloudflareTunnel, %d public Ingresses with a VPC service each\n\n", n)
 	r.f("- machine: %d CPUs (nproc), %s memory, %s %s/%s\n", runtime.NumCPU(), memTotal(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	r.f("- commit: %s\n", commit())
-	r.f("- settings: Cloudflare limit %d/%s (simulated, 5m penalty); budget.Default %.1f req/s burst %d; poll %s; max-reconcile-rate 10; creation grace period %s; contract checker off\n",
-		cfLimit, cfWindow, budgetRate, budgetBurst, pollInterval(), mr.CreationGracePeriod)
+	r.f("- settings: Cloudflare limit %d/%s (simulated, 5m penalty); budget.Default %.1f req/s burst %d; poll %s; max-reconcile-rate %d; creation grace period %s; contract checker off\n",
+		cfLimit, cfWindow, budgetRate, budgetBurst, pollInterval(), controller.DefaultMaxReconcileRate, mr.CreationGracePeriod)
 	r.f("\n### Convergence\n\n")
 	r.f("| measure | value |\n|---|---|\n")
 	r.f("| objects applied (1 CloudflareTunnel, %d Services, %d Ingresses) | %s |\n", n, n, round(applied))

@@ -17,6 +17,16 @@ import (
 
 // SetupGated registers every controller to start once its CRDs are
 // established (Crossplane's safe-start).
+// DefaultMaxReconcileRate is --max-reconcile-rate's default: reconciles per
+// second across all controllers (and, derived from it, the Kubernetes API
+// client's rate). Crossplane's usual 10 is sized to protect a cloud API from
+// per-resource reads; here the Cloudflare budget does that and observing
+// costs no call (the account-wide cache), so the limit is only Kubernetes
+// work. 1,000 Ingresses make about 3,000 managed resources; polled every
+// minute they need 50 reconciles a second, and convergence needs headroom
+// above that.
+const DefaultMaxReconcileRate = 100
+
 func SetupGated(mgr ctrl.Manager, o controller.Options) error {
 	for _, setup := range []func(ctrl.Manager, controller.Options) error{
 		config.SetupGated,

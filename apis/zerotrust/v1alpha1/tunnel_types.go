@@ -34,8 +34,10 @@ type TunnelParameters struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.ingress[size(self.ingress) - 1].hostname) && !has(self.ingress[size(self.ingress) - 1].path)",message="the last ingress rule must be a catch-all without hostname or path, e.g. {service: http_status:404}"
 type TunnelConfig struct {
 	// Ingress rules, matched in order; the last must be a catch-all.
+	// A CloudflareTunnel puts one rule per public host and path of all its
+	// Ingresses here; 5000 keeps the object well inside etcd's size limit.
 	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:MaxItems=5000
 	Ingress []IngressRule `json:"ingress"`
 
 	// OriginRequest settings applied to every rule unless a rule overrides them.
