@@ -59,6 +59,22 @@ test: ## Unit and integration tests (real kube-apiserver + etcd).
 bench: ## Scale benchmark: 1 tunnel + N public Ingresses against the rate-limited simulator (N=100 STEADY=5m).
 	KUBEBUILDER_ASSETS=$$(bash hack/envtest-bins.sh) BENCH_N=$${N:-100} BENCH_STEADY=$${STEADY:-5m} $(GO) test -run='^$$' -bench=Scale -benchtime=1x -timeout 120m ./internal/bench/
 
+# The provider binary as its own process, with its ServiceAccount's RBAC, on
+# the local KWOK cluster against the simulator: faults, restarts, hand edits,
+# Pod Security, RBAC and secret hygiene (test/e2e, docs/reliability.md).
+.PHONY: e2e
+e2e: ## End-to-end suite on a local cluster: faults, restarts, hand edits, security (~10 min).
+	@bins="$$(bash hack/local-cluster-bins.sh)"; mkdir -p _output; \
+	E2E_CLUSTER_BINS="$$bins" $(GO) test -count=1 -v -timeout 40m ./test/e2e/ 2>&1 | tee _output/e2e.log
+
+.PHONY: fuzz
+fuzz: ## Run every Go fuzz target for FUZZTIME each (default 10s), one at a time, and print a summary table.
+	@FUZZTIME=$${FUZZTIME:-10s} bash hack/fuzz.sh
+
+.PHONY: e2e-crossplane
+e2e-crossplane: ## Install the package into real Crossplane core on a local cluster, run it as installed, upgrade, uninstall.
+	@bash hack/e2e-crossplane.sh
+
 .PHONY: build
 build: ## Build the provider binary into _output/bin.
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/provider ./cmd/provider

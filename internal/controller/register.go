@@ -15,8 +15,6 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/vpcservice"
 )
 
-// SetupGated registers every controller to start once its CRDs are
-// established (Crossplane's safe-start).
 // DefaultMaxReconcileRate is --max-reconcile-rate's default: reconciles per
 // second across all controllers (and, derived from it, the Kubernetes API
 // client's rate). Crossplane's usual 10 is sized to protect a cloud API from
@@ -27,7 +25,14 @@ import (
 // above that.
 const DefaultMaxReconcileRate = 100
 
+// SetupGated registers every controller to start once its CRDs are
+// established (Crossplane's safe-start). Call it before the manager starts:
+// the Ingress hostname index must exist before any controller starts the
+// Ingress informer.
 func SetupGated(mgr ctrl.Manager, o controller.Options) error {
+	if err := ingress.IndexHostnames(mgr); err != nil {
+		return err
+	}
 	for _, setup := range []func(ctrl.Manager, controller.Options) error{
 		config.SetupGated,
 		cloudflaretunnel.SetupGated,

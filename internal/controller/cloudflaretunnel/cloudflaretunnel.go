@@ -37,6 +37,7 @@ import (
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/ingress"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
 )
@@ -423,8 +424,23 @@ func (r *Reconciler) publicRules(ctx context.Context, cr *v1alpha1.CloudflareTun
 			out = append(out, kept)
 			continue
 		}
-		if len(res.Rules) > 0 {
-			out = append(out, res.Rules)
+		// A hostname an older Ingress claims is that Ingress's: the loser
+		// was told it does not route it, so it gets no rule for it either.
+		lost, err := ingress.LostHostnames(ctx, r.kube, ing, res.Hostnames)
+		if err != nil {
+			return nil, err
+		}
+		var rules []ztv1alpha1.IngressRule
+		for _, rule := range res.Rules {
+			if rule.Hostname != nil {
+				if _, l := lost[cloudflare.NormalizeHostname(*rule.Hostname)]; l {
+					continue
+				}
+			}
+			rules = append(rules, rule)
+		}
+		if len(rules) > 0 {
+			out = append(out, rules)
 		}
 	}
 	return out, nil

@@ -33,6 +33,9 @@ var kind = mr.Kind[*v1alpha1.HostnameRoute]{
 	References: func(cr *v1alpha1.HostnameRoute) []*string {
 		return []*string{mr.RefNamespace(cr.Spec.ForProvider.TunnelIDRef), mr.SelectorNamespace(cr.Spec.ForProvider.TunnelIDSelector)}
 	},
+	TunnelIDs: func(cr *v1alpha1.HostnameRoute) []string {
+		return []string{ptr.Deref(cr.Spec.ForProvider.TunnelID, "")}
+	},
 }
 
 // Setup adds the HostnameRoute controller.

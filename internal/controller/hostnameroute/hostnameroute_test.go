@@ -261,3 +261,26 @@ func TestHostnameRouteRefusesOtherNamespaces(t *testing.T) {
 	}
 	p.DeleteAndWait(t, cr)
 }
+
+// A raw tunnelId is no way around the same-namespace rule: tunnel IDs are
+// public (every proxied CNAME names one), so a route may not point at a
+// tunnel another namespace manages.
+func TestHostnameRouteRefusesAnotherNamespacesTunnelByID(t *testing.T) {
+	ns := p.Namespace(t)
+	other := p.Namespace(t)
+	theirs := readyTunnel(t, other, "theirs")
+	cr := routeTo(ns, "by-id", "by-id."+ns+".internal", "unused")
+	cr.Spec.ForProvider.TunnelIDRef = nil
+	cr.Spec.ForProvider.TunnelID = ptr.To(meta.GetExternalName(theirs))
+	p.Create(t, cr)
+	p.WaitSynced(t, cr, "a foreign tunnel ID refused", func(c xpv2.Condition) bool {
+		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "managed by Tunnel "+other+"/theirs in another namespace")
+	})
+	if rs := liveRoutes(t, "by-id."+ns+".internal"); len(rs) != 0 {
+		t.Errorf("a route into another namespace's tunnel was created: %+v", rs)
+	}
+	// The same ID through a Tunnel of its own namespace (an import of the
+	// same tunnel there) would be allowed; deleting the refused route
+	// touches nothing.
+	p.DeleteAndWait(t, cr)
+}

@@ -52,9 +52,6 @@ const (
 func Setup(mgr ctrl.Manager, o controller.Options) error {
 	name := "ingress"
 	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name))}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &networkingv1.Ingress{}, hostnameIndex, claimedHostnames); err != nil {
-		return errors.Wrap(err, "cannot index Ingresses by hostname")
-	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
@@ -194,7 +191,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.warn(ing, "InvalidIngress", p.String())
 	}
 
-	lost, err := r.lostHostnames(ctx, ing, res.Hostnames)
+	lost, err := lostHostnames(ctx, r.kube, ing, res.Hostnames)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -262,6 +259,20 @@ func deref(s *string) string {
 // instead of translating every Ingress in the cluster on each reconcile.
 const hostnameIndex = "tunnels.cloudflare.com/hostname"
 
+// IndexHostnames registers the hostname index. It must run before the
+// manager starts: an index cannot be added to an informer already running,
+// and the CloudflareTunnel controller watches Ingresses too.
+func IndexHostnames(mgr ctrl.Manager) error {
+	return errors.Wrap(mgr.GetFieldIndexer().IndexField(context.Background(), &networkingv1.Ingress{}, hostnameIndex, claimedHostnames), "cannot index Ingresses by hostname")
+}
+
+// LostHostnames are the hostnames of ing that an older Ingress claims,
+// each with the claiming Ingress's namespace/name. Readers must be a
+// manager's client (the index lives in its cache).
+func LostHostnames(ctx context.Context, kube client.Reader, ing *networkingv1.Ingress, hosts []string) (map[string]string, error) {
+	return lostHostnames(ctx, kube, ing, hosts)
+}
+
 func claimedHostnames(o client.Object) []string {
 	ing, ok := o.(*networkingv1.Ingress)
 	if !ok || ing.Annotations[v1alpha1.AnnotationTunnel] == "" {
@@ -272,11 +283,11 @@ func claimedHostnames(o client.Object) []string {
 
 // lostHostnames are the hostnames an older Ingress already claims: the
 // first Ingress keeps a hostname, later ones are told and route nothing for it.
-func (r *Reconciler) lostHostnames(ctx context.Context, ing *networkingv1.Ingress, hosts []string) (map[string]string, error) {
+func lostHostnames(ctx context.Context, kube client.Reader, ing *networkingv1.Ingress, hosts []string) (map[string]string, error) {
 	lost := map[string]string{}
 	for _, h := range hosts {
 		claims := &networkingv1.IngressList{}
-		if err := r.kube.List(ctx, claims, client.MatchingFields{hostnameIndex: h}); err != nil {
+		if err := kube.List(ctx, claims, client.MatchingFields{hostnameIndex: h}); err != nil {
 			return nil, errors.Wrap(err, "cannot list Ingresses")
 		}
 		var first *networkingv1.Ingress

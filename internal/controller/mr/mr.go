@@ -44,6 +44,9 @@ type Kind[T resource.ModernManaged] struct {
 	// References lists the namespaces of the kind's references and
 	// selectors, so references into other namespaces can be refused.
 	References func(mg T) []*string
+	// TunnelIDs lists the tunnel IDs the resource points Cloudflare at, so a
+	// tunnel another namespace manages can be refused (tenancy.go).
+	TunnelIDs func(mg T) []string
 }
 
 // Setup adds a managed reconciler for the kind.
@@ -57,7 +60,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, k K
 		if err != nil {
 			return nil, err
 		}
-		return k.External(c, kube), nil
+		return &tenancyGuard[T]{TypedExternalClient: k.External(c, kube), kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs}, nil
 	})
 
 	opts := []managed.ReconcilerOption{

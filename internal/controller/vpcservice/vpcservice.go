@@ -28,6 +28,19 @@ var kind = mr.Kind[*v1alpha1.VPCService]{
 		return &external{services: c}
 	},
 	References: references,
+	TunnelIDs:  tunnelIDs,
+}
+
+// tunnelIDs are the tunnels the service reaches its host through.
+func tunnelIDs(cr *v1alpha1.VPCService) []string {
+	var ids []string
+	if n := cr.Spec.ForProvider.Host.Network; n != nil && n.TunnelID != nil {
+		ids = append(ids, *n.TunnelID)
+	}
+	if n := cr.Spec.ForProvider.Host.ResolverNetwork; n != nil && n.TunnelID != nil {
+		ids = append(ids, *n.TunnelID)
+	}
+	return ids
 }
 
 // references lists the namespaces named by the service's tunnel references

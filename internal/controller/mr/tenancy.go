@@ -1,0 +1,169 @@
+package mr
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+)
+
+// ClaimedError says a Cloudflare object is already managed by another
+// managed resource, which keeps it.
+type ClaimedError struct {
+	Kind, ID, By string
+}
+
+func (e *ClaimedError) Error() string {
+	return fmt.Sprintf("conflict: Cloudflare %s %s is already managed by %s; this resource neither takes it over nor changes it. Pick another name, or delete that resource first", e.Kind, e.ID, e.By)
+}
+
+// ForeignTunnelError says a raw tunnel ID names a tunnel that another
+// namespace manages.
+type ForeignTunnelError struct {
+	ID, By string
+}
+
+func (e *ForeignTunnelError) Error() string {
+	return fmt.Sprintf("tunnel %s is managed by Tunnel %s in another namespace; a resource may only use tunnels managed in its own namespace (or ones no namespace manages)", e.ID, e.By)
+}
+
+// firstClaim is the oldest managed resource of the list, other than mg and
+// not being deleted, whose external-name is id. Names break creation-time
+// ties, so every resource agrees on the order.
+func firstClaim(ctx context.Context, kube client.Reader, newList func() client.ObjectList, mg resource.Managed, id string) (resource.Managed, error) {
+	l := newList()
+	// Read only: the cache's objects are compared, never changed.
+	if err := kube.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, errors.Wrap(err, "cannot list managed resources")
+	}
+	ml, ok := l.(resource.ManagedList)
+	if !ok {
+		return nil, errors.Errorf("%T is not a managed resource list", l)
+	}
+	var first resource.Managed
+	for _, o := range ml.GetItems() {
+		if o.GetUID() == mg.GetUID() || meta.GetExternalName(o) != id || meta.WasDeleted(o) {
+			continue
+		}
+		if first == nil || before(o, first) {
+			first = o
+		}
+	}
+	return first, nil
+}
+
+func before(a, b client.Object) bool {
+	ta, tb := a.GetCreationTimestamp(), b.GetCreationTimestamp()
+	if !ta.Equal(&tb) {
+		return ta.Before(&tb)
+	}
+	return a.GetNamespace()+"/"+a.GetName() < b.GetNamespace()+"/"+b.GetName()
+}
+
+// tenancyGuard keeps one Cloudflare object to one managed resource, and
+// tunnels to their namespace. Adoption by natural key (a tunnel or VPC
+// service name) and imports by external-name would otherwise let a resource
+// in one namespace take over, or receive the run token of, an object that a
+// resource in another namespace manages; and a raw tunnel ID would route
+// hostnames into another team's tunnel. The older claim wins; the newer
+// resource reports the conflict and never writes or deletes the object.
+type tenancyGuard[T resource.ModernManaged] struct {
+	managed.TypedExternalClient[T]
+	kube      client.Reader
+	kind      string
+	newList   func() client.ObjectList
+	tunnelIDs func(T) []string
+}
+
+func (g *tenancyGuard[T]) Observe(ctx context.Context, mg T) (managed.ExternalObservation, error) {
+	// What the resource was before Observe, to undo everything Observe
+	// wrote into it (adoption, status, late-init) should the object turn
+	// out to be another resource's.
+	pristine := mg.DeepCopyObject()
+	if err := g.checkTunnels(ctx, mg); err != nil {
+		if meta.WasDeleted(mg) {
+			// Never delete through a foreign tunnel's route: let go.
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
+		return managed.ExternalObservation{}, err
+	}
+	obs, err := g.TypedExternalClient.Observe(ctx, mg)
+	id := meta.GetExternalName(mg)
+	if err != nil || id == "" {
+		return obs, err
+	}
+	adoptingNow := meta.GetExternalName(pristine.(resource.Managed)) == ""
+	if !adoptingNow && pristine.(resource.Managed).GetCondition(xpv2.TypeSynced).Status == corev1.ConditionTrue {
+		// Already checked when it took the ID, and kept since: a later
+		// claimant is newer and refuses itself. This keeps steady-state
+		// polls from listing the kind.
+		return obs, nil
+	}
+	other, cerr := firstClaim(ctx, g.kube, g.newList, mg, id)
+	if cerr != nil {
+		return managed.ExternalObservation{}, cerr
+	}
+	// A resource that already held the ID keeps it against one adopting it
+	// now, whatever their ages; between two that both hold it (imports, or
+	// a race), the older keeps it.
+	if other == nil || (!adoptingNow && before(mg, other)) {
+		return obs, nil
+	}
+	// Taken: nothing Observe learned about the other resource's object may
+	// be saved in this one (its ID, its status, its run token), and a
+	// deletion lets go without touching it.
+	reflect.ValueOf(mg).Elem().Set(reflect.ValueOf(pristine).Elem())
+	if meta.WasDeleted(mg) {
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	return managed.ExternalObservation{}, &ClaimedError{Kind: g.kind, ID: id, By: other.GetNamespace() + "/" + other.GetName()}
+}
+
+// checkTunnels refuses a tunnel ID that a Tunnel in another namespace
+// manages, unless a Tunnel in mg's own namespace manages it too.
+func (g *tenancyGuard[T]) checkTunnels(ctx context.Context, mg T) error {
+	if g.tunnelIDs == nil {
+		return nil
+	}
+	ids := g.tunnelIDs(mg)
+	if len(ids) == 0 {
+		return nil
+	}
+	l := &ztv1alpha1.TunnelList{}
+	if err := g.kube.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
+		return errors.Wrap(err, "cannot list Tunnels")
+	}
+	for _, id := range ids {
+		if id == "" {
+			continue
+		}
+		var foreign string
+		own := false
+		for i := range l.Items {
+			t := &l.Items[i]
+			if meta.GetExternalName(t) != id {
+				continue
+			}
+			if t.GetNamespace() == mg.GetNamespace() {
+				own = true
+				break
+			}
+			foreign = t.GetNamespace() + "/" + t.GetName()
+		}
+		if !own && foreign != "" {
+			return &ForeignTunnelError{ID: id, By: foreign}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,429 @@
+// Package e2e runs the provider the way production does — its own binary, as
+// its own process, with only its ServiceAccount's RBAC — against a realistic
+// local cluster (kube-apiserver, etcd, kube-controller-manager,
+// kube-scheduler and KWOK fake nodes, so Deployments roll out and garbage
+// collection runs) and the Cloudflare simulator, and injects what production
+// throws at it: Cloudflare errors, lost responses, latency and rate limiting,
+// the provider being killed mid-write, hand edits on both sides, and checks
+// that no token leaks.
+//
+// `make e2e` runs it; it needs the local cluster binaries (E2E_CLUSTER_BINS,
+// from hack/local-cluster-bins.sh). Without them TestMain says so and
+// returns, so `go test ./...` does not start a cluster.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	authv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
+)
+
+const (
+	// providerNamespace and providerSA are where cluster/install puts the provider.
+	providerNamespace = "cloudflare-tunnel-system"
+	providerSA        = "provider-cloudflare-tunnel"
+	zone              = "example.com"
+	// poll is the provider's --poll: hand edits must be undone within it.
+	poll = 10 * time.Second
+)
+
+// env is the shared harness: one cluster, one simulator, one provider.
+var env *harness
+
+type harness struct {
+	root, out   string
+	bins        string
+	kubeconfig  string // admin
+	kube        client.Client
+	clientset   *kubernetes.Clientset
+	restCfg     *rest.Config
+	sim         *sim.Server
+	simURL      string
+	token       string
+	account     string
+	cf          *cloudflare.Client // the test's own view of the account, behind the provider's back
+	provider    *providerProcess
+	saToken     string
+	saRESTCfg   *rest.Config
+	saClientset *kubernetes.Clientset
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	bins := os.Getenv("E2E_CLUSTER_BINS")
+	if bins == "" {
+		fmt.Println("e2e: E2E_CLUSTER_BINS is not set; `make e2e` builds the local cluster and runs this suite")
+		os.Exit(0)
+	}
+	h, err := start(bins)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: cannot start:", err)
+		if h != nil {
+			h.stop()
+		}
+		os.Exit(1)
+	}
+	env = h
+	code := m.Run()
+	h.stop()
+	os.Exit(code)
+}
+
+func run(dir string, envv []string, name string, args ...string) (string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), envv...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err != nil {
+		return stdout.String(), fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, stderr.String())
+	}
+	return strings.TrimSpace(stdout.String()), nil
+}
+
+func start(bins string) (*harness, error) {
+	root := testenv.RepoRoot()
+	h := &harness{root: root, out: filepath.Join(root, "_output", "e2e"), bins: bins}
+	if err := os.RemoveAll(h.out); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(h.out, 0o755); err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+
+	// The provider binary, built as `make build` does.
+	fmt.Println("e2e: building the provider")
+	if _, err := run(root, []string{"CGO_ENABLED=0"}, "go", "build", "-trimpath", "-o", filepath.Join(h.out, "provider"), "./cmd/provider"); err != nil {
+		return nil, err
+	}
+
+	fmt.Println("e2e: starting the local cluster")
+	kc, err := run(root, []string{"CLUSTER_DIR=" + filepath.Join(h.out, "cluster"), "BIN_DIR=" + bins, "KWOK_NODES=2"}, "bash", "hack/local-cluster-up.sh")
+	if err != nil {
+		return h, err
+	}
+	h.kubeconfig = kc
+	if h.restCfg, err = clientcmd.BuildConfigFromFlags("", kc); err != nil {
+		return h, err
+	}
+	h.restCfg.QPS, h.restCfg.Burst = 50, 100
+	if h.kube, err = client.New(h.restCfg, client.Options{Scheme: testenv.Scheme()}); err != nil {
+		return h, err
+	}
+	if h.clientset, err = kubernetes.NewForConfig(h.restCfg); err != nil {
+		return h, err
+	}
+
+	// Install as README.md says for plain manifests: the CRDs, then
+	// cluster/install (namespace, ServiceAccount, RBAC, Deployment,
+	// IngressClass). The Deployment's pod is a KWOK fake, so the provider
+	// itself runs here on the host — with that ServiceAccount's token.
+	fmt.Println("e2e: installing CRDs and cluster/install")
+	if _, err := h.kubectl("apply", "--server-side", "-f", filepath.Join(root, "package", "crds")); err != nil {
+		return h, err
+	}
+	// Right after the apply a CRD may have no conditions yet, which
+	// kubectl wait reports as an error rather than waiting.
+	for i := 0; ; i++ {
+		_, err := h.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=20s")
+		if err == nil {
+			break
+		}
+		if i == 5 {
+			return h, err
+		}
+		time.Sleep(time.Second)
+	}
+	if _, err := h.kubectl("apply", "-k", filepath.Join(root, "cluster", "install")); err != nil {
+		return h, err
+	}
+
+	// Cloudflare: the simulator on loopback, with a foreign zone record etc.
+	// added by the tests themselves.
+	h.token = "e2e-api-token-" + randomHex(16)
+	h.account = randomHex(16)
+	h.sim = sim.New(sim.Options{Token: h.token, AccountID: h.account, Zones: []string{zone}})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return h, err
+	}
+	go func() { _ = http.Serve(l, h.sim) }()
+	h.simURL = "http://" + l.Addr().String() + "/client/v4/"
+	h.cf = cloudflare.New(clients.Config{Token: h.token, AccountID: h.account, Endpoint: h.simURL}, cloudflare.Options{
+		Budgets: budget.NewRegistry(budget.Options{Limit: 1000000}),
+	})
+
+	// Credentials, as examples/provider/config.yaml shows them.
+	if err := h.kube.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: providerNamespace, Name: "cloudflare-credentials"},
+		StringData: map[string]string{"CLOUDFLARE_API_TOKEN": h.token, "CLOUDFLARE_ACCOUNT_ID": h.account},
+	}); err != nil {
+		return h, err
+	}
+	if err := h.kube.Create(ctx, &v1alpha1.ClusterProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "default"},
+		Spec: v1alpha1.ProviderConfigSpec{
+			Credentials: v1alpha1.ProviderCredentials{Source: "Secret", SecretRef: &v1alpha1.SecretKeySelector{Namespace: providerNamespace, Name: "cloudflare-credentials"}},
+			Endpoint:    ptr.To(h.simURL),
+		},
+	}); err != nil {
+		return h, err
+	}
+
+	// The provider's identity: a token of its ServiceAccount, nothing more.
+	tr, err := h.clientset.CoreV1().ServiceAccounts(providerNamespace).CreateToken(ctx, providerSA, &authv1.TokenRequest{
+		Spec: authv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3 * 3600)},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return h, err
+	}
+	h.saToken = tr.Status.Token
+	h.saRESTCfg = &rest.Config{Host: h.restCfg.Host, BearerToken: h.saToken, TLSClientConfig: rest.TLSClientConfig{CAData: h.restCfg.CAData, CAFile: h.restCfg.CAFile}}
+	if h.saClientset, err = kubernetes.NewForConfig(h.saRESTCfg); err != nil {
+		return h, err
+	}
+	saKubeconfig := filepath.Join(h.out, "provider.kubeconfig")
+	if err := writeTokenKubeconfig(saKubeconfig, h.restCfg, h.saToken); err != nil {
+		return h, err
+	}
+	h.provider = &providerProcess{
+		bin: filepath.Join(h.out, "provider"),
+		log: filepath.Join(h.out, "provider.log"),
+		// No --leader-election: a killed process keeps its lease until it
+		// expires (a minute), which would stall every restart below; the
+		// lease permissions are checked by the access reviews instead.
+		args: []string{"--debug", "--poll", poll.String(), "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0"},
+		env:  []string{"KUBECONFIG=" + saKubeconfig, "POD_NAMESPACE=" + providerNamespace},
+	}
+	if err := h.provider.start(); err != nil {
+		return h, err
+	}
+	return h, nil
+}
+
+func (h *harness) stop() {
+	if h.provider != nil {
+		h.provider.stop()
+	}
+	if h.kubeconfig != "" {
+		_, _ = run(h.root, []string{"CLUSTER_DIR=" + filepath.Join(h.out, "cluster"), "FAST=1"}, "bash", "hack/local-cluster-down.sh")
+	}
+}
+
+func (h *harness) kubectl(args ...string) (string, error) {
+	return run(h.root, []string{"KUBECONFIG=" + h.kubeconfig}, filepath.Join(h.bins, "kubectl"), append([]string{"--cache-dir", filepath.Join(h.out, "kubectl-cache")}, args...)...)
+}
+
+// applyYAML creates every document of a multi-document manifest.
+func (h *harness) applyYAML(t *testing.T, manifest string) {
+	t.Helper()
+	dec := yaml.NewYAMLOrJSONDecoder(strings.NewReader(manifest), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			if err.Error() == "EOF" {
+				return
+			}
+			t.Fatalf("decode manifest: %v", err)
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		if err := h.kube.Create(context.Background(), u); err != nil && !kerrors.IsAlreadyExists(err) {
+			t.Fatalf("create %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+	}
+}
+
+func writeTokenKubeconfig(path string, admin *rest.Config, token string) error {
+	ca := admin.CAData
+	if len(ca) == 0 && admin.CAFile != "" {
+		var err error
+		if ca, err = os.ReadFile(admin.CAFile); err != nil {
+			return err
+		}
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: admin.Host, CertificateAuthorityData: ca}
+	cfg.AuthInfos["provider"] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts["provider"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "provider"}
+	cfg.CurrentContext = "provider"
+	return clientcmd.WriteToFile(*cfg, path)
+}
+
+// providerProcess is the provider binary run as its own process; kill
+// simulates a crash (SIGKILL, no cleanup), start a new pod.
+type providerProcess struct {
+	bin, log  string
+	args, env []string
+
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	restarts int
+}
+
+func (p *providerProcess) start() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f, err := os.OpenFile(p.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f, "=== provider start %s\n", time.Now().Format(time.RFC3339Nano))
+	cmd := exec.Command(p.bin, p.args...)
+	cmd.Env = append(os.Environ(), p.env...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return err
+	}
+	p.cmd = cmd
+	go func() { _ = cmd.Wait(); f.Close() }()
+	return nil
+}
+
+// kill stops the process at once, whatever it was doing.
+func (p *providerProcess) kill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd != nil && p.cmd.Process != nil {
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		for range 100 {
+			if p.cmd.ProcessState != nil || p.cmd.Process.Signal(syscall.Signal(0)) != nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+func (p *providerProcess) restart() error {
+	p.kill()
+	p.mu.Lock()
+	p.restarts++
+	p.mu.Unlock()
+	return p.start()
+}
+
+func (p *providerProcess) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd != nil && p.cmd.Process != nil {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() {
+			for p.cmd.Process.Signal(syscall.Signal(0)) == nil {
+				time.Sleep(50 * time.Millisecond)
+			}
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = p.cmd.Process.Kill()
+		}
+	}
+}
+
+func (p *providerProcess) pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// restartRandomly kills and restarts the provider every min..max until stop
+// is closed; it returns how many restarts it made.
+func (p *providerProcess) restartRandomly(t *testing.T, stop <-chan struct{}, minEvery, maxEvery time.Duration) <-chan int {
+	done := make(chan int, 1)
+	go func() {
+		n := 0
+		for {
+			d := minEvery + time.Duration(rand.Int64N(int64(maxEvery-minEvery)))
+			select {
+			case <-stop:
+				done <- n
+				return
+			case <-time.After(d):
+			}
+			if err := p.restart(); err != nil {
+				t.Errorf("restart provider: %v", err)
+			}
+			n++
+		}
+	}()
+	return done
+}
+
+// eventually polls fn until it returns nil or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = fn(); err == nil {
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %v waiting for %s: %v", timeout, what, err)
+}
+
+func randomHex(n int) string {
+	const digits = "0123456789abcdef"
+	b := make([]byte, 2*n)
+	for i := range b {
+		b[i] = digits[rand.IntN(16)]
+	}
+	return string(b)
+}
+
+// namespace creates a fresh namespace enforcing the restricted Pod Security
+// Standard: every pod the provider makes there must pass it.
+func namespace(t *testing.T, name string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+		"pod-security.kubernetes.io/enforce": "restricted",
+		"pod-security.kubernetes.io/warn":    "restricted",
+	}}}
+	if err := env.kube.Create(context.Background(), ns); err != nil {
+		t.Fatalf("create namespace %s: %v", name, err)
+	}
+	return name
+}
