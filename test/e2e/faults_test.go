@@ -37,11 +37,38 @@ import (
 // never change or delete them, whatever happens.
 type foreignObjects struct {
 	tunnelID, routeID, serviceID, recordID, cnameID string
+	// earlier are objects other tests left in the account; they are not
+	// this test's to count.
+	earlier map[string]bool
+}
+
+// liveIDs are the IDs of every live object in the account.
+func liveIDs() map[string]bool {
+	st := env.sim.Snapshot()
+	ids := map[string]bool{}
+	for _, x := range st.Tunnels {
+		if x.DeletedAt == nil {
+			ids[x.ID] = true
+		}
+	}
+	for _, x := range st.HostnameRoutes {
+		if x.DeletedAt == nil {
+			ids[x.ID] = true
+		}
+	}
+	for _, x := range st.Services {
+		ids[x.ServiceID] = true
+	}
+	for _, x := range st.DNSRecords {
+		ids[x.ID] = true
+	}
+	return ids
 }
 
 func makeForeign(t *testing.T) foreignObjects {
 	t.Helper()
 	ctx := context.Background()
+	earlier := liveIDs()
 	cf := env.cf
 	tun, err := cf.CreateTunnel(ctx, "someone-elses-tunnel", "cloudflare")
 	if err != nil {
@@ -66,7 +93,7 @@ func makeForeign(t *testing.T) foreignObjects {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return foreignObjects{tunnelID: tun.ID, routeID: rt.ID, serviceID: svc.ServiceID, recordID: rec.ID, cnameID: cname.ID}
+	return foreignObjects{tunnelID: tun.ID, routeID: rt.ID, serviceID: svc.ServiceID, recordID: rec.ID, cnameID: cname.ID, earlier: earlier}
 }
 
 // foreignState is the foreign objects as the account holds them, to compare
@@ -107,7 +134,11 @@ func (f foreignObjects) state(t *testing.T) string {
 }
 
 func (f foreignObjects) ids() map[string]bool {
-	return map[string]bool{f.tunnelID: true, f.routeID: true, f.serviceID: true, f.recordID: true, f.cnameID: true}
+	ids := map[string]bool{f.tunnelID: true, f.routeID: true, f.serviceID: true, f.recordID: true, f.cnameID: true}
+	for id := range f.earlier {
+		ids[id] = true
+	}
+	return ids
 }
 
 // accountReport counts what the account holds that is not foreign, and the
