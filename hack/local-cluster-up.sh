@@ -58,16 +58,20 @@ chmod 700 "$DIR/pki" "$DIR/etcd"
 eph_lo=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
 (( eph_lo > 12000 )) || eph_lo=32768
 declare -A used=()
+# free_port VAR: sets VAR to a free port no earlier call returned. It must not
+# run in a $(...) subshell: the record of ports already handed out would be
+# lost with it, and two components could draw the same port (seen in CI:
+# the scheduler was given etcd's port).
 free_port() {
   local p
   while :; do
     p=$((10000 + RANDOM % (eph_lo - 10000)))
     [[ -n "${used[$p]:-}" ]] && continue
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then used[$p]=1; echo "$p"; return; fi
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then used[$p]=1; printf -v "$1" '%s' "$p"; return; fi
   done
 }
-ETCD_PORT=$(free_port); ETCD_PEER_PORT=$(free_port); APISERVER_PORT=$(free_port)
-KCM_PORT=$(free_port); SCHED_PORT=$(free_port)
+free_port ETCD_PORT; free_port ETCD_PEER_PORT; free_port APISERVER_PORT
+free_port KCM_PORT; free_port SCHED_PORT
 
 # ---------------------------------------------------------------- PKI (EC P-256, openssl)
 pki="$DIR/pki"
