@@ -201,7 +201,7 @@ KCFG
 start_provider() { # VERSION
   sa_kubeconfig "$out/provider-$1.kubeconfig"
   # The runtime config's args (--leader-election) plus a short poll for the test.
-  KUBECONFIG="$out/provider-$1.kubeconfig" POD_NAMESPACE=crossplane-system "${runtime_bin[$1]}" --leader-election --poll 10s \
+  KUBECONFIG="$out/provider-$1.kubeconfig" POD_NAMESPACE=crossplane-system "${runtime_bin[$1]}" --leader-election --debug --poll 10s \
     --metrics-bind-address "127.0.0.1:$(free_port)" --health-probe-bind-address "127.0.0.1:$(free_port)" >"$out/provider-$1.log" 2>&1 &
   provider_pid=$!
 }
@@ -256,6 +256,12 @@ rev2="$(kc get provider.pkg.crossplane.io provider-cloudflare-tunnel -o jsonpath
 rev1_state="$(kc get providerrevision "$rev1" -o jsonpath='{.spec.desiredState}')"
 [[ "$rev1_state" == Inactive ]] || fail "old revision $rev1 is $rev1_state, want Inactive"
 info "revision $rev2 Active; $rev1 Inactive"
+# The new revision's pod starts once Crossplane has created it; its
+# permissions come from the RBAC manager, which may lag the revision.
+can_list_as_provider() {
+  kc auth can-i list tunnels.zerotrust.tunnels.cloudflare.com -A --as=system:serviceaccount:crossplane-system:provider-cloudflare-tunnel | grep -qx yes
+}
+waitfor "the RBAC manager has granted the new revision its APIs" 60 can_list_as_provider
 # The old revision's pod goes away and the new one's starts: stop v0.0.1, run v0.0.2.
 kill "$provider_pid"; wait "$provider_pid" 2>/dev/null || true
 head -n "$v1_lines" "$out/provider-v0.0.1.log" | grep -qi forbidden && fail "v0.0.1 was refused something while current (forbidden in its log)"
