@@ -159,19 +159,9 @@ func report(foreign foreignObjects, tunnelID string) accountReport {
 			r.Tunnels++
 			seen["tunnel "+x.Name]++
 		}
-		if x.ID == tunnelID && x.DeletedAt == nil && x.Config != "" {
-			var c struct {
-				Ingress []struct {
-					Hostname string `json:"hostname"`
-				} `json:"ingress"`
-			}
-			_ = json.Unmarshal([]byte(x.Config), &c)
-			for _, rule := range c.Ingress {
-				if rule.Hostname != "" && !contains(r.ConfigHostnames, rule.Hostname) {
-					r.ConfigHostnames = append(r.ConfigHostnames, rule.Hostname)
-				}
-			}
-		}
+	}
+	if tunnelID != "" {
+		r.ConfigHostnames = configHostnames(tunnelID)
 	}
 	for _, x := range st.HostnameRoutes {
 		if x.DeletedAt == nil && !skip[x.ID] {
@@ -199,15 +189,6 @@ func report(foreign foreignObjects, tunnelID string) accountReport {
 	sort.Strings(r.Duplicates)
 	sort.Strings(r.ConfigHostnames)
 	return r
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // workload is one CloudflareTunnel with n Ingresses: even ones public (a
