@@ -150,7 +150,7 @@ func ConfigFor(ctx context.Context, kube client.Client, usage *resource.Provider
 		return nil, credErr(ReasonConfigNotFound, "no providerConfigRef is set")
 	}
 	if usage != nil {
-		if err := usage.Track(ctx, mg); err != nil {
+		if err := usage.Track(ctx, mg); err != nil && !deletingInTerminatingNamespace(mg, err) {
 			return nil, errors.Wrap(err, "cannot track provider config usage")
 		}
 	}
@@ -176,4 +176,16 @@ func ConfigFor(ctx context.Context, kube client.Client, usage *resource.Provider
 	default:
 		return nil, credErr(ReasonUnsupportedRefKind, "providerConfigRef kind %q is not supported: use ProviderConfig or ClusterProviderConfig", ref.Kind)
 	}
+}
+
+// deletingInTerminatingNamespace reports whether err is the API server
+// refusing a usage record because mg's namespace is being deleted, while mg
+// itself is being deleted. The namespace controller deletes the usage
+// records with everything else in the namespace, and nothing new may be
+// created there, so insisting on the record would block mg's deletion, and
+// with it the namespace's, forever (crossplane-runtime issue 1150). A
+// resource on its way out needs its config for one more call, not a record
+// that keeps the config alive.
+func deletingInTerminatingNamespace(mg resource.ModernManaged, err error) bool {
+	return mg.GetDeletionTimestamp() != nil && kerrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
 }

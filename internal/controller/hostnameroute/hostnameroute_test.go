@@ -9,13 +9,16 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
+	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
@@ -283,4 +286,42 @@ func TestHostnameRouteRefusesAnotherNamespacesTunnelByID(t *testing.T) {
 	// same tunnel there) would be allowed; deleting the refused route
 	// touches nothing.
 	p.DeleteAndWait(t, cr)
+}
+
+// TestHostnameRouteDeletedWithItsNamespace deletes the namespace a route and
+// its tunnel live in, as `kubectl delete namespace` does: the namespace
+// turns Terminating, the namespace controller deletes the usage records with
+// the rest of its content, and the API server refuses anything new there.
+// The resources must still be deleted in Cloudflare and lose their
+// finalizers, or the namespace never goes away.
+func TestHostnameRouteDeletedWithItsNamespace(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	tun := readyTunnel(t, ns, "edge")
+	cr := routeTo(ns, "web", "web."+ns+".internal", "edge")
+	p.Create(t, cr)
+	p.WaitReady(t, cr)
+	routeID, tunnelID := meta.GetExternalName(cr), meta.GetExternalName(tun)
+
+	if err := p.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	// envtest runs no namespace controller: do its part for the usage
+	// records (the managed resources are deleted below, as it would).
+	if err := p.Client.DeleteAllOf(ctx, &tv1alpha1.ProviderConfigUsage{}, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	probe := &tv1alpha1.ProviderConfigUsage{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe"}}
+	if err := p.Client.Create(ctx, probe, client.DryRunAll); !kerrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		t.Fatalf("creating in the terminating namespace: got %v, want the NamespaceTerminating refusal", err)
+	}
+
+	p.DeleteAndWait(t, cr)
+	p.DeleteAndWait(t, tun)
+	if !cfRoute(t, routeID).Deleted() {
+		t.Errorf("route %s was not deleted in Cloudflare", routeID)
+	}
+	if tn, err := p.Cloudflare.GetTunnel(ctx, tunnelID); err != nil || !tn.Deleted() {
+		t.Errorf("tunnel %s was not deleted in Cloudflare (err %v)", tunnelID, err)
+	}
 }
