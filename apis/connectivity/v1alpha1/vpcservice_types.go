@@ -58,12 +58,16 @@ type ServiceHost struct {
 	// Hostname of the service, resolved by cloudflared inside the network,
 	// e.g. "redis.team-a.svc.cluster.local".
 	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.])*[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.]?$`
 	Hostname *string `json:"hostname,omitempty"`
 	// IPv4 address of the service.
 	// +optional
+	// +kubebuilder:validation:Format=ipv4
 	IPv4 *string `json:"ipv4,omitempty"`
 	// IPv6 address of the service.
 	// +optional
+	// +kubebuilder:validation:Format=ipv6
 	IPv6 *string `json:"ipv6,omitempty"`
 	// Network an address is reached through.
 	// +optional
@@ -127,6 +131,7 @@ type VPCServiceObservation struct {
 }
 
 // A VPCServiceSpec defines the desired state of a VPCService.
+// +kubebuilder:validation:XValidation:rule="!has(self.providerConfigRef) || self.providerConfigRef.kind in ['ProviderConfig', 'ClusterProviderConfig']",message="providerConfigRef.kind is ProviderConfig or ClusterProviderConfig"
 type VPCServiceSpec struct {
 	xpv2.ManagedResourceSpec `json:",inline"`
 	ForProvider              VPCServiceParameters `json:"forProvider"`

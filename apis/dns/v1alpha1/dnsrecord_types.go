@@ -13,6 +13,9 @@ const MaxCommentLength = 50
 // DNSRecordParameters are the desired state of a DNS record.
 // +kubebuilder:validation:XValidation:rule="!(has(self.zoneId) && has(self.zoneName))",message="set zoneId or zoneName, not both"
 // +kubebuilder:validation:XValidation:rule="!has(self.proxied) || !self.proxied || self.type in ['A', 'AAAA', 'CNAME']",message="only A, AAAA and CNAME records can be proxied"
+// +kubebuilder:validation:XValidation:rule="!has(self.proxied) || !self.proxied || !has(self.ttl) || self.ttl == 1",message="a proxied record's ttl is 1 (automatic): leave ttl unset or set it to 1"
+// +kubebuilder:validation:XValidation:rule="!has(self.zoneName) || (self.name + (self.name.endsWith('.') ? '' : '.')).lowerAscii() == (self.zoneName + (self.zoneName.endsWith('.') ? '' : '.')).lowerAscii() || (self.name + (self.name.endsWith('.') ? '' : '.')).lowerAscii().endsWith('.' + (self.zoneName + (self.zoneName.endsWith('.') ? '' : '.')).lowerAscii())",message="name must be zoneName or a name below it"
+// +kubebuilder:validation:XValidation:rule="self.type != 'CNAME' || self.content.matches('^([A-Za-z0-9_]([-A-Za-z0-9_]{0,61}[A-Za-z0-9_])?[.])*[A-Za-z0-9_]([-A-Za-z0-9_]{0,61}[A-Za-z0-9_])?[.]?$')",message="a CNAME's content is a hostname"
 type DNSRecordParameters struct {
 	// ZoneID of the zone the record is in. When neither zoneId nor zoneName
 	// is set, the zone is the account's zone whose name is the longest
@@ -23,11 +26,15 @@ type DNSRecordParameters struct {
 
 	// ZoneName of the zone the record is in, e.g. "example.com".
 	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.])*[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.]?$`
 	ZoneName *string `json:"zoneName,omitempty"`
 
-	// Name of the record, fully qualified, e.g. "app.example.com".
+	// Name of the record, fully qualified, e.g. "app.example.com" or
+	// "*.example.com"; labels may hold underscores ("_dmarc.example.com").
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^([*][.])?([A-Za-z0-9_]([-A-Za-z0-9_]{0,61}[A-Za-z0-9_])?[.])*[A-Za-z0-9_]([-A-Za-z0-9_]{0,61}[A-Za-z0-9_])?[.]?$`
 	Name string `json:"name"`
 
 	// Type of the record.
@@ -37,6 +44,7 @@ type DNSRecordParameters struct {
 	// Content of the record: an address, a target hostname (for a tunnel,
 	// "<tunnel ID>.cfargotunnel.com"), or text.
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
 	Content string `json:"content"`
 
 	// Proxied through Cloudflare (A, AAAA and CNAME only). Defaults to
@@ -82,6 +90,7 @@ type DNSRecordObservation struct {
 }
 
 // A DNSRecordSpec defines the desired state of a DNSRecord.
+// +kubebuilder:validation:XValidation:rule="!has(self.providerConfigRef) || self.providerConfigRef.kind in ['ProviderConfig', 'ClusterProviderConfig']",message="providerConfigRef.kind is ProviderConfig or ClusterProviderConfig"
 type DNSRecordSpec struct {
 	xpv2.ManagedResourceSpec `json:",inline"`
 	ForProvider              DNSRecordParameters `json:"forProvider"`

@@ -15,6 +15,7 @@ const DefaultCloudflaredImage = "cloudflare/cloudflared:2025.8.1"
 // cloudflared Deployment that serves it.
 // +kubebuilder:validation:XValidation:rule="has(self.tunnelName) == has(oldSelf.tunnelName) && (!has(self.tunnelName) || self.tunnelName == oldSelf.tunnelName)",message="tunnelName is immutable: create a new CloudflareTunnel to use another Cloudflare tunnel"
 // +kubebuilder:validation:XValidation:rule="!(has(self.providerConfigRef) && has(self.credentialsSecretRef))",message="set providerConfigRef or credentialsSecretRef, not both"
+// +kubebuilder:validation:XValidation:rule="!has(self.providerConfigRef) || self.providerConfigRef.kind in ['ProviderConfig', 'ClusterProviderConfig']",message="providerConfigRef.kind is ProviderConfig or ClusterProviderConfig"
 type CloudflareTunnelSpec struct {
 	// TunnelName is the tunnel's name in Cloudflare. Defaults to
 	// metadata.name. Immutable.
@@ -34,6 +35,8 @@ type CloudflareTunnelSpec struct {
 
 	// Image of cloudflared. Defaults to a pinned official release.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:Pattern=`^[^\s]+$`
 	Image *string `json:"image,omitempty"`
 
 	// NodeSelector for the cloudflared pods.
@@ -97,6 +100,7 @@ type CloudflareTunnelStatus struct {
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced,categories={cloudflare},shortName=cft
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name is at most 63 characters: it labels the cloudflared Deployment"
 type CloudflareTunnel struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -11,9 +11,11 @@ type HostnameRouteParameters struct {
 	// Hostname routed through the tunnel, e.g.
 	// "redis.team-a.svc.cluster.local". Cloudflare stores it lower-case,
 	// without surrounding dots and without a leading "*." label; it is
-	// compared in that form.
+	// compared in that form. One leading "*." label is allowed; "*" is no
+	// other label.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([*][.])?([A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.])*[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.]?$`
 	Hostname string `json:"hostname"`
 
 	// TunnelID is the ID of the tunnel the hostname is routed to.
@@ -51,6 +53,7 @@ type HostnameRouteObservation struct {
 }
 
 // A HostnameRouteSpec defines the desired state of a HostnameRoute.
+// +kubebuilder:validation:XValidation:rule="!has(self.providerConfigRef) || self.providerConfigRef.kind in ['ProviderConfig', 'ClusterProviderConfig']",message="providerConfigRef.kind is ProviderConfig or ClusterProviderConfig"
 // +kubebuilder:validation:XValidation:rule="has(self.forProvider.tunnelId) || has(self.forProvider.tunnelIdRef) || has(self.forProvider.tunnelIdSelector)",message="one of forProvider.tunnelId, tunnelIdRef or tunnelIdSelector is required"
 type HostnameRouteSpec struct {
 	xpv2.ManagedResourceSpec `json:",inline"`

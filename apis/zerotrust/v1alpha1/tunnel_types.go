@@ -137,6 +137,7 @@ type TunnelObservation struct {
 }
 
 // A TunnelSpec defines the desired state of a Tunnel.
+// +kubebuilder:validation:XValidation:rule="!has(self.providerConfigRef) || self.providerConfigRef.kind in ['ProviderConfig', 'ClusterProviderConfig']",message="providerConfigRef.kind is ProviderConfig or ClusterProviderConfig"
 type TunnelSpec struct {
 	xpv2.ManagedResourceSpec `json:",inline"`
 	ForProvider              TunnelParameters `json:"forProvider"`
