@@ -1,6 +1,7 @@
 // Package config reconciles ProviderConfigs and ClusterProviderConfigs: it
-// counts their users (blocking deletion while any remain) and reports whether
-// their credentials can be resolved.
+// counts their users (blocking deletion while any remain), reports whether
+// their credentials can be resolved, and keeps a namespaced config and its
+// credentials Secret until the last managed resource naming it is gone.
 package config
 
 import (
@@ -45,7 +46,7 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 			return err
 		}
 	}
-	return nil
+	return setupRetention(mgr, o)
 }
 
 // SetupGated registers Setup to run once the config and usage CRDs exist.

@@ -2,8 +2,10 @@ package hostnameroute_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +23,7 @@ import (
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/config"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
 )
@@ -324,4 +327,72 @@ func TestHostnameRouteDeletedWithItsNamespace(t *testing.T) {
 	if tn, err := p.Cloudflare.GetTunnel(ctx, tunnelID); err != nil || !tn.Deleted() {
 		t.Errorf("tunnel %s was not deleted in Cloudflare (err %v)", tunnelID, err)
 	}
+}
+
+// TestNamespacedCredentialsOutliveTheirUsers deletes a namespace whose
+// resources use a ProviderConfig and token Secret of that namespace. The
+// namespace controller deletes everything at once — the Secret first, as it
+// has no finalizer — yet the resources must still reach Cloudflare to delete
+// their objects, and the Secret and ProviderConfig must go once they have.
+func TestNamespacedCredentialsOutliveTheirUsers(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team-token"}, StringData: map[string]string{tv1alpha1.DefaultTokenKey: providertest.Token}}
+	p.Create(t, secret)
+	cpc := &tv1alpha1.ClusterProviderConfig{}
+	if err := p.Client.Get(ctx, client.ObjectKey{Name: "default"}, cpc); err != nil {
+		t.Fatal(err)
+	}
+	pc := &tv1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team"}, Spec: tv1alpha1.ProviderConfigSpec{
+		AccountID: cpc.Spec.AccountID, Endpoint: cpc.Spec.Endpoint,
+		Credentials: tv1alpha1.ProviderCredentials{Source: tv1alpha1.CredentialsSourceSecret, SecretRef: &tv1alpha1.SecretKeySelector{Name: secret.Name}},
+	}}
+	p.Create(t, pc)
+	teamConfig := &xpv2.ProviderConfigReference{Kind: tv1alpha1.ProviderConfigKind, Name: pc.Name}
+
+	tun := &v1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"}, Spec: v1alpha1.TunnelSpec{ForProvider: v1alpha1.TunnelParameters{Name: "edge-" + ns}}}
+	tun.Spec.ProviderConfigReference = teamConfig
+	p.Create(t, tun)
+	p.WaitReady(t, tun)
+	cr := routeTo(ns, "web", "web."+ns+".internal", "edge")
+	cr.Spec.ProviderConfigReference = teamConfig
+	p.Create(t, cr)
+	p.WaitReady(t, cr)
+	routeID, tunnelID := meta.GetExternalName(cr), meta.GetExternalName(tun)
+
+	kept := func(o client.Object) error {
+		if err := p.Get(o); err != nil {
+			return err
+		}
+		if !slices.Contains(o.GetFinalizers(), config.FinalizerCredentialsInUse) {
+			return fmt.Errorf("%T %s has finalizers %v", o, o.GetName(), o.GetFinalizers())
+		}
+		return nil
+	}
+	eventually(t, "Secret and ProviderConfig kept for their users", func() error { return errors.Join(kept(secret), kept(pc)) })
+
+	// What the namespace controller does, all at once (envtest has none).
+	if err := p.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []client.Object{secret, pc, cr, tun} {
+		if err := p.Client.Delete(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Client.DeleteAllOf(ctx, &tv1alpha1.ProviderConfigUsage{}, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+
+	p.DeleteAndWait(t, cr)
+	p.DeleteAndWait(t, tun)
+	if !cfRoute(t, routeID).Deleted() {
+		t.Errorf("route %s was not deleted in Cloudflare", routeID)
+	}
+	if tn, err := p.Cloudflare.GetTunnel(ctx, tunnelID); err != nil || !tn.Deleted() {
+		t.Errorf("tunnel %s was not deleted in Cloudflare (err %v)", tunnelID, err)
+	}
+	// Nothing holds the credentials once their users are gone.
+	p.DeleteAndWait(t, secret)
+	p.DeleteAndWait(t, pc)
 }
