@@ -194,7 +194,7 @@ func report(foreign foreignObjects, tunnelID string) accountReport {
 // workload is one CloudflareTunnel with n Ingresses: even ones public (a
 // proxied CNAME and a tunnel rule), odd ones private; every one with a
 // Workers VPC service and a private hostname route.
-func workload(t *testing.T, ns, tunnel string, n int) {
+func workload(t *testing.T, ns, tunnel string, n int, config ...*xpv2.ProviderConfigReference) {
 	t.Helper()
 	ctx := context.Background()
 	create := func(o client.Object) {
@@ -202,10 +202,14 @@ func workload(t *testing.T, ns, tunnel string, n int) {
 			t.Fatalf("create %T %s: %v", o, o.GetName(), err)
 		}
 	}
-	create(&v1alpha1.CloudflareTunnel{
+	cft := &v1alpha1.CloudflareTunnel{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tunnel},
 		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("e2e-" + ns + "-" + tunnel), Replicas: ptr.To[int32](2)},
-	})
+	}
+	if len(config) > 0 {
+		cft.Spec.ProviderConfigRef = config[0]
+	}
+	create(cft)
 	for i := range n {
 		name := fmt.Sprintf("app-%02d", i)
 		create(&corev1.Service{

@@ -1,0 +1,97 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/config"
+)
+
+// TestNamespaceDeletion deletes a team's namespace with everything in it —
+// its token Secret, the ProviderConfig reading it, a CloudflareTunnel and
+// Ingresses — in one `kubectl delete namespace`, with the cluster's real
+// namespace controller. Every Cloudflare object made for the namespace must
+// be deleted and the namespace must finish terminating.
+func TestNamespaceDeletion(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "teardown")
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team-token"},
+		StringData: map[string]string{"CLOUDFLARE_API_TOKEN": env.token, "CLOUDFLARE_ACCOUNT_ID": env.account},
+	}
+	pc := &v1alpha1.ProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team"},
+		Spec: v1alpha1.ProviderConfigSpec{
+			Credentials: v1alpha1.ProviderCredentials{Source: "Secret", SecretRef: &v1alpha1.SecretKeySelector{Name: secret.Name}},
+			Endpoint:    ptr.To(env.simURL),
+		},
+	}
+	for _, o := range []client.Object{secret, pc} {
+		if err := env.kube.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	workload(t, ns, "edge", 2, &xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: pc.Name})
+	eventually(t, 3*time.Minute, "every managed resource Ready", allReady(t, ns, 1+2+2+1))
+	var ids []string
+	for _, m := range managed(t, ns) {
+		ids = append(ids, meta.GetExternalName(m))
+	}
+	cft := &v1alpha1.CloudflareTunnel{}
+	if err := env.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge"}, cft); err != nil {
+		t.Fatal(err)
+	}
+	env.sim.SetConnectors(cft.Status.TunnelID, 2)
+	eventually(t, time.Minute, "the token Secret kept for its users", func() error {
+		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(secret), secret); err != nil {
+			return err
+		}
+		if !slices.Contains(secret.Finalizers, config.FinalizerCredentialsInUse) {
+			return fmt.Errorf("finalizers %v", secret.Finalizers)
+		}
+		return nil
+	})
+
+	start := time.Now()
+	if err := env.kube.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	// KWOK runs no container: play cloudflared disconnecting once the
+	// CloudflareTunnel has removed its Deployment.
+	eventually(t, 3*time.Minute, "the cloudflared Deployment gone", func() error {
+		if err := env.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge-cloudflared"}, &appsv1.Deployment{}); !kerrors.IsNotFound(err) {
+			return fmt.Errorf("still there (%v)", err)
+		}
+		return nil
+	})
+	env.sim.SetConnectors(cft.Status.TunnelID, 0)
+	eventually(t, 3*time.Minute, "the namespace gone", func() error {
+		n := &corev1.Namespace{}
+		if err := env.kube.Get(ctx, client.ObjectKey{Name: ns}, n); !kerrors.IsNotFound(err) {
+			return fmt.Errorf("still there: phase %s, conditions %v (%v)", n.Status.Phase, n.Status.Conditions, err)
+		}
+		return nil
+	})
+	live := liveIDs()
+	for _, id := range ids {
+		if live[id] {
+			t.Errorf("Cloudflare object %s of the deleted namespace is still live", id)
+		}
+	}
+	t.Logf("namespace with %d managed resources deleted, Cloudflare objects included, in %s", len(ids), time.Since(start).Round(time.Second))
+}
