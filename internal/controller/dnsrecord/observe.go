@@ -49,15 +49,23 @@ func observation(r *cloudflare.DNSRecord, z zoneRef) v1alpha1.DNSRecordObservati
 }
 
 // lateInitialize fills unset optional fields from Cloudflare's defaults, so
-// the spec shows what is in effect and stops being ambiguous.
+// the spec shows what is in effect and stops being ambiguous. It fills them
+// only as the schema allows (a proxied record's ttl is 1): an imported
+// record may be unproxied with ttl 300 while the spec asks for it proxied,
+// and a spec the API server refuses would stop the resource for good.
 func lateInitialize(p *v1alpha1.DNSRecordParameters, r *cloudflare.DNSRecord) bool {
 	changed := false
-	if p.Proxied == nil {
+	wantsTTL := p.TTL != nil && *p.TTL != 1
+	if p.Proxied == nil && (!r.Proxied || !wantsTTL) {
 		p.Proxied = ptr.To(r.Proxied)
 		changed = true
 	}
 	if p.TTL == nil {
-		p.TTL = ptr.To(int64(r.TTL))
+		ttl := int64(r.TTL)
+		if ptr.Deref(p.Proxied, false) {
+			ttl = 1
+		}
+		p.TTL = ptr.To(ttl)
 		changed = true
 	}
 	return changed

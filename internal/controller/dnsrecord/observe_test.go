@@ -197,6 +197,23 @@ func TestLateInitialize(t *testing.T) {
 			want:    v1alpha1.DNSRecordParameters{Proxied: ptr.To(false), TTL: ptr.To[int64](3600)},
 			changed: true,
 		},
+		"ProxiedSpecOverUnproxiedRecord": {
+			p:       v1alpha1.DNSRecordParameters{Proxied: ptr.To(true)},
+			r:       &cloudflare.DNSRecord{TTL: 300},
+			want:    v1alpha1.DNSRecordParameters{Proxied: ptr.To(true), TTL: ptr.To[int64](1)},
+			changed: true,
+		},
+		"TTLSpecOverProxiedRecord": {
+			p:    v1alpha1.DNSRecordParameters{TTL: ptr.To[int64](300)},
+			r:    &cloudflare.DNSRecord{Proxied: true, TTL: 1},
+			want: v1alpha1.DNSRecordParameters{TTL: ptr.To[int64](300)},
+		},
+		"AutomaticTTLSpecOverProxiedRecord": {
+			p:       v1alpha1.DNSRecordParameters{TTL: ptr.To[int64](1)},
+			r:       &cloudflare.DNSRecord{Proxied: true, TTL: 1},
+			want:    v1alpha1.DNSRecordParameters{Proxied: ptr.To(true), TTL: ptr.To[int64](1)},
+			changed: true,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
