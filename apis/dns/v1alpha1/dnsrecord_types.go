@@ -14,7 +14,7 @@ const MaxCommentLength = 50
 // +kubebuilder:validation:XValidation:rule="!(has(self.zoneId) && has(self.zoneName))",message="set zoneId or zoneName, not both"
 // +kubebuilder:validation:XValidation:rule="!has(self.proxied) || !self.proxied || self.type in ['A', 'AAAA', 'CNAME']",message="only A, AAAA and CNAME records can be proxied"
 // +kubebuilder:validation:XValidation:rule="!has(self.proxied) || !self.proxied || !has(self.ttl) || self.ttl == 1",message="a proxied record's ttl is 1 (automatic): leave ttl unset or set it to 1"
-// +kubebuilder:validation:XValidation:rule="!has(self.zoneName) || (self.name + (self.name.endsWith('.') ? '' : '.')).lowerAscii() == (self.zoneName + (self.zoneName.endsWith('.') ? '' : '.')).lowerAscii() || (self.name + (self.name.endsWith('.') ? '' : '.')).lowerAscii().endsWith('.' + (self.zoneName + (self.zoneName.endsWith('.') ? '' : '.')).lowerAscii())",message="name must be zoneName or a name below it"
+// +kubebuilder:validation:XValidation:rule="!has(self.zoneName) || (self.name.endsWith('.') ? self.name : self.name + '.').lowerAscii() == (self.zoneName.endsWith('.') ? self.zoneName : self.zoneName + '.').lowerAscii() || (self.name.endsWith('.') ? self.name : self.name + '.').lowerAscii().endsWith('.' + (self.zoneName.endsWith('.') ? self.zoneName : self.zoneName + '.').lowerAscii())",message="name must be zoneName or a name below it"
 // +kubebuilder:validation:XValidation:rule="self.type != 'CNAME' || self.content.matches('^([A-Za-z0-9_]([-A-Za-z0-9_]{0,61}[A-Za-z0-9_])?[.])*[A-Za-z0-9_]([-A-Za-z0-9_]{0,61}[A-Za-z0-9_])?[.]?$')",message="a CNAME's content is a hostname"
 type DNSRecordParameters struct {
 	// ZoneID of the zone the record is in. When neither zoneId nor zoneName
