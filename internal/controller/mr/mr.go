@@ -60,7 +60,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, k K
 		if err != nil {
 			return nil, err
 		}
-		return &tenancyGuard[T]{TypedExternalClient: k.External(c, kube), kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs}, nil
+		return &tenancyGuard[T]{TypedExternalClient: k.External(c, kube), kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs, settle: 2 * o.PollInterval}, nil
 	})
 
 	opts := []managed.ReconcilerOption{

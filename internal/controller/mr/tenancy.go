@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -84,6 +85,11 @@ type tenancyGuard[T resource.ModernManaged] struct {
 	kind      string
 	newList   func() client.ObjectList
 	tunnelIDs func(T) []string
+	// settle is how long after a resource became Synced its claim is still
+	// checked. Two resources adopting one object in the same instant each
+	// see the other without an ID and both take it; once both IDs are
+	// saved the next check finds the pair and the newer one lets go.
+	settle time.Duration
 }
 
 func (g *tenancyGuard[T]) Observe(ctx context.Context, mg T) (managed.ExternalObservation, error) {
@@ -104,10 +110,10 @@ func (g *tenancyGuard[T]) Observe(ctx context.Context, mg T) (managed.ExternalOb
 		return obs, err
 	}
 	adoptingNow := meta.GetExternalName(pristine.(resource.Managed)) == ""
-	if !adoptingNow && pristine.(resource.Managed).GetCondition(xpv2.TypeSynced).Status == corev1.ConditionTrue {
-		// Already checked when it took the ID, and kept since: a later
-		// claimant is newer and refuses itself. This keeps steady-state
-		// polls from listing the kind.
+	if synced := pristine.(resource.Managed).GetCondition(xpv2.TypeSynced); !adoptingNow && synced.Status == corev1.ConditionTrue && time.Since(synced.LastTransitionTime.Time) > g.settle {
+		// Checked when it took the ID and while it settled, and kept
+		// since: a later claimant is newer and refuses itself. This keeps
+		// steady-state polls from listing the kind.
 		return obs, nil
 	}
 	other, cerr := firstClaim(ctx, g.kube, g.newList, mg, id)

@@ -361,3 +361,70 @@ func TestVPCServiceRefusesReferencesToOtherNamespaces(t *testing.T) {
 	p.DeleteAndWait(t, cr)
 	p.DeleteAndWait(t, tun)
 }
+
+// TestVPCServiceSameNameRaceKeepsOneOwner creates two VPCServices in two
+// namespaces naming the same Cloudflare service at the same moment, with
+// different ports. However their creates and adoptions interleave, they
+// must settle on one service with one owner: the older resource keeps it
+// and its port; the newer one reports the conflict, and deleting it leaves
+// the service alone.
+func TestVPCServiceSameNameRaceKeepsOneOwner(t *testing.T) {
+	ctx := context.Background()
+	namespaces := []string{p.Namespace(t), p.Namespace(t)}
+	tunnelID := simTunnel(t, "race-"+namespaces[0])
+	cfName := "race-" + namespaces[0]
+	var crs []*v1alpha1.VPCService
+	for i, port := range []int64{6379, 6380} {
+		ns := namespaces[i]
+		cr := newService(ns, "shared", cfName, byHostname(ns, v1alpha1.ResolverNetwork{TunnelID: ptr.To(tunnelID)}))
+		cr.Spec.ForProvider.TCPPort = ptr.To(port)
+		crs = append(crs, cr)
+	}
+	errs := make(chan error, len(crs))
+	for _, cr := range crs {
+		go func() { errs <- p.Client.Create(ctx, cr) }()
+	}
+	for range crs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var owner, loser *v1alpha1.VPCService
+	eventually(t, "one owner, one refused", func() error {
+		owner, loser = nil, nil
+		for _, cr := range crs {
+			if err := p.Get(cr); err != nil {
+				return err
+			}
+			switch s := cr.GetCondition(xpv2.TypeSynced); {
+			case s.Status == corev1.ConditionTrue:
+				owner = cr
+			case strings.Contains(s.Message, "is already managed by"):
+				loser = cr
+			}
+		}
+		if owner == nil || loser == nil {
+			return fmt.Errorf("Synced: %s (%s), %s (%s)", crs[0].GetCondition(xpv2.TypeSynced).Status, crs[0].GetCondition(xpv2.TypeSynced).Message,
+				crs[1].GetCondition(xpv2.TypeSynced).Status, crs[1].GetCondition(xpv2.TypeSynced).Message)
+		}
+		if ss := servicesNamed(t, cfName); len(ss) != 1 || ptr.Deref(ss[0].TCPPort, 0) != *owner.Spec.ForProvider.TCPPort {
+			return fmt.Errorf("services named %s: %+v, want one with port %d", cfName, ss, *owner.Spec.ForProvider.TCPPort)
+		}
+		return nil
+	})
+	if !owner.CreationTimestamp.Before(&loser.CreationTimestamp) && !(owner.CreationTimestamp.Equal(&loser.CreationTimestamp) && owner.Namespace < loser.Namespace) {
+		t.Errorf("the newer resource %s/%s owns the service; the older %s/%s was refused", owner.Namespace, owner.Name, loser.Namespace, loser.Name)
+	}
+	id := meta.GetExternalName(owner)
+
+	p.DeleteAndWait(t, loser)
+	if s := cfService(t, id); ptr.Deref(s.TCPPort, 0) != *owner.Spec.ForProvider.TCPPort {
+		t.Errorf("after deleting the refused resource the service is %+v", s)
+	}
+	p.WaitReady(t, owner)
+	p.DeleteAndWait(t, owner)
+	if ss := servicesNamed(t, cfName); len(ss) != 0 {
+		t.Errorf("services named %s after both resources were deleted: %+v", cfName, ss)
+	}
+}
