@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
@@ -100,13 +102,27 @@ const (
 
 // zoneCache holds the zones of each account, keyed by account ID and zone
 // name, plus each account's full zone list for suffix matching. It is safe
-// for concurrent use. API calls happen outside the lock; two reconciles
-// missing at once may both list, which is harmless.
+// for concurrent use. API calls happen outside the lock, and concurrent
+// misses for the same listing share one call: a hundred DNSRecords created
+// at once would otherwise each list the zones (measured: 48 listings for
+// 100 records at --max-reconcile-rate 100), all of it spent from the
+// request budget.
 type zoneCache struct {
 	now func() time.Time
 
 	mu       sync.Mutex
 	accounts map[string]*accountZones
+	flight   singleflight.Group
+}
+
+// listZones lists the account's zones (name "" for all of them), sharing
+// the call with every concurrent caller asking the same.
+func (c *zoneCache) listZones(ctx context.Context, api cloudflare.ZonesAPI, account, name string) ([]cloudflare.Zone, error) {
+	v, err, _ := c.flight.Do(account+"\x00"+name, func() (any, error) { return api.ListZones(ctx, name) })
+	if err != nil {
+		return nil, err
+	}
+	return v.([]cloudflare.Zone), nil
 }
 
 type accountZones struct {
@@ -146,7 +162,7 @@ func (c *zoneCache) byName(ctx context.Context, api cloudflare.ZonesAPI, account
 	}
 	c.mu.Unlock()
 
-	zs, err := api.ListZones(ctx, key)
+	zs, err := c.listZones(ctx, api, account, key)
 	if err != nil {
 		return cloudflare.Zone{}, errors.Wrap(err, "cannot look up zone")
 	}
@@ -210,7 +226,7 @@ func (c *zoneCache) list(ctx context.Context, api cloudflare.ZonesAPI, account s
 	}
 	c.mu.Unlock()
 
-	all, err := api.ListZones(ctx, "")
+	all, err := c.listZones(ctx, api, account, "")
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot list zones")
 	}

@@ -2,7 +2,10 @@ package dnsrecord
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -271,5 +274,55 @@ func TestZoneCache(t *testing.T) {
 	now = now.Add(zoneMissRefresh)
 	if z, err := resolve(miss); err != nil || z.Name != "example.net" {
 		t.Fatalf("a zone added later is found after zoneMissRefresh: %+v, %v", z, err)
+	}
+}
+
+// blockingZones holds every ListZones call until released, counting them.
+type blockingZones struct {
+	zones   []cloudflare.Zone
+	release chan struct{}
+	calls   atomic.Int32
+}
+
+func (b *blockingZones) ListZones(context.Context, string) ([]cloudflare.Zone, error) {
+	b.calls.Add(1)
+	<-b.release
+	return b.zones, nil
+}
+
+// TestZoneCacheSharesConcurrentListings: records created together resolve
+// their zone with one listing, not one each.
+func TestZoneCacheSharesConcurrentListings(t *testing.T) {
+	c := newZoneCache(time.Now)
+	api := &blockingZones{zones: []cloudflare.Zone{zCom}, release: make(chan struct{})}
+	const records = 50
+	var wg sync.WaitGroup
+	errs := make(chan error, records)
+	for i := range records {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			z, err := c.resolveZone(context.Background(), api, "acct", v1alpha1.DNSRecordParameters{Name: fmt.Sprintf("r%d.example.com", i)})
+			if err == nil && z.ID != zCom.ID {
+				err = fmt.Errorf("resolved %+v, want %s", z, zCom.ID)
+			}
+			errs <- err
+		}()
+	}
+	// Let every caller reach the listing in flight before it answers.
+	for api.calls.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	close(api.release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := api.calls.Load(); n != 1 {
+		t.Errorf("%d concurrent zone resolutions made %d listings, want 1", records, n)
 	}
 }
