@@ -160,25 +160,31 @@ func (r *retentionReconciler) Reconcile(ctx context.Context, req reconcile.Reque
 	return reconcile.Result{}, nil
 }
 
-// keepSecret adds or removes the finalizer on a credentials Secret. The
-// provider may only patch Secrets; the patch carries the resourceVersion so
-// it cannot drop another controller's finalizer.
+// setFinalizer adds (keep) or removes the retention finalizer, reporting
+// whether o changed. No finalizer may be added to an object being deleted:
+// one deleted while unprotected is beyond keeping.
+func setFinalizer(o client.Object, keep bool) bool {
+	if keep == controllerutil.ContainsFinalizer(o, FinalizerCredentialsInUse) || (keep && o.GetDeletionTimestamp() != nil) {
+		return false
+	}
+	if keep {
+		return controllerutil.AddFinalizer(o, FinalizerCredentialsInUse)
+	}
+	return controllerutil.RemoveFinalizer(o, FinalizerCredentialsInUse)
+}
+
+// keepSecret sets the finalizer on a credentials Secret. The provider may
+// only patch Secrets; the patch carries the resourceVersion so it cannot
+// drop another controller's finalizer.
 func (r *retentionReconciler) keepSecret(ctx context.Context, key types.NamespacedName, keep bool) error {
 	s := &corev1.Secret{}
 	if err := r.kube.Get(ctx, key, s); err != nil {
 		// A missing Secret is the credentials controller's to report.
 		return client.IgnoreNotFound(errors.Wrap(err, "cannot get credentials Secret"))
 	}
-	// No finalizer may be added to an object being deleted: one that is
-	// deleted while unprotected is beyond keeping.
-	if keep == controllerutil.ContainsFinalizer(s, FinalizerCredentialsInUse) || (keep && s.DeletionTimestamp != nil) {
-		return nil
-	}
 	orig := s.DeepCopy()
-	if keep {
-		controllerutil.AddFinalizer(s, FinalizerCredentialsInUse)
-	} else {
-		controllerutil.RemoveFinalizer(s, FinalizerCredentialsInUse)
+	if !setFinalizer(s, keep) {
+		return nil
 	}
 	if err := r.kube.Patch(ctx, s, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil && !kerrors.IsNotFound(err) {
 		return errors.Wrap(err, "cannot update the credentials Secret's finalizers")
@@ -187,13 +193,8 @@ func (r *retentionReconciler) keepSecret(ctx context.Context, key types.Namespac
 }
 
 func (r *retentionReconciler) keepConfig(ctx context.Context, pc *v1alpha1.ProviderConfig, keep bool) error {
-	if keep == controllerutil.ContainsFinalizer(pc, FinalizerCredentialsInUse) || (keep && pc.DeletionTimestamp != nil) {
+	if !setFinalizer(pc, keep) {
 		return nil
-	}
-	if keep {
-		controllerutil.AddFinalizer(pc, FinalizerCredentialsInUse)
-	} else {
-		controllerutil.RemoveFinalizer(pc, FinalizerCredentialsInUse)
 	}
 	if err := r.kube.Update(ctx, pc); err != nil && !kerrors.IsNotFound(err) {
 		return errors.Wrap(err, "cannot update the ProviderConfig's finalizers")
