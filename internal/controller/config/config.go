@@ -1,7 +1,8 @@
 // Package config reconciles ProviderConfigs and ClusterProviderConfigs: it
 // counts their users (blocking deletion while any remain), reports whether
-// their credentials can be resolved, and keeps a namespaced config and its
-// credentials Secret until the last managed resource naming it is gone.
+// their credentials can be resolved, and keeps a config (namespaced or
+// cluster-scoped) and its credentials Secret until the last managed resource
+// naming it is gone.
 package config
 
 import (
@@ -45,8 +46,11 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 		if err := setupCredentials(mgr, o, kind); err != nil {
 			return err
 		}
+		if err := setupRetention(mgr, o, kind); err != nil {
+			return err
+		}
 	}
-	return setupRetention(mgr, o)
+	return nil
 }
 
 // SetupGated registers Setup to run once the config and usage CRDs exist.
@@ -198,10 +202,8 @@ func (r *credentialsReconciler) Reconcile(ctx context.Context, req reconcile.Req
 	if err := r.kube.Get(ctx, req.NamespacedName, unwrap(obj)); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(errors.Wrap(err, "cannot get provider config"))
 	}
-	if !obj.GetDeletionTimestamp().IsZero() {
-		return reconcile.Result{}, nil
-	}
-
+	// A Terminating config is checked too: it is kept while managed
+	// resources still need its credentials, and they should learn the truth.
 	_, err := clients.ResolveSpec(ctx, r.kube, obj.spec(), obj.GetNamespace())
 	reason := clients.Reason(err)
 	if err != nil && reason == "" {

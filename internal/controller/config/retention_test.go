@@ -3,44 +3,57 @@ package config
 import (
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 )
 
 func TestSecretNeeded(t *testing.T) {
-	reads := func(name, secret string) v1alpha1.ProviderConfig {
-		return v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.ProviderConfigSpec{
-			Credentials: v1alpha1.ProviderCredentials{Source: v1alpha1.CredentialsSourceSecret, SecretRef: &v1alpha1.SecretKeySelector{Name: secret}},
-		}}
+	token := types.NamespacedName{Namespace: "team", Name: "token"}
+	other := types.NamespacedName{Namespace: "team", Name: "other"}
+	pc := func(name string) ConfigKey {
+		return ConfigKey{Kind: v1alpha1.ProviderConfigKind, Namespace: "team", Name: name}
 	}
-	fromEnv := v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "env"}, Spec: v1alpha1.ProviderConfigSpec{
-		Credentials: v1alpha1.ProviderCredentials{Source: v1alpha1.CredentialsSourceEnvironment},
-	}}
+	cpc := func(name string) ConfigKey { return ConfigKey{Kind: v1alpha1.ClusterProviderConfigKind, Name: name} }
 	cases := map[string]struct {
-		pcs   []v1alpha1.ProviderConfig
-		inUse []string
-		want  bool
+		readers []Reader
+		users   map[ConfigKey]int
+		want    bool
 	}{
-		"ReaderInUse":                 {pcs: []v1alpha1.ProviderConfig{reads("a", "token")}, inUse: []string{"a"}, want: true},
-		"ReaderUnused":                {pcs: []v1alpha1.ProviderConfig{reads("a", "token")}, want: false},
-		"AnotherReaderStillInUse":     {pcs: []v1alpha1.ProviderConfig{reads("a", "token"), reads("b", "token")}, inUse: []string{"b"}, want: true},
-		"ConfigInUseReadsOtherSecret": {pcs: []v1alpha1.ProviderConfig{reads("a", "token"), reads("b", "other")}, inUse: []string{"b"}, want: false},
-		"EnvironmentConfigInUse":      {pcs: []v1alpha1.ProviderConfig{fromEnv, reads("a", "token")}, inUse: []string{"env"}, want: false},
-		"NoConfigs":                   {want: false},
+		"ReaderInUse":                 {readers: []Reader{{pc("a"), token}}, users: map[ConfigKey]int{pc("a"): 1}, want: true},
+		"ReaderUnused":                {readers: []Reader{{pc("a"), token}}, want: false},
+		"AnotherReaderStillInUse":     {readers: []Reader{{pc("a"), token}, {pc("b"), token}}, users: map[ConfigKey]int{pc("b"): 2}, want: true},
+		"ConfigInUseReadsOtherSecret": {readers: []Reader{{pc("a"), token}, {pc("b"), other}}, users: map[ConfigKey]int{pc("b"): 1}, want: false},
+		"ClusterConfigInUse":          {readers: []Reader{{cpc("shared"), token}}, users: map[ConfigKey]int{cpc("shared"): 1}, want: true},
+		"SameNameOtherKindInUse":      {readers: []Reader{{cpc("a"), token}}, users: map[ConfigKey]int{pc("a"): 1}, want: false},
+		"NoReaders":                   {users: map[ConfigKey]int{pc("a"): 1}, want: false},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			inUse := func(pc string) bool {
-				for _, n := range tc.inUse {
-					if n == pc {
-						return true
-					}
-				}
-				return false
+			if got := SecretNeeded(token, tc.readers, tc.users); got != tc.want {
+				t.Errorf("SecretNeeded(%s) = %t, want %t", token, got, tc.want)
 			}
-			if got := SecretNeeded("token", tc.pcs, inUse); got != tc.want {
-				t.Errorf("SecretNeeded(token) = %t, want %t", got, tc.want)
+		})
+	}
+}
+
+func TestConfigOf(t *testing.T) {
+	cases := map[string]struct {
+		ref  *xpv2.ProviderConfigReference
+		want ConfigKey
+	}{
+		"NoReference":      {want: ConfigKey{Kind: v1alpha1.ClusterProviderConfigKind, Name: "default"}},
+		"ClusterConfig":    {ref: &xpv2.ProviderConfigReference{Kind: v1alpha1.ClusterProviderConfigKind, Name: "shared"}, want: ConfigKey{Kind: v1alpha1.ClusterProviderConfigKind, Name: "shared"}},
+		"Namespaced":       {ref: &xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: "team"}, want: ConfigKey{Kind: v1alpha1.ProviderConfigKind, Namespace: "ns", Name: "team"}},
+		"KindNotDefaulted": {ref: &xpv2.ProviderConfigReference{Name: "shared"}, want: ConfigKey{Kind: v1alpha1.ClusterProviderConfigKind, Name: "shared"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, ConfigOf("ns", tc.ref)); diff != "" {
+				t.Errorf("ConfigOf(): -want, +got:\n%s", diff)
 			}
 		})
 	}
