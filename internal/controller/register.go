@@ -27,10 +27,10 @@ const DefaultMaxReconcileRate = 100
 
 // SetupGated registers every controller to start once its CRDs are
 // established (Crossplane's safe-start). Call it before the manager starts:
-// the Ingress hostname index must exist before any controller starts the
+// the Ingress indexes must exist before any controller starts the
 // Ingress informer.
 func SetupGated(mgr ctrl.Manager, o controller.Options) error {
-	if err := ingress.IndexHostnames(mgr); err != nil {
+	if err := ingress.Index(mgr); err != nil {
 		return err
 	}
 	for _, setup := range []func(ctrl.Manager, controller.Options) error{

@@ -19,10 +19,12 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -80,8 +82,12 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 		Owns(&v1alpha1.ProviderConfig{}).
 		// The token Secret is owned by the Tunnel MR, not by us.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(tokenSecretOwner)).
-		// A deletion waiting on Ingresses resumes when they go.
-		Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(ingressTunnel)).
+		// An Ingress's rules go to the tunnel it names; one that moves (or
+		// goes) is looked at by the tunnel it left too, and a deletion
+		// waiting on Ingresses resumes when they go.
+		Watches(&networkingv1.Ingress{}, ingressTunnels{}).
+		// A backend Service's ports are in its Ingresses' rules.
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.tunnelsOfService)).
 		Complete(errors.WithSilentRequeueOnConflict(r))
 }
 
@@ -103,12 +109,52 @@ func tokenSecretOwner(_ context.Context, o client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
 }
 
-func ingressTunnel(_ context.Context, o client.Object) []reconcile.Request {
-	name := o.GetAnnotations()[v1alpha1.AnnotationTunnel]
-	if name == "" {
+// ingressTunnels enqueues the tunnel an Ingress names and, on an update, the
+// tunnel it named before.
+type ingressTunnels struct{}
+
+func enqueueTunnelOf(q workqueue.TypedRateLimitingInterface[reconcile.Request], o client.Object) {
+	if o == nil {
+		return
+	}
+	if name := o.GetAnnotations()[v1alpha1.AnnotationTunnel]; name != "" {
+		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}})
+	}
+}
+
+func (ingressTunnels) Create(_ context.Context, e ctrlevent.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	enqueueTunnelOf(q, e.Object)
+}
+
+func (ingressTunnels) Update(_ context.Context, e ctrlevent.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	enqueueTunnelOf(q, e.ObjectOld)
+	enqueueTunnelOf(q, e.ObjectNew)
+}
+
+func (ingressTunnels) Delete(_ context.Context, e ctrlevent.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	enqueueTunnelOf(q, e.Object)
+}
+
+func (ingressTunnels) Generic(_ context.Context, e ctrlevent.TypedGenericEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	enqueueTunnelOf(q, e.Object)
+}
+
+// tunnelsOfService maps a Service to the tunnels its Ingresses name.
+func (r *Reconciler) tunnelsOfService(ctx context.Context, o client.Object) []reconcile.Request {
+	ings, err := ingress.IngressesUsing(ctx, r.kube, o)
+	if err != nil {
+		r.log.Debug("cannot list the Ingresses of a Service", "error", err)
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+	seen := map[string]bool{}
+	var reqs []reconcile.Request
+	for _, i := range ings {
+		if name := i.Annotations[v1alpha1.AnnotationTunnel]; name != "" && !seen[name] {
+			seen[name] = true
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: i.Namespace, Name: name}})
+		}
+	}
+	return reqs
 }
 
 // Reconciler reconciles CloudflareTunnels.
@@ -409,15 +455,31 @@ func (r *Reconciler) publicRules(ctx context.Context, cr *v1alpha1.CloudflareTun
 		return nil, errors.Wrap(err, "cannot list Services")
 	}
 	services := translate.ServicesByName(svcs)
+	held, err := r.heldIngresses(ctx, cr, l.Items)
+	if err != nil {
+		return nil, err
+	}
 	var out [][]ztv1alpha1.IngressRule
 	for i := range l.Items {
 		ing := &l.Items[i]
-		if ing.Annotations[v1alpha1.AnnotationTunnel] != cr.Name || meta.WasDeleted(ing) || !ingress.Ours(ing, classes.Items) {
+		if meta.WasDeleted(ing) || !ingress.Ours(ing, classes.Items) {
+			continue
+		}
+		if held[ing.Name] {
+			// It names a tunnel that does not exist: keep what it had here.
+			kept, err := r.rulesOf(ctx, ing, cr, current)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, kept)
+			continue
+		}
+		if ing.Annotations[v1alpha1.AnnotationTunnel] != cr.Name {
 			continue
 		}
 		res := translate.Translate(translate.Input{Ingress: ing, Tunnel: translate.Tunnel{Name: cr.Name}, Services: services})
 		if len(res.Problems) > 0 {
-			kept, err := r.rulesOf(ctx, ing, current)
+			kept, err := r.rulesOf(ctx, ing, cr, current)
 			if err != nil {
 				return nil, err
 			}
@@ -446,14 +508,52 @@ func (r *Reconciler) publicRules(ctx context.Context, cr *v1alpha1.CloudflareTun
 	return out, nil
 }
 
+// heldIngresses are the Ingresses, by name, that still have managed
+// resources made for this tunnel but name a CloudflareTunnel that does not
+// exist: the Ingress controller leaves what they made alone until they name
+// a valid tunnel, and so does this one. (An Ingress that names another
+// existing tunnel has moved; one that names none has let go.)
+func (r *Reconciler) heldIngresses(ctx context.Context, cr *v1alpha1.CloudflareTunnel, ings []networkingv1.Ingress) (map[string]bool, error) {
+	onThis := map[string]bool{}
+	for _, l := range []client.ObjectList{&ztv1alpha1.HostnameRouteList{}, &dnsv1alpha1.DNSRecordList{}} {
+		if err := r.kube.List(ctx, l, client.InNamespace(cr.Namespace), client.MatchingLabels{translate.LabelTunnel: translate.LabelValue(cr.Name)}); err != nil {
+			return nil, errors.Wrap(err, "cannot list the managed resources made for this tunnel")
+		}
+		switch t := l.(type) {
+		case *ztv1alpha1.HostnameRouteList:
+			for _, m := range t.Items {
+				onThis[m.Labels[translate.LabelIngress]] = true
+			}
+		case *dnsv1alpha1.DNSRecordList:
+			for _, m := range t.Items {
+				onThis[m.Labels[translate.LabelIngress]] = true
+			}
+		}
+	}
+	held := map[string]bool{}
+	for _, ing := range ings {
+		name := strings.TrimSpace(ing.Annotations[v1alpha1.AnnotationTunnel])
+		if name == cr.Name || name == "" || !onThis[translate.LabelValue(ing.Name)] {
+			continue
+		}
+		err := r.kube.Get(ctx, types.NamespacedName{Namespace: cr.Namespace, Name: name}, &v1alpha1.CloudflareTunnel{})
+		if kerrors.IsNotFound(err) {
+			held[ing.Name] = true
+		} else if err != nil {
+			return nil, errors.Wrap(err, "cannot get CloudflareTunnel")
+		}
+	}
+	return held, nil
+}
+
 // rulesOf are the rules of the current configuration for the hostnames the
-// Ingress publishes now (its DNS records).
-func (r *Reconciler) rulesOf(ctx context.Context, ing *networkingv1.Ingress, current *ztv1alpha1.TunnelConfig) ([]ztv1alpha1.IngressRule, error) {
+// Ingress publishes now through this tunnel (its DNS records).
+func (r *Reconciler) rulesOf(ctx context.Context, ing *networkingv1.Ingress, cr *v1alpha1.CloudflareTunnel, current *ztv1alpha1.TunnelConfig) ([]ztv1alpha1.IngressRule, error) {
 	if current == nil {
 		return nil, nil
 	}
 	recs := &dnsv1alpha1.DNSRecordList{}
-	if err := r.kube.List(ctx, recs, client.InNamespace(ing.Namespace), client.MatchingLabels{translate.LabelIngress: translate.LabelValue(ing.Name)}); err != nil {
+	if err := r.kube.List(ctx, recs, client.InNamespace(ing.Namespace), client.MatchingLabels{translate.LabelIngress: translate.LabelValue(ing.Name), translate.LabelTunnel: translate.LabelValue(cr.Name)}); err != nil {
 		return nil, errors.Wrap(err, "cannot list DNS records")
 	}
 	hosts := map[string]bool{}
@@ -475,9 +575,13 @@ func (r *Reconciler) referencingIngresses(ctx context.Context, cr *v1alpha1.Clou
 	if err := r.kube.List(ctx, l, client.InNamespace(cr.Namespace)); err != nil {
 		return nil, errors.Wrap(err, "cannot list Ingresses")
 	}
+	held, err := r.heldIngresses(ctx, cr, l.Items)
+	if err != nil {
+		return nil, err
+	}
 	var names []string
 	for _, i := range l.Items {
-		if i.Annotations[v1alpha1.AnnotationTunnel] == cr.Name && i.DeletionTimestamp.IsZero() {
+		if (i.Annotations[v1alpha1.AnnotationTunnel] == cr.Name || held[i.Name]) && i.DeletionTimestamp.IsZero() {
 			names = append(names, i.Name)
 		}
 	}

@@ -62,6 +62,9 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 		// A tunnel appearing, or getting its ID, moves its Ingresses on.
 		Watches(&ztv1alpha1.Tunnel{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfTunnel)).
 		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfTunnel)).
+		// A backend Service appearing, changing its ports or going away
+		// changes the rules and VPC services of the Ingresses naming it.
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfService)).
 		Complete(errors.WithSilentRequeueOnConflict(r))
 }
 
@@ -93,6 +96,19 @@ func (r *Reconciler) ingressesOfTunnel(ctx context.Context, o client.Object) []r
 		if i.Annotations[v1alpha1.AnnotationTunnel] == o.GetName() {
 			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: i.Namespace, Name: i.Name}})
 		}
+	}
+	return reqs
+}
+
+func (r *Reconciler) ingressesOfService(ctx context.Context, o client.Object) []reconcile.Request {
+	ings, err := IngressesUsing(ctx, r.kube, o)
+	if err != nil {
+		r.log.Debug("cannot list the Ingresses of a Service", "error", err)
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(ings))
+	for _, i := range ings {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: i.Namespace, Name: i.Name}})
 	}
 	return reqs
 }
@@ -158,11 +174,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	cft := &v1alpha1.CloudflareTunnel{}
 	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ing.Namespace, Name: tunnelName}, cft); err != nil {
 		if kerrors.IsNotFound(err) {
-			// Nothing is created, and nothing made earlier is touched.
-			r.warn(ing, "TunnelNotFound", fmt.Sprintf("annotation %s: no CloudflareTunnel %q in namespace %s (a tunnel is used only from its own namespace)", v1alpha1.AnnotationTunnel, tunnelName, ing.Namespace))
+			// Nothing is created, and nothing made earlier is touched: the
+			// tunnel it was on keeps its rules (a typo must not take a
+			// working site down).
+			r.warn(ing, "TunnelNotFound", fmt.Sprintf("annotation %s: no CloudflareTunnel %q in namespace %s (a tunnel is used only from its own namespace); nothing is created, and whatever this Ingress already publishes stays as it is until it names a tunnel that exists", v1alpha1.AnnotationTunnel, tunnelName, ing.Namespace))
 			return reconcile.Result{RequeueAfter: time.Minute}, nil
 		}
 		return reconcile.Result{}, errors.Wrap(err, "cannot get CloudflareTunnel")
+	}
+	if meta.WasDeleted(cft) {
+		// A tunnel on its way out takes no new work; what is there stays
+		// (the tunnel's deletion waits for its Ingresses).
+		r.warn(ing, "TunnelDeleting", fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is published through it; remove the %s annotation or name another tunnel", tunnelName, v1alpha1.AnnotationTunnel))
+		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
 	tun := &ztv1alpha1.Tunnel{}
 	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ing.Namespace, Name: tunnelName}, tun); client.IgnoreNotFound(err) != nil {
@@ -259,11 +283,37 @@ func deref(s *string) string {
 // instead of translating every Ingress in the cluster on each reconcile.
 const hostnameIndex = "tunnels.cloudflare.com/hostname"
 
-// IndexHostnames registers the hostname index. It must run before the
-// manager starts: an index cannot be added to an informer already running,
-// and the CloudflareTunnel controller watches Ingresses too.
-func IndexHostnames(mgr ctrl.Manager) error {
-	return errors.Wrap(mgr.GetFieldIndexer().IndexField(context.Background(), &networkingv1.Ingress{}, hostnameIndex, claimedHostnames), "cannot index Ingresses by hostname")
+// serviceIndex indexes Ingresses by the Services their backends name, so a
+// Service's change requeues exactly the Ingresses (and tunnels) using it.
+const serviceIndex = "tunnels.cloudflare.com/backend-service"
+
+// Index registers the Ingress indexes (hostnames claimed, backend
+// Services). It must run before the manager starts: an index cannot be added
+// to an informer already running, and the CloudflareTunnel controller
+// watches Ingresses too.
+func Index(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &networkingv1.Ingress{}, hostnameIndex, claimedHostnames); err != nil {
+		return errors.Wrap(err, "cannot index Ingresses by hostname")
+	}
+	return errors.Wrap(mgr.GetFieldIndexer().IndexField(context.Background(), &networkingv1.Ingress{}, serviceIndex, backendServices), "cannot index Ingresses by backend Service")
+}
+
+func backendServices(o client.Object) []string {
+	ing, ok := o.(*networkingv1.Ingress)
+	if !ok {
+		return nil
+	}
+	return translate.BackendServices(ing)
+}
+
+// IngressesUsing lists the Ingresses whose backends name the Service svc.
+// Readers must be a manager's client (the index lives in its cache).
+func IngressesUsing(ctx context.Context, kube client.Reader, svc client.Object) ([]networkingv1.Ingress, error) {
+	l := &networkingv1.IngressList{}
+	if err := kube.List(ctx, l, client.InNamespace(svc.GetNamespace()), client.MatchingFields{serviceIndex: svc.GetName()}); err != nil {
+		return nil, errors.Wrap(err, "cannot list Ingresses by backend Service")
+	}
+	return l.Items, nil
 }
 
 // LostHostnames are the hostnames of ing that an older Ingress claims,

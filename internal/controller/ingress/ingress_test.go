@@ -412,6 +412,12 @@ func TestDeletingAPublicIngressRemovesWhatItCreated(t *testing.T) {
 		}
 		return nil
 	})
+	// A Worker's traffic leaves the tunnel inside the cluster: the VPC
+	// service reaches the backend Service (the first path's), not the
+	// public hostname.
+	if ss := servicesNamed(t, "gone-"+ns); len(ss) != 1 || ss[0].Host.Hostname != "api."+ns+".svc.cluster.local" || ss[0].TCPPort == nil || *ss[0].TCPPort != 8080 {
+		t.Errorf("VPC service %+v, want host api.%s.svc.cluster.local port 8080", ss, ns)
+	}
 	deleteIngress(t, ing)
 	if n := len(routesFor(t, host)); n != 0 {
 		t.Errorf("%d routes left", n)
@@ -428,4 +434,110 @@ func TestDeletingAPublicIngressRemovesWhatItCreated(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+func setAnnotation(t *testing.T, ing *networkingv1.Ingress, key, value string) {
+	t.Helper()
+	eventually(t, "annotation "+key+"="+value, func() error {
+		if err := p.Get(ing); err != nil {
+			return err
+		}
+		ing.Annotations[key] = value
+		return p.Client.Update(context.Background(), ing)
+	})
+}
+
+// TestATunnelTypoKeepsTheSiteUp: pointing a working public Ingress at a
+// tunnel that does not exist must not remove its rules from the tunnel it
+// is on, even when that tunnel reconciles again.
+func TestATunnelTypoKeepsTheSiteUp(t *testing.T) {
+	ns, tunnelID := setup(t)
+	host := "typo-" + ns + ".example.com"
+	ing := ingress(ns, "typo", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPublic: "true"}, host)
+	p.Create(t, ing)
+	eventually(t, "published", func() error {
+		if !strings.Contains(tunnelConfig(t, tunnelID), host) || len(recordsNamed(t, host)) != 1 {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
+
+	setAnnotation(t, ing, v1alpha1.AnnotationTunnel, "egde")
+	waitEvent(t, ns, "typo", "TunnelNotFound", "egde")
+	// Make the tunnel it was on reconcile, as any later change would.
+	cft := &v1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"}}
+	eventually(t, "tunnel touched", func() error {
+		if err := p.Get(cft); err != nil {
+			return err
+		}
+		cft.Annotations = map[string]string{"test/touch": time.Now().String()}
+		return p.Client.Update(context.Background(), cft)
+	})
+	time.Sleep(8 * time.Second) // past the configuration batch window
+	if c := tunnelConfig(t, tunnelID); !strings.Contains(c, host) {
+		t.Errorf("a typo in the tunnel annotation removed the site's rules: %s", c)
+	}
+	if len(recordsNamed(t, host)) != 1 || len(routesFor(t, host)) != 1 {
+		t.Error("a typo in the tunnel annotation removed the DNS record or route")
+	}
+
+	t.Run("TheTunnelWaitsForIt", func(t *testing.T) {
+		if err := p.Get(cft); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Client.Delete(context.Background(), cft); err != nil {
+			t.Fatal(err)
+		}
+		waitEvent(t, ns, "edge", "TunnelInUse", "typo")
+		setAnnotation(t, ing, v1alpha1.AnnotationTunnel, "edge")
+		waitEvent(t, ns, "typo", "TunnelDeleting", "edge")
+		if c := tunnelConfig(t, tunnelID); !strings.Contains(c, host) {
+			t.Errorf("the rules are gone while the tunnel waits: %s", c)
+		}
+	})
+	deleteIngress(t, ing)
+	eventually(t, "the tunnel deleted once its Ingress is gone", func() error {
+		if err := p.Get(cft); err == nil {
+			return fmt.Errorf("still there: %v", cft.Status.Conditions)
+		}
+		return nil
+	})
+}
+
+// TestBackendServiceChangesReachTheTunnel: a Service that appears after its
+// Ingress, or changes its port, changes the Ingress's rule without anything
+// else touching the Ingress.
+func TestBackendServiceChangesReachTheTunnel(t *testing.T) {
+	ns, tunnelID := setup(t)
+	host := "late-" + ns + ".example.com"
+	ing := ingress(ns, "late", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPublic: "true"}, host)
+	ing.Spec.Rules[0].HTTP.Paths = []networkingv1.HTTPIngressPath{{Path: "/", PathType: ptr.To(networkingv1.PathTypePrefix),
+		Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "late", Port: networkingv1.ServiceBackendPort{Name: "http"}}}}}
+	p.Create(t, ing)
+	waitEvent(t, ns, "late", "InvalidIngress", "late")
+
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "late"},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 8081, TargetPort: intstr.FromInt32(8081)}}},
+	}
+	p.Create(t, svc)
+	rule := func(port int) func() error {
+		return func() error {
+			if c := tunnelConfig(t, tunnelID); !strings.Contains(c, fmt.Sprintf("http://late.%s.svc.cluster.local:%d", ns, port)) {
+				return fmt.Errorf("configuration %s", c)
+			}
+			return nil
+		}
+	}
+	testenv.Eventually(t, 30*time.Second, "the rule once the Service exists", rule(8081))
+
+	eventually(t, "port changed", func() error {
+		if err := p.Get(svc); err != nil {
+			return err
+		}
+		svc.Spec.Ports[0].Port = 8082
+		return p.Client.Update(context.Background(), svc)
+	})
+	testenv.Eventually(t, 30*time.Second, "the rule follows the Service's port", rule(8082))
+	deleteIngress(t, ing)
 }

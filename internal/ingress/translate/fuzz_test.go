@@ -413,7 +413,9 @@ func fzIngress(name string, hosts []string, paths []string, types, sel uint16, w
 		}
 	}
 	if len(ruleHosts) == 0 {
-		ruleHosts = []string{name + ".team-a.svc.cluster.local"} // the default hostname
+		// The default hostname is cluster-internal: a public Ingress
+		// without a hostname publishes nothing (and says so).
+		return ing, nil
 	}
 	if withDefault {
 		ing.Spec.DefaultBackend = &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: name + "-default", Port: networkingv1.ServiceBackendPort{Number: 80}}}

@@ -102,6 +102,9 @@ type Result struct {
 type host struct {
 	public string // lower case, wildcard kept: DNS record names and rule hostnames
 	route  string // cloudflare.NormalizeHostname: what Cloudflare stores for routes
+	// internal: the default hostname of an Ingress that names none, a
+	// cluster-internal name no public zone holds.
+	internal bool
 }
 
 type translator struct {
@@ -165,6 +168,11 @@ func (t *translator) translate() Result {
 	if !ok || len(hosts) == 0 {
 		return Result{}
 	}
+	if public && hosts[0].internal {
+		t.problem(tv1alpha1.AnnotationPublic, "the Ingress names no hostname (no spec.rules[].host and no %s annotation), so it is reached privately as %s; set a public hostname to publish it; no DNS record or public rule is made",
+			tv1alpha1.AnnotationHostname, hosts[0].public)
+		public = false
+	}
 	r := Result{Public: public}
 	seen := map[string]bool{}
 	for _, h := range hosts {
@@ -185,7 +193,7 @@ func (t *translator) translate() Result {
 			port, ok = t.vpcBackendPort()
 		}
 		if ok {
-			r.Services = append(r.Services, t.vpcServiceMR(vpcName, int64(port), hosts[0].route))
+			r.Services = append(r.Services, t.vpcServiceMR(vpcName, int64(port), t.vpcHost(hosts)))
 		}
 	}
 
@@ -256,14 +264,47 @@ func (t *translator) vpcPort() (int32, bool, bool) {
 	return int32(n), true, true
 }
 
-// vpcBackendPort is the port of the default backend, else of the first path's.
-func (t *translator) vpcBackendPort() (int32, bool) {
-	field, b := "spec.defaultBackend", t.ing.Spec.DefaultBackend
+// mainBackend is the Ingress's one backend when it must pick one (the VPC
+// service's, the default hostname's): the default backend, else the first
+// path's. field is its path for messages; b is nil without any backend.
+func (t *translator) mainBackend() (field string, b *networkingv1.IngressBackend) {
+	field, b = "spec.defaultBackend", t.ing.Spec.DefaultBackend
 	for i := 0; b == nil && i < len(t.ing.Spec.Rules); i++ {
 		if h := t.ing.Spec.Rules[i].HTTP; h != nil && len(h.Paths) > 0 {
 			field, b = fmt.Sprintf("spec.rules[%d].http.paths[0].backend", i), &h.Paths[0].Backend
 		}
 	}
+	return field, b
+}
+
+// serviceHost is the cluster DNS name of the main backend's Service, or ""
+// when there is no usable one.
+func (t *translator) serviceHost() string {
+	_, b := t.mainBackend()
+	if b == nil || b.Service == nil || len(validation.IsDNS1123Label(b.Service.Name)) > 0 {
+		return ""
+	}
+	return b.Service.Name + "." + t.ing.Namespace + "." + ServiceDomain
+}
+
+// vpcHost is the host a VPC service reaches. A Worker's traffic leaves the
+// tunnel at cloudflared, inside the cluster, so the host must be a name
+// cloudflared resolves to the backend: the backend Service's cluster DNS
+// name, unless the hostname annotation names the host explicitly. (A public
+// hostname resolves to Cloudflare's edge, not to the backend.)
+func (t *translator) vpcHost(hosts []host) string {
+	if _, override := t.ing.Annotations[tv1alpha1.AnnotationHostname]; override {
+		return hosts[0].route
+	}
+	if h := t.serviceHost(); h != "" {
+		return h
+	}
+	return hosts[0].route
+}
+
+// vpcBackendPort is the port of the main backend.
+func (t *translator) vpcBackendPort() (int32, bool) {
+	field, b := t.mainBackend()
 	if b == nil {
 		t.problem(tv1alpha1.AnnotationVPCPort, "required: the Ingress has no backend to take the VPC service's port from")
 		return 0, false
@@ -372,12 +413,19 @@ func (t *translator) hostnames() ([]host, bool) {
 	if hasHost {
 		return hosts, true
 	}
-	d := t.ing.Name + "." + t.ing.Namespace + "." + ServiceDomain
+	// No hostname given: the backend Service's cluster DNS name, which
+	// cloudflared resolves to it (the Ingress's own name resolves to
+	// nothing unless a Service shares it).
+	d := t.serviceHost()
+	if d == "" {
+		d = t.ing.Name + "." + t.ing.Namespace + "." + ServiceDomain
+	}
 	h, err := parseHost(d)
 	if err != "" {
 		t.problem("metadata.name", "default hostname %s: %s", clip(d), err)
 		return nil, true
 	}
+	h.internal = true
 	return []host{h}, true
 }
 

@@ -211,14 +211,50 @@ func TestTranslate(t *testing.T) {
 				Routes:    []string{"a.example.com", "b.example.com", "c.example.com"},
 			},
 		},
-		"DefaultHostnameWithoutHosts": {
-			in: input(ingress("web", pub, ptr.To(backend("web", 80)))),
+		"DefaultHostnameIsTheBackendService": {
+			// Not the Ingress's own name: cloudflared must resolve it.
+			in: input(ingress("front", map[string]string{tv1alpha1.AnnotationVPCService: "web"}, ptr.To(backend("web", 80)))),
 			want: summary{
-				Public:    true,
 				Hostnames: []string{"web.team-a.svc.cluster.local"},
 				Routes:    []string{"web.team-a.svc.cluster.local"},
-				Records:   []string{"web.team-a.svc.cluster.local CNAME " + tunnelID + ".cfargotunnel.com"},
-				Rules:     []string{"web.team-a.svc.cluster.local " + svc("web", 80)},
+				Services:  []string{"web tcp:80 web.team-a.svc.cluster.local"},
+			},
+		},
+		"DefaultHostnameOfHostlessRules": {
+			in: input(ingress("front", nil, nil, rule("", prefix("/", "api", 8080)))),
+			want: summary{
+				Hostnames: []string{"api.team-a.svc.cluster.local"},
+				Routes:    []string{"api.team-a.svc.cluster.local"},
+			},
+		},
+		"PublicWithoutAHostnameIsAProblem": {
+			// The cluster-internal default is in no public zone: a DNS
+			// record for it could never be made.
+			in: input(ingress("web", pub, ptr.To(backend("web", 80)))),
+			want: summary{
+				Hostnames: []string{"web.team-a.svc.cluster.local"},
+				Routes:    []string{"web.team-a.svc.cluster.local"},
+				Problems:  []string{tv1alpha1.AnnotationPublic},
+			},
+		},
+		"VPCServiceOfAPublicIngressReachesTheBackend": {
+			in: input(ingress("many", map[string]string{tv1alpha1.AnnotationPublic: "true", tv1alpha1.AnnotationVPCService: "many"}, nil,
+				rule("many.example.com", prefix("/", "web", 80)))),
+			want: summary{
+				Public:    true,
+				Hostnames: []string{"many.example.com"},
+				Routes:    []string{"many.example.com"},
+				Services:  []string{"many tcp:80 web.team-a.svc.cluster.local"},
+				Records:   []string{"many.example.com CNAME " + tunnelID + ".cfargotunnel.com"},
+				Rules:     []string{"many.example.com " + svc("web", 80)},
+			},
+		},
+		"VPCServiceHostFromTheHostnameAnnotation": {
+			in: input(ingress("redis", map[string]string{tv1alpha1.AnnotationVPCService: "redis", tv1alpha1.AnnotationHostname: "cache.team-a.svc.cluster.local"}, ptr.To(backend("redis", 6379)))),
+			want: summary{
+				Hostnames: []string{"cache.team-a.svc.cluster.local"},
+				Routes:    []string{"cache.team-a.svc.cluster.local"},
+				Services:  []string{"redis tcp:6379 cache.team-a.svc.cluster.local"},
 			},
 		},
 		"NamedPortsResolvedThroughTheService": {
@@ -228,7 +264,7 @@ func TestTranslate(t *testing.T) {
 				Public:    true,
 				Hostnames: []string{"api.example.com"},
 				Routes:    []string{"api.example.com"},
-				Services:  []string{"api tcp:8080 api.example.com"},
+				Services:  []string{"api tcp:8080 api.team-a.svc.cluster.local"},
 				Records:   []string{"api.example.com CNAME " + tunnelID + ".cfargotunnel.com"},
 				Rules:     []string{"api.example.com ^/metrics(/|$) " + svc("api", 9090), "api.example.com " + svc("api", 8080)},
 			},
@@ -240,7 +276,7 @@ func TestTranslate(t *testing.T) {
 				Public:    true,
 				Hostnames: []string{"db.example.com"},
 				Routes:    []string{"db.example.com"},
-				Services:  []string{"db tcp:9090 db.example.com"},
+				Services:  []string{"db tcp:9090 api.team-a.svc.cluster.local"},
 				Records:   []string{"db.example.com CNAME " + tunnelID + ".cfargotunnel.com"},
 				// The hostless rule applies to the Ingress's hosts; its "/" beats the default backend.
 				Rules: []string{"db.example.com ^/x(/|$) " + svc("x", 1), "db.example.com " + svc("y", 2)},
@@ -273,15 +309,15 @@ func TestTranslate(t *testing.T) {
 		},
 		"TunnelIDNotKnownYet": {
 			in: func() Input {
-				in := input(ingress("web", pub, ptr.To(backend("web", 80))))
+				in := input(ingress("web", pub, ptr.To(backend("web", 80)), rule("web.example.com")))
 				in.Tunnel.TunnelID = ""
 				return in
 			}(),
 			want: summary{
 				Public: true, Awaiting: true,
-				Hostnames: []string{"web.team-a.svc.cluster.local"},
-				Routes:    []string{"web.team-a.svc.cluster.local"},
-				Rules:     []string{"web.team-a.svc.cluster.local " + svc("web", 80)},
+				Hostnames: []string{"web.example.com"},
+				Routes:    []string{"web.example.com"},
+				Rules:     []string{"web.example.com " + svc("web", 80)},
 			},
 		},
 	}
@@ -324,7 +360,7 @@ func TestBadInput(t *testing.T) {
 		"VPCNamedPortNotOnServic": {ann: map[string]string{tv1alpha1.AnnotationVPCService: "svc"}, def: ptr.To(backend("web", "grpc")), svcs: []*corev1.Service{service("web", map[string]int32{"http": 80})}, want: summary{Hostnames: route, Routes: route, Problems: []string{"spec.defaultBackend", tv1alpha1.AnnotationVPCService}}},
 		"VPCPortOverridesBadBackend": {
 			ann: map[string]string{tv1alpha1.AnnotationVPCService: "svc", tv1alpha1.AnnotationVPCPort: "5432"}, def: ptr.To(backend("gone", "http")),
-			want: summary{Hostnames: route, Routes: route, Services: []string{"svc tcp:5432 app.example.com"}},
+			want: summary{Hostnames: route, Routes: route, Services: []string{"svc tcp:5432 gone.team-a.svc.cluster.local"}},
 		},
 		"PublicYes": {
 			ann:  map[string]string{tv1alpha1.AnnotationPublic: "yes"},
