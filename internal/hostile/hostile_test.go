@@ -491,7 +491,7 @@ func entries() []entry {
 					cr.Spec.CredentialsSecretRef = &xpv2.LocalSecretReference{Name: "creds"}
 				})
 			}},
-		{name: "CloudflareTunnel/TunnelNameChanged", answer: rejected, want: []string{"tunnelName is immutable"},
+		{name: "CloudflareTunnel/TunnelNameChanged", answer: rejected, want: []string{"tunnelName is immutable", "create a new one"},
 			// The corpus's own running tunnel: the refused update must not
 			// reach it.
 			obj: func(c *corpus) client.Object {

@@ -13,12 +13,12 @@ const DefaultCloudflaredImage = "cloudflare/cloudflared:2025.8.1"
 
 // CloudflareTunnelSpec is a running tunnel: the Cloudflare tunnel and the
 // cloudflared Deployment that serves it.
-// +kubebuilder:validation:XValidation:rule="has(self.tunnelName) == has(oldSelf.tunnelName) && (!has(self.tunnelName) || self.tunnelName == oldSelf.tunnelName)",message="tunnelName is immutable: create a new CloudflareTunnel to use another Cloudflare tunnel"
 // +kubebuilder:validation:XValidation:rule="!(has(self.providerConfigRef) && has(self.credentialsSecretRef))",message="set providerConfigRef or credentialsSecretRef, not both"
 // +kubebuilder:validation:XValidation:rule="!has(self.providerConfigRef) || self.providerConfigRef.kind in ['ProviderConfig', 'ClusterProviderConfig']",message="providerConfigRef.kind is ProviderConfig or ClusterProviderConfig"
 type CloudflareTunnelSpec struct {
 	// TunnelName is the tunnel's name in Cloudflare. Defaults to
-	// metadata.name. Immutable.
+	// metadata.name. Immutable: it may be set to its default, or unset
+	// when equal to it, but not changed.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=255
@@ -69,8 +69,9 @@ type CloudflareTunnelSpec struct {
 	ProviderConfigRef *xpv2.ProviderConfigReference `json:"providerConfigRef,omitempty"`
 
 	// CredentialsSecretRef names a Secret in this namespace with
-	// CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID; a ProviderConfig for it
-	// is managed for this tunnel.
+	// CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID, and optionally
+	// CLOUDFLARE_BASE_URL (an API endpoint: a proxy, or the simulator); a
+	// ProviderConfig for it is managed for this tunnel.
 	// +optional
 	CredentialsSecretRef *xpv2.LocalSecretReference `json:"credentialsSecretRef,omitempty"`
 }
@@ -101,6 +102,7 @@ type CloudflareTunnelStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced,categories={cloudflare},shortName=cft
 // +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 63",message="metadata.name is at most 63 characters: it labels the cloudflared Deployment"
+// +kubebuilder:validation:XValidation:rule="(has(self.spec.tunnelName) ? self.spec.tunnelName : self.metadata.name) == (has(oldSelf.spec.tunnelName) ? oldSelf.spec.tunnelName : oldSelf.metadata.name)",message="tunnelName is immutable (it defaults to metadata.name): delete this CloudflareTunnel and create a new one to use another Cloudflare tunnel"
 type CloudflareTunnel struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -41,6 +41,7 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/ingress"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
 )
 
@@ -58,6 +59,9 @@ const (
 	ReasonConnected        xpv2.ConditionReason = "Connected"
 	ReasonNotConnected     xpv2.ConditionReason = "NotConnected"
 	ReasonTunnelNotReady   xpv2.ConditionReason = "TunnelNotReady"
+	ReasonTunnelNotSynced  xpv2.ConditionReason = "TunnelNotSynced"
+	ReasonTunnelNameTaken  xpv2.ConditionReason = "TunnelNameTaken"
+	ReasonTunnelReplaced   xpv2.ConditionReason = "TunnelReplaced"
 	ReasonTunnelInUse      xpv2.ConditionReason = "TunnelInUse"
 	ReasonDeleting         xpv2.ConditionReason = "Deleting"
 	ReasonReconcileError   xpv2.ConditionReason = "ReconcileError"
@@ -183,6 +187,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 
 	res, err := r.apply(ctx, cr)
+	if kerrors.IsConflict(err) {
+		// Someone else wrote first: an ordinary race, not the user's
+		// problem. Try again with what they wrote.
+		return reconcile.Result{Requeue: true}, nil
+	}
 	if err != nil {
 		r.record.Event(cr, event.Warning("ReconcileError", err))
 		cr.SetConditions(xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: ReasonReconcileError, Message: err.Error(), LastTransitionTime: metav1.Now()})
@@ -224,7 +233,11 @@ func (r *Reconciler) applyChildren(ctx context.Context, cr *v1alpha1.CloudflareT
 	}
 	if len(token) == 0 {
 		reason, msg := ReasonWaitingForToken, "waiting for the Tunnel to publish its run token to Secret "+TokenSecretName(cr)
-		if !tunnelReady {
+		switch {
+		case mr.IsClaimedMessage(tun.GetCondition(xpv2.TypeSynced).Message):
+			// It will not resolve itself, and the name cannot be changed.
+			reason, msg = ReasonTunnelNameTaken, fmt.Sprintf("the Cloudflare tunnel name %q is taken: %s. spec.tunnelName is immutable: delete this CloudflareTunnel and create it again with another tunnelName", TunnelName(cr), conditionMessage(tun))
+		case !tunnelReady:
 			reason, msg = ReasonWaitingForTunnel, "waiting for Tunnel "+tun.Name+" to be created in Cloudflare: "+conditionMessage(tun)
 		}
 		cr.SetConditions(
@@ -246,7 +259,7 @@ func (r *Reconciler) applyChildren(ctx context.Context, cr *v1alpha1.CloudflareT
 
 	depCond := DeploymentCondition(dep, Replicas(cr))
 	cr.SetConditions(depCond)
-	cr.SetConditions(ReadyCondition(tunnelReady, conditionMessage(tun), depCond, Replicas(cr), cr.Status.Connections))
+	cr.SetConditions(ReadyCondition(TunnelState{Ready: tunnelReady, Synced: tun.GetCondition(xpv2.TypeSynced), Message: conditionMessage(tun)}, depCond, Replicas(cr), cr.Status.Connections))
 	return reconcile.Result{}, nil
 }
 
@@ -280,16 +293,27 @@ func DeploymentCondition(dep *appsv1.Deployment, replicas int32) xpv2.Condition 
 	return cond(TypeDeploymentReady, false, ReasonReplicasNotReady, fmt.Sprintf("%d/%d cloudflared replicas ready", dep.Status.ReadyReplicas, replicas))
 }
 
+// TunnelState is what the CloudflareTunnel reads of its Tunnel MR.
+type TunnelState struct {
+	Ready   bool
+	Synced  xpv2.Condition
+	Message string
+}
+
 // ReadyCondition combines the tunnel, the Deployment and Cloudflare's view
-// of the connections into one answer, saying why not.
-func ReadyCondition(tunnelReady bool, tunnelMsg string, dep xpv2.Condition, replicas int32, connections int) xpv2.Condition {
+// of the connections into one answer, saying why not. Ready means serving:
+// a tunnel scaled to zero, or one the provider cannot reach Cloudflare for
+// (credentials gone, endpoint unreachable), is not.
+func ReadyCondition(tun TunnelState, dep xpv2.Condition, replicas int32, connections int) xpv2.Condition {
 	switch {
-	case !tunnelReady:
-		return cond(xpv2.TypeReady, false, ReasonTunnelNotReady, "the Tunnel is not ready: "+tunnelMsg)
+	case !tun.Ready:
+		return cond(xpv2.TypeReady, false, ReasonTunnelNotReady, "the Tunnel is not ready: "+tun.Message)
+	case tun.Synced.Status == corev1.ConditionFalse:
+		return cond(xpv2.TypeReady, false, ReasonTunnelNotSynced, "the provider cannot reconcile the Tunnel with Cloudflare, so what Cloudflare serves is unknown and changes do not reach it: "+tun.Message)
 	case dep.Status != corev1.ConditionTrue:
 		return cond(xpv2.TypeReady, false, dep.Reason, dep.Message)
 	case replicas == 0:
-		return cond(xpv2.TypeReady, true, ReasonScaledToZero, "cloudflared is scaled to zero; the tunnel serves no traffic")
+		return cond(xpv2.TypeReady, false, ReasonScaledToZero, "cloudflared is scaled to zero; the tunnel serves no traffic")
 	case connections == 0:
 		return cond(xpv2.TypeReady, false, ReasonNotConnected, "cloudflared is running but Cloudflare reports no connections yet")
 	default:
@@ -339,6 +363,19 @@ func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTun
 	if err := r.kube.Get(ctx, client.ObjectKeyFromObject(tun), tun); client.IgnoreNotFound(err) != nil {
 		return nil, 0, errors.Wrap(err, "cannot get Tunnel")
 	}
+	if meta.WasDeleted(tun) {
+		hold, err := r.releaseDeletedTunnel(ctx, cr, tun)
+		return tun, hold, err
+	}
+	if tun.CreationTimestamp.IsZero() && cr.Status.TunnelID != "" {
+		// The token Secret of a Tunnel deleted by hand belongs to the gone
+		// Tunnel; its replacement can publish only once it is gone (the
+		// garbage collector's job, done here so the replacement need not
+		// wait for it).
+		if err := r.deleteStaleToken(ctx, cr); err != nil {
+			return nil, 0, err
+		}
+	}
 	rules, err := r.publicRules(ctx, cr, tun.Spec.ForProvider.Config)
 	if err != nil {
 		return nil, 0, err
@@ -363,6 +400,11 @@ func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTun
 		if owner := metav1.GetControllerOf(tun); owner != nil && owner.UID != cr.UID {
 			return errors.Errorf("Tunnel %s/%s already exists and is controlled by %s %s", tun.Namespace, tun.Name, owner.Kind, owner.Name)
 		}
+		if tun.CreationTimestamp.IsZero() && cr.Status.TunnelID != "" {
+			// A replacement for a Tunnel deleted by hand: take over the
+			// very tunnel this CloudflareTunnel runs, by its ID.
+			meta.SetExternalName(tun, cr.Status.TunnelID)
+		}
 		tun.Spec.ForProvider.Name = TunnelName(cr)
 		tun.Spec.ForProvider.ConfigSrc = ptr.To("cloudflare")
 		tun.Spec.ProviderConfigReference = pcRef
@@ -375,6 +417,40 @@ func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTun
 	}
 	r.recordOp(cr, op, "Tunnel", tun.Name)
 	return tun, hold, nil
+}
+
+// releaseDeletedTunnel answers a Tunnel MR deleted by hand while its
+// CloudflareTunnel stays. Deleting the Cloudflare tunnel would stop the
+// traffic it serves (and Cloudflare refuses while cloudflared is connected,
+// so the MR would hang in Terminating): the MR is released without deleting
+// the tunnel, and the next reconcile makes a new one that takes the same
+// tunnel over by its ID. Deleting the CloudflareTunnel deletes the tunnel.
+func (r *Reconciler) releaseDeletedTunnel(ctx context.Context, cr *v1alpha1.CloudflareTunnel, tun *ztv1alpha1.Tunnel) (time.Duration, error) {
+	const again = 2 * time.Second
+	if owner := metav1.GetControllerOf(tun); owner == nil || owner.UID != cr.UID {
+		return again, nil // not ours; it is created anew once gone
+	}
+	if !slices.Contains(tun.Spec.ManagementPolicies, xpv2.ManagementActionAll) && !slices.Contains(tun.Spec.ManagementPolicies, xpv2.ManagementActionDelete) {
+		return again, nil // already released; waiting for it to go
+	}
+	tun.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionCreate, xpv2.ManagementActionUpdate, xpv2.ManagementActionLateInitialize}
+	if err := r.kube.Update(ctx, tun); err != nil {
+		return 0, errors.Wrap(err, "cannot release the deleted Tunnel")
+	}
+	r.record.Event(cr, event.Warning(event.Reason(ReasonTunnelReplaced), errors.Errorf(
+		"Tunnel %s was deleted while this CloudflareTunnel uses it: it is released without deleting Cloudflare tunnel %s, and a new Tunnel takes that tunnel over; delete this CloudflareTunnel to delete the tunnel", tun.Name, meta.GetExternalName(tun))))
+	return again, nil
+}
+
+func (r *Reconciler) deleteStaleToken(ctx context.Context, cr *v1alpha1.CloudflareTunnel) error {
+	s := &corev1.Secret{}
+	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: cr.Namespace, Name: TokenSecretName(cr)}, s); err != nil {
+		return client.IgnoreNotFound(errors.Wrap(err, "cannot get token Secret"))
+	}
+	if owner := metav1.GetControllerOf(s); owner == nil || owner.Kind != ztv1alpha1.TunnelKind || owner.Name != cr.Name {
+		return nil
+	}
+	return errors.Wrap(client.IgnoreNotFound(r.kube.Delete(ctx, s, client.Preconditions{UID: &s.UID})), "cannot delete the token Secret of a deleted Tunnel")
 }
 
 func (r *Reconciler) token(ctx context.Context, cr *v1alpha1.CloudflareTunnel) ([]byte, error) {
@@ -392,7 +468,9 @@ func (r *Reconciler) token(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (
 func (r *Reconciler) applyDeployment(ctx context.Context, cr *v1alpha1.CloudflareTunnel, checksum string) (*appsv1.Deployment, error) {
 	want := DesiredDeployment(cr, checksum)
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: want.Namespace, Name: want.Name}}
+	var generation int64
 	op, err := controllerutil.CreateOrUpdate(ctx, r.kube, dep, func() error {
+		generation = dep.Generation
 		if owner := metav1.GetControllerOf(dep); owner != nil && owner.UID != cr.UID {
 			return errors.Errorf("Deployment %s already exists and is controlled by %s %s", dep.Name, owner.Kind, owner.Name)
 		}
@@ -407,6 +485,10 @@ func (r *Reconciler) applyDeployment(ctx context.Context, cr *v1alpha1.Cloudflar
 	})
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot apply cloudflared Deployment")
+	}
+	if op == controllerutil.OperationResultUpdated && dep.Generation == generation {
+		// Only fields the API server defaults differed: nothing changed.
+		op = controllerutil.OperationResultNone
 	}
 	r.recordOp(cr, op, "Deployment", dep.Name)
 	return dep, nil

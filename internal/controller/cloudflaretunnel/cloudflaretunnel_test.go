@@ -260,6 +260,14 @@ func TestCloudflareTunnelRunsAHardenedTunnel(t *testing.T) {
 		if !kerrors.IsInvalid(err) || !strings.Contains(err.Error(), "tunnelName is immutable") {
 			t.Errorf("renaming tunnelName: got %v, want an Invalid error saying it is immutable", err)
 		}
+		// Writing out the default changes nothing, so it is no change.
+		if err := p.Get(cr); err != nil {
+			t.Fatal(err)
+		}
+		cr.Spec.TunnelName = ptr.To(cr.Name)
+		if err := p.Client.Update(ctx, cr); err != nil {
+			t.Errorf("setting tunnelName to its default (metadata.name) was refused: %v", err)
+		}
 	})
 
 	t.Run("DeletionWaitsForIngressesThenCleansUp", func(t *testing.T) {
@@ -356,6 +364,72 @@ func TestCloudflareTunnelDeletionSurvivesAHandDeletedTunnel(t *testing.T) {
 	if len(ts) != 0 {
 		t.Errorf("%d live tunnels left behind", len(ts))
 	}
+}
+
+// TestAHandDeletedTunnelIsReplaced: deleting the child Tunnel MR by hand
+// neither deletes the Cloudflare tunnel (cloudflared is connected; the
+// traffic must go on) nor hangs: a new Tunnel takes the same tunnel over.
+func TestAHandDeletedTunnelIsReplaced(t *testing.T) {
+	ns := p.Namespace(t)
+	cr := &v1alpha1.CloudflareTunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "handled"},
+		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("handled-" + ns), Replicas: ptr.To[int32](1)},
+	}
+	p.Create(t, cr)
+	waitCondition(t, cr, cloudflaretunnel.TypeTokenStored, corev1.ConditionTrue, "")
+	if err := p.Get(cr); err != nil {
+		t.Fatal(err)
+	}
+	id := cr.Status.TunnelID
+	p.Sim.SetConnectors(id, 2)
+	tun := &ztv1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cr.Name}}
+	if err := p.Get(tun); err != nil {
+		t.Fatal(err)
+	}
+	oldUID := tun.UID
+	if err := p.Client.Delete(context.Background(), tun); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a new Tunnel on the same Cloudflare tunnel, Ready", func() error {
+		got := &ztv1alpha1.Tunnel{ObjectMeta: tun.ObjectMeta}
+		if err := p.Get(got); err != nil {
+			return err
+		}
+		if got.UID == oldUID || meta.GetExternalName(got) != id || got.GetCondition(xpv2.TypeReady).Status != corev1.ConditionTrue {
+			return fmt.Errorf("uid %s (old %s), external-name %s (want %s), Ready %s", got.UID, oldUID, meta.GetExternalName(got), id, got.GetCondition(xpv2.TypeReady).Status)
+		}
+		return nil
+	})
+	if cfTunnel(t, id).Deleted() {
+		t.Fatal("deleting the Tunnel MR by hand deleted the Cloudflare tunnel")
+	}
+	waitCondition(t, cr, cloudflaretunnel.TypeTokenStored, corev1.ConditionTrue, "")
+	if err := p.Get(cr); err != nil || cr.Status.TunnelID != id {
+		t.Errorf("status.tunnelID %q (%v), want %s", cr.Status.TunnelID, err, id)
+	}
+	waitEventOn(t, ns, cr.Name, string(cloudflaretunnel.ReasonTunnelReplaced))
+
+	p.Sim.SetConnectors(id, 0)
+	p.DeleteAndWait(t, cr)
+	if !cfTunnel(t, id).Deleted() {
+		t.Error("deleting the CloudflareTunnel left its tunnel behind")
+	}
+}
+
+func waitEventOn(t *testing.T, ns, name, reason string) {
+	t.Helper()
+	eventually(t, "event "+reason+" on "+name, func() error {
+		evs := &corev1.EventList{}
+		if err := p.Client.List(context.Background(), evs, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range evs.Items {
+			if e.InvolvedObject.Name == name && e.Reason == reason {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s event", reason)
+	})
 }
 
 // TestCloudflareTunnelWithItsOwnCredentials: credentialsSecretRef gets a

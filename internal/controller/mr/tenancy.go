@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,8 +26,15 @@ type ClaimedError struct {
 	Kind, ID, By string
 }
 
+// claimedPrefix starts every ClaimedError message.
+const claimedPrefix = "conflict: Cloudflare "
+
+// IsClaimedMessage says whether a condition message is a ClaimedError's: the
+// object is another resource's, and waiting will not change that.
+func IsClaimedMessage(msg string) bool { return strings.Contains(msg, claimedPrefix) }
+
 func (e *ClaimedError) Error() string {
-	return fmt.Sprintf("conflict: Cloudflare %s %s is already managed by %s; this resource neither takes it over nor changes it. Pick another name, or delete that resource first", e.Kind, e.ID, e.By)
+	return fmt.Sprintf(claimedPrefix+"%s %s is already managed by %s; this resource neither takes it over nor changes it. Pick another name, or delete that resource first", e.Kind, e.ID, e.By)
 }
 
 // ForeignTunnelError says a raw tunnel ID names a tunnel that another
