@@ -92,6 +92,8 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 		Watches(&networkingv1.Ingress{}, ingressTunnels{}).
 		// A backend Service's ports are in its Ingresses' rules.
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.tunnelsOfService)).
+		// A DNS record Cloudflare refuses takes its hostname's rule out.
+		Watches(&dnsv1alpha1.DNSRecord{}, handler.EnqueueRequestsFromMapFunc(recordTunnel)).
 		Complete(errors.WithSilentRequeueOnConflict(r))
 }
 
@@ -141,6 +143,15 @@ func (ingressTunnels) Delete(_ context.Context, e ctrlevent.TypedDeleteEvent[cli
 
 func (ingressTunnels) Generic(_ context.Context, e ctrlevent.TypedGenericEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	enqueueTunnelOf(q, e.Object)
+}
+
+// recordTunnel maps a DNS record made for a tunnel to that tunnel.
+func recordTunnel(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[translate.LabelTunnel]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
 }
 
 // tunnelsOfService maps a Service to the tunnels its Ingresses name.
@@ -541,6 +552,10 @@ func (r *Reconciler) publicRules(ctx context.Context, cr *v1alpha1.CloudflareTun
 	if err != nil {
 		return nil, err
 	}
+	refused, err := r.refusedRecords(ctx, cr)
+	if err != nil {
+		return nil, err
+	}
 	var out [][]ztv1alpha1.IngressRule
 	for i := range l.Items {
 		ing := &l.Items[i]
@@ -579,6 +594,9 @@ func (r *Reconciler) publicRules(ctx context.Context, cr *v1alpha1.CloudflareTun
 			if rule.Hostname != nil {
 				if _, l := lost[cloudflare.NormalizeHostname(*rule.Hostname)]; l {
 					continue
+				}
+				if refused[translate.LabelValue(ing.Name)][strings.ToLower(*rule.Hostname)] {
+					continue // its DNS is someone else's: it is not ours to serve
 				}
 			}
 			rules = append(rules, rule)
@@ -626,6 +644,38 @@ func (r *Reconciler) heldIngresses(ctx context.Context, cr *v1alpha1.CloudflareT
 		}
 	}
 	return held, nil
+}
+
+// refusedRecords are, by Ingress label, the names of this tunnel's DNS
+// records that Cloudflare refused before ever creating them (a record of
+// the same name that another owner holds, no zone): their hostnames do not
+// reach this tunnel, so their rules would only claim what is not ours. A
+// record that exists (it has an external-name) keeps its rule through
+// passing errors.
+func (r *Reconciler) refusedRecords(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (map[string]map[string]bool, error) {
+	recs := &dnsv1alpha1.DNSRecordList{}
+	if err := r.kube.List(ctx, recs, client.InNamespace(cr.Namespace), client.MatchingLabels{translate.LabelTunnel: translate.LabelValue(cr.Name)}); err != nil {
+		return nil, errors.Wrap(err, "cannot list DNS records")
+	}
+	out := map[string]map[string]bool{}
+	for i := range recs.Items {
+		rec := &recs.Items[i]
+		if !Refused(rec) {
+			continue
+		}
+		ing := rec.Labels[translate.LabelIngress]
+		if out[ing] == nil {
+			out[ing] = map[string]bool{}
+		}
+		out[ing][strings.ToLower(rec.Spec.ForProvider.Name)] = true
+	}
+	return out, nil
+}
+
+// Refused says whether Cloudflare refused a DNS record that was never
+// created: no external-name yet, and Synced=False.
+func Refused(rec *dnsv1alpha1.DNSRecord) bool {
+	return meta.GetExternalName(rec) == "" && rec.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionFalse
 }
 
 // rulesOf are the rules of the current configuration for the hostnames the

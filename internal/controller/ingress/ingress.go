@@ -169,7 +169,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if strings.TrimSpace(tunnelName) == "" {
 		r.warn(ing, "MissingTunnelAnnotation", fmt.Sprintf("annotation %s is required: name a CloudflareTunnel in namespace %s", v1alpha1.AnnotationTunnel, ing.Namespace))
 		// The annotation was removed (or never set): nothing is wanted.
-		return r.converge(ctx, ing, desired{})
+		result, err := r.converge(ctx, ing, desired{})
+		if err != nil {
+			return result, err
+		}
+		return result, r.updateAddress(ctx, ing, "")
 	}
 	cft := &v1alpha1.CloudflareTunnel{}
 	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ing.Namespace, Name: tunnelName}, cft); err != nil {
@@ -214,13 +218,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	for _, p := range res.Problems {
 		r.warn(ing, "InvalidIngress", p.String())
 	}
+	for _, n := range res.Notes {
+		r.warn(ing, n.Reason, n.String())
+	}
 
 	lost, err := lostHostnames(ctx, r.kube, ing, res.Hostnames)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	for h, winner := range lost {
-		r.warn(ing, "HostnameConflict", fmt.Sprintf("hostname %s is already claimed by Ingress %s; this Ingress does not route it", h, winner))
+		r.warn(ing, "HostnameConflict", conflictMessage(h, res.Written[h], winner))
 	}
 	d := desiredFrom(res, lost)
 	// Bad input must not cost what already works: with a problem in the
@@ -230,10 +237,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return result, err
 	}
-	if err := r.updateAddress(ctx, ing, res.Public, meta.GetExternalName(tun)); err != nil {
+	ms, err := r.owned(ctx, ing)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
-	r.reportManagedFailures(ctx, ing)
+	if err := r.updateAddress(ctx, ing, Address(ms, res.Public, meta.GetExternalName(tun))); err != nil {
+		return reconcile.Result{}, err
+	}
+	r.reportManagedFailures(ing, ms)
 	if res.AwaitingTunnelID {
 		return reconcile.Result{RequeueAfter: 5 * time.Second}, nil
 	}
@@ -331,6 +342,17 @@ func claimedHostnames(o client.Object) []string {
 	return translate.Translate(translate.Input{Ingress: ing, Tunnel: translate.Tunnel{Name: ing.Annotations[v1alpha1.AnnotationTunnel]}}).Hostnames
 }
 
+// conflictMessage explains a lost hostname claim in the user's own words.
+// A wildcard and its apex are one claim: Cloudflare stores a wildcard
+// private route without its "*.", so only one Ingress can route the pair;
+// one Ingress may hold both.
+func conflictMessage(h string, written []string, winner string) string {
+	if len(written) == 1 && written[0] != h {
+		return fmt.Sprintf("hostname %s is routed privately as %s (Cloudflare stores a wildcard route without its \"*.\"), which Ingress %s already claims; this Ingress does not route it. To publish a hostname and its wildcard, put both in one Ingress", written[0], h, winner)
+	}
+	return fmt.Sprintf("hostname %s is already claimed by Ingress %s; this Ingress does not route it", h, winner)
+}
+
 // lostHostnames are the hostnames an older Ingress already claims: the
 // first Ingress keeps a hostname, later ones are told and route nothing for it.
 func lostHostnames(ctx context.Context, kube client.Reader, ing *networkingv1.Ingress, hosts []string) (map[string]string, error) {
@@ -402,7 +424,8 @@ func (r *Reconciler) converge(ctx context.Context, ing *networkingv1.Ingress, d 
 		if err := r.kube.Delete(ctx, m); client.IgnoreNotFound(err) != nil {
 			return reconcile.Result{}, errors.Wrapf(err, "cannot delete %s %s", kindOf(m), m.GetName())
 		}
-		r.record.Event(ing, event.Normal("Deleted"+event.Reason(kindOf(m)), fmt.Sprintf("Deleted %s %s, no longer wanted", kindOf(m), m.GetName())))
+		// Its own finalizer deletes the Cloudflare object: it is not gone yet.
+		r.record.Event(ing, event.Normal("Deleting"+event.Reason(kindOf(m)), fmt.Sprintf("Deleting %s %s, no longer wanted; it goes once Cloudflare confirms the deletion", kindOf(m), m.GetName())))
 	}
 	return reconcile.Result{}, nil
 }
@@ -495,18 +518,36 @@ func (r *Reconciler) release(ctx context.Context, ing *networkingv1.Ingress) (re
 	if len(left) > 0 {
 		return reconcile.Result{RequeueAfter: 2 * time.Second}, nil
 	}
-	if err := r.updateAddress(ctx, ing, false, ""); err != nil && !meta.WasDeleted(ing) {
+	if err := r.updateAddress(ctx, ing, ""); err != nil && !meta.WasDeleted(ing) {
 		return reconcile.Result{}, err
 	}
 	controllerutil.RemoveFinalizer(ing, finalizer)
 	return reconcile.Result{}, errors.Wrap(client.IgnoreNotFound(r.kube.Update(ctx, ing)), "cannot remove finalizer")
 }
 
-// updateAddress shows <tunnelID>.cfargotunnel.com as a public Ingress's address.
-func (r *Reconciler) updateAddress(ctx context.Context, ing *networkingv1.Ingress, public bool, tunnelID string) error {
+// Address is what a public Ingress's address should say: its tunnel's
+// <tunnelID>.cfargotunnel.com once Cloudflare holds at least one of its DNS
+// records pointing there — not while every record is refused (a conflict,
+// no zone) or still being made, and never for a private Ingress.
+func Address(ms []resource.Managed, public bool, tunnelID string) string {
+	if !public || tunnelID == "" {
+		return ""
+	}
+	target := tunnelID + ".cfargotunnel.com"
+	for _, m := range ms {
+		rec, ok := m.(*dnsv1alpha1.DNSRecord)
+		if ok && !meta.WasDeleted(rec) && rec.Spec.ForProvider.Content == target && rec.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
+			return target
+		}
+	}
+	return ""
+}
+
+// updateAddress sets the Ingress's address to host, or none.
+func (r *Reconciler) updateAddress(ctx context.Context, ing *networkingv1.Ingress, host string) error {
 	var want []networkingv1.IngressLoadBalancerIngress
-	if public && tunnelID != "" {
-		want = []networkingv1.IngressLoadBalancerIngress{{Hostname: tunnelID + ".cfargotunnel.com"}}
+	if host != "" {
+		want = []networkingv1.IngressLoadBalancerIngress{{Hostname: host}}
 	}
 	cur := ing.Status.LoadBalancer.Ingress
 	if len(cur) == len(want) && (len(want) == 0 || cur[0].Hostname == want[0].Hostname) {
@@ -519,11 +560,7 @@ func (r *Reconciler) updateAddress(ctx context.Context, ing *networkingv1.Ingres
 // reportManagedFailures repeats a managed resource's failure (a hostname
 // routed to another tunnel, a public hostname in no zone of the account) on
 // the Ingress, where its author looks.
-func (r *Reconciler) reportManagedFailures(ctx context.Context, ing *networkingv1.Ingress) {
-	ms, err := r.owned(ctx, ing)
-	if err != nil {
-		return
-	}
+func (r *Reconciler) reportManagedFailures(ing *networkingv1.Ingress, ms []resource.Managed) {
 	sort.Slice(ms, func(i, j int) bool { return key(ms[i]) < key(ms[j]) })
 	for _, m := range ms {
 		if c := m.GetCondition(xpv2.TypeSynced); c.Status == corev1.ConditionFalse && c.Message != "" {

@@ -541,3 +541,134 @@ func TestBackendServiceChangesReachTheTunnel(t *testing.T) {
 	testenv.Eventually(t, 30*time.Second, "the rule follows the Service's port", rule(8082))
 	deleteIngress(t, ing)
 }
+
+func address(t *testing.T, ing *networkingv1.Ingress) string {
+	t.Helper()
+	if err := p.Get(ing); err != nil {
+		t.Fatal(err)
+	}
+	if lb := ing.Status.LoadBalancer.Ingress; len(lb) > 0 {
+		return lb[0].Hostname
+	}
+	return ""
+}
+
+// TestOnlyWhatIsTrue: an Ingress's address and the tunnel's rules say only
+// what is so, and input that works but not as its author may think gets a
+// Warning.
+func TestOnlyWhatIsTrue(t *testing.T) {
+	ctx := context.Background()
+	ns, tunnelID := setup(t)
+
+	t.Run("NoAddressWithoutADNSRecord", func(t *testing.T) {
+		ing := ingress(ns, "nozone", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPublic: "true"}, "app-"+ns+".nozone.test")
+		p.Create(t, ing)
+		waitEvent(t, ns, "nozone", "CloudflareError", "zone")
+		if a := address(t, ing); a != "" {
+			t.Errorf("address %q for an Ingress whose DNS record Cloudflare refused", a)
+		}
+		deleteIngress(t, ing)
+	})
+
+	t.Run("TheLoserOfADNSConflictGetsNoRule", func(t *testing.T) {
+		host := "taken-" + ns + ".example.com"
+		if _, err := p.Cloudflare.CreateDNSRecord(ctx, sim.ZoneID("example.com"), cloudflare.DNSRecord{Name: host, Type: "CNAME", Content: "elsewhere.example.net", Proxied: true, TTL: 1}); err != nil {
+			t.Fatal(err)
+		}
+		ing := ingress(ns, "loser", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPublic: "true"}, host)
+		p.Create(t, ing)
+		waitEvent(t, ns, "loser", "CloudflareError", "conflict")
+		time.Sleep(8 * time.Second) // past the configuration batch window
+		if c := tunnelConfig(t, tunnelID); strings.Contains(c, host) {
+			t.Errorf("the tunnel serves a hostname whose DNS record belongs to someone else: %s", c)
+		}
+		if a := address(t, ing); a != "" {
+			t.Errorf("address %q for an Ingress that lost its DNS record", a)
+		}
+		deleteIngress(t, ing)
+		if rs := recordsNamed(t, host); len(rs) != 1 || rs[0].Content != "elsewhere.example.net" {
+			t.Errorf("the foreign record was touched: %+v", rs)
+		}
+	})
+
+	t.Run("AddressGoesWithTheTunnelAnnotation", func(t *testing.T) {
+		host := "addr-" + ns + ".example.com"
+		ing := ingress(ns, "addr", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPublic: "true"}, host)
+		p.Create(t, ing)
+		eventually(t, "address", func() error {
+			if a := address(t, ing); a != tunnelID+".cfargotunnel.com" {
+				return fmt.Errorf("address %q", a)
+			}
+			return nil
+		})
+		eventually(t, "annotation removed", func() error {
+			if err := p.Get(ing); err != nil {
+				return err
+			}
+			delete(ing.Annotations, v1alpha1.AnnotationTunnel)
+			return p.Client.Update(ctx, ing)
+		})
+		eventually(t, "record and address gone", func() error {
+			if n := len(recordsNamed(t, host)); n != 0 {
+				return fmt.Errorf("%d records", n)
+			}
+			if a := address(t, ing); a != "" {
+				return fmt.Errorf("address %q", a)
+			}
+			return nil
+		})
+		deleteIngress(t, ing)
+	})
+
+	t.Run("Warnings", func(t *testing.T) {
+		tls := ingress(ns, "with-tls", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPublic: "true"}, "tls-"+ns+".example.com")
+		tls.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"tls-" + ns + ".example.com"}, SecretName: "tls"}}
+		ghost := ingress(ns, "ghost", map[string]string{v1alpha1.AnnotationTunnel: "edge"})
+		ghost.Spec.DefaultBackend = ptr.To(backend("ghost", 80))
+		noPort := ingress(ns, "no-port", map[string]string{v1alpha1.AnnotationTunnel: "edge"})
+		noPort.Spec.DefaultBackend = ptr.To(backend("web", 8443))
+		tls443 := ingress(ns, "tls443", map[string]string{v1alpha1.AnnotationTunnel: "edge"})
+		tls443.Spec.DefaultBackend = ptr.To(backend("web", 443))
+		if err := p.Get(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}}); err != nil {
+			t.Fatal(err)
+		}
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}}
+		eventually(t, "web also on 443", func() error {
+			if err := p.Get(svc); err != nil {
+				return err
+			}
+			svc.Spec.Ports = append(svc.Spec.Ports[:1], corev1.ServicePort{Name: "https", Port: 443, TargetPort: intstr.FromInt32(443)})
+			return p.Client.Update(ctx, svc)
+		})
+		publicNoHost := ingress(ns, "public-no-host", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPublic: "true"})
+		apex := ingress(ns, "apex", map[string]string{v1alpha1.AnnotationTunnel: "edge"}, "wild-"+ns+".example.com")
+		for _, ing := range []*networkingv1.Ingress{tls, ghost, noPort, tls443, publicNoHost, apex} {
+			p.Create(t, ing)
+		}
+		eventually(t, "apex routed", func() error {
+			if len(routesFor(t, "wild-"+ns+".example.com")) != 1 {
+				return fmt.Errorf("not yet")
+			}
+			return nil
+		})
+		wildcard := ingress(ns, "wildcard", map[string]string{v1alpha1.AnnotationTunnel: "edge"}, "*.wild-"+ns+".example.com")
+		p.Create(t, wildcard)
+
+		waitEvent(t, ns, "with-tls", "TLSIgnored", "Cloudflare terminates TLS")
+		waitEvent(t, ns, "ghost", "BackendServiceNotFound", "ghost")
+		waitEvent(t, ns, "no-port", "BackendPortNotFound", "8443")
+		waitEvent(t, ns, "tls443", "PlainHTTPToPort443", "443")
+		waitEvent(t, ns, "public-no-host", "InvalidIngress", "names no hostname")
+		waitEvent(t, ns, "wildcard", "HostnameConflict", "*.wild-"+ns+".example.com is routed privately as wild-"+ns+".example.com")
+		if rs := recordsNamed(t, "redis."+ns+".svc.cluster.local"); len(rs) != 0 {
+			t.Errorf("a DNS record for a cluster-internal name: %+v", rs)
+		}
+		// The ghost Ingress's private route is the backend Service's name.
+		if len(routesFor(t, "ghost."+ns+".svc.cluster.local")) != 1 {
+			t.Error("a defaultBackend-only Ingress is not routed as its backend Service's cluster name")
+		}
+		for _, ing := range []*networkingv1.Ingress{tls, ghost, noPort, tls443, publicNoHost, wildcard, apex} {
+			deleteIngress(t, ing)
+		}
+	})
+}

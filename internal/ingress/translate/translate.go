@@ -96,7 +96,32 @@ type Result struct {
 	AwaitingTunnelID bool
 	// Problems in the input; what depends on a bad part is not produced.
 	Problems []Problem
+	// Notes are things the user should know that change nothing in the
+	// result (a backend Service not there yet, TLS settings Cloudflare's
+	// edge replaces).
+	Notes []Note
+	// Written maps each routed hostname (Hostnames) to the forms the
+	// Ingress wrote it in (lower case, wildcard kept), so a message can
+	// name what the user wrote.
+	Written map[string][]string
 }
+
+// A Note is a Warning about input that is accepted as it is.
+type Note struct {
+	Reason  string
+	Field   string
+	Message string
+}
+
+func (n Note) String() string { return n.Field + ": " + n.Message }
+
+// Reasons of Notes.
+const (
+	NoteBackendServiceNotFound = "BackendServiceNotFound"
+	NoteBackendPortNotFound    = "BackendPortNotFound"
+	NoteTLSIgnored             = "TLSIgnored"
+	NotePlainHTTPToTLSPort     = "PlainHTTPToPort443"
+)
 
 // host is one hostname in its two forms.
 type host struct {
@@ -112,6 +137,11 @@ type translator struct {
 	ing      *networkingv1.Ingress
 	tunnel   string
 	problems []Problem
+	notes    []Note
+}
+
+func (t *translator) note(reason, field, format string, args ...any) {
+	t.notes = append(t.notes, Note{Reason: reason, Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
 func (t *translator) problem(field, format string, args ...any) {
@@ -128,6 +158,13 @@ func Translate(in Input) Result {
 		if !seen[p] {
 			seen[p] = true
 			r.Problems = append(r.Problems, p)
+		}
+	}
+	seenNote := map[Note]bool{}
+	for _, n := range t.notes {
+		if !seenNote[n] {
+			seenNote[n] = true
+			r.Notes = append(r.Notes, n)
 		}
 	}
 	return r
@@ -173,14 +210,16 @@ func (t *translator) translate() Result {
 			tv1alpha1.AnnotationHostname, hosts[0].public)
 		public = false
 	}
-	r := Result{Public: public}
-	seen := map[string]bool{}
+	r := Result{Public: public, Written: map[string][]string{}}
 	for _, h := range hosts {
-		if !seen[h.route] {
-			seen[h.route] = true
+		if _, seen := r.Written[h.route]; !seen {
 			r.Hostnames = append(r.Hostnames, h.route)
 		}
+		if !slices.Contains(r.Written[h.route], h.public) {
+			r.Written[h.route] = append(r.Written[h.route], h.public)
+		}
 	}
+	t.checkTLS()
 	slices.Sort(r.Hostnames)
 	for _, h := range r.Hostnames {
 		r.Routes = append(r.Routes, t.route(h))
@@ -320,15 +359,22 @@ func (t *translator) vpcBackendPort() (int32, bool) {
 // them yet, so the user learns about them before making the Ingress public.
 func (t *translator) checkBackendKinds() {
 	if b := t.ing.Spec.DefaultBackend; b != nil {
-		t.serviceName("spec.defaultBackend", b)
+		t.checkBackend("spec.defaultBackend", b)
 	}
 	for i, r := range t.ing.Spec.Rules {
 		if r.HTTP == nil {
 			continue
 		}
 		for j := range r.HTTP.Paths {
-			t.serviceName(fmt.Sprintf("spec.rules[%d].http.paths[%d].backend", i, j), &r.HTTP.Paths[j].Backend)
+			t.checkBackend(fmt.Sprintf("spec.rules[%d].http.paths[%d].backend", i, j), &r.HTTP.Paths[j].Backend)
 		}
+	}
+}
+
+func (t *translator) checkBackend(field string, b *networkingv1.IngressBackend) {
+	name, ok := t.serviceName(field, b)
+	if ok && b.Service.Port.Number > 0 && b.Service.Port.Number <= 65535 {
+		t.checkNumberedPort(field, name, t.in.Services[name], b.Service.Port.Number)
 	}
 }
 
@@ -377,6 +423,40 @@ func (t *translator) backend(field string, b *networkingv1.IngressBackend) (stri
 	}
 	t.problem(field, "Service %s has no port named %s", clip(name), clip(p.Name))
 	return "", 0, false
+}
+
+// checkNumberedPort notes a numbered backend port that cannot work yet: its
+// Service is missing, or has no such port. The rule is made all the same —
+// it needs nothing from the Service, and starts working when the Service
+// does. Without Services to look at (the caller passed none) nothing is said.
+func (t *translator) checkNumberedPort(field, name string, svc *corev1.Service, port int32) {
+	if t.in.Services == nil {
+		return
+	}
+	if svc == nil {
+		t.note(NoteBackendServiceNotFound, field, "Service %s not found in namespace %s: traffic for it fails until it exists", clip(name), t.ing.Namespace)
+		return
+	}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return // no ports to check
+	}
+	for _, sp := range svc.Spec.Ports {
+		if sp.Port == port {
+			if port == 443 {
+				t.note(NotePlainHTTPToTLSPort, field, "Service %s port 443 is reached as http://; if it serves TLS, requests fail (cloudflared speaks plain HTTP to Ingress backends)", clip(name))
+			}
+			return
+		}
+	}
+	t.note(NoteBackendPortNotFound, field, "Service %s has no port %d: traffic for it fails until it does", clip(name), port)
+}
+
+// checkTLS notes a tls section: Cloudflare terminates TLS at its edge with
+// its own certificate for the hostname, so the Secrets it names are not used.
+func (t *translator) checkTLS() {
+	if len(t.ing.Spec.TLS) > 0 {
+		t.note(NoteTLSIgnored, "spec.tls", "ignored: Cloudflare terminates TLS at its edge with a certificate of its own for each public hostname, so the Secrets named here are not used")
+	}
 }
 
 // hostnames returns the Ingress's hostnames in Ingress order (so hosts[0] is

@@ -143,6 +143,8 @@ func TestRedisExample(t *testing.T) {
 	ref := &xpv2.NamespacedReference{Name: "redis-cache-azure-development", Policy: &xpv2.Policy{Resolve: ptr.To(xpv2.ResolvePolicyAlways)}}
 	want := Result{
 		Hostnames: []string{host},
+		Written:   map[string][]string{host: {host}},
+		Notes:     []Note{{Reason: NoteBackendServiceNotFound, Field: "spec.defaultBackend", Message: `Service "redis" not found in namespace redis-cf-tunnel: traffic for it fails until it exists`}},
 		Routes: []*ztv1alpha1.HostnameRoute{{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "zerotrust.tunnels.cloudflare.com/v1alpha1", Kind: "HostnameRoute"},
 			ObjectMeta: meta(KindHostnameRoute, host),
@@ -169,6 +171,46 @@ func TestRedisExample(t *testing.T) {
 	}
 	if got.Routes[0].Spec.ProviderConfigReference == pc {
 		t.Error("providerConfigRef aliases the input; MRs must own their copy")
+	}
+}
+
+// TestNotes: input that works as it is, but not as its author may think,
+// gets a Note and changes nothing in the result.
+func TestNotes(t *testing.T) {
+	web := service("web", map[string]int32{"http": 80, "https": 443})
+	pub := map[string]string{tv1alpha1.AnnotationPublic: "true"}
+	withTLS := ingress("tls", pub, nil, rule("app.example.com", prefix("/", "web", 80)))
+	withTLS.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{"app.example.com"}, SecretName: "app-tls"}}
+	cases := map[string]struct {
+		in   Input
+		want []string // reason field
+	}{
+		"Clean":               {in: input(ingress("ok", pub, nil, rule("app.example.com", prefix("/", "web", 80))), web)},
+		"ServiceMissing":      {in: input(ingress("gone", pub, nil, rule("app.example.com", prefix("/", "ghost", 80))), web), want: []string{NoteBackendServiceNotFound + " spec.rules[0].http.paths[0].backend"}},
+		"PortMissing":         {in: input(ingress("port", pub, nil, rule("app.example.com", prefix("/", "web", 8080))), web), want: []string{NoteBackendPortNotFound + " spec.rules[0].http.paths[0].backend"}},
+		"PlainHTTPToPort443":  {in: input(ingress("tls443", pub, nil, rule("app.example.com", prefix("/", "web", 443))), web), want: []string{NotePlainHTTPToTLSPort + " spec.rules[0].http.paths[0].backend"}},
+		"TLSSection":          {in: input(withTLS, web), want: []string{NoteTLSIgnored + " spec.tls"}},
+		"NoServicesToLookAt":  {in: Input{Ingress: ingress("idx", pub, nil, rule("app.example.com", prefix("/", "ghost", 80))), Tunnel: Tunnel{Name: "edge", TunnelID: tunnelID}}},
+		"PrivateDefaultGhost": {in: input(ingress("priv", nil, ptr.To(backend("ghost", 6379))), web), want: []string{NoteBackendServiceNotFound + " spec.defaultBackend"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			withoutServices := tc.in
+			got := Translate(tc.in)
+			var notes []string
+			for _, n := range got.Notes {
+				notes = append(notes, n.Reason+" "+n.Field)
+			}
+			if diff := cmp.Diff(tc.want, notes); diff != "" {
+				t.Errorf("Notes: -want +got:\n%s", diff)
+			}
+			// A Note changes nothing: the result is what it would be without.
+			withoutServices.Services = nil
+			plain := Translate(withoutServices)
+			if diff := cmp.Diff(summarize(plain), summarize(got)); diff != "" && len(got.Problems) == 0 {
+				t.Errorf("a Note changed the result: -without +with:\n%s", diff)
+			}
+		})
 	}
 }
 
