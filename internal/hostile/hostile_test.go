@@ -701,8 +701,27 @@ func entries() []entry {
 			obj: func(c *corpus) client.Object {
 				return c.ingress("steal-upper", ann(publicA, "true", hostnameA, strings.ToUpper(c.h.host)+"."))
 			}},
-		{name: "Ingress/WildcardOverAnotherIngressHost", answer: warned, reason: "HostnameConflict", want: []string{"is already claimed by Ingress"},
+		{name: "Ingress/WildcardOverAnotherIngressHost", answer: warned, reason: "HostnameConflict", want: []string{"is routed privately as", "already claims", "put both in one Ingress"},
 			obj: func(c *corpus) client.Object { return c.ingress("steal-wild", ann(hostnameA, "*."+c.h.host)) }},
+		{name: "Ingress/TLSSection", answer: warned, reason: "TLSIgnored", want: []string{"spec.tls", "Cloudflare terminates TLS at its edge"},
+			obj: func(c *corpus) client.Object {
+				return c.ingress("tls-section", nil, func(i *networkingv1.Ingress) {
+					i.Spec.TLS = []networkingv1.IngressTLS{{SecretName: "tls"}}
+				})
+			}},
+		{name: "Ingress/NumberedPortOfMissingService", answer: warned, reason: "BackendServiceNotFound", want: []string{"spec.defaultBackend", `Service "phantom" not found`},
+			obj: func(c *corpus) client.Object {
+				return c.ingress("phantom-port", nil, func(i *networkingv1.Ingress) { i.Spec.DefaultBackend = backend("phantom", number(80)) })
+			}},
+		{name: "Ingress/NumberedPortMissingOnService", answer: warned, reason: "BackendPortNotFound", want: []string{`Service "web" has no port 8443`},
+			obj: func(c *corpus) client.Object {
+				return c.ingress("missing-port", nil, func(i *networkingv1.Ingress) { i.Spec.DefaultBackend = backend("web", number(8443)) })
+			}},
+		{name: "Ingress/PublicWithoutHostname", answer: warned, reason: "InvalidIngress", want: []string{publicA, "names no hostname", "no DNS record or public rule is made"},
+			obj: func(c *corpus) client.Object {
+				return c.ingress("public-nohost", ann(publicA, "true"), func(i *networkingv1.Ingress) { i.Spec.DefaultBackend = backend("nohost", number(80)) })
+			},
+			check: noRecord("nohost.")},
 
 		// ---- Managed resources refused at runtime --------------------
 		{name: "HostnameRoute/TunnelRefIntoAnotherNamespace", answer: notSynced, want: []string{"references to other namespaces are not allowed"},
@@ -771,6 +790,18 @@ func noService(prefix string) func(*testing.T, *corpus, sim.State) {
 		for _, s := range st.Services {
 			if strings.HasPrefix(s.Name, prefix) && (s.Name == prefix || strings.HasSuffix(s.Name, c.ns)) {
 				t.Errorf("VPC service %q (%s) was created", s.Name, s.ServiceID)
+			}
+		}
+	}
+}
+
+// noRecord: no DNS record whose name starts with prefix was created.
+func noRecord(prefix string) func(*testing.T, *corpus, sim.State) {
+	return func(t *testing.T, c *corpus, st sim.State) {
+		t.Helper()
+		for _, r := range st.DNSRecords {
+			if strings.HasPrefix(r.Name, prefix) {
+				t.Errorf("DNS record %q (%s) was created", r.Name, r.ID)
 			}
 		}
 	}
