@@ -98,6 +98,11 @@ func checkProblemMessages(t *testing.T, r Result) {
 			t.Errorf("problem %q carries raw control characters or invalid UTF-8", p.String())
 		}
 	}
+	for _, n := range r.Notes {
+		if len(n.String()) > 600 || strings.ContainsAny(n.String(), "\n\r") || !utf8.ValidString(n.String()) || n.Reason == "" {
+			t.Errorf("note %q (reason %q): too long, raw control characters, invalid UTF-8 or no reason", n.String(), n.Reason)
+		}
+	}
 }
 
 // FuzzAnnotations: the five annotations, each present or absent (bit i of
