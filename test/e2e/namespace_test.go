@@ -95,3 +95,84 @@ func TestNamespaceDeletion(t *testing.T) {
 	}
 	t.Logf("namespace with %d managed resources deleted, Cloudflare objects included, in %s", len(ids), time.Since(start).Round(time.Second))
 }
+
+// TestClusterConfigDeletedBeforeItsUsersNamespace is one `kubectl delete -f`
+// of a file holding a ClusterProviderConfig and a namespace using it: the
+// config goes first (Terminating, in use), then the namespace, whose usage
+// records vanish at once. The config must still serve the namespace's
+// managed resources until every Cloudflare object made for it is deleted,
+// and go after them.
+func TestClusterConfigDeletedBeforeItsUsersNamespace(t *testing.T) {
+	ctx := context.Background()
+	secretNS := namespace(t, "shared-credentials")
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: secretNS, Name: "token"},
+		StringData: map[string]string{"CLOUDFLARE_API_TOKEN": env.token, "CLOUDFLARE_ACCOUNT_ID": env.account},
+	}
+	cpc := &v1alpha1.ClusterProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "shared"},
+		Spec: v1alpha1.ProviderConfigSpec{
+			Credentials: v1alpha1.ProviderCredentials{Source: "Secret", SecretRef: &v1alpha1.SecretKeySelector{Namespace: secretNS, Name: secret.Name}},
+			Endpoint:    ptr.To(env.simURL),
+		},
+	}
+	for _, o := range []client.Object{secret, cpc} {
+		if err := env.kube.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ns := namespace(t, "shared-users")
+	workload(t, ns, "edge", 1, &xpv2.ProviderConfigReference{Kind: v1alpha1.ClusterProviderConfigKind, Name: cpc.Name})
+	eventually(t, 3*time.Minute, "every managed resource Ready", allReady(t, ns, 1+1+1+1))
+	var ids []string
+	for _, m := range managed(t, ns) {
+		ids = append(ids, meta.GetExternalName(m))
+	}
+	cft := &v1alpha1.CloudflareTunnel{}
+	if err := env.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge"}, cft); err != nil {
+		t.Fatal(err)
+	}
+	env.sim.SetConnectors(cft.Status.TunnelID, 2)
+	eventually(t, time.Minute, "the config kept for its users", func() error {
+		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(cpc), cpc); err != nil {
+			return err
+		}
+		if !slices.Contains(cpc.Finalizers, config.FinalizerCredentialsInUse) {
+			return fmt.Errorf("finalizers %v", cpc.Finalizers)
+		}
+		return nil
+	})
+
+	if err := env.kube.Delete(ctx, cpc); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.kube.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 3*time.Minute, "the cloudflared Deployment gone", func() error {
+		if err := env.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge-cloudflared"}, &appsv1.Deployment{}); !kerrors.IsNotFound(err) {
+			return fmt.Errorf("still there (%v)", err)
+		}
+		return nil
+	})
+	env.sim.SetConnectors(cft.Status.TunnelID, 0)
+	eventually(t, 3*time.Minute, "the namespace gone", func() error {
+		n := &corev1.Namespace{}
+		if err := env.kube.Get(ctx, client.ObjectKey{Name: ns}, n); !kerrors.IsNotFound(err) {
+			return fmt.Errorf("still there: phase %s, conditions %v (%v)", n.Status.Phase, n.Status.Conditions, err)
+		}
+		return nil
+	})
+	live := liveIDs()
+	for _, id := range ids {
+		if live[id] {
+			t.Errorf("Cloudflare object %s of the deleted namespace is still live", id)
+		}
+	}
+	eventually(t, 2*time.Minute, "the config gone after its last user", func() error {
+		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(cpc), cpc); !kerrors.IsNotFound(err) {
+			return fmt.Errorf("still there: finalizers %v (%v)", cpc.Finalizers, err)
+		}
+		return nil
+	})
+}

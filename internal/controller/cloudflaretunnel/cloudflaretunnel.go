@@ -245,7 +245,7 @@ func (r *Reconciler) applyChildren(ctx context.Context, cr *v1alpha1.CloudflareT
 	if len(token) == 0 {
 		reason, msg := ReasonWaitingForToken, "waiting for the Tunnel to publish its run token to Secret "+TokenSecretName(cr)
 		switch {
-		case mr.IsClaimedMessage(tun.GetCondition(xpv2.TypeSynced).Message):
+		case mr.IsTakenMessage(tun.GetCondition(xpv2.TypeSynced).Message):
 			// It will not resolve itself, and the name cannot be changed.
 			reason, msg = ReasonTunnelNameTaken, fmt.Sprintf("the Cloudflare tunnel name %q is taken: %s. spec.tunnelName is immutable: delete this CloudflareTunnel and create it again with another tunnelName", TunnelName(cr), conditionMessage(tun))
 		case !tunnelReady:
@@ -444,6 +444,12 @@ func (r *Reconciler) releaseDeletedTunnel(ctx context.Context, cr *v1alpha1.Clou
 	if !slices.Contains(tun.Spec.ManagementPolicies, xpv2.ManagementActionAll) && !slices.Contains(tun.Spec.ManagementPolicies, xpv2.ManagementActionDelete) {
 		return again, nil // already released; waiting for it to go
 	}
+	if gone, err := r.namespaceTerminating(ctx, cr.Namespace); err != nil || gone {
+		// The whole namespace is going, this CloudflareTunnel with it
+		// (its deletion may simply not have been issued yet): the
+		// tunnel is deleted as it would be with the CloudflareTunnel.
+		return again, err
+	}
 	tun.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve, xpv2.ManagementActionCreate, xpv2.ManagementActionUpdate, xpv2.ManagementActionLateInitialize}
 	if err := r.kube.Update(ctx, tun); err != nil {
 		return 0, errors.Wrap(err, "cannot release the deleted Tunnel")
@@ -451,6 +457,22 @@ func (r *Reconciler) releaseDeletedTunnel(ctx context.Context, cr *v1alpha1.Clou
 	r.record.Event(cr, event.Warning(event.Reason(ReasonTunnelReplaced), errors.Errorf(
 		"Tunnel %s was deleted while this CloudflareTunnel uses it: it is released without deleting Cloudflare tunnel %s, and a new Tunnel takes that tunnel over; delete this CloudflareTunnel to delete the tunnel", tun.Name, meta.GetExternalName(tun))))
 	return again, nil
+}
+
+// namespaceTerminating says whether ns is being deleted. The provider may
+// not read Namespaces; it asks the API server's namespace lifecycle check
+// instead, with a dry-run create (nothing is stored) of a Secret, which it
+// may create.
+func (r *Reconciler) namespaceTerminating(ctx context.Context, ns string) (bool, error) {
+	probe := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, GenerateName: "namespace-probe-"}}
+	err := r.kube.Create(ctx, probe, client.DryRunAll)
+	switch {
+	case err == nil:
+		return false, nil
+	case kerrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		return true, nil
+	}
+	return false, errors.Wrap(err, "cannot tell whether the namespace is being deleted")
 }
 
 func (r *Reconciler) deleteStaleToken(ctx context.Context, cr *v1alpha1.CloudflareTunnel) error {

@@ -416,6 +416,82 @@ func TestAHandDeletedTunnelIsReplaced(t *testing.T) {
 	}
 }
 
+// TestATunnelDeletedWithItsNamespaceIsNotKept: in a namespace being
+// deleted, the Tunnel's deletion is the namespace's, not a hand edit: it
+// must delete the Cloudflare tunnel, not release it.
+func TestATunnelDeletedWithItsNamespaceIsNotKept(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	cr := &v1alpha1.CloudflareTunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "doomed"},
+		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("doomed-" + ns), Replicas: ptr.To[int32](1)},
+	}
+	p.Create(t, cr)
+	waitCondition(t, cr, cloudflaretunnel.TypeTokenStored, corev1.ConditionTrue, "")
+	if err := p.Get(cr); err != nil {
+		t.Fatal(err)
+	}
+	id := cr.Status.TunnelID
+	// envtest runs no namespace controller: the namespace stays
+	// Terminating, refusing new objects, and the test deletes the Tunnel
+	// as the namespace controller would.
+	if err := p.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	tun := &ztv1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cr.Name}}
+	if err := p.Client.Delete(ctx, tun); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the Cloudflare tunnel deleted with its namespace", func() error {
+		if !cfTunnel(t, id).Deleted() {
+			return fmt.Errorf("tunnel %s still live", id)
+		}
+		return nil
+	})
+	evs := &corev1.EventList{}
+	if err := p.Client.List(ctx, evs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs.Items {
+		if e.Reason == string(cloudflaretunnel.ReasonTunnelReplaced) {
+			t.Errorf("a Tunnel deleted with its namespace was treated as a hand edit: %s", e.Message)
+		}
+	}
+}
+
+// TestATakenTunnelNameSaysToRecreate: a CloudflareTunnel whose tunnelName
+// another cluster already uses reports it where its user looks, with advice
+// that works (tunnelName is immutable), and publishes no token.
+func TestATakenTunnelNameSaysToRecreate(t *testing.T) {
+	ns := p.Namespace(t)
+	theirs, err := p.Cloudflare.CreateTunnel(context.Background(), "taken-"+ns, "cloudflare")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Made elsewhere well before: the account-wide listing has seen it. (One
+	// made within mr.CreateSkew of our own create is indistinguishable
+	// from what a lost create response leaves.)
+	time.Sleep(2 * time.Second)
+	cr := &v1alpha1.CloudflareTunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "late"},
+		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("taken-" + ns), Replicas: ptr.To[int32](1)},
+	}
+	p.Create(t, cr)
+	c := waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionFalse, cloudflaretunnel.ReasonTunnelNameTaken)
+	for _, want := range []string{theirs.ID, "immutable", "create it again with another tunnelName"} {
+		if !strings.Contains(c.Message, want) {
+			t.Errorf("Ready message %q does not say %q", c.Message, want)
+		}
+	}
+	if err := p.Get(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "late-token"}}); !kerrors.IsNotFound(err) {
+		t.Errorf("a token Secret exists for a tunnel that is not ours (%v)", err)
+	}
+	p.DeleteAndWait(t, cr)
+	if cfTunnel(t, theirs.ID).Deleted() {
+		t.Error("deleting the CloudflareTunnel deleted the tunnel it never owned")
+	}
+}
+
 func waitEventOn(t *testing.T, ns, name, reason string) {
 	t.Helper()
 	eventually(t, "event "+reason+" on "+name, func() error {

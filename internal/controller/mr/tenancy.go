@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -28,10 +29,6 @@ type ClaimedError struct {
 
 // claimedPrefix starts every ClaimedError message.
 const claimedPrefix = "conflict: Cloudflare "
-
-// IsClaimedMessage says whether a condition message is a ClaimedError's: the
-// object is another resource's, and waiting will not change that.
-func IsClaimedMessage(msg string) bool { return strings.Contains(msg, claimedPrefix) }
 
 func (e *ClaimedError) Error() string {
 	return fmt.Sprintf(claimedPrefix+"%s %s is already managed by %s; this resource neither takes it over nor changes it. Pick another name, or delete that resource first", e.Kind, e.ID, e.By)
@@ -180,4 +177,45 @@ func (g *tenancyGuard[T]) checkTunnels(ctx context.Context, mg T) error {
 		}
 	}
 	return nil
+}
+
+// CreateSkew is the clock-skew allowance when an object's creation time in
+// Cloudflare is compared with the time this provider began creating it (a
+// resource's crossplane.io/external-create-pending annotation). It is also
+// the one window in which an object of the same name made elsewhere is
+// mistaken for ours: one made within CreateSkew before this resource's own
+// create began. A cluster whose clock is further off than this sees its own
+// lost creates refused as taken (the message says how to take one over).
+const CreateSkew = 30 * time.Second
+
+// LeftByOwnCreate says whether an object Cloudflare created at created can
+// be what this resource's own create left behind when its response was lost:
+// the resource began a create, and the object appeared no earlier than
+// CreateSkew before it did. A name finds an object; it does not prove the
+// object is ours — anything older belongs to someone else.
+func LeftByOwnCreate(mg metav1.Object, created time.Time) bool {
+	pending := meta.GetExternalCreatePending(mg)
+	return !pending.IsZero() && !created.IsZero() && !created.Before(pending.Add(-CreateSkew))
+}
+
+// nameTakenPrefix starts every NameTakenError message.
+const nameTakenPrefix = "name taken: "
+
+// NameTakenError says an object found by this resource's natural key was
+// not created by this resource: it is left alone.
+type NameTakenError struct {
+	Kind, Name, ID string
+	Created        time.Time
+}
+
+func (e *NameTakenError) Error() string {
+	return fmt.Sprintf(nameTakenPrefix+"Cloudflare %s %s named %q (created %s) was not created by this resource, so it is neither adopted, changed nor deleted. To take it over on purpose, set %s as the crossplane.io/external-name annotation; otherwise use another name",
+		e.Kind, e.ID, e.Name, e.Created.UTC().Format(time.RFC3339), e.ID)
+}
+
+// IsTakenMessage says whether a condition message reports an object that is
+// someone else's (another resource holds it, or this one did not create
+// it): waiting will not change that.
+func IsTakenMessage(msg string) bool {
+	return strings.Contains(msg, claimedPrefix) || strings.Contains(msg, nameTakenPrefix)
 }

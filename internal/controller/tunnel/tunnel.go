@@ -59,11 +59,16 @@ type external struct {
 
 func (e *external) Disconnect(context.Context) error { return nil }
 
-// adopt finds the live tunnel with the desired name. Names are unique among
-// an account's live tunnels, so the name is the natural key: this is how a
-// create whose result was lost, or a tunnel made elsewhere, is taken over
-// instead of duplicated.
-func (e *external) adopt(ctx context.Context, name string) (*cloudflare.Tunnel, error) {
+// adopt finds the live tunnel with the desired name and takes it over only
+// with proof that this resource made it. Names are unique among an
+// account's live tunnels, so the name finds the tunnel a create whose
+// response was lost left behind; but a tunnel of that name made elsewhere
+// (another cluster, Terraform, the dashboard) is found the same way, and
+// adopting it would publish its run token and rewrite its configuration.
+// Tunnels carry no ownership marker, so the proof is time: the tunnel
+// appeared after this resource began creating it (mr.LeftByOwnCreate).
+func (e *external) adopt(ctx context.Context, cr *v1alpha1.Tunnel) (*cloudflare.Tunnel, error) {
+	name := cr.Spec.ForProvider.Name
 	ts, err := e.tunnels.ListTunnels(ctx, cloudflare.TunnelFilter{Name: name})
 	if err != nil {
 		return nil, err
@@ -72,6 +77,9 @@ func (e *external) adopt(ctx context.Context, name string) (*cloudflare.Tunnel, 
 	case 0:
 		return nil, nil
 	case 1:
+		if !mr.LeftByOwnCreate(cr, ts[0].CreatedAt) {
+			return nil, &mr.NameTakenError{Kind: "tunnel", Name: name, ID: ts[0].ID, Created: ts[0].CreatedAt}
+		}
 		return &ts[0], nil
 	default:
 		return nil, errors.Errorf("%d live tunnels are named %q; set the external-name to the ID of the one to manage", len(ts), name)
@@ -87,7 +95,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Tunnel) (managed.Ex
 	)
 	id := meta.GetExternalName(cr)
 	if id == "" {
-		if t, err = e.adopt(ctx, cr.Spec.ForProvider.Name); err != nil {
+		if t, err = e.adopt(ctx, cr); err != nil {
 			return managed.ExternalObservation{}, errors.Wrap(err, "cannot look for an existing tunnel")
 		}
 		if t == nil {
@@ -187,11 +195,11 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.Tunnel) (managed.Ext
 	src := ptr.Deref(cr.Spec.ForProvider.ConfigSrc, "cloudflare")
 	t, err := e.tunnels.CreateTunnel(ctx, cr.Spec.ForProvider.Name, src)
 	if cloudflare.IsAlreadyExists(err) {
-		// Created by a reconcile whose result was lost, or made elsewhere:
-		// names are unique among live tunnels, so take it over.
-		if t, err = e.adopt(ctx, cr.Spec.ForProvider.Name); err == nil && t == nil {
-			err = errors.New("Cloudflare reports the name as taken but lists no live tunnel of that name")
-		}
+		// Observe did not see it (a stale listing). Whether it is what an
+		// earlier create of ours left or someone else's is for the next
+		// Observe to decide: it knows when that create began, while this
+		// one began just now.
+		err = errors.Errorf("a live tunnel named %q already exists; checking whether this resource created it", cr.Spec.ForProvider.Name)
 	}
 	if err != nil {
 		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create tunnel")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -308,4 +309,61 @@ func TestTunnelSteadyStateCostIsIndependentOfCount(t *testing.T) {
 	for _, cr := range crs {
 		p.DeleteAndWait(t, cr)
 	}
+}
+
+// TestATunnelOfTheSameNameMadeElsewhereIsNotAdopted: another cluster (or
+// Terraform, or the dashboard) already runs a tunnel of the name this
+// Tunnel asks for. A name finds it; it does not prove it is ours: it must
+// not be adopted, its token must not be published, and deleting ours must
+// not delete it.
+func TestATunnelOfTheSameNameMadeElsewhereIsNotAdopted(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	name := "elsewhere-" + ns
+	theirs, err := p.Cloudflare.CreateTunnel(ctx, name, "cloudflare")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := newTunnel(ns, "mine", name)
+	p.Create(t, cr)
+	var synced xpv2.Condition
+	eventually(t, "the name refused", func() error {
+		if err := p.Get(cr); err != nil {
+			return err
+		}
+		if synced = cr.GetCondition(xpv2.TypeSynced); synced.Status != corev1.ConditionFalse || !strings.Contains(synced.Message, "name taken") {
+			return fmt.Errorf("Synced %s: %s", synced.Status, synced.Message)
+		}
+		return nil
+	})
+	for _, want := range []string{theirs.ID, "crossplane.io/external-name"} {
+		if !strings.Contains(synced.Message, want) {
+			t.Errorf("message %q does not say %q", synced.Message, want)
+		}
+	}
+	time.Sleep(3 * time.Second) // several polls
+	if err := p.Get(cr); err != nil {
+		t.Fatal(err)
+	}
+	if id := meta.GetExternalName(cr); id != "" || cr.Status.AtProvider.ID != "" {
+		t.Errorf("the foreign tunnel was adopted: external-name %q, atProvider.id %q", id, cr.Status.AtProvider.ID)
+	}
+	if err := p.Get(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mine-token"}}); !kerrors.IsNotFound(err) {
+		t.Errorf("a connection Secret was written for a tunnel this resource does not own (%v)", err)
+	}
+	if ts := liveTunnelsNamed(t, name); len(ts) != 1 {
+		t.Errorf("%d live tunnels named %s, want only theirs", len(ts), name)
+	}
+	p.DeleteAndWait(t, cr)
+	if cfTunnel(t, theirs.ID).Deleted() {
+		t.Error("deleting the refused Tunnel deleted the foreign tunnel")
+	}
+
+	t.Run("TakenOverOnPurposeByID", func(t *testing.T) {
+		cr := newTunnel(ns, "taken-over", name)
+		meta.SetExternalName(cr, theirs.ID)
+		p.Create(t, cr)
+		p.WaitReady(t, cr)
+		p.DeleteAndWait(t, cr)
+	})
 }
