@@ -20,6 +20,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
 )
 
 const (
@@ -377,6 +378,16 @@ func newCR(externalName string) *v1alpha1.VPCService {
 	return cr
 }
 
+func pendingSince(cr *v1alpha1.VPCService, t time.Time) *v1alpha1.VPCService {
+	meta.SetExternalCreatePending(cr, t)
+	return cr
+}
+
+func createdAt(s cloudflare.Service, t time.Time) cloudflare.Service {
+	s.CreatedAt = &t
+	return s
+}
+
 func TestObserve(t *testing.T) {
 	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	other := withID(redisService(), "44444444-4444-4444-8444-444444444444")
@@ -393,14 +404,32 @@ func TestObserve(t *testing.T) {
 			cr:  newCR(""),
 			svc: fakeServices{list: func() ([]cloudflare.Service, error) { return []cloudflare.Service{other}, nil }},
 		},
-		"NoExternalNameAdoptsByName": {
-			cr: newCR(""),
+		"NoExternalNameAdoptsWhatItsOwnCreateLeft": {
+			// A create whose response was lost: the service appeared after
+			// this resource began creating it.
+			cr: pendingSince(newCR(""), created.Add(-time.Second)),
 			svc: fakeServices{list: func() ([]cloudflare.Service, error) {
-				return []cloudflare.Service{other, withID(redisService(), svcID)}, nil
+				return []cloudflare.Service{other, createdAt(withID(redisService(), svcID), created)}, nil
 			}},
 			want:         managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true, ResourceLateInitialized: true},
 			externalName: svcID,
-			atProvider:   v1alpha1.VPCServiceObservation{ServiceID: svcID},
+			atProvider:   v1alpha1.VPCServiceObservation{ServiceID: svcID, CreatedAt: mr.Time(&created)},
+		},
+		"NoExternalNameRefusesOneMadeElsewhere": {
+			// Same name, but it existed before this resource ever tried
+			// to create it: someone else's.
+			cr: pendingSince(newCR(""), created.Add(time.Hour)),
+			svc: fakeServices{list: func() ([]cloudflare.Service, error) {
+				return []cloudflare.Service{createdAt(withID(redisService(), svcID), created)}, nil
+			}},
+			err: errors.Wrap(&mr.NameTakenError{Kind: "VPC service", Name: "redis-cache-dev", ID: svcID, Created: created}, "cannot look for an existing service"),
+		},
+		"NoExternalNameNeverCreatedRefuses": {
+			cr: newCR(""),
+			svc: fakeServices{list: func() ([]cloudflare.Service, error) {
+				return []cloudflare.Service{createdAt(withID(redisService(), svcID), created)}, nil
+			}},
+			err: errors.Wrap(&mr.NameTakenError{Kind: "VPC service", Name: "redis-cache-dev", ID: svcID, Created: created}, "cannot look for an existing service"),
 		},
 		"NoExternalNameAndSeveralOfThatName": {
 			cr: newCR(""),
@@ -487,20 +516,14 @@ func TestCreate(t *testing.T) {
 			}},
 			externalName: svcID,
 		},
-		"AlreadyExistsIsAdopted": {
-			// A create whose result was lost: take over, do not duplicate.
+		"AlreadyExistsIsLeftToObserve": {
+			// Observe missed it: it, not Create, knows when this resource's
+			// earlier create began, so only it may adopt.
 			svc: fakeServices{
 				create: func(cloudflare.Service) (*cloudflare.Service, error) { return nil, errConflict },
 				list:   func() ([]cloudflare.Service, error) { return []cloudflare.Service{withID(redisService(), svcID)}, nil },
 			},
-			externalName: svcID,
-		},
-		"AlreadyExistsButNotListed": {
-			svc: fakeServices{
-				create: func(cloudflare.Service) (*cloudflare.Service, error) { return nil, errConflict },
-				list:   func() ([]cloudflare.Service, error) { return nil, nil },
-			},
-			err: errors.Wrap(errors.New("Cloudflare reports the name as taken but lists no service of that name"), "cannot create service"),
+			err: errors.Wrap(errors.New(`a VPC service named "redis-cache-dev" already exists; checking whether this resource created it`), "cannot create service"),
 		},
 		"Fails": {
 			svc: fakeServices{create: func(cloudflare.Service) (*cloudflare.Service, error) { return nil, errBoom }},

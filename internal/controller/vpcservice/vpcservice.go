@@ -4,6 +4,7 @@ package vpcservice
 
 import (
 	"context"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -68,12 +69,17 @@ type external struct {
 
 func (e *external) Disconnect(context.Context) error { return nil }
 
-// adopt finds the service with the desired name. Names are unique in an
-// account, so the name is the natural key: this is how a create whose result
-// was lost, or a service made elsewhere, is taken over instead of
-// duplicated. The API has no name filter, so this lists every service; it
-// only runs while the external-name is unknown, never in steady state.
-func (e *external) adopt(ctx context.Context, name string) (*cloudflare.Service, error) {
+// adopt finds the service with the desired name and takes it over only
+// with proof that this resource made it. Names are unique in an account, so
+// the name finds the service a create whose response was lost left behind;
+// but one made elsewhere is found the same way, and taking it over would
+// rewrite the host and tunnel that Workers bound to it reach. Services carry
+// no ownership marker, so the proof is time: the service appeared after
+// this resource began creating it (mr.LeftByOwnCreate). The API has no name
+// filter, so this lists every service; it only runs while the external-name
+// is unknown, never in steady state.
+func (e *external) adopt(ctx context.Context, cr *v1alpha1.VPCService) (*cloudflare.Service, error) {
+	name := cr.Spec.ForProvider.Name
 	all, err := e.services.ListServices(ctx)
 	if err != nil {
 		return nil, err
@@ -88,6 +94,13 @@ func (e *external) adopt(ctx context.Context, name string) (*cloudflare.Service,
 	case 0:
 		return nil, nil
 	case 1:
+		var created time.Time
+		if named[0].CreatedAt != nil {
+			created = *named[0].CreatedAt
+		}
+		if !mr.LeftByOwnCreate(cr, created) {
+			return nil, &mr.NameTakenError{Kind: "VPC service", Name: name, ID: named[0].ServiceID, Created: created}
+		}
 		return &named[0], nil
 	default:
 		return nil, errors.Errorf("%d services are named %q; set the external-name to the ID of the one to manage", len(named), name)
@@ -101,7 +114,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VPCService) (manage
 		adopted bool
 	)
 	if id := meta.GetExternalName(cr); id == "" {
-		if s, err = e.adopt(ctx, cr.Spec.ForProvider.Name); err != nil {
+		if s, err = e.adopt(ctx, cr); err != nil {
 			return managed.ExternalObservation{}, errors.Wrap(err, "cannot look for an existing service")
 		}
 		if s == nil {
@@ -137,12 +150,10 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VPCService) (manage
 func (e *external) Create(ctx context.Context, cr *v1alpha1.VPCService) (managed.ExternalCreation, error) {
 	s, err := e.services.CreateService(ctx, ServiceFrom(cr.Spec.ForProvider))
 	if cloudflare.IsAlreadyExists(err) {
-		// Created by a reconcile whose result was lost, or made elsewhere:
-		// names are unique in the account, so take it over. Observe then
-		// brings it to the spec.
-		if s, err = e.adopt(ctx, cr.Spec.ForProvider.Name); err == nil && s == nil {
-			err = errors.New("Cloudflare reports the name as taken but lists no service of that name")
-		}
+		// Observe did not see it (a stale listing). Whether an earlier
+		// create of ours left it or someone else made it is for the next
+		// Observe to decide: it knows when that create began.
+		err = errors.Errorf("a VPC service named %q already exists; checking whether this resource created it", cr.Spec.ForProvider.Name)
 	}
 	if err != nil {
 		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create service")

@@ -365,9 +365,10 @@ func TestVPCServiceRefusesReferencesToOtherNamespaces(t *testing.T) {
 // TestVPCServiceSameNameRaceKeepsOneOwner creates two VPCServices in two
 // namespaces naming the same Cloudflare service at the same moment, with
 // different ports. However their creates and adoptions interleave, they
-// must settle on one service with one owner: the older resource keeps it
-// and its port; the newer one reports the conflict, and deleting it leaves
-// the service alone.
+// must settle on one service with one owner, which keeps its port: the one
+// whose create made it, or, when both began creating within mr.CreateSkew
+// and both may have made it, the older resource; the other reports the
+// conflict, and deleting it leaves the service alone.
 func TestVPCServiceSameNameRaceKeepsOneOwner(t *testing.T) {
 	ctx := context.Background()
 	namespaces := []string{p.Namespace(t), p.Namespace(t)}
@@ -400,7 +401,7 @@ func TestVPCServiceSameNameRaceKeepsOneOwner(t *testing.T) {
 			switch s := cr.GetCondition(xpv2.TypeSynced); {
 			case s.Status == corev1.ConditionTrue:
 				owner = cr
-			case strings.Contains(s.Message, "is already managed by"):
+			case strings.Contains(s.Message, "is already managed by") || strings.Contains(s.Message, "name taken"):
 				loser = cr
 			}
 		}
@@ -413,8 +414,8 @@ func TestVPCServiceSameNameRaceKeepsOneOwner(t *testing.T) {
 		}
 		return nil
 	})
-	if !owner.CreationTimestamp.Before(&loser.CreationTimestamp) && !(owner.CreationTimestamp.Equal(&loser.CreationTimestamp) && owner.Namespace < loser.Namespace) {
-		t.Errorf("the newer resource %s/%s owns the service; the older %s/%s was refused", owner.Namespace, owner.Name, loser.Namespace, loser.Name)
+	if older := owner.CreationTimestamp.Before(&loser.CreationTimestamp) || (owner.CreationTimestamp.Equal(&loser.CreationTimestamp) && owner.Namespace < loser.Namespace); !older && !strings.Contains(loser.GetCondition(xpv2.TypeSynced).Message, "name taken") {
+		t.Errorf("the newer resource %s/%s took the service from the older %s/%s, which may have made it", owner.Namespace, owner.Name, loser.Namespace, loser.Name)
 	}
 	id := meta.GetExternalName(owner)
 
@@ -426,5 +427,46 @@ func TestVPCServiceSameNameRaceKeepsOneOwner(t *testing.T) {
 	p.DeleteAndWait(t, owner)
 	if ss := servicesNamed(t, cfName); len(ss) != 0 {
 		t.Errorf("services named %s after both resources were deleted: %+v", cfName, ss)
+	}
+}
+
+// TestAVPCServiceOfTheSameNameMadeElsewhereIsNotAdopted: another cluster
+// already has a VPC service of this name, which Workers may be bound to. A
+// name finds it; it does not prove it is ours: it is neither adopted nor
+// rewritten, and deleting ours leaves it alone.
+func TestAVPCServiceOfTheSameNameMadeElsewhereIsNotAdopted(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	tunnelID := simTunnel(t, "theirs-"+ns)
+	name := "theirs-" + ns
+	theirs, err := p.Cloudflare.CreateService(ctx, cloudflare.Service{
+		Name: name, Type: "tcp", TCPPort: ptr.To[int64](5432),
+		Host: cloudflare.ServiceHost{IPv4: "10.0.0.9", Network: &cloudflare.ServiceNetwork{TunnelID: tunnelID}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := newService(ns, "mine", name, v1alpha1.ServiceHost{IPv4: ptr.To("10.0.0.7"), Network: &v1alpha1.ServiceNetwork{TunnelID: ptr.To(tunnelID)}})
+	p.Create(t, cr)
+	testenv.Eventually(t, 60*time.Second, "the name refused", func() error {
+		if err := p.Get(cr); err != nil {
+			return err
+		}
+		if c := cr.GetCondition(xpv2.TypeSynced); c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "name taken") || !strings.Contains(c.Message, theirs.ServiceID) {
+			return fmt.Errorf("Synced %s: %s", c.Status, c.Message)
+		}
+		return nil
+	})
+	time.Sleep(3 * time.Second) // several polls
+	ss := servicesNamed(t, name)
+	if len(ss) != 1 || ss[0].Host.IPv4 != "10.0.0.9" || ss[0].TCPPort == nil || *ss[0].TCPPort != 5432 {
+		t.Errorf("the foreign service was changed or duplicated: %+v", ss)
+	}
+	if err := p.Get(cr); err != nil || meta.GetExternalName(cr) != "" {
+		t.Errorf("external-name %q (%v): the foreign service was adopted", meta.GetExternalName(cr), err)
+	}
+	p.DeleteAndWait(t, cr)
+	if ss := servicesNamed(t, name); len(ss) != 1 {
+		t.Errorf("deleting the refused resource deleted the foreign service")
 	}
 }
