@@ -68,31 +68,7 @@ func TestNamespaceDeletion(t *testing.T) {
 	})
 
 	start := time.Now()
-	if err := env.kube.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	// KWOK runs no container: play cloudflared disconnecting once the
-	// CloudflareTunnel has removed its Deployment.
-	eventually(t, 3*time.Minute, "the cloudflared Deployment gone", func() error {
-		if err := env.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge-cloudflared"}, &appsv1.Deployment{}); !kerrors.IsNotFound(err) {
-			return fmt.Errorf("still there (%v)", err)
-		}
-		return nil
-	})
-	env.sim.SetConnectors(cft.Status.TunnelID, 0)
-	eventually(t, 3*time.Minute, "the namespace gone", func() error {
-		n := &corev1.Namespace{}
-		if err := env.kube.Get(ctx, client.ObjectKey{Name: ns}, n); !kerrors.IsNotFound(err) {
-			return fmt.Errorf("still there: phase %s, conditions %v (%v)", n.Status.Phase, n.Status.Conditions, err)
-		}
-		return nil
-	})
-	live := liveIDs()
-	for _, id := range ids {
-		if live[id] {
-			t.Errorf("Cloudflare object %s of the deleted namespace is still live", id)
-		}
-	}
+	deleteNamespace(t, ns, cft.Status.TunnelID, ids)
 	t.Logf("namespace with %d managed resources deleted, Cloudflare objects included, in %s", len(ids), time.Since(start).Round(time.Second))
 }
 
@@ -146,6 +122,23 @@ func TestClusterConfigDeletedBeforeItsUsersNamespace(t *testing.T) {
 	if err := env.kube.Delete(ctx, cpc); err != nil {
 		t.Fatal(err)
 	}
+	deleteNamespace(t, ns, cft.Status.TunnelID, ids)
+	eventually(t, 2*time.Minute, "the config gone after its last user", func() error {
+		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(cpc), cpc); !kerrors.IsNotFound(err) {
+			return fmt.Errorf("still there: finalizers %v (%v)", cpc.Finalizers, err)
+		}
+		return nil
+	})
+}
+
+// deleteNamespace deletes ns with the cluster's namespace controller,
+// playing cloudflared disconnecting once the CloudflareTunnel "edge" has
+// removed its Deployment (KWOK runs no container), and checks that the
+// namespace finishes terminating and none of the Cloudflare objects ids is
+// still live.
+func deleteNamespace(t *testing.T, ns, tunnelID string, ids []string) {
+	t.Helper()
+	ctx := context.Background()
 	if err := env.kube.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +148,7 @@ func TestClusterConfigDeletedBeforeItsUsersNamespace(t *testing.T) {
 		}
 		return nil
 	})
-	env.sim.SetConnectors(cft.Status.TunnelID, 0)
+	env.sim.SetConnectors(tunnelID, 0)
 	eventually(t, 3*time.Minute, "the namespace gone", func() error {
 		n := &corev1.Namespace{}
 		if err := env.kube.Get(ctx, client.ObjectKey{Name: ns}, n); !kerrors.IsNotFound(err) {
@@ -169,10 +162,4 @@ func TestClusterConfigDeletedBeforeItsUsersNamespace(t *testing.T) {
 			t.Errorf("Cloudflare object %s of the deleted namespace is still live", id)
 		}
 	}
-	eventually(t, 2*time.Minute, "the config gone after its last user", func() error {
-		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(cpc), cpc); !kerrors.IsNotFound(err) {
-			return fmt.Errorf("still there: finalizers %v (%v)", cpc.Finalizers, err)
-		}
-		return nil
-	})
 }
