@@ -214,9 +214,16 @@ func FuzzAnnotations(f *testing.F) {
 			if len(got.Services) != 1 {
 				t.Fatalf("%d VPC services, want 1", len(got.Services))
 			}
+			// The host cloudflared resolves to the backend: the hostname
+			// annotation, else the backend Service's cluster name (never
+			// the public rule host).
+			wantHost := "web.team-a.svc.cluster.local"
+			if _, ok := ann[tv1alpha1.AnnotationHostname]; ok {
+				wantHost = wantRoute
+			}
 			p := got.Services[0].Spec.ForProvider
-			if p.Name != ann[tv1alpha1.AnnotationVPCService] || p.Type != "tcp" || *p.TCPPort != int64(wantPort) || *p.Host.Hostname != wantRoute {
-				t.Fatalf("VPC service %s %s:%d %s, want %s tcp:%d %s", p.Name, p.Type, *p.TCPPort, *p.Host.Hostname, ann[tv1alpha1.AnnotationVPCService], wantPort, wantRoute)
+			if p.Name != ann[tv1alpha1.AnnotationVPCService] || p.Type != "tcp" || *p.TCPPort != int64(wantPort) || *p.Host.Hostname != wantHost {
+				t.Fatalf("VPC service %s %s:%d %s, want %s tcp:%d %s", p.Name, p.Type, *p.TCPPort, *p.Host.Hostname, ann[tv1alpha1.AnnotationVPCService], wantPort, wantHost)
 			}
 		} else if len(got.Services) != 0 {
 			t.Fatalf("a VPC service %s that is not wanted", got.Services[0].Spec.ForProvider.Name)
