@@ -1,0 +1,54 @@
+package ingress_test
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+
+	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	ingressctl "github.com/context-labs/provider-cloudflare-tunnel/internal/controller/ingress"
+)
+
+func TestAddress(t *testing.T) {
+	const id = "de5136fc-0000-4000-8000-000000000001"
+	record := func(content string, ready corev1.ConditionStatus, deleting bool) *dnsv1alpha1.DNSRecord {
+		r := &dnsv1alpha1.DNSRecord{}
+		r.Spec.ForProvider.Content = content
+		r.SetConditions(xpv2.Condition{Type: xpv2.TypeReady, Status: ready})
+		if deleting {
+			now := metav1.Now()
+			r.SetDeletionTimestamp(&now)
+		}
+		return r
+	}
+	route := &ztv1alpha1.HostnameRoute{}
+	route.SetConditions(xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionTrue})
+	cases := map[string]struct {
+		ms     []resource.Managed
+		public bool
+		id     string
+		want   string
+	}{
+		"Published":             {ms: []resource.Managed{route, record(id+".cfargotunnel.com", corev1.ConditionTrue, false)}, public: true, id: id, want: id + ".cfargotunnel.com"},
+		"RecordNotReady":        {ms: []resource.Managed{record(id+".cfargotunnel.com", corev1.ConditionFalse, false)}, public: true, id: id},
+		"OnlyARoute":            {ms: []resource.Managed{route}, public: true, id: id},
+		"RecordForOtherTunnel":  {ms: []resource.Managed{record("other.cfargotunnel.com", corev1.ConditionTrue, false)}, public: true, id: id},
+		"RecordBeingDeleted":    {ms: []resource.Managed{record(id+".cfargotunnel.com", corev1.ConditionTrue, true)}, public: true, id: id},
+		"Private":               {ms: []resource.Managed{record(id+".cfargotunnel.com", corev1.ConditionTrue, false)}, id: id},
+		"TunnelIDNotKnownYet":   {ms: []resource.Managed{record(".cfargotunnel.com", corev1.ConditionTrue, false)}, public: true},
+		"OneOfSeveralPublished": {ms: []resource.Managed{record(id+".cfargotunnel.com", corev1.ConditionFalse, false), record(id+".cfargotunnel.com", corev1.ConditionTrue, false)}, public: true, id: id, want: id + ".cfargotunnel.com"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := ingressctl.Address(tc.ms, tc.public, tc.id); got != tc.want {
+				t.Errorf("Address() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
