@@ -570,14 +570,15 @@ func (r *Reconciler) publicRules(ctx context.Context, cr *v1alpha1.CloudflareTun
 		return nil, errors.Wrap(err, "cannot list Services")
 	}
 	services := translate.ServicesByName(svcs)
-	held, err := r.heldIngresses(ctx, cr, l.Items)
+	made, err := r.madeFor(ctx, cr)
 	if err != nil {
 		return nil, err
 	}
-	refused, err := r.refusedRecords(ctx, cr)
+	held, err := r.heldIngresses(ctx, cr, l.Items, made)
 	if err != nil {
 		return nil, err
 	}
+	refused := refusedRecords(made.records)
 	var out [][]ztv1alpha1.IngressRule
 	for i := range l.Items {
 		ing := &l.Items[i]
@@ -586,11 +587,7 @@ func (r *Reconciler) publicRules(ctx context.Context, cr *v1alpha1.CloudflareTun
 		}
 		if held[ing.Name] {
 			// It names a tunnel that does not exist: keep what it had here.
-			kept, err := r.rulesOf(ctx, ing, cr, current)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, kept)
+			out = append(out, rulesOf(ing, made.records, current))
 			continue
 		}
 		if ing.Annotations[v1alpha1.AnnotationTunnel] != cr.Name {
@@ -598,11 +595,7 @@ func (r *Reconciler) publicRules(ctx context.Context, cr *v1alpha1.CloudflareTun
 		}
 		res := translate.Translate(translate.Input{Ingress: ing, Tunnel: translate.Tunnel{Name: cr.Name}, Services: services})
 		if len(res.Problems) > 0 {
-			kept, err := r.rulesOf(ctx, ing, cr, current)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, kept)
+			out = append(out, rulesOf(ing, made.records, current))
 			continue
 		}
 		// A hostname an older Ingress claims is that Ingress's: the loser
@@ -630,32 +623,42 @@ func (r *Reconciler) publicRules(ctx context.Context, cr *v1alpha1.CloudflareTun
 	return out, nil
 }
 
+// made is what the Ingress controller made for this tunnel: which Ingresses
+// (by label value) still hold managed resources on it, and its DNS records.
+// One listing of each kind serves every Ingress of a reconcile.
+type made struct {
+	ingresses map[string]bool
+	records   []dnsv1alpha1.DNSRecord
+}
+
+func (r *Reconciler) madeFor(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (made, error) {
+	onThis := client.MatchingLabels{translate.LabelTunnel: translate.LabelValue(cr.Name)}
+	routes, recs := &ztv1alpha1.HostnameRouteList{}, &dnsv1alpha1.DNSRecordList{}
+	for _, l := range []client.ObjectList{routes, recs} {
+		if err := r.kube.List(ctx, l, client.InNamespace(cr.Namespace), onThis); err != nil {
+			return made{}, errors.Wrap(err, "cannot list the managed resources made for this tunnel")
+		}
+	}
+	m := made{ingresses: map[string]bool{}, records: recs.Items}
+	for _, rt := range routes.Items {
+		m.ingresses[rt.Labels[translate.LabelIngress]] = true
+	}
+	for _, rec := range recs.Items {
+		m.ingresses[rec.Labels[translate.LabelIngress]] = true
+	}
+	return m, nil
+}
+
 // heldIngresses are the Ingresses, by name, that still have managed
 // resources made for this tunnel but name a CloudflareTunnel that does not
 // exist: the Ingress controller leaves what they made alone until they name
 // a valid tunnel, and so does this one. (An Ingress that names another
 // existing tunnel has moved; one that names none has let go.)
-func (r *Reconciler) heldIngresses(ctx context.Context, cr *v1alpha1.CloudflareTunnel, ings []networkingv1.Ingress) (map[string]bool, error) {
-	onThis := map[string]bool{}
-	for _, l := range []client.ObjectList{&ztv1alpha1.HostnameRouteList{}, &dnsv1alpha1.DNSRecordList{}} {
-		if err := r.kube.List(ctx, l, client.InNamespace(cr.Namespace), client.MatchingLabels{translate.LabelTunnel: translate.LabelValue(cr.Name)}); err != nil {
-			return nil, errors.Wrap(err, "cannot list the managed resources made for this tunnel")
-		}
-		switch t := l.(type) {
-		case *ztv1alpha1.HostnameRouteList:
-			for _, m := range t.Items {
-				onThis[m.Labels[translate.LabelIngress]] = true
-			}
-		case *dnsv1alpha1.DNSRecordList:
-			for _, m := range t.Items {
-				onThis[m.Labels[translate.LabelIngress]] = true
-			}
-		}
-	}
+func (r *Reconciler) heldIngresses(ctx context.Context, cr *v1alpha1.CloudflareTunnel, ings []networkingv1.Ingress, m made) (map[string]bool, error) {
 	held := map[string]bool{}
 	for _, ing := range ings {
 		name := strings.TrimSpace(ing.Annotations[v1alpha1.AnnotationTunnel])
-		if name == cr.Name || name == "" || !onThis[translate.LabelValue(ing.Name)] {
+		if name == cr.Name || name == "" || !m.ingresses[translate.LabelValue(ing.Name)] {
 			continue
 		}
 		err := r.kube.Get(ctx, types.NamespacedName{Namespace: cr.Namespace, Name: name}, &v1alpha1.CloudflareTunnel{})
@@ -674,14 +677,10 @@ func (r *Reconciler) heldIngresses(ctx context.Context, cr *v1alpha1.CloudflareT
 // reach this tunnel, so their rules would only claim what is not ours. A
 // record that exists (it has an external-name) keeps its rule through
 // passing errors.
-func (r *Reconciler) refusedRecords(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (map[string]map[string]bool, error) {
-	recs := &dnsv1alpha1.DNSRecordList{}
-	if err := r.kube.List(ctx, recs, client.InNamespace(cr.Namespace), client.MatchingLabels{translate.LabelTunnel: translate.LabelValue(cr.Name)}); err != nil {
-		return nil, errors.Wrap(err, "cannot list DNS records")
-	}
+func refusedRecords(recs []dnsv1alpha1.DNSRecord) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
-	for i := range recs.Items {
-		rec := &recs.Items[i]
+	for i := range recs {
+		rec := &recs[i]
 		if !Refused(rec) {
 			continue
 		}
@@ -691,7 +690,7 @@ func (r *Reconciler) refusedRecords(ctx context.Context, cr *v1alpha1.Cloudflare
 		}
 		out[ing][strings.ToLower(rec.Spec.ForProvider.Name)] = true
 	}
-	return out, nil
+	return out
 }
 
 // Refused says whether Cloudflare refused a DNS record that was never
@@ -701,18 +700,16 @@ func Refused(rec *dnsv1alpha1.DNSRecord) bool {
 }
 
 // rulesOf are the rules of the current configuration for the hostnames the
-// Ingress publishes now through this tunnel (its DNS records).
-func (r *Reconciler) rulesOf(ctx context.Context, ing *networkingv1.Ingress, cr *v1alpha1.CloudflareTunnel, current *ztv1alpha1.TunnelConfig) ([]ztv1alpha1.IngressRule, error) {
+// Ingress publishes now through this tunnel (its DNS records among recs).
+func rulesOf(ing *networkingv1.Ingress, recs []dnsv1alpha1.DNSRecord, current *ztv1alpha1.TunnelConfig) []ztv1alpha1.IngressRule {
 	if current == nil {
-		return nil, nil
-	}
-	recs := &dnsv1alpha1.DNSRecordList{}
-	if err := r.kube.List(ctx, recs, client.InNamespace(ing.Namespace), client.MatchingLabels{translate.LabelIngress: translate.LabelValue(ing.Name), translate.LabelTunnel: translate.LabelValue(cr.Name)}); err != nil {
-		return nil, errors.Wrap(err, "cannot list DNS records")
+		return nil
 	}
 	hosts := map[string]bool{}
-	for _, rec := range recs.Items {
-		hosts[strings.ToLower(rec.Spec.ForProvider.Name)] = true
+	for _, rec := range recs {
+		if rec.Labels[translate.LabelIngress] == translate.LabelValue(ing.Name) {
+			hosts[strings.ToLower(rec.Spec.ForProvider.Name)] = true
+		}
 	}
 	var kept []ztv1alpha1.IngressRule
 	for _, rule := range current.Ingress {
@@ -720,7 +717,7 @@ func (r *Reconciler) rulesOf(ctx context.Context, ing *networkingv1.Ingress, cr 
 			kept = append(kept, rule)
 		}
 	}
-	return kept, nil
+	return kept
 }
 
 // referencingIngresses are the Ingresses in cr's namespace exposed through it.
@@ -729,7 +726,11 @@ func (r *Reconciler) referencingIngresses(ctx context.Context, cr *v1alpha1.Clou
 	if err := r.kube.List(ctx, l, client.InNamespace(cr.Namespace)); err != nil {
 		return nil, errors.Wrap(err, "cannot list Ingresses")
 	}
-	held, err := r.heldIngresses(ctx, cr, l.Items)
+	m, err := r.madeFor(ctx, cr)
+	if err != nil {
+		return nil, err
+	}
+	held, err := r.heldIngresses(ctx, cr, l.Items, m)
 	if err != nil {
 		return nil, err
 	}
