@@ -414,8 +414,13 @@ func TestVPCServiceSameNameRaceKeepsOneOwner(t *testing.T) {
 		}
 		return nil
 	})
-	if older := owner.CreationTimestamp.Before(&loser.CreationTimestamp) || (owner.CreationTimestamp.Equal(&loser.CreationTimestamp) && owner.Namespace < loser.Namespace); !older && !strings.Contains(loser.GetCondition(xpv2.TypeSynced).Message, "name taken") {
-		t.Errorf("the newer resource %s/%s took the service from the older %s/%s, which may have made it", owner.Namespace, owner.Name, loser.Namespace, loser.Name)
+	// Names are unique, so one create made the service. Its maker may keep
+	// it; so may the older resource, which adopted it as possibly its own
+	// before the maker's ID was saved. A newer resource that did not make
+	// it has taken it from the older, which may have.
+	older := owner.CreationTimestamp.Before(&loser.CreationTimestamp) || (owner.CreationTimestamp.Equal(&loser.CreationTimestamp) && owner.Namespace < loser.Namespace)
+	if made := !meta.GetExternalCreateSucceeded(owner).IsZero(); !older && !made {
+		t.Errorf("the newer resource %s/%s, which did not create the service, took it from the older %s/%s (%s)", owner.Namespace, owner.Name, loser.Namespace, loser.Name, loser.GetCondition(xpv2.TypeSynced).Message)
 	}
 	id := meta.GetExternalName(owner)
 
