@@ -24,10 +24,19 @@ type Config struct {
 	Token     string
 	AccountID string
 	Endpoint  string
+
+	// Source names the provider config, for messages ("ClusterProviderConfig
+	// default").
+	Source string
+	// Owner is the config's owner ID for ownership markers; "" means the
+	// cluster's default.
+	Owner string
+	// Allow holds the config's tenant guardrails.
+	Allow v1alpha1.Allowances
 }
 
 func (c Config) String() string {
-	return fmt.Sprintf("{AccountID:%s Endpoint:%s Token:<redacted>}", c.AccountID, c.Endpoint)
+	return fmt.Sprintf("{AccountID:%s Endpoint:%s Token:<redacted> Source:%s Owner:%s}", c.AccountID, c.Endpoint, c.Source, c.Owner)
 }
 
 // GoString keeps %#v from printing the token.
@@ -76,7 +85,10 @@ var LookupEnv = os.LookupEnv
 // the namespace a namespaced ProviderConfig lives in (its Secret must be
 // there too); it is "" for a ClusterProviderConfig.
 func ResolveSpec(ctx context.Context, kube client.Reader, spec v1alpha1.ProviderConfigSpec, defaultNamespace string) (*Config, error) {
-	cfg := &Config{AccountID: spec.AccountID, Endpoint: v1alpha1.DefaultEndpoint}
+	cfg := &Config{AccountID: spec.AccountID, Endpoint: v1alpha1.DefaultEndpoint, Owner: spec.OwnerID}
+	if spec.Allow != nil {
+		cfg.Allow = *spec.Allow
+	}
 	if spec.Endpoint != nil && *spec.Endpoint != "" {
 		cfg.Endpoint = *spec.Endpoint
 	}
@@ -163,7 +175,7 @@ func ConfigFor(ctx context.Context, kube client.Client, usage *resource.Provider
 			}
 			return nil, errors.Wrap(err, "cannot get ProviderConfig")
 		}
-		return ResolveSpec(ctx, kube, pc.Spec, pc.GetNamespace())
+		return named(ResolveSpec(ctx, kube, pc.Spec, pc.GetNamespace()))(fmt.Sprintf("ProviderConfig %s/%s", pc.GetNamespace(), pc.GetName()))
 	case v1alpha1.ClusterProviderConfigKind:
 		cpc := &v1alpha1.ClusterProviderConfig{}
 		if err := kube.Get(ctx, types.NamespacedName{Name: ref.Name}, cpc); err != nil {
@@ -172,7 +184,7 @@ func ConfigFor(ctx context.Context, kube client.Client, usage *resource.Provider
 			}
 			return nil, errors.Wrap(err, "cannot get ClusterProviderConfig")
 		}
-		return ResolveSpec(ctx, kube, cpc.Spec, "")
+		return named(ResolveSpec(ctx, kube, cpc.Spec, ""))("ClusterProviderConfig " + cpc.GetName())
 	default:
 		return nil, credErr(ReasonUnsupportedRefKind, "providerConfigRef kind %q is not supported: use ProviderConfig or ClusterProviderConfig", ref.Kind)
 	}
@@ -188,4 +200,15 @@ func ConfigFor(ctx context.Context, kube client.Client, usage *resource.Provider
 // that keeps the config alive.
 func deletingInTerminatingNamespace(mg resource.ModernManaged, err error) bool {
 	return mg.GetDeletionTimestamp() != nil && kerrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
+}
+
+// named sets the Source of a resolved config.
+func named(cfg *Config, err error) func(source string) (*Config, error) {
+	return func(source string) (*Config, error) {
+		if err != nil {
+			return nil, err
+		}
+		cfg.Source = source
+		return cfg, nil
+	}
 }

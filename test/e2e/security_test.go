@@ -45,6 +45,7 @@ func TestProviderPermissionsBySelfSubjectAccessReview(t *testing.T) {
 		{verb: "update", group: "dns.tunnels.cloudflare.com", resource: "dnsrecords", sub: "status", namespace: "team-a"},
 		{verb: "update", group: "tunnels.cloudflare.com", resource: "cloudflaretunnels", sub: "status", namespace: "team-a"},
 		{verb: "list", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
+		{verb: "get", resource: "namespaces", name: "kube-system"},
 		{verb: "create", group: "coordination.k8s.io", resource: "leases", namespace: providerNamespace},
 	}
 	mayNot := []access{
@@ -52,6 +53,8 @@ func TestProviderPermissionsBySelfSubjectAccessReview(t *testing.T) {
 		{verb: "create", resource: "pods", sub: "exec", namespace: "team-a"},
 		{verb: "get", resource: "configmaps", namespace: "kube-system"},
 		{verb: "delete", resource: "namespaces", name: "team-a"},
+		{verb: "get", resource: "namespaces", name: "team-a"},
+		{verb: "list", resource: "namespaces"},
 		{verb: "list", resource: "nodes"},
 		{verb: "create", resource: "serviceaccounts", sub: "token", namespace: providerNamespace, name: providerSA},
 		{verb: "deletecollection", resource: "secrets", namespace: "team-a"},

@@ -135,6 +135,16 @@ type VPCServiceObservation struct {
 type VPCServiceSpec struct {
 	xpv2.ManagedResourceSpec `json:",inline"`
 	ForProvider              VPCServiceParameters `json:"forProvider"`
+
+	// AdoptByName lets this resource take over an existing VPC service of the
+	// desired name that it cannot prove it created (VPC services carry no
+	// ownership marker): after a cluster was rebuilt from the same
+	// manifests, to recover its own VPC service. Off by default, because a name
+	// alone does not say who made an object, and adopting one made
+	// elsewhere rewrites what the Workers bound to it reach and deletes it with this resource. To take over one particular VPC service, set its ID as the
+	// crossplane.io/external-name annotation instead.
+	// +optional
+	AdoptByName bool `json:"adoptByName,omitempty"`
 }
 
 // A VPCServiceStatus represents the observed state of a VPCService.

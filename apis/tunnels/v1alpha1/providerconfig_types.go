@@ -50,6 +50,58 @@ type ProviderConfigSpec struct {
 	// +optional
 	// +kubebuilder:validation:Pattern=`^https?://[^\s]+$`
 	Endpoint *string `json:"endpoint,omitempty"`
+
+	// OwnerID names this installation in the ownership markers the
+	// provider writes into the Cloudflare objects it creates (DNS record and
+	// hostname route comments), with the managed resource's kind,
+	// namespace and name. A marker is how the provider proves an object is
+	// its own: with the same owner ID, a cluster rebuilt from the same
+	// manifests finds its objects again; with another, it never takes
+	// them. Default: derived from the kube-system namespace's UID, unique
+	// to this cluster (so a rebuilt cluster differs). Set it to recover
+	// after a rebuild, and never share it between clusters that are
+	// meant to stay apart. Changing it rewrites the markers of objects
+	// the provider already manages.
+	// +optional
+	// +kubebuilder:validation:MaxLength=20
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`
+	OwnerID string `json:"ownerID,omitempty"`
+
+	// Allow limits what the managed resources using this config may
+	// publish or route, and, for a ClusterProviderConfig, which
+	// namespaces may use it. A resource outside the limits is refused
+	// before any write to Cloudflare; what it already made is left alone.
+	// +optional
+	Allow *Allowances `json:"allow,omitempty"`
+}
+
+// Allowances are a provider config's tenant guardrails. An empty list
+// allows everything of its kind.
+type Allowances struct {
+	// Zones lists the DNS zones (by name, e.g. example.com) in which
+	// DNSRecords may be managed.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:items:MaxLength=253
+	Zones []string `json:"zones,omitempty"`
+
+	// HostnameSuffixes lists the domains under which hostnames may be
+	// published or routed: DNSRecord names, HostnameRoute hostnames and
+	// the hostnames of a Tunnel's configuration. "apps.example.com" allows
+	// itself and every name below it (x.apps.example.com,
+	// *.apps.example.com), never xapps.example.com.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:items:MaxLength=253
+	HostnameSuffixes []string `json:"hostnameSuffixes,omitempty"`
+
+	// Namespaces lists the namespaces whose managed resources may use this
+	// config. Only a ClusterProviderConfig takes it: a ProviderConfig
+	// serves its own namespace alone.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:items:MaxLength=63
+	Namespaces []string `json:"namespaces,omitempty"`
 }
 
 // ProviderCredentials says where the Cloudflare API token comes from.
@@ -101,6 +153,7 @@ type ProviderConfigStatus struct {
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:printcolumn:name="SECRET-NAME",type="string",JSONPath=".spec.credentials.secretRef.name",priority=1
 // +kubebuilder:resource:scope=Namespaced,categories={crossplane,provider,cloudflare}
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.allow) || !has(self.spec.allow.namespaces) || size(self.spec.allow.namespaces) == 0",message="spec.allow.namespaces is for a ClusterProviderConfig: a ProviderConfig serves its own namespace alone"
 type ProviderConfig struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -141,6 +141,16 @@ type TunnelObservation struct {
 type TunnelSpec struct {
 	xpv2.ManagedResourceSpec `json:",inline"`
 	ForProvider              TunnelParameters `json:"forProvider"`
+
+	// AdoptByName lets this resource take over an existing tunnel of the
+	// desired name that it cannot prove it created (tunnels carry no
+	// ownership marker): after a cluster was rebuilt from the same
+	// manifests, to recover its own tunnel. Off by default, because a name
+	// alone does not say who made an object, and adopting one made
+	// elsewhere publishes its run token, rewrites its configuration and deletes it with this resource. To take over one particular tunnel, set its ID as the
+	// crossplane.io/external-name annotation instead.
+	// +optional
+	AdoptByName bool `json:"adoptByName,omitempty"`
 }
 
 // A TunnelStatus represents the observed state of a Tunnel.

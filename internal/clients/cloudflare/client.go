@@ -95,16 +95,17 @@ var ConnectOptions = Options{}
 // it records the usage, resolves the credentials and builds a client that
 // observes through the account's shared observation cache, refreshed at
 // most once per observationTTL (0: ConnectOptions' TTL).
-func Connect(ctx context.Context, kube client.Client, usage *resource.ProviderConfigUsageTracker, mg resource.ModernManaged, observationTTL time.Duration) (API, error) {
+// The resolved config comes back too, for its owner ID and guardrails.
+func Connect(ctx context.Context, kube client.Client, usage *resource.ProviderConfigUsageTracker, mg resource.ModernManaged, observationTTL time.Duration) (API, *clients.Config, error) {
 	cfg, err := clients.ConfigFor(ctx, kube, usage, mg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	o := ConnectOptions
 	if observationTTL > 0 {
 		o.ObservationTTL = observationTTL
 	}
-	return NewCached(*cfg, o), nil
+	return NewCached(*cfg, o), cfg, nil
 }
 
 // NewCached builds a client whose gets by ID are served from the account's

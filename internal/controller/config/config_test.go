@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -146,14 +148,14 @@ func TestProviderConfigsAgainstAPIServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := (clients.Config{Token: token, AccountID: account, Endpoint: endpoint}); *got != want {
+		if want := (clients.Config{Token: token, AccountID: account, Endpoint: endpoint, Source: "ClusterProviderConfig " + cpc.Name}); !cmp.Equal(*got, want, cmpopts.EquateEmpty()) {
 			t.Errorf("ConfigFor(CPC) = %v, want %v", got, want)
 		}
 		got, err = clients.ConfigFor(ctx, env.Client, tracker, newManaged(ns, "via-namespaced", &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "team-a"}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := (clients.Config{Token: token, AccountID: account, Endpoint: v1alpha1.DefaultEndpoint}); *got != want {
+		if want := (clients.Config{Token: token, AccountID: account, Endpoint: v1alpha1.DefaultEndpoint, Source: "ProviderConfig " + ns + "/team-a"}); !cmp.Equal(*got, want, cmpopts.EquateEmpty()) {
 			t.Errorf("ConfigFor(PC) = %v, want %v", got, want)
 		}
 		if strings.Contains(fmt.Sprintf("%v %+v %#v %s", got, got, got, got), token) {
@@ -288,7 +290,7 @@ func TestEnvironmentCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (clients.Config{Token: token, AccountID: account, Endpoint: v1alpha1.DefaultEndpoint}); *got != want {
+	if want := (clients.Config{Token: token, AccountID: account, Endpoint: v1alpha1.DefaultEndpoint}); !cmp.Equal(*got, want, cmpopts.EquateEmpty()) {
 		t.Errorf("ResolveSpec(Environment) = %v, want %v", got, want)
 	}
 	clients.LookupEnv = func(string) (string, bool) { return "", false }

@@ -4,7 +4,9 @@
 // The product rule: the provider never overwrites or deletes a record it did
 // not create, unless the user explicitly imported it by setting its ID as the
 // external-name. Records it creates carry an ownership marker in their
-// comment (see Comment); a record of the desired name that lacks this
+// comment (internal/ownership: the installation's owner ID and this
+// resource's namespace and name, so a rebuilt cluster with the same owner ID
+// finds its records again); a record of the desired name that lacks this
 // resource's marker and stands in the way is reported as a conflict, never
 // adopted.
 package dnsrecord
@@ -25,15 +27,17 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
 )
 
 var kind = mr.Kind[*v1alpha1.DNSRecord]{
 	GVK:     v1alpha1.DNSRecordGroupVersionKind,
 	NewObj:  func() *v1alpha1.DNSRecord { return &v1alpha1.DNSRecord{} },
 	NewList: func() client.ObjectList { return &v1alpha1.DNSRecordList{} },
-	External: func(c cloudflare.API, _ client.Client) managed.TypedExternalClient[*v1alpha1.DNSRecord] {
-		return &external{records: c, zones: c, cache: sharedZones, accountID: c.Account()}
+	External: func(c mr.Connection) managed.TypedExternalClient[*v1alpha1.DNSRecord] {
+		return &external{records: c.Cloudflare, zones: c.Cloudflare, cache: sharedZones, accountID: c.Cloudflare.Account(), conn: c}
 	},
+	Hostnames: func(cr *v1alpha1.DNSRecord) []string { return []string{normalizeName(cr.Spec.ForProvider.Name)} },
 }
 
 // Setup adds the DNSRecord controller.
@@ -47,6 +51,9 @@ type external struct {
 	zones     cloudflare.ZonesAPI
 	cache     *zoneCache
 	accountID string
+	// conn is the connection: the owner ID of markers and the config's
+	// allowed zones.
+	conn mr.Connection
 
 	// The zone Observe resolved, for Create, Update and Delete in the same
 	// reconcile.
@@ -89,7 +96,7 @@ func (e *external) findOwn(ctx context.Context, cr *v1alpha1.DNSRecord) (*cloudf
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot look for existing DNS records")
 	}
-	ours, conflict := classify(rs, cr.GetUID(), cr.Spec.ForProvider.Type)
+	ours, conflict := classify(rs, e.identity(cr), cr.Spec.ForProvider.Type)
 	if ours != nil || conflict == nil || meta.WasDeleted(cr) {
 		return ours, nil
 	}
@@ -101,8 +108,12 @@ func (e *external) conflictError(cr *v1alpha1.DNSRecord, c *cloudflare.DNSRecord
 	if id := meta.GetExternalName(cr); id != "" {
 		hint = "the external-name " + id + " names no record in that zone; to manage this one instead, set its ID as " + meta.AnnotationKeyExternalName
 	}
-	return errors.Errorf("conflict: a %s record for %s already exists in zone %s and was not created by this resource (id %s); %s",
-		c.Type, normalizeName(c.Name), e.zone.label(), c.ID, hint)
+	return errors.Errorf("conflict: a %s record for %s already exists in zone %s and was not created by this resource (id %s): %s. It is left alone; %s",
+		c.Type, normalizeName(c.Name), e.zone.label(), c.ID, e.identity(cr).Describe(c.Comment), hint)
+}
+
+func (e *external) identity(cr *v1alpha1.DNSRecord) ownership.Identity {
+	return e.conn.Identity(v1alpha1.DNSRecordKind, cr)
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.DNSRecord) (managed.ExternalObservation, error) {
@@ -116,6 +127,14 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.DNSRecord) (managed
 		return managed.ExternalObservation{}, errors.Wrap(err, "cannot resolve the record's zone")
 	}
 	e.zone = z
+	if err := e.conn.Config.CheckZone(z.Name); err != nil {
+		// Refused before any write; a deletion lets go, leaving what the
+		// resource made before the rule alone.
+		if meta.WasDeleted(cr) {
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
+		return managed.ExternalObservation{}, err
+	}
 
 	var rec *cloudflare.DNSRecord
 	adopted := false
@@ -144,7 +163,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.DNSRecord) (managed
 	cr.SetConditions(xpv2.Available())
 	cr.Status.AtProvider = observation(rec, z)
 	lateInit := lateInitialize(&cr.Spec.ForProvider, rec)
-	diff := Diff(cr.Spec.ForProvider, rec, cr.GetUID())
+	diff := Diff(cr.Spec.ForProvider, rec, e.identity(cr).Mark())
 	return managed.ExternalObservation{
 		ResourceExists:          true,
 		ResourceUpToDate:        diff == "",
@@ -154,7 +173,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.DNSRecord) (managed
 }
 
 func (e *external) Create(ctx context.Context, cr *v1alpha1.DNSRecord) (managed.ExternalCreation, error) {
-	rec, err := e.records.CreateDNSRecord(ctx, e.zone.ID, desired(cr.Spec.ForProvider, cr.GetUID()))
+	rec, err := e.records.CreateDNSRecord(ctx, e.zone.ID, desired(cr.Spec.ForProvider, e.identity(cr).Mark()))
 	if cloudflare.IsAlreadyExists(err) || cloudflare.IsConflict(err) {
 		// Something appeared since Observe looked. Take it only if it is
 		// ours (a concurrent reconcile's create); otherwise say whose way
@@ -176,7 +195,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.DNSRecord) (managed.
 
 func (e *external) Update(ctx context.Context, cr *v1alpha1.DNSRecord) (managed.ExternalUpdate, error) {
 	// PUT: the record becomes exactly the desired one, marker included.
-	_, err := e.records.UpdateDNSRecord(ctx, e.zone.ID, meta.GetExternalName(cr), desired(cr.Spec.ForProvider, cr.GetUID()))
+	_, err := e.records.UpdateDNSRecord(ctx, e.zone.ID, meta.GetExternalName(cr), desired(cr.Spec.ForProvider, e.identity(cr).Mark()))
 	return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update DNS record")
 }
 

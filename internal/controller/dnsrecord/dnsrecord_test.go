@@ -18,7 +18,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/dnsrecord"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
@@ -108,7 +108,7 @@ func TestDNSRecordLifecycle(t *testing.T) {
 	if got.Type != "CNAME" || got.Content != tunnelA || !got.Proxied || got.TTL != 1 {
 		t.Errorf("Cloudflare has %+v", got)
 	}
-	if user, owner, ok := dnsrecord.SplitComment(got.Comment); !ok || owner != string(cr.GetUID()) || user != "" {
+	if user, owner, ok := ownership.Split(got.Comment); !ok || owner != p.Mark(t, v1alpha1.DNSRecordKind, cr) || user != "" {
 		t.Errorf("comment %q does not carry this resource's marker", got.Comment)
 	}
 	if cr.Spec.ForProvider.TTL == nil || *cr.Spec.ForProvider.TTL != 1 {
@@ -136,7 +136,7 @@ func TestDNSRecordLifecycle(t *testing.T) {
 			cr.Spec.ForProvider.Content = tunnelB
 			cr.Spec.ForProvider.Comment = ptr.To("team-a web frontend")
 		})
-		want := dnsrecord.Comment("team-a web frontend", cr.GetUID())
+		want := ownership.Comment("team-a web frontend", p.Mark(t, v1alpha1.DNSRecordKind, cr))
 		eventually(t, "update in Cloudflare", func() error {
 			if got := cfRecord(t, zoneCom, id); got.Content != tunnelB || got.Comment != want {
 				return fmt.Errorf("content %q comment %q", got.Content, got.Comment)
@@ -155,7 +155,7 @@ func TestDNSRecordLifecycle(t *testing.T) {
 		changed := time.Now()
 		eventually(t, "drift corrected", func() error {
 			got := cfRecord(t, zoneCom, id)
-			if got.Content != tunnelB || !got.Proxied || got.Comment != dnsrecord.Comment("team-a web frontend", cr.GetUID()) {
+			if got.Content != tunnelB || !got.Proxied || got.Comment != ownership.Comment("team-a web frontend", p.Mark(t, v1alpha1.DNSRecordKind, cr)) {
 				return fmt.Errorf("still %+v", got)
 			}
 			return nil
@@ -348,7 +348,7 @@ func TestDNSRecordImportTakesOver(t *testing.T) {
 	p.WaitReady(t, cr)
 	eventually(t, "handed over", func() error {
 		got := cfRecord(t, zoneCom, existing.ID)
-		if got.Content != tunnelA || !got.Proxied || got.Comment != dnsrecord.Comment("", cr.GetUID()) {
+		if got.Content != tunnelA || !got.Proxied || got.Comment != ownership.Comment("", p.Mark(t, v1alpha1.DNSRecordKind, cr)) {
 			return fmt.Errorf("record %+v", got)
 		}
 		return nil
@@ -377,7 +377,7 @@ func TestDNSRecordCrashAfterCreate(t *testing.T) {
 	cr.SetAnnotations(map[string]string{meta.AnnotationKeyReconciliationPaused: "true"})
 	p.Create(t, cr)
 	lost, err := p.Cloudflare.CreateDNSRecord(ctx, zoneCom, cloudflare.DNSRecord{
-		Name: host, Type: "CNAME", Content: tunnelA, Proxied: true, Comment: dnsrecord.Comment("", cr.GetUID()),
+		Name: host, Type: "CNAME", Content: tunnelA, Proxied: true, Comment: ownership.Comment("", p.Mark(t, v1alpha1.DNSRecordKind, cr)),
 	})
 	if err != nil {
 		t.Fatal(err)

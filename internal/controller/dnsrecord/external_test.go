@@ -15,7 +15,9 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
 )
 
 // fakeRecords is a DNSRecordsAPI over a slice of records. It only serves
@@ -83,13 +85,13 @@ func newCR(externalName string, deleted bool) *v1alpha1.DNSRecord {
 }
 
 func newExternal(f *fakeRecords) *external {
-	return &external{records: f, zones: &fakeZones{zones: account}, cache: newZoneCache(time.Now), accountID: "acct"}
+	return &external{records: f, zones: &fakeZones{zones: account}, cache: newZoneCache(time.Now), accountID: "acct", conn: mr.Connection{Config: clients.Config{Owner: testOwner}}}
 }
 
 func TestObserve(t *testing.T) {
 	foreign := *record(func(r *cloudflare.DNSRecord) { r.ID, r.Content, r.Comment = "f1", "legacy.example.net", "by hand" })
 	ours := *record(func(r *cloudflare.DNSRecord) { r.ID = "m1" })
-	conflictMsg := "conflict: a CNAME record for app.example.com already exists in zone example.com and was not created by this resource (id f1); import it by setting its ID as crossplane.io/external-name to manage it"
+	conflictMsg := "conflict: a CNAME record for app.example.com already exists in zone example.com and was not created by this resource (id f1): it carries no ownership marker of this provider: it was made elsewhere (another tool, the dashboard, by hand). It is left alone; import it by setting its ID as crossplane.io/external-name to manage it"
 
 	type want struct {
 		obs          managed.ExternalObservation
@@ -126,7 +128,7 @@ func TestObserve(t *testing.T) {
 			records: []cloudflare.DNSRecord{foreign},
 			cr:      newCR("gone", false),
 			want: want{
-				err:          errors.New("conflict: a CNAME record for app.example.com already exists in zone example.com and was not created by this resource (id f1); the external-name gone names no record in that zone; to manage this one instead, set its ID as crossplane.io/external-name"),
+				err:          errors.New("conflict: a CNAME record for app.example.com already exists in zone example.com and was not created by this resource (id f1): it carries no ownership marker of this provider: it was made elsewhere (another tool, the dashboard, by hand). It is left alone; the external-name gone names no record in that zone; to manage this one instead, set its ID as crossplane.io/external-name"),
 				externalName: "gone",
 			},
 		},
@@ -136,7 +138,7 @@ func TestObserve(t *testing.T) {
 			want: want{
 				obs: managed.ExternalObservation{ResourceExists: true, Diff: `content: "legacy.example.net" in Cloudflare, "` + target + `" desired
 comment: "by hand" in Cloudflare, "web" desired
-ownership marker: "" in Cloudflare, "` + string(uid) + `" desired`},
+ownership marker: "" in Cloudflare, "` + string(mark) + `" desired`},
 				externalName: "f1",
 			},
 		},
@@ -210,7 +212,7 @@ func TestCreate(t *testing.T) {
 		"RaceWithSomeoneElse": {
 			records:   []cloudflare.DNSRecord{*record(func(r *cloudflare.DNSRecord) { r.ID, r.Comment = "f1", "" })},
 			createErr: exists,
-			wantErr:   errors.New("conflict: a CNAME record for app.example.com already exists in zone example.com and was not created by this resource (id f1); import it by setting its ID as crossplane.io/external-name to manage it"),
+			wantErr:   errors.New("conflict: a CNAME record for app.example.com already exists in zone example.com and was not created by this resource (id f1): it carries no ownership marker of this provider: it was made elsewhere (another tool, the dashboard, by hand). It is left alone; import it by setting its ID as crossplane.io/external-name to manage it"),
 		},
 		"OtherFailure": {
 			createErr: errNotFound,

@@ -1,6 +1,7 @@
 package dnsrecord
 
-// Fuzz targets for the DNS ownership marker and zone-by-suffix lookup. This
+// Fuzz targets for the zone-by-suffix lookup (the ownership marker is
+// fuzzed in internal/ownership). This
 // file is self-contained on purpose: the package's TestMain starts a control
 // plane, which fuzz worker processes must not (hack/fuzz.sh builds these
 // targets without the package's other test files).
@@ -9,86 +10,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
-	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 )
-
-const fuzzUUID = types.UID("0b7c5a8e-3f2d-4c1a-9e6b-1d2f3a4b5c6d")
-
-// FuzzOwnershipMarker: what Comment writes, SplitComment reads back exactly
-// (user comment and UID) and ownedBy credits to that UID alone; and no
-// comment anyone else wrote is read as owned unless it ends with a
-// well-formed marker that is the whole comment or follows the user's text
-// after exactly one space — so a marker-like text in the middle of a
-// comment, glued to other text or followed by anything, never makes a
-// record look owned.
-func FuzzOwnershipMarker(f *testing.F) {
-	for _, s := range [][3]string{
-		{"", string(fuzzUUID), ""},
-		{"managed by hand", string(fuzzUUID), "managed by hand"},
-		{"trailing space ", "u", "[crossplane:u]"},
-		{"[crossplane:other]", "u", "x [crossplane:u]"},
-		{"a [crossplane:", "u", "x[crossplane:u]"},
-		{strings.Repeat("é", 50), string(fuzzUUID), " [crossplane:u]"},
-		{"x", "with]bracket", "[crossplane:u] trailing"},
-		{"x", "tab\there", "[crossplane:]"},
-		{"x", "", "[crossplane:a b]"},
-		{"line\nbreak", "u\n", "a [crossplane:u] [crossplane:v]"},
-	} {
-		f.Add(s[0], s[1], s[2])
-	}
-	f.Fuzz(func(t *testing.T, user, uid, comment string) {
-		// Round trip of what the provider writes, for any UID a marker can
-		// carry (Kubernetes UIDs are UUIDs).
-		if uid != "" && !strings.ContainsAny(uid, "[] \t") {
-			c := Comment(user, types.UID(uid))
-			u, id, ok := SplitComment(c)
-			if !ok || u != user || id != uid {
-				t.Fatalf("SplitComment(Comment(%q, %q) = %q) = %q, %q, %t", user, uid, c, u, id, ok)
-			}
-			if !ownedBy(c, types.UID(uid)) || ownedBy(c, types.UID(uid+"x")) || ownedBy(c, "") {
-				t.Fatalf("ownedBy(%q) credits the wrong UID", c)
-			}
-		}
-		// It fits Cloudflare's 100-character comment limit whenever the
-		// user's part fits the CRD's.
-		if utf8.RuneCountInString(user) <= v1alpha1.MaxCommentLength {
-			if c := Comment(user, fuzzUUID); utf8.RuneCountInString(c) > 100 {
-				t.Fatalf("Comment(%q) has %d characters", user, utf8.RuneCountInString(c))
-			}
-		}
-
-		// Any comment, as a record made elsewhere may carry it.
-		u, id, ok := SplitComment(comment)
-		if !ok {
-			if u != comment || id != "" {
-				t.Fatalf("SplitComment(%q) = %q, %q, false: want the whole comment back", comment, u, id)
-			}
-			// Not even a marker-like text inside it makes it owned.
-			if i := strings.LastIndex(comment, markerPrefix); i >= 0 {
-				cand, _, _ := strings.Cut(comment[i+len(markerPrefix):], markerSuffix)
-				if ownedBy(comment, types.UID(cand)) {
-					t.Fatalf("ownedBy(%q, %q) without a well-formed marker at the end", comment, cand)
-				}
-			}
-			if ownedBy(comment, fuzzUUID) {
-				t.Fatalf("ownedBy(%q) without a marker", comment)
-			}
-			return
-		}
-		m := Marker(types.UID(id))
-		if id == "" || strings.ContainsAny(id, "[] \t") || !(comment == u+" "+m || (u == "" && comment == m)) {
-			t.Fatalf("SplitComment(%q) = %q, %q: not a user comment and a well-formed marker after one space", comment, u, id)
-		}
-		if !ownedBy(comment, types.UID(id)) || ownedBy(comment, types.UID(id+"x")) {
-			t.Fatalf("ownedBy(%q) does not credit exactly %q", comment, id)
-		}
-	})
-}
 
 // fuzzValidZone: a zone name as Cloudflare has them.
 func fuzzValidZone(z string) bool {

@@ -6,25 +6,25 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
 )
 
-// desired is the record the spec asks for, with the ownership marker of uid
+// desired is the record the spec asks for, with the ownership marker mark
 // in its comment. Every write carries the marker: that is how an imported
 // record is handed over to this managed resource on its first update.
-func desired(p v1alpha1.DNSRecordParameters, uid types.UID) cloudflare.DNSRecord {
+func desired(p v1alpha1.DNSRecordParameters, mark ownership.Mark) cloudflare.DNSRecord {
 	r := cloudflare.DNSRecord{
 		Name:    normalizeName(p.Name),
 		Type:    strings.ToUpper(p.Type),
 		Content: strings.TrimSpace(p.Content),
 		Proxied: ptr.Deref(p.Proxied, false),
 		TTL:     int(ptr.Deref(p.TTL, 1)),
-		Comment: Comment(ptr.Deref(p.Comment, ""), uid),
+		Comment: ownership.Comment(ptr.Deref(p.Comment, ""), mark),
 		Tags:    p.Tags,
 	}
 	if r.Proxied {
@@ -73,10 +73,11 @@ func lateInitialize(p *v1alpha1.DNSRecordParameters, r *cloudflare.DNSRecord) bo
 
 // Diff compares the desired record with the one in Cloudflare and returns a
 // readable difference, one field per line, or "" when they agree. Fields
-// the spec leaves unset are Cloudflare's to choose. uid is the managed
-// resource's: a record without its marker (an imported one) differs, so the
-// first update hands it over.
-func Diff(want v1alpha1.DNSRecordParameters, got *cloudflare.DNSRecord, uid types.UID) string {
+// the spec leaves unset are Cloudflare's to choose. mark is the managed
+// resource's: a record without it (an imported one, or one marked by an
+// earlier version or under another owner ID) differs, so the first update
+// hands it over.
+func Diff(want v1alpha1.DNSRecordParameters, got *cloudflare.DNSRecord, mark ownership.Mark) string {
 	var d []string
 	add := func(field string, have, desire any) {
 		d = append(d, fmt.Sprintf("%s: %v in Cloudflare, %v desired", field, have, desire))
@@ -99,12 +100,12 @@ func Diff(want v1alpha1.DNSRecordParameters, got *cloudflare.DNSRecord, uid type
 	if want.TTL != nil && !proxied && int64(got.TTL) != *want.TTL {
 		add("ttl", got.TTL, *want.TTL)
 	}
-	user, owner, _ := SplitComment(got.Comment)
+	user, owner, _ := ownership.Split(got.Comment)
 	if user != ptr.Deref(want.Comment, "") {
 		add("comment", quote(user), quote(ptr.Deref(want.Comment, "")))
 	}
-	if owner != string(uid) {
-		add("ownership marker", quote(owner), quote(string(uid)))
+	if owner != mark {
+		add("ownership marker", quote(string(owner)), quote(string(mark)))
 	}
 	if !sameTags(got.Tags, want.Tags) {
 		add("tags", got.Tags, want.Tags)
@@ -172,14 +173,15 @@ func conflicts(typ, other string) bool {
 }
 
 // classify sorts the records of one name into the one this managed resource
-// owns (by marker: the same type preferred, else any, since a record
-// carrying this resource's UID is this resource's whatever its type) and the
-// first record that is not ours and conflicts with the desired type.
-func classify(rs []cloudflare.DNSRecord, uid types.UID, typ string) (ours, conflict *cloudflare.DNSRecord) {
+// made (by marker: the same type preferred, else any, since a record
+// carrying this resource's marker is this resource's whatever its type) and
+// the first record that is not ours and conflicts with the desired type.
+func classify(rs []cloudflare.DNSRecord, id ownership.Identity, typ string) (ours, conflict *cloudflare.DNSRecord) {
 	for i := range rs {
 		r := &rs[i]
+		_, mark, _ := ownership.Split(r.Comment)
 		switch {
-		case ownedBy(r.Comment, uid):
+		case id.Made(mark):
 			if ours == nil || (!strings.EqualFold(ours.Type, typ) && strings.EqualFold(r.Type, typ)) {
 				ours = r
 			}

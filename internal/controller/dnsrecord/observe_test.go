@@ -8,6 +8,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
 )
 
 const target = "6ff42ae2-765d-4adf-8112-31c55c1551ef.cfargotunnel.com"
@@ -26,7 +27,7 @@ func spec(mod ...func(*v1alpha1.DNSRecordParameters)) v1alpha1.DNSRecordParamete
 func record(mod ...func(*cloudflare.DNSRecord)) *cloudflare.DNSRecord {
 	r := &cloudflare.DNSRecord{
 		ID: "a1", Name: "app.example.com", Type: "CNAME", Content: target,
-		Proxied: true, TTL: 1, Comment: Comment("web", uid), Tags: []string{},
+		Proxied: true, TTL: 1, Comment: ownership.Comment("web", mark), Tags: []string{},
 	}
 	for _, m := range mod {
 		m(r)
@@ -41,20 +42,20 @@ func TestDesired(t *testing.T) {
 	}{
 		"ProxiedForcesAutomaticTTL": {
 			p:    spec(func(p *v1alpha1.DNSRecordParameters) { p.TTL = ptr.To[int64](300) }),
-			want: cloudflare.DNSRecord{Name: "app.example.com", Type: "CNAME", Content: target, Proxied: true, TTL: 1, Comment: "web [crossplane:" + string(uid) + "]"},
+			want: cloudflare.DNSRecord{Name: "app.example.com", Type: "CNAME", Content: target, Proxied: true, TTL: 1, Comment: "web " + mark.String()},
 		},
 		"UnsetOptionals": {
 			p:    v1alpha1.DNSRecordParameters{Name: "App.Example.com.", Type: "a", Content: " 192.0.2.1 "},
-			want: cloudflare.DNSRecord{Name: "app.example.com", Type: "A", Content: "192.0.2.1", TTL: 1, Comment: "[crossplane:" + string(uid) + "]"},
+			want: cloudflare.DNSRecord{Name: "app.example.com", Type: "A", Content: "192.0.2.1", TTL: 1, Comment: mark.String()},
 		},
 		"TTLAndTags": {
 			p:    v1alpha1.DNSRecordParameters{Name: "t.example.com", Type: "TXT", Content: "v=1", TTL: ptr.To[int64](300), Tags: []string{"team:a"}},
-			want: cloudflare.DNSRecord{Name: "t.example.com", Type: "TXT", Content: "v=1", TTL: 300, Comment: "[crossplane:" + string(uid) + "]", Tags: []string{"team:a"}},
+			want: cloudflare.DNSRecord{Name: "t.example.com", Type: "TXT", Content: "v=1", TTL: 300, Comment: mark.String(), Tags: []string{"team:a"}},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, desired(tc.p, uid)); diff != "" {
+			if diff := cmp.Diff(tc.want, desired(tc.p, mark)); diff != "" {
 				t.Errorf("desired: -want +got:\n%s", diff)
 			}
 		})
@@ -115,7 +116,7 @@ type: A in Cloudflare, CNAME desired
 content: "192.0.2.1" in Cloudflare, "` + target + `" desired
 proxied: false in Cloudflare, true desired
 comment: "edited by hand" in Cloudflare, "web" desired
-ownership marker: "" in Cloudflare, "` + string(uid) + `" desired
+ownership marker: "" in Cloudflare, "` + string(mark) + `" desired
 tags: [x:y] in Cloudflare, [team:a] desired`,
 		},
 		"UserCommentOnly": {
@@ -127,22 +128,22 @@ tags: [x:y] in Cloudflare, [team:a] desired`,
 			// Same user comment, no marker: the first update hands it over.
 			want: spec(),
 			got:  record(func(r *cloudflare.DNSRecord) { r.Comment = "web" }),
-			diff: `ownership marker: "" in Cloudflare, "` + string(uid) + `" desired`,
+			diff: `ownership marker: "" in Cloudflare, "` + string(mark) + `" desired`,
 		},
 		"AnotherResourcesMarker": {
 			want: spec(),
-			got:  record(func(r *cloudflare.DNSRecord) { r.Comment = Comment("web", "previous-uid") }),
-			diff: `ownership marker: "previous-uid" in Cloudflare, "` + string(uid) + `" desired`,
+			got:  record(func(r *cloudflare.DNSRecord) { r.Comment = ownership.Comment("web", "previous-uid") }),
+			diff: `ownership marker: "previous-uid" in Cloudflare, "` + string(mark) + `" desired`,
 		},
 		"TXTContentIsCaseSensitive": {
 			want: v1alpha1.DNSRecordParameters{Name: "app.example.com", Type: "TXT", Content: "Hello"},
-			got:  record(func(r *cloudflare.DNSRecord) { r.Type, r.Content, r.Comment = "TXT", "hello", Marker(uid) }),
+			got:  record(func(r *cloudflare.DNSRecord) { r.Type, r.Content, r.Comment = "TXT", "hello", mark.String() }),
 			diff: `content: "hello" in Cloudflare, "Hello" desired`,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.diff, Diff(tc.want, tc.got, uid)); diff != "" {
+			if diff := cmp.Diff(tc.diff, Diff(tc.want, tc.got, mark)); diff != "" {
 				t.Errorf("Diff: -want +got:\n%s", diff)
 			}
 		})
@@ -257,25 +258,39 @@ func TestConflicts(t *testing.T) {
 func TestClassify(t *testing.T) {
 	foreignCNAME := cloudflare.DNSRecord{ID: "f1", Type: "CNAME", Comment: "by hand"}
 	foreignTXT := cloudflare.DNSRecord{ID: "f2", Type: "TXT"}
-	othersCNAME := cloudflare.DNSRecord{ID: "o1", Type: "CNAME", Comment: Comment("", "another-uid")}
-	oursCNAME := cloudflare.DNSRecord{ID: "m1", Type: "CNAME", Comment: Comment("x", uid)}
-	oursA := cloudflare.DNSRecord{ID: "m2", Type: "A", Comment: Comment("", uid)}
+	othersCNAME := cloudflare.DNSRecord{ID: "o1", Type: "CNAME", Comment: ownership.Comment("", "another-uid")}
+	oursCNAME := cloudflare.DNSRecord{ID: "m1", Type: "CNAME", Comment: ownership.Comment("x", mark)}
+	oursA := cloudflare.DNSRecord{ID: "m2", Type: "A", Comment: ownership.Comment("", mark)}
+	oursLegacy := cloudflare.DNSRecord{ID: "m3", Type: "CNAME", Comment: ownership.Comment("x", ownership.Mark(uid))}
+	rebuiltIdentity := testIdentity
+	rebuiltIdentity.UID = "a-new-uid-after-a-restore"
+	otherOwner := testIdentity
+	otherOwner.Owner = "another-cluster"
+	otherOwnersCNAME := cloudflare.DNSRecord{ID: "o2", Type: "CNAME", Comment: ownership.Comment("", otherOwner.Mark())}
 	cases := map[string]struct {
 		rs           []cloudflare.DNSRecord
+		id           *ownership.Identity
 		wantOurs     string
 		wantConflict string
 	}{
-		"Nothing":                {},
-		"Ours":                   {rs: []cloudflare.DNSRecord{foreignTXT, oursCNAME}, wantOurs: "m1"},
-		"Foreign":                {rs: []cloudflare.DNSRecord{foreignTXT, foreignCNAME}, wantConflict: "f1"},
-		"AnotherResourcesRecord": {rs: []cloudflare.DNSRecord{othersCNAME}, wantConflict: "o1"},
-		"NonConflicting":         {rs: []cloudflare.DNSRecord{foreignTXT}},
-		"OursPreferredByType":    {rs: []cloudflare.DNSRecord{oursA, oursCNAME}, wantOurs: "m1"},
-		"OursOfAnotherType":      {rs: []cloudflare.DNSRecord{oursA}, wantOurs: "m2"},
+		"OursByAnEarlierVersionsUIDMarker": {rs: []cloudflare.DNSRecord{oursLegacy}, wantOurs: "m3"},
+		"OursAfterARebuild":                {rs: []cloudflare.DNSRecord{oursCNAME}, id: &rebuiltIdentity, wantOurs: "m1"},
+		"AnotherOwnersRecord":              {rs: []cloudflare.DNSRecord{otherOwnersCNAME}, wantConflict: "o2"},
+		"Nothing":                          {},
+		"Ours":                             {rs: []cloudflare.DNSRecord{foreignTXT, oursCNAME}, wantOurs: "m1"},
+		"Foreign":                          {rs: []cloudflare.DNSRecord{foreignTXT, foreignCNAME}, wantConflict: "f1"},
+		"AnotherResourcesRecord":           {rs: []cloudflare.DNSRecord{othersCNAME}, wantConflict: "o1"},
+		"NonConflicting":                   {rs: []cloudflare.DNSRecord{foreignTXT}},
+		"OursPreferredByType":              {rs: []cloudflare.DNSRecord{oursA, oursCNAME}, wantOurs: "m1"},
+		"OursOfAnotherType":                {rs: []cloudflare.DNSRecord{oursA}, wantOurs: "m2"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			ours, conflict := classify(tc.rs, uid, "CNAME")
+			who := testIdentity
+			if tc.id != nil {
+				who = *tc.id
+			}
+			ours, conflict := classify(tc.rs, who, "CNAME")
 			id := func(r *cloudflare.DNSRecord) string {
 				if r == nil {
 					return ""

@@ -21,15 +21,17 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
 )
 
 var kind = mr.Kind[*v1alpha1.HostnameRoute]{
 	GVK:     v1alpha1.HostnameRouteGroupVersionKind,
 	NewObj:  func() *v1alpha1.HostnameRoute { return &v1alpha1.HostnameRoute{} },
 	NewList: func() client.ObjectList { return &v1alpha1.HostnameRouteList{} },
-	External: func(c cloudflare.API, _ client.Client) managed.TypedExternalClient[*v1alpha1.HostnameRoute] {
-		return &external{routes: c}
+	External: func(c mr.Connection) managed.TypedExternalClient[*v1alpha1.HostnameRoute] {
+		return &external{routes: c.Cloudflare, conn: c}
 	},
+	Hostnames: func(cr *v1alpha1.HostnameRoute) []string { return []string{cr.Spec.ForProvider.Hostname} },
 	References: func(cr *v1alpha1.HostnameRoute) []*string {
 		return []*string{mr.RefNamespace(cr.Spec.ForProvider.TunnelIDRef), mr.SelectorNamespace(cr.Spec.ForProvider.TunnelIDSelector)}
 	},
@@ -46,26 +48,39 @@ func SetupGated(mgr ctrl.Manager, o controller.Options) error { return mr.SetupG
 
 type external struct {
 	routes cloudflare.HostnameRoutesAPI
+	// conn gives the owner ID of the marker in a route's comment.
+	conn mr.Connection
+}
+
+func (e *external) identity(cr *v1alpha1.HostnameRoute) ownership.Identity {
+	return e.conn.Identity(v1alpha1.HostnameRouteKind, cr)
 }
 
 func (e *external) Disconnect(context.Context) error { return nil }
 
-// ConflictError is a route for the hostname that points at another tunnel:
-// it was not made for this resource and is never taken over.
+// ConflictError is a route for the hostname that this resource cannot prove
+// it made: it is never taken over, changed or deleted.
 type ConflictError struct {
 	Hostname, RouteID, TunnelID, TunnelName string
+	// Owner says who the route's comment says made it.
+	Owner string
 }
 
 func (c *ConflictError) Error() string {
-	return fmt.Sprintf("conflict: hostname %s is already routed to tunnel %s (%s) by route %s, which this resource did not create; it is left alone. Delete that route or point this resource at that tunnel",
-		c.Hostname, c.TunnelName, c.TunnelID, c.RouteID)
+	return fmt.Sprintf("conflict: hostname %s is already routed to tunnel %s (%s) by route %s, which this resource did not create (%s); it is left alone. Delete that route, or set %s as this resource's crossplane.io/external-name to take it over on purpose",
+		c.Hostname, c.TunnelName, c.TunnelID, c.RouteID, c.Owner, c.RouteID)
 }
 
 // find looks up the live route for a hostname (its natural key: a hostname
-// is routed at most once per account). A route to the desired tunnel is
-// ours to adopt; a route to another tunnel is a conflict.
-func (e *external) find(ctx context.Context, hostname, tunnelID string) (*cloudflare.HostnameRoute, error) {
-	h := cloudflare.NormalizeHostname(hostname)
+// is routed at most once per account) and takes it only with proof that
+// this resource made it: its comment carries this resource's ownership
+// marker (every create writes it, so a create whose response was lost
+// leaves it), or it points at the desired tunnel and appeared after this
+// resource began creating (mr.LeftByOwnCreate). Anything else is a
+// conflict, even a route into our own tunnel: someone else made it and may
+// depend on it.
+func (e *external) find(ctx context.Context, cr *v1alpha1.HostnameRoute, tunnelID string) (*cloudflare.HostnameRoute, error) {
+	h := cloudflare.NormalizeHostname(cr.Spec.ForProvider.Hostname)
 	rs, err := e.routes.ListHostnameRoutes(ctx, cloudflare.HostnameRouteFilter{Hostname: h})
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot look for an existing hostname route")
@@ -75,10 +90,11 @@ func (e *external) find(ctx context.Context, hostname, tunnelID string) (*cloudf
 		if cloudflare.NormalizeHostname(rs[i].Hostname) != h || rs[i].Deleted() {
 			continue
 		}
-		if rs[i].TunnelID != tunnelID {
-			return nil, &ConflictError{Hostname: h, RouteID: rs[i].ID, TunnelID: rs[i].TunnelID, TunnelName: rs[i].TunnelName}
+		_, mark, _ := ownership.Split(rs[i].Comment)
+		if e.identity(cr).Made(mark) || (rs[i].TunnelID == tunnelID && mr.LeftByOwnCreate(cr, rs[i].CreatedAt)) {
+			return &rs[i], nil
 		}
-		return &rs[i], nil
+		return nil, &ConflictError{Hostname: h, RouteID: rs[i].ID, TunnelID: rs[i].TunnelID, TunnelName: rs[i].TunnelName, Owner: e.identity(cr).Describe(rs[i].Comment)}
 	}
 	return nil, nil
 }
@@ -101,7 +117,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.HostnameRoute) (man
 		adopted bool
 	)
 	if id := meta.GetExternalName(cr); id == "" {
-		if r, err = e.find(ctx, cr.Spec.ForProvider.Hostname, want); err != nil || r == nil {
+		if r, err = e.find(ctx, cr, want); err != nil || r == nil {
 			return managed.ExternalObservation{ResourceExists: false}, err
 		}
 		meta.SetExternalName(cr, r.ID)
@@ -124,7 +140,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.HostnameRoute) (man
 		ID: r.ID, Hostname: r.Hostname, TunnelID: r.TunnelID, TunnelName: r.TunnelName, CreatedAt: mr.Time(&r.CreatedAt),
 	}
 	lateInit := LateInitialize(&cr.Spec.ForProvider, r)
-	diff := Diff(cr.Spec.ForProvider, r)
+	diff := Diff(cr.Spec.ForProvider, r, e.identity(cr).Mark())
 	return managed.ExternalObservation{
 		ResourceExists:          true,
 		ResourceUpToDate:        diff == "",
@@ -133,18 +149,21 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.HostnameRoute) (man
 	}, nil
 }
 
-// LateInitialize fills unset optional fields from Cloudflare.
+// LateInitialize fills unset optional fields from Cloudflare: the comment's
+// user part, never the ownership marker.
 func LateInitialize(p *v1alpha1.HostnameRouteParameters, r *cloudflare.HostnameRoute) bool {
 	if p.Comment == nil {
-		p.Comment = ptr.To(r.Comment)
+		user, _, _ := ownership.Split(r.Comment)
+		p.Comment = ptr.To(user)
 		return true
 	}
 	return false
 }
 
 // Diff compares the desired route with Cloudflare's, hostnames in their
-// stored form; "" means up to date.
-func Diff(p v1alpha1.HostnameRouteParameters, r *cloudflare.HostnameRoute) string {
+// stored form; "" means up to date. A route without mark (made by an
+// earlier version, or imported) differs, so the next update marks it.
+func Diff(p v1alpha1.HostnameRouteParameters, r *cloudflare.HostnameRoute, mark ownership.Mark) string {
 	var d []string
 	if h := cloudflare.NormalizeHostname(p.Hostname); h != cloudflare.NormalizeHostname(r.Hostname) {
 		d = append(d, fmt.Sprintf("hostname: %q in Cloudflare, %q desired", r.Hostname, h))
@@ -152,14 +171,19 @@ func Diff(p v1alpha1.HostnameRouteParameters, r *cloudflare.HostnameRoute) strin
 	if id := ptr.Deref(p.TunnelID, ""); id != r.TunnelID {
 		d = append(d, fmt.Sprintf("tunnelId: %q in Cloudflare, %q desired", r.TunnelID, id))
 	}
-	if p.Comment != nil && *p.Comment != r.Comment {
-		d = append(d, fmt.Sprintf("comment: %q in Cloudflare, %q desired", r.Comment, *p.Comment))
+	user, got, _ := ownership.Split(r.Comment)
+	if p.Comment != nil && *p.Comment != user {
+		d = append(d, fmt.Sprintf("comment: %q in Cloudflare, %q desired", user, *p.Comment))
+	}
+	if got != mark {
+		d = append(d, fmt.Sprintf("ownership marker: %q in Cloudflare, %q desired", got, mark))
 	}
 	return strings.Join(d, "; ")
 }
 
-func input(p v1alpha1.HostnameRouteParameters) cloudflare.HostnameRouteInput {
-	return cloudflare.HostnameRouteInput{Hostname: p.Hostname, TunnelID: ptr.Deref(p.TunnelID, ""), Comment: ptr.Deref(p.Comment, "")}
+// input is the route the spec asks for, with mark in its comment.
+func input(p v1alpha1.HostnameRouteParameters, mark ownership.Mark) cloudflare.HostnameRouteInput {
+	return cloudflare.HostnameRouteInput{Hostname: p.Hostname, TunnelID: ptr.Deref(p.TunnelID, ""), Comment: ownership.Comment(ptr.Deref(p.Comment, ""), mark)}
 }
 
 func (e *external) Create(ctx context.Context, cr *v1alpha1.HostnameRoute) (managed.ExternalCreation, error) {
@@ -167,10 +191,10 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.HostnameRoute) (mana
 	if err != nil {
 		return managed.ExternalCreation{}, err
 	}
-	r, err := e.routes.CreateHostnameRoute(ctx, input(cr.Spec.ForProvider))
+	r, err := e.routes.CreateHostnameRoute(ctx, input(cr.Spec.ForProvider, e.identity(cr).Mark()))
 	if cloudflare.IsAlreadyExists(err) {
 		// Ours from a create whose result was lost, or a conflict.
-		if r, err = e.find(ctx, cr.Spec.ForProvider.Hostname, want); err == nil && r == nil {
+		if r, err = e.find(ctx, cr, want); err == nil && r == nil {
 			err = errors.New("Cloudflare reports the hostname as routed but lists no live route for it")
 		}
 	}
@@ -182,7 +206,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.HostnameRoute) (mana
 }
 
 func (e *external) Update(ctx context.Context, cr *v1alpha1.HostnameRoute) (managed.ExternalUpdate, error) {
-	_, err := e.routes.UpdateHostnameRoute(ctx, meta.GetExternalName(cr), input(cr.Spec.ForProvider))
+	_, err := e.routes.UpdateHostnameRoute(ctx, meta.GetExternalName(cr), input(cr.Spec.ForProvider, e.identity(cr).Mark()))
 	return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update hostname route")
 }
 

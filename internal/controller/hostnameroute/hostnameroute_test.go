@@ -25,6 +25,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/config"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
 )
 
@@ -113,7 +114,7 @@ func TestHostnameRouteLifecycle(t *testing.T) {
 			return p.Client.Update(ctx, cr)
 		})
 		eventually(t, "comment in Cloudflare", func() error {
-			if c := cfRoute(t, id).Comment; c != "team a" {
+			if c := cfRoute(t, id).Comment; c != ownership.Comment("team a", p.Mark(t, v1alpha1.HostnameRouteKind, cr)) {
 				return fmt.Errorf("comment %q", c)
 			}
 			return nil
@@ -125,7 +126,7 @@ func TestHostnameRouteLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		eventually(t, "changed route corrected", func() error {
-			if c := cfRoute(t, id).Comment; c != "team a" {
+			if c := cfRoute(t, id).Comment; c != ownership.Comment("team a", p.Mark(t, v1alpha1.HostnameRouteKind, cr)) {
 				return fmt.Errorf("comment %q", c)
 			}
 			return nil
@@ -395,4 +396,63 @@ func TestNamespacedCredentialsOutliveTheirUsers(t *testing.T) {
 	// Nothing holds the credentials once their users are gone.
 	p.DeleteAndWait(t, secret)
 	p.DeleteAndWait(t, pc)
+}
+
+// TestAHostnameRouteIsAdoptedOnlyWithItsMarker: a route into our own tunnel
+// made by someone else (by hand, another tool) is found by its hostname but
+// not taken: the tunnel being ours does not make the route ours. A route
+// carrying this resource's ownership marker — what a rebuilt cluster with
+// the same owner ID finds — is adopted without a create.
+func TestAHostnameRouteIsAdoptedOnlyWithItsMarker(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	tun := readyTunnel(t, ns, "edge")
+
+	byHand := "byhand." + ns + ".internal"
+	foreign, err := p.Cloudflare.CreateHostnameRoute(ctx, cloudflare.HostnameRouteInput{Hostname: byHand, TunnelID: meta.GetExternalName(tun), Comment: "made by hand"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := routeTo(ns, "byhand", byHand, "edge")
+	p.Create(t, refused)
+	c := p.WaitSynced(t, refused, "the unmarked route refused", func(c xpv2.Condition) bool {
+		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, foreign.ID) && strings.Contains(c.Message, "no ownership marker")
+	})
+	t.Logf("reported: %s", c.Message)
+
+	rebuilt := routeTo(ns, "rebuilt", "rebuilt."+ns+".internal", "edge")
+	mine, err := p.Cloudflare.CreateHostnameRoute(ctx, cloudflare.HostnameRouteInput{
+		Hostname: rebuilt.Spec.ForProvider.Hostname, TunnelID: meta.GetExternalName(tun),
+		Comment: ownership.Comment("", p.Mark(t, v1alpha1.HostnameRouteKind, rebuilt)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Create(t, rebuilt)
+	p.WaitReady(t, rebuilt)
+	if got := meta.GetExternalName(rebuilt); got != mine.ID {
+		t.Errorf("external-name %q, want the marked route %s", got, mine.ID)
+	}
+	// A create may still be tried when the account's cached listing
+	// predates the route; Cloudflare refuses it and the route is adopted.
+	if rs := liveRoutes(t, rebuilt.Spec.ForProvider.Hostname); len(rs) != 1 || rs[0].ID != mine.ID {
+		t.Errorf("live routes for %s: %+v, want only %s", rebuilt.Spec.ForProvider.Hostname, rs, mine.ID)
+	}
+
+	if got := cfRoute(t, foreign.ID); got.Comment != "made by hand" || got.Deleted() || meta.GetExternalName(refused) != "" {
+		t.Errorf("the unmarked route was touched or adopted: %+v, external-name %q", got, meta.GetExternalName(refused))
+	}
+	p.DeleteAndWait(t, refused)
+	if cfRoute(t, foreign.ID).Deleted() {
+		t.Error("deleting the refused resource deleted the route made by hand")
+	}
+	p.DeleteAndWait(t, rebuilt)
+	if !cfRoute(t, mine.ID).Deleted() {
+		t.Error("the adopted route outlived its resource")
+	}
+	// The route made by hand still holds the tunnel: its maker removes it.
+	if err := p.Cloudflare.DeleteHostnameRoute(ctx, foreign.ID); err != nil {
+		t.Fatal(err)
+	}
+	p.DeleteAndWait(t, tun)
 }

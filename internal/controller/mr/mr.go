@@ -38,29 +38,37 @@ type Kind[T resource.ModernManaged] struct {
 	GVK     schema.GroupVersionKind
 	NewObj  func() T
 	NewList func() client.ObjectList
-	// External builds the kind's external client from a connected
-	// Cloudflare client.
-	External func(c cloudflare.API, kube client.Client) managed.TypedExternalClient[T]
+	// External builds the kind's external client from a connection.
+	External func(c Connection) managed.TypedExternalClient[T]
 	// References lists the namespaces of the kind's references and
 	// selectors, so references into other namespaces can be refused.
 	References func(mg T) []*string
 	// TunnelIDs lists the tunnel IDs the resource points Cloudflare at, so a
 	// tunnel another namespace manages can be refused (tenancy.go).
 	TunnelIDs func(mg T) []string
+	// Hostnames lists the hostnames the resource publishes or routes, for
+	// the provider config's allowed hostname suffixes.
+	Hostnames func(mg T) []string
 }
 
 // Setup adds a managed reconciler for the kind.
 func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, k Kind[T]) error {
 	name := managed.ControllerName(k.GVK.GroupKind().String())
 	kube := mgr.GetClient()
+	owner := &clusterOwner{reader: mgr.GetAPIReader()}
 	conn := managed.TypedExternalConnectorFn[T](func(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
 		// Half a poll: an observation is never more than one poll stale,
 		// so drift is still seen within one poll.
-		c, err := cloudflare.Connect(ctx, kube, resource.NewProviderConfigUsageTracker(kube, &v1alpha1.ProviderConfigUsage{}), mg, o.PollInterval/2)
+		c, cfg, err := cloudflare.Connect(ctx, kube, resource.NewProviderConfigUsageTracker(kube, &v1alpha1.ProviderConfigUsage{}), mg, o.PollInterval/2)
 		if err != nil {
 			return nil, err
 		}
-		return &tenancyGuard[T]{TypedExternalClient: k.External(c, kube), kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs, settle: 2 * o.PollInterval}, nil
+		if err := owner.withOwner(ctx, cfg); err != nil {
+			return nil, err
+		}
+		ext := k.External(Connection{Cloudflare: c, Kube: kube, Config: *cfg})
+		guarded := &tenancyGuard[T]{TypedExternalClient: ext, kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs, settle: 2 * o.PollInterval}
+		return &guardrails[T]{TypedExternalClient: guarded, config: *cfg, hostnames: k.Hostnames}, nil
 	})
 
 	opts := []managed.ReconcilerOption{

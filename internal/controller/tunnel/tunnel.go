@@ -36,9 +36,25 @@ var kind = mr.Kind[*v1alpha1.Tunnel]{
 	GVK:     v1alpha1.TunnelGroupVersionKind,
 	NewObj:  func() *v1alpha1.Tunnel { return &v1alpha1.Tunnel{} },
 	NewList: func() client.ObjectList { return &v1alpha1.TunnelList{} },
-	External: func(c cloudflare.API, kube client.Client) managed.TypedExternalClient[*v1alpha1.Tunnel] {
-		return &external{tunnels: c, kube: kube, accountID: c.Account()}
+	External: func(c mr.Connection) managed.TypedExternalClient[*v1alpha1.Tunnel] {
+		return &external{tunnels: c.Cloudflare, kube: c.Kube, accountID: c.Cloudflare.Account()}
 	},
+	Hostnames: configHostnames,
+}
+
+// configHostnames lists the hostnames of the tunnel's configuration.
+func configHostnames(cr *v1alpha1.Tunnel) []string {
+	c := cr.Spec.ForProvider.Config
+	if c == nil {
+		return nil
+	}
+	var hs []string
+	for _, r := range c.Ingress {
+		if h := ptr.Deref(r.Hostname, ""); h != "" {
+			hs = append(hs, h)
+		}
+	}
+	return hs
 }
 
 // Setup adds the Tunnel controller.
@@ -66,7 +82,8 @@ func (e *external) Disconnect(context.Context) error { return nil }
 // (another cluster, Terraform, the dashboard) is found the same way, and
 // adopting it would publish its run token and rewrite its configuration.
 // Tunnels carry no ownership marker, so the proof is time: the tunnel
-// appeared after this resource began creating it (mr.LeftByOwnCreate).
+// appeared after this resource began creating it (mr.LeftByOwnCreate) —
+// or the user said to adopt by name (spec.adoptByName, after a rebuild).
 func (e *external) adopt(ctx context.Context, cr *v1alpha1.Tunnel) (*cloudflare.Tunnel, error) {
 	name := cr.Spec.ForProvider.Name
 	ts, err := e.tunnels.ListTunnels(ctx, cloudflare.TunnelFilter{Name: name})
@@ -77,7 +94,7 @@ func (e *external) adopt(ctx context.Context, cr *v1alpha1.Tunnel) (*cloudflare.
 	case 0:
 		return nil, nil
 	case 1:
-		if !mr.LeftByOwnCreate(cr, ts[0].CreatedAt) {
+		if !cr.Spec.AdoptByName && !mr.LeftByOwnCreate(cr, ts[0].CreatedAt) {
 			return nil, &mr.NameTakenError{Kind: "tunnel", Name: name, ID: ts[0].ID, Created: ts[0].CreatedAt}
 		}
 		return &ts[0], nil

@@ -25,8 +25,8 @@ var kind = mr.Kind[*v1alpha1.VPCService]{
 	GVK:     v1alpha1.VPCServiceGroupVersionKind,
 	NewObj:  func() *v1alpha1.VPCService { return &v1alpha1.VPCService{} },
 	NewList: func() client.ObjectList { return &v1alpha1.VPCServiceList{} },
-	External: func(c cloudflare.API, _ client.Client) managed.TypedExternalClient[*v1alpha1.VPCService] {
-		return &external{services: c}
+	External: func(c mr.Connection) managed.TypedExternalClient[*v1alpha1.VPCService] {
+		return &external{services: c.Cloudflare}
 	},
 	References: references,
 	TunnelIDs:  tunnelIDs,
@@ -75,7 +75,8 @@ func (e *external) Disconnect(context.Context) error { return nil }
 // but one made elsewhere is found the same way, and taking it over would
 // rewrite the host and tunnel that Workers bound to it reach. Services carry
 // no ownership marker, so the proof is time: the service appeared after
-// this resource began creating it (mr.LeftByOwnCreate). The API has no name
+// this resource began creating it (mr.LeftByOwnCreate), or the user said to
+// adopt by name (spec.adoptByName, after a rebuild). The API has no name
 // filter, so this lists every service; it only runs while the external-name
 // is unknown, never in steady state.
 func (e *external) adopt(ctx context.Context, cr *v1alpha1.VPCService) (*cloudflare.Service, error) {
@@ -98,7 +99,7 @@ func (e *external) adopt(ctx context.Context, cr *v1alpha1.VPCService) (*cloudfl
 		if named[0].CreatedAt != nil {
 			created = *named[0].CreatedAt
 		}
-		if !mr.LeftByOwnCreate(cr, created) {
+		if !cr.Spec.AdoptByName && !mr.LeftByOwnCreate(cr, created) {
 			return nil, &mr.NameTakenError{Kind: "VPC service", Name: name, ID: named[0].ServiceID, Created: created}
 		}
 		return &named[0], nil

@@ -18,6 +18,7 @@ import (
 	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,6 +38,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 	providercontroller "github.com/context-labs/provider-cloudflare-tunnel/internal/controller"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim/contract"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
@@ -331,4 +333,16 @@ func isRead(op string) bool {
 
 func clientsConfig(endpoint string) clients.Config {
 	return clients.Config{Token: Token, AccountID: AccountID, Endpoint: endpoint}
+}
+
+// Mark is the ownership marker the provider writes for mg (of the given
+// kind) under a provider config without an ownerID: the cluster's default
+// owner, from the kube-system namespace's UID.
+func (p *Provider) Mark(t *testing.T, kind string, mg client.Object) ownership.Mark {
+	t.Helper()
+	ns := &corev1.Namespace{}
+	if err := p.Client.Get(context.Background(), types.NamespacedName{Name: "kube-system"}, ns); err != nil {
+		t.Fatal(err)
+	}
+	return ownership.Identity{Owner: ownership.ClusterOwner(ns.GetUID()), Kind: kind, Namespace: mg.GetNamespace(), Name: mg.GetName()}.Mark()
 }

@@ -1,0 +1,73 @@
+package clients
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// notAllowedPrefix starts every NotAllowedError message.
+const notAllowedPrefix = "not allowed: "
+
+// NotAllowedError says a provider config's guardrails refuse what a managed
+// resource asks for.
+type NotAllowedError struct {
+	// Source names the config.
+	Source string
+	// What is refused ("namespace", "zone", "hostname"), and its value.
+	What, Value string
+	// Field is the config field that refuses it; Allowed its entries.
+	Field   string
+	Allowed []string
+}
+
+func (e *NotAllowedError) Error() string {
+	return fmt.Sprintf(notAllowedPrefix+"%s does not allow %s %q: %s allows only %s. Nothing was written to Cloudflare; use an allowed %s, or ask the config's owner to allow this one",
+		e.Source, e.What, e.Value, e.Field, strings.Join(e.Allowed, ", "), e.What)
+}
+
+// IsNotAllowedMessage says whether a condition message reports a guardrail
+// refusal: waiting will not change it.
+func IsNotAllowedMessage(msg string) bool { return strings.Contains(msg, notAllowedPrefix) }
+
+func normalizeDomain(s string) string {
+	return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(s)), ".")
+}
+
+// CheckNamespace refuses a namespace the config does not serve.
+func (c Config) CheckNamespace(ns string) error {
+	if len(c.Allow.Namespaces) == 0 || slices.Contains(c.Allow.Namespaces, ns) {
+		return nil
+	}
+	return &NotAllowedError{Source: c.Source, What: "namespace", Value: ns, Field: "spec.allow.namespaces", Allowed: c.Allow.Namespaces}
+}
+
+// CheckZone refuses a DNS zone the config does not allow.
+func (c Config) CheckZone(zone string) error {
+	z := normalizeDomain(zone)
+	for _, a := range c.Allow.Zones {
+		if normalizeDomain(a) == z {
+			return nil
+		}
+	}
+	if len(c.Allow.Zones) == 0 {
+		return nil
+	}
+	return &NotAllowedError{Source: c.Source, What: "zone", Value: zone, Field: "spec.allow.zones", Allowed: c.Allow.Zones}
+}
+
+// CheckHostname refuses a hostname outside every allowed suffix. A suffix
+// allows itself and the names below it, at a label boundary.
+func (c Config) CheckHostname(hostname string) error {
+	if len(c.Allow.HostnameSuffixes) == 0 {
+		return nil
+	}
+	h := normalizeDomain(hostname)
+	for _, a := range c.Allow.HostnameSuffixes {
+		s := strings.TrimPrefix(normalizeDomain(a), "*.")
+		if s != "" && (h == s || strings.HasSuffix(h, "."+s)) {
+			return nil
+		}
+	}
+	return &NotAllowedError{Source: c.Source, What: "hostname", Value: hostname, Field: "spec.allow.hostnameSuffixes", Allowed: c.Allow.HostnameSuffixes}
+}
