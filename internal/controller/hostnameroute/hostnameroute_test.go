@@ -24,8 +24,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/config"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
 )
 
