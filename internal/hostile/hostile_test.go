@@ -779,7 +779,70 @@ func entries() []entry {
 		// ---- Natural-key adoption across namespaces ------------------
 		{name: "Tunnel/CloudflareNameOfAnotherNamespacesTunnel", answer: custom, run: adoptsTunnel},
 		{name: "VPCService/NameOfAnotherNamespacesService", answer: custom, run: adoptsService},
+
+		// ---- Ownership and tenant guardrails --------------------------
+		{name: "ProviderConfig/AllowNamespacesOnANamespacedConfig", answer: rejected, want: []string{"spec.allow.namespaces is for a ClusterProviderConfig"},
+			obj: func(c *corpus) client.Object {
+				return c.pc("fence-namespaces", func(pc *tv1alpha1.ProviderConfig) {
+					pc.Spec.Allow = &tv1alpha1.Allowances{Namespaces: []string{"team-b"}}
+				})
+			}},
+		{name: "ProviderConfig/OwnerIDNotALabel", answer: rejected, want: []string{"spec.ownerID"},
+			obj: func(c *corpus) client.Object {
+				return c.pc("odd-owner", func(pc *tv1alpha1.ProviderConfig) { pc.Spec.OwnerID = "Prod/EU" })
+			}},
+		{name: "ProviderConfig/OwnerIDTooLong", answer: rejected, want: []string{"spec.ownerID"},
+			obj: func(c *corpus) client.Object {
+				return c.pc("long-owner", func(pc *tv1alpha1.ProviderConfig) { pc.Spec.OwnerID = strings.Repeat("a", 21) })
+			}},
+		{name: "Tunnel/NameOfATunnelMadeElsewhere", answer: custom, run: takesForeignTunnel},
+		{name: "HostnameRoute/HostnameOutsideTheConfigsSuffixes", answer: custom, run: crossesGuardrail,
+			check: noRoute("fenced.")},
 	}
+}
+
+// takesForeignTunnel: a tunnel of the desired name made elsewhere (another
+// cluster, Terraform, the dashboard) is found by its name and refused, not
+// adopted: no run token, no configuration written.
+func takesForeignTunnel(t *testing.T, c *corpus) string {
+	name := "elsewhere-" + c.ns
+	foreign, err := p.Cloudflare.CreateTunnel(context.Background(), name, "cloudflare")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tun := c.tunnel("elsewhere", name, func(tun *ztv1alpha1.Tunnel) { tun.Spec.ManagementPolicies = nil })
+	p.Create(t, tun)
+	synced := p.WaitSynced(t, tun, "the name refused", func(c xpv2.Condition) bool {
+		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "name taken")
+	})
+	time.Sleep(3 * time.Second) // several polls: it must stay refused
+	if err := p.Get(tun); err != nil {
+		t.Fatal(err)
+	}
+	if id := meta.GetExternalName(tun); id != "" {
+		return c.knownBug(t, "a Tunnel naming a tunnel made elsewhere (%s) adopts it (external-name %s)", foreign.ID, id)
+	}
+	if synced.Status != corev1.ConditionFalse || !strings.Contains(synced.Message, "name taken") {
+		t.Errorf("Synced=%s %q: want the name reported as taken", synced.Status, synced.Message)
+	}
+	return "Synced=False: " + oneLine(synced.Message)
+}
+
+// crossesGuardrail: a ClusterProviderConfig that allows only hostnames under
+// one suffix refuses a route outside it before any write.
+func crossesGuardrail(t *testing.T, c *corpus) string {
+	cpc := p.ClusterConfig(t, "fenced-"+c.ns, func(s *tv1alpha1.ProviderConfigSpec) {
+		s.Allow = &tv1alpha1.Allowances{HostnameSuffixes: []string{"allowed.internal"}}
+	})
+	r := c.route("fenced", "fenced."+c.ns+".internal", func(r *ztv1alpha1.HostnameRoute) {
+		r.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: tv1alpha1.ClusterProviderConfigKind, Name: cpc.Name}
+	})
+	p.Create(t, r)
+	synced := waitObserved(t, r)
+	if synced.Status != corev1.ConditionFalse || !strings.Contains(synced.Message, "spec.allow.hostnameSuffixes") {
+		t.Errorf("Synced=%s %q: want the hostname refused by spec.allow.hostnameSuffixes", synced.Status, synced.Message)
+	}
+	return "Synced=False: " + oneLine(synced.Message)
 }
 
 // noService: no VPC service whose name starts with prefix and ends with the
@@ -1089,7 +1152,9 @@ func (c *corpus) checkAccount(t *testing.T, base sim.State, when string) sim.Sta
 		if x.ID == c.edgeID {
 			c.checkEdgeConfig(t, x.Config, when)
 		}
-		if !old[x.ID] {
+		// "elsewhere-…" is the tunnel takesForeignTunnel makes behind the
+		// provider's back, as another cluster would.
+		if !old[x.ID] && !strings.HasPrefix(x.Name, "elsewhere-") {
 			t.Errorf("%s: a tunnel %q (%s) was created", when, x.Name, x.ID)
 		}
 	}

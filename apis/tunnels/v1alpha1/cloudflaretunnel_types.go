@@ -24,6 +24,17 @@ type CloudflareTunnelSpec struct {
 	// +kubebuilder:validation:MaxLength=255
 	TunnelName *string `json:"tunnelName,omitempty"`
 
+	// AdoptByName takes over an existing Cloudflare tunnel named
+	// tunnelName that this provider cannot prove it created (tunnels carry
+	// no ownership marker), and, for the Ingresses published through this
+	// tunnel, existing VPC services of their vpc-service names. It is for
+	// recovering after the cluster was rebuilt from the same manifests. Off
+	// by default: a name alone does not say who made a tunnel, and taking
+	// over one made elsewhere publishes its run token into this namespace,
+	// rewrites its configuration and deletes it with this CloudflareTunnel.
+	// +optional
+	AdoptByName bool `json:"adoptByName,omitempty"`
+
 	// Replicas of cloudflared. Each replica opens four connections to
 	// Cloudflare's edge; two or more keep the tunnel up through node
 	// maintenance (a PodDisruptionBudget is created for them).

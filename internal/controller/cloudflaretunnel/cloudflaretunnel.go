@@ -247,7 +247,7 @@ func (r *Reconciler) applyChildren(ctx context.Context, cr *v1alpha1.CloudflareT
 		switch {
 		case mr.IsTakenMessage(tun.GetCondition(xpv2.TypeSynced).Message):
 			// It will not resolve itself, and the name cannot be changed.
-			reason, msg = ReasonTunnelNameTaken, fmt.Sprintf("the Cloudflare tunnel name %q is taken: %s. spec.tunnelName is immutable: delete this CloudflareTunnel and create it again with another tunnelName", TunnelName(cr), conditionMessage(tun))
+			reason, msg = ReasonTunnelNameTaken, fmt.Sprintf("the Cloudflare tunnel name %q is taken: %s. spec.tunnelName is immutable: delete this CloudflareTunnel and create it again with another tunnelName; or, if that tunnel is this cluster's own from before a rebuild, set spec.adoptByName: true", TunnelName(cr), conditionMessage(tun))
 		case !tunnelReady:
 			reason, msg = ReasonWaitingForTunnel, "waiting for Tunnel "+tun.Name+" to be created in Cloudflare: "+conditionMessage(tun)
 		}
@@ -418,6 +418,7 @@ func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTun
 		}
 		tun.Spec.ForProvider.Name = TunnelName(cr)
 		tun.Spec.ForProvider.ConfigSrc = ptr.To("cloudflare")
+		tun.Spec.AdoptByName = cr.Spec.AdoptByName
 		tun.Spec.ProviderConfigReference = pcRef
 		tun.Spec.ManagementPolicies = tunnelPolicies(cr)
 		tun.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: TokenSecretName(cr)}

@@ -74,12 +74,11 @@ func (c *ConflictError) Error() string {
 // find looks up the live route for a hostname (its natural key: a hostname
 // is routed at most once per account) and takes it only with proof that
 // this resource made it: its comment carries this resource's ownership
-// marker (every create writes it, so a create whose response was lost
-// leaves it), or it points at the desired tunnel and appeared after this
-// resource began creating (mr.LeftByOwnCreate). Anything else is a
-// conflict, even a route into our own tunnel: someone else made it and may
-// depend on it.
-func (e *external) find(ctx context.Context, cr *v1alpha1.HostnameRoute, tunnelID string) (*cloudflare.HostnameRoute, error) {
+// marker. Every create writes the marker, so a create whose response was
+// lost leaves it, and no guess by creation time is needed. Anything else is
+// a conflict, even a route into our own tunnel: someone else made it and
+// may depend on it.
+func (e *external) find(ctx context.Context, cr *v1alpha1.HostnameRoute) (*cloudflare.HostnameRoute, error) {
 	h := cloudflare.NormalizeHostname(cr.Spec.ForProvider.Hostname)
 	rs, err := e.routes.ListHostnameRoutes(ctx, cloudflare.HostnameRouteFilter{Hostname: h})
 	if err != nil {
@@ -91,7 +90,7 @@ func (e *external) find(ctx context.Context, cr *v1alpha1.HostnameRoute, tunnelI
 			continue
 		}
 		_, mark, _ := ownership.Split(rs[i].Comment)
-		if e.identity(cr).Made(mark) || (rs[i].TunnelID == tunnelID && mr.LeftByOwnCreate(cr, rs[i].CreatedAt)) {
+		if e.identity(cr).Made(mark) {
 			return &rs[i], nil
 		}
 		return nil, &ConflictError{Hostname: h, RouteID: rs[i].ID, TunnelID: rs[i].TunnelID, TunnelName: rs[i].TunnelName, Owner: e.identity(cr).Describe(rs[i].Comment)}
@@ -108,16 +107,16 @@ func tunnelID(cr *v1alpha1.HostnameRoute) (string, error) {
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.HostnameRoute) (managed.ExternalObservation, error) {
-	want, err := tunnelID(cr)
-	if err != nil {
+	if _, err := tunnelID(cr); err != nil {
 		return managed.ExternalObservation{}, err
 	}
 	var (
 		r       *cloudflare.HostnameRoute
+		err     error
 		adopted bool
 	)
 	if id := meta.GetExternalName(cr); id == "" {
-		if r, err = e.find(ctx, cr, want); err != nil || r == nil {
+		if r, err = e.find(ctx, cr); err != nil || r == nil {
 			return managed.ExternalObservation{ResourceExists: false}, err
 		}
 		meta.SetExternalName(cr, r.ID)
@@ -187,14 +186,13 @@ func input(p v1alpha1.HostnameRouteParameters, mark ownership.Mark) cloudflare.H
 }
 
 func (e *external) Create(ctx context.Context, cr *v1alpha1.HostnameRoute) (managed.ExternalCreation, error) {
-	want, err := tunnelID(cr)
-	if err != nil {
+	if _, err := tunnelID(cr); err != nil {
 		return managed.ExternalCreation{}, err
 	}
 	r, err := e.routes.CreateHostnameRoute(ctx, input(cr.Spec.ForProvider, e.identity(cr).Mark()))
 	if cloudflare.IsAlreadyExists(err) {
 		// Ours from a create whose result was lost, or a conflict.
-		if r, err = e.find(ctx, cr, want); err == nil && r == nil {
+		if r, err = e.find(ctx, cr); err == nil && r == nil {
 			err = errors.New("Cloudflare reports the hostname as routed but lists no live route for it")
 		}
 	}

@@ -239,10 +239,11 @@ func TestHostnameRouteCrashAfterCreate(t *testing.T) {
 	ns := p.Namespace(t)
 	tun := readyTunnel(t, ns, "crash")
 	host := "crash." + ns + ".internal"
-	if _, err := p.Cloudflare.CreateHostnameRoute(ctx, cloudflare.HostnameRouteInput{Hostname: host, TunnelID: meta.GetExternalName(tun)}); err != nil {
+	cr := routeTo(ns, "crash", host, "crash")
+	// What the lost create left: the route, with this resource's marker.
+	if _, err := p.Cloudflare.CreateHostnameRoute(ctx, cloudflare.HostnameRouteInput{Hostname: host, TunnelID: meta.GetExternalName(tun), Comment: ownership.Comment("", p.Mark(t, v1alpha1.HostnameRouteKind, cr))}); err != nil {
 		t.Fatal(err)
 	}
-	cr := routeTo(ns, "crash", host, "crash")
 	meta.SetExternalCreatePending(cr, time.Now().Add(-time.Second))
 	p.Create(t, cr)
 	p.WaitReady(t, cr)

@@ -35,7 +35,9 @@ import (
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
 )
 
@@ -212,7 +214,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 	res := translate.Translate(translate.Input{
 		Ingress:  ing,
-		Tunnel:   translate.Tunnel{Name: tunnelName, TunnelID: meta.GetExternalName(tun), ProviderConfigRef: tun.Spec.ProviderConfigReference},
+		Tunnel:   translate.Tunnel{Name: tunnelName, TunnelID: meta.GetExternalName(tun), ProviderConfigRef: tun.Spec.ProviderConfigReference, AdoptByName: tun.Spec.AdoptByName},
 		Services: services,
 	})
 	for _, p := range res.Problems {
@@ -493,6 +495,7 @@ func copySpec(cur, want resource.Managed) bool {
 		}
 		c.Spec.ForProvider = w.Spec.ForProvider
 		c.Spec.ProviderConfigReference = w.Spec.ProviderConfigReference
+		c.Spec.AdoptByName = w.Spec.AdoptByName
 	case *dnsv1alpha1.DNSRecord:
 		w := want.(*dnsv1alpha1.DNSRecord)
 		c.Spec.ForProvider.Name = w.Spec.ForProvider.Name
@@ -557,6 +560,20 @@ func (r *Reconciler) updateAddress(ctx context.Context, ing *networkingv1.Ingres
 	return errors.Wrap(r.kube.Status().Update(ctx, ing), "cannot update Ingress address")
 }
 
+// failureReason names a managed resource's failure for an event: a name
+// taken by an object this provider did not create, a guardrail of the
+// provider config, or any other Cloudflare error.
+func failureReason(msg string) string {
+	switch {
+	case mr.IsTakenMessage(msg):
+		return "NameTaken"
+	case clients.IsNotAllowedMessage(msg):
+		return "NotAllowed"
+	default:
+		return "CloudflareError"
+	}
+}
+
 // reportManagedFailures repeats a managed resource's failure (a hostname
 // routed to another tunnel, a public hostname in no zone of the account) on
 // the Ingress, where its author looks.
@@ -564,7 +581,7 @@ func (r *Reconciler) reportManagedFailures(ing *networkingv1.Ingress, ms []resou
 	sort.Slice(ms, func(i, j int) bool { return key(ms[i]) < key(ms[j]) })
 	for _, m := range ms {
 		if c := m.GetCondition(xpv2.TypeSynced); c.Status == corev1.ConditionFalse && c.Message != "" {
-			r.warn(ing, "CloudflareError", fmt.Sprintf("%s %s: %s", kindOf(m), m.GetName(), c.Message))
+			r.warn(ing, failureReason(c.Message), fmt.Sprintf("%s %s: %s", kindOf(m), m.GetName(), c.Message))
 		}
 	}
 }

@@ -14,8 +14,10 @@ func TestLeftByOwnCreate(t *testing.T) {
 	cases := map[string]struct {
 		pending time.Time
 		created time.Time
+		refused bool
 		want    bool
 	}{
+		"RefusedOneOfItsCreates":  {pending: pending, created: pending.Add(-time.Second), refused: true, want: false},
 		"NeverBeganACreate":       {created: pending, want: false},
 		"CreatedAfterItBegan":     {pending: pending, created: pending.Add(300 * time.Millisecond), want: true},
 		"CreatedLongAfter":        {pending: pending, created: pending.Add(time.Hour), want: true},
@@ -30,7 +32,10 @@ func TestLeftByOwnCreate(t *testing.T) {
 			if !tc.pending.IsZero() {
 				meta.SetExternalCreatePending(o, tc.pending)
 			}
-			if got := LeftByOwnCreate(o, tc.created); got != tc.want {
+			if tc.refused {
+				_ = CreateRefused(o, "tunnel", "edge", "the-id", tc.created)
+			}
+			if got := LeftByOwnCreate(o, "the-id", tc.created); got != tc.want {
 				t.Errorf("LeftByOwnCreate(pending %v, created %v) = %t, want %t", tc.pending, tc.created, got, tc.want)
 			}
 		})

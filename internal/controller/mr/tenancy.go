@@ -110,6 +110,10 @@ func (g *tenancyGuard[T]) Observe(ctx context.Context, mg T) (managed.ExternalOb
 		return managed.ExternalObservation{}, err
 	}
 	obs, err := g.TypedExternalClient.Observe(ctx, mg)
+	if taken := (&NameTakenError{}); errors.As(err, &taken) && meta.WasDeleted(mg) {
+		// Never ours: nothing to delete, let go.
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
 	id := meta.GetExternalName(mg)
 	if err != nil || id == "" {
 		return obs, err
@@ -188,14 +192,33 @@ func (g *tenancyGuard[T]) checkTunnels(ctx context.Context, mg T) error {
 // lost creates refused as taken (the message says how to take one over).
 const CreateSkew = 30 * time.Second
 
-// LeftByOwnCreate says whether an object Cloudflare created at created can
-// be what this resource's own create left behind when its response was lost:
-// the resource began a create, and the object appeared no earlier than
-// CreateSkew before it did. A name finds an object; it does not prove the
-// object is ours — anything older belongs to someone else.
-func LeftByOwnCreate(mg metav1.Object, created time.Time) bool {
+// LeftByOwnCreate says whether the object id, which Cloudflare created at
+// created, can be what this resource's own create left behind when its
+// response was lost: the resource began a create, the object appeared no
+// earlier than CreateSkew before it did, and it is not the object that
+// refused one of this resource's creates as already existing (which was
+// there before that create began). A name finds an object; it does not
+// prove the object is ours — anything older belongs to someone else.
+func LeftByOwnCreate(mg metav1.Object, id string, created time.Time) bool {
 	pending := meta.GetExternalCreatePending(mg)
+	if id != "" && mg.GetAnnotations()[AnnotationCreateRefusedBy] == id {
+		return false
+	}
 	return !pending.IsZero() && !created.IsZero() && !created.Before(pending.Add(-CreateSkew))
+}
+
+// AnnotationCreateRefusedBy holds the ID of the object of the desired name
+// that made Cloudflare refuse this resource's create: it existed before the
+// create began, so it is not what a create of this resource left behind,
+// however close in time the two were (the window LeftByOwnCreate allows).
+const AnnotationCreateRefusedBy = "tunnels.cloudflare.com/create-refused-by"
+
+// CreateRefused records that the object id stood in the way of mg's
+// create, and returns the error that says the name is taken. The managed
+// reconciler saves mg's annotations after a failed create.
+func CreateRefused(mg metav1.Object, kind, name, id string, created time.Time) error {
+	meta.AddAnnotations(mg, map[string]string{AnnotationCreateRefusedBy: id})
+	return &NameTakenError{Kind: kind, Name: name, ID: id, Created: created}
 }
 
 // nameTakenPrefix starts every NameTakenError message.

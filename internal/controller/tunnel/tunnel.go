@@ -94,7 +94,7 @@ func (e *external) adopt(ctx context.Context, cr *v1alpha1.Tunnel) (*cloudflare.
 	case 0:
 		return nil, nil
 	case 1:
-		if !cr.Spec.AdoptByName && !mr.LeftByOwnCreate(cr, ts[0].CreatedAt) {
+		if !cr.Spec.AdoptByName && !mr.LeftByOwnCreate(cr, ts[0].ID, ts[0].CreatedAt) {
 			return nil, &mr.NameTakenError{Kind: "tunnel", Name: name, ID: ts[0].ID, Created: ts[0].CreatedAt}
 		}
 		return &ts[0], nil
@@ -212,11 +212,11 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.Tunnel) (managed.Ext
 	src := ptr.Deref(cr.Spec.ForProvider.ConfigSrc, "cloudflare")
 	t, err := e.tunnels.CreateTunnel(ctx, cr.Spec.ForProvider.Name, src)
 	if cloudflare.IsAlreadyExists(err) {
-		// Observe did not see it (a stale listing). Whether it is what an
-		// earlier create of ours left or someone else's is for the next
-		// Observe to decide: it knows when that create began, while this
-		// one began just now.
-		err = errors.Errorf("a live tunnel named %q already exists; checking whether this resource created it", cr.Spec.ForProvider.Name)
+		// Observe did not see it (a listing older than the tunnel). It
+		// was there before this create began, so it is not this one's; an
+		// earlier create of ours that left it would have been seen, since
+		// a failed write makes the next listing fresh.
+		err = e.refused(ctx, cr)
 	}
 	if err != nil {
 		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create tunnel")
@@ -227,6 +227,21 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.Tunnel) (managed.Ext
 		cd[KeyToken] = []byte(t.Token)
 	}
 	return managed.ExternalCreation{ConnectionDetails: cd}, nil
+}
+
+// refused records which tunnel stood in the way of a create, so that no
+// later Observe takes it for what this resource's create left behind.
+func (e *external) refused(ctx context.Context, cr *v1alpha1.Tunnel) error {
+	name := cr.Spec.ForProvider.Name
+	ts, err := e.tunnels.ListTunnels(ctx, cloudflare.TunnelFilter{Name: name})
+	if err != nil || len(ts) != 1 {
+		return errors.Errorf("a live tunnel named %q already exists", name)
+	}
+	if cr.Spec.AdoptByName {
+		// Adopted by the next Observe, as asked.
+		return errors.Errorf("a live tunnel named %q already exists; adopting it by name (spec.adoptByName)", name)
+	}
+	return mr.CreateRefused(cr, "tunnel", name, ts[0].ID, ts[0].CreatedAt)
 }
 
 func (e *external) Update(ctx context.Context, cr *v1alpha1.Tunnel) (managed.ExternalUpdate, error) {

@@ -516,14 +516,15 @@ func TestCreate(t *testing.T) {
 			}},
 			externalName: svcID,
 		},
-		"AlreadyExistsIsLeftToObserve": {
-			// Observe missed it: it, not Create, knows when this resource's
-			// earlier create began, so only it may adopt.
+		"AlreadyExistsIsNameTaken": {
+			// Observe missed it (a listing older than the service): it was
+			// there before this create began, so it is not this one's, and
+			// no later Observe may take it for what this create left.
 			svc: fakeServices{
 				create: func(cloudflare.Service) (*cloudflare.Service, error) { return nil, errConflict },
 				list:   func() ([]cloudflare.Service, error) { return []cloudflare.Service{withID(redisService(), svcID)}, nil },
 			},
-			err: errors.Wrap(errors.New(`a VPC service named "redis-cache-dev" already exists; checking whether this resource created it`), "cannot create service"),
+			err: errors.Wrap(&mr.NameTakenError{Kind: "VPC service", Name: "redis-cache-dev", ID: svcID}, "cannot create service"),
 		},
 		"Fails": {
 			svc: fakeServices{create: func(cloudflare.Service) (*cloudflare.Service, error) { return nil, errBoom }},
@@ -536,6 +537,9 @@ func TestCreate(t *testing.T) {
 			_, err := (&external{services: &tc.svc}).Create(context.Background(), cr)
 			if diff := cmp.Diff(tc.err, err, test.EquateErrors()); diff != "" {
 				t.Errorf("Create(...): -want error, +got error:\n%s", diff)
+			}
+			if tc.err != nil && strings.Contains(tc.err.Error(), "name taken") && cr.GetAnnotations()[mr.AnnotationCreateRefusedBy] != svcID {
+				t.Errorf("the service that refused the create is not remembered: annotations %v", cr.GetAnnotations())
 			}
 			if en := meta.GetExternalName(cr); en != tc.externalName {
 				t.Errorf("external-name %q, want %q", en, tc.externalName)

@@ -95,11 +95,8 @@ func (e *external) adopt(ctx context.Context, cr *v1alpha1.VPCService) (*cloudfl
 	case 0:
 		return nil, nil
 	case 1:
-		var created time.Time
-		if named[0].CreatedAt != nil {
-			created = *named[0].CreatedAt
-		}
-		if !cr.Spec.AdoptByName && !mr.LeftByOwnCreate(cr, created) {
+		created := serviceCreated(named[0])
+		if !cr.Spec.AdoptByName && !mr.LeftByOwnCreate(cr, named[0].ServiceID, created) {
 			return nil, &mr.NameTakenError{Kind: "VPC service", Name: name, ID: named[0].ServiceID, Created: created}
 		}
 		return &named[0], nil
@@ -151,16 +148,35 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VPCService) (manage
 func (e *external) Create(ctx context.Context, cr *v1alpha1.VPCService) (managed.ExternalCreation, error) {
 	s, err := e.services.CreateService(ctx, ServiceFrom(cr.Spec.ForProvider))
 	if cloudflare.IsAlreadyExists(err) {
-		// Observe did not see it (a stale listing). Whether an earlier
-		// create of ours left it or someone else made it is for the next
-		// Observe to decide: it knows when that create began.
-		err = errors.Errorf("a VPC service named %q already exists; checking whether this resource created it", cr.Spec.ForProvider.Name)
+		// Observe did not see it (a listing older than the service). It
+		// was there before this create began, so it is not this one's.
+		err = e.refused(ctx, cr)
 	}
 	if err != nil {
 		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create service")
 	}
 	meta.SetExternalName(cr, s.ServiceID)
 	return managed.ExternalCreation{}, nil
+}
+
+// refused records which service stood in the way of a create, so that no
+// later Observe takes it for what this resource's create left behind.
+func (e *external) refused(ctx context.Context, cr *v1alpha1.VPCService) error {
+	name := cr.Spec.ForProvider.Name
+	all, err := e.services.ListServices(ctx)
+	var named []cloudflare.Service
+	for _, s := range all {
+		if s.Name == name {
+			named = append(named, s)
+		}
+	}
+	if err != nil || len(named) != 1 {
+		return errors.Errorf("a VPC service named %q already exists", name)
+	}
+	if cr.Spec.AdoptByName {
+		return errors.Errorf("a VPC service named %q already exists; adopting it by name (spec.adoptByName)", name)
+	}
+	return mr.CreateRefused(cr, "VPC service", name, named[0].ServiceID, serviceCreated(named[0]))
 }
 
 func (e *external) Update(ctx context.Context, cr *v1alpha1.VPCService) (managed.ExternalUpdate, error) {
@@ -177,4 +193,11 @@ func (e *external) Delete(ctx context.Context, cr *v1alpha1.VPCService) (managed
 		return managed.ExternalDelete{}, nil
 	}
 	return managed.ExternalDelete{}, errors.Wrap(err, "cannot delete service")
+}
+
+func serviceCreated(s cloudflare.Service) time.Time {
+	if s.CreatedAt == nil {
+		return time.Time{}
+	}
+	return *s.CreatedAt
 }

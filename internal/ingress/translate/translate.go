@@ -61,6 +61,10 @@ type Tunnel struct {
 	// ProviderConfigRef is the credentials every MR made for this tunnel
 	// uses; nil leaves the MR's default (ClusterProviderConfig "default").
 	ProviderConfigRef *xpv2.ProviderConfigReference
+	// AdoptByName is the CloudflareTunnel's spec.adoptByName, which its
+	// Ingresses' VPC services follow: after a rebuild they take over the
+	// services of their names as the tunnel does its own.
+	AdoptByName bool
 }
 
 // Input is everything a translation depends on.
@@ -686,6 +690,7 @@ func (t *translator) vpcServiceMR(name string, port int64, hostname string) *con
 					ResolverNetwork: &connv1alpha1.ResolverNetwork{TunnelIDRef: t.tunnelRef()},
 				},
 			},
+			AdoptByName: t.in.Tunnel.AdoptByName,
 		},
 	}
 }

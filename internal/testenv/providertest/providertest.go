@@ -346,3 +346,22 @@ func (p *Provider) Mark(t *testing.T, kind string, mg client.Object) ownership.M
 	}
 	return ownership.Identity{Owner: ownership.ClusterOwner(ns.GetUID()), Kind: kind, Namespace: mg.GetNamespace(), Name: mg.GetName()}.Mark()
 }
+
+// ClusterConfig creates a ClusterProviderConfig for one test: the default
+// one's account, endpoint and credentials, changed by edit. It is deleted
+// when the test ends.
+func (p *Provider) ClusterConfig(t *testing.T, name string, edit func(*v1alpha1.ProviderConfigSpec)) *v1alpha1.ClusterProviderConfig {
+	t.Helper()
+	ctx := context.Background()
+	def := &v1alpha1.ClusterProviderConfig{}
+	if err := p.Client.Get(ctx, types.NamespacedName{Name: "default"}, def); err != nil {
+		t.Fatal(err)
+	}
+	cpc := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: *def.Spec.DeepCopy()}
+	if edit != nil {
+		edit(&cpc.Spec)
+	}
+	p.Create(t, cpc)
+	t.Cleanup(func() { _ = p.Client.Delete(context.Background(), cpc) })
+	return cpc
+}
