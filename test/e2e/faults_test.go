@@ -196,9 +196,15 @@ func report(foreign foreignObjects, tunnelID string) accountReport {
 // Workers VPC service and a private hostname route.
 func workload(t *testing.T, ns, tunnel string, n int, config ...*xpv2.ProviderConfigReference) {
 	t.Helper()
+	env.workload(t, ns, tunnel, n, config...)
+}
+
+// workload is the package-level workload, in h's cluster.
+func (h *harness) workload(t *testing.T, ns, tunnel string, n int, config ...*xpv2.ProviderConfigReference) {
+	t.Helper()
 	ctx := context.Background()
 	create := func(o client.Object) {
-		if err := env.kube.Create(ctx, o); err != nil {
+		if err := h.kube.Create(ctx, o); err != nil {
 			t.Fatalf("create %T %s: %v", o, o.GetName(), err)
 		}
 	}
@@ -242,11 +248,14 @@ func workload(t *testing.T, ns, tunnel string, n int, config ...*xpv2.ProviderCo
 }
 
 // managed lists the managed resources of a namespace.
-func managed(t *testing.T, ns string) []resource.Managed {
+func managed(t *testing.T, ns string) []resource.Managed { t.Helper(); return env.managed(t, ns) }
+
+// managed lists the managed resources of a namespace of h's cluster.
+func (h *harness) managed(t *testing.T, ns string) []resource.Managed {
 	t.Helper()
 	var out []resource.Managed
 	for _, l := range []client.ObjectList{&ztv1alpha1.TunnelList{}, &ztv1alpha1.HostnameRouteList{}, &connv1alpha1.VPCServiceList{}, &dnsv1alpha1.DNSRecordList{}} {
-		if err := env.kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
+		if err := h.kube.List(context.Background(), l, client.InNamespace(ns)); err != nil {
 			t.Fatalf("list %T: %v", l, err)
 		}
 		out = append(out, l.(resource.ManagedList).GetItems()...)
@@ -254,9 +263,12 @@ func managed(t *testing.T, ns string) []resource.Managed {
 	return out
 }
 
-func allReady(t *testing.T, ns string, want int) func() error {
+func allReady(t *testing.T, ns string, want int) func() error { return env.allReady(t, ns, want) }
+
+// allReady is the package-level allReady, in h's cluster.
+func (h *harness) allReady(t *testing.T, ns string, want int) func() error {
 	return func() error {
-		ms := managed(t, ns)
+		ms := h.managed(t, ns)
 		if len(ms) != want {
 			return fmt.Errorf("%d managed resources, want %d", len(ms), want)
 		}

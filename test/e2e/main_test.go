@@ -65,6 +65,7 @@ var env *harness
 type harness struct {
 	root, out   string
 	bins        string
+	cluster     string // the local cluster's state directory
 	kubeconfig  string // admin
 	kube        client.Client
 	clientset   *kubernetes.Clientset
@@ -131,47 +132,6 @@ func start(bins string) (*harness, error) {
 		return nil, err
 	}
 
-	fmt.Println("e2e: starting the local cluster")
-	kc, err := run(root, []string{"CLUSTER_DIR=" + filepath.Join(h.out, "cluster"), "BIN_DIR=" + bins, "KWOK_NODES=2"}, "bash", "hack/local-cluster-up.sh")
-	if err != nil {
-		return h, err
-	}
-	h.kubeconfig = kc
-	if h.restCfg, err = clientcmd.BuildConfigFromFlags("", kc); err != nil {
-		return h, err
-	}
-	h.restCfg.QPS, h.restCfg.Burst = 50, 100
-	if h.kube, err = client.New(h.restCfg, client.Options{Scheme: testenv.Scheme()}); err != nil {
-		return h, err
-	}
-	if h.clientset, err = kubernetes.NewForConfig(h.restCfg); err != nil {
-		return h, err
-	}
-
-	// Install as README.md says for plain manifests: the CRDs, then
-	// cluster/install (namespace, ServiceAccount, RBAC, Deployment,
-	// IngressClass). The Deployment's pod is a KWOK fake, so the provider
-	// itself runs here on the host — with that ServiceAccount's token.
-	fmt.Println("e2e: installing CRDs and cluster/install")
-	if _, err := h.kubectl("apply", "--server-side", "-f", filepath.Join(root, "package", "crds")); err != nil {
-		return h, err
-	}
-	// Right after the apply a CRD may have no conditions yet, which
-	// kubectl wait reports as an error rather than waiting.
-	for i := 0; ; i++ {
-		_, err := h.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=20s")
-		if err == nil {
-			break
-		}
-		if i == 5 {
-			return h, err
-		}
-		time.Sleep(time.Second)
-	}
-	if _, err := h.kubectl("apply", "-k", filepath.Join(root, "cluster", "install")); err != nil {
-		return h, err
-	}
-
 	// Cloudflare: the simulator on loopback, with a foreign zone record etc.
 	// added by the tests themselves.
 	h.token = "e2e-api-token-" + randomHex(16)
@@ -186,13 +146,63 @@ func start(bins string) (*harness, error) {
 	h.cf = cloudflare.New(clients.Config{Token: h.token, AccountID: h.account, Endpoint: h.simURL}, cloudflare.Options{
 		Budgets: budget.NewRegistry(budget.Options{Limit: 1000000}),
 	})
+	return h, h.boot(ctx, "cluster", 2)
+}
+
+// boot starts a local cluster named name (its state in h.out/name), installs
+// the provider as README.md says for plain manifests, configures it for the
+// simulated account and runs the provider binary with its ServiceAccount's
+// token. A second harness sharing h's simulator is a second cluster on the
+// same Cloudflare account.
+func (h *harness) boot(ctx context.Context, name string, nodes int) error {
+	h.cluster = filepath.Join(h.out, name)
+	fmt.Println("e2e: starting the local cluster", name)
+	kc, err := run(h.root, []string{"CLUSTER_DIR=" + h.cluster, "BIN_DIR=" + h.bins, fmt.Sprintf("KWOK_NODES=%d", nodes)}, "bash", "hack/local-cluster-up.sh")
+	if err != nil {
+		return err
+	}
+	h.kubeconfig = kc
+	if h.restCfg, err = clientcmd.BuildConfigFromFlags("", kc); err != nil {
+		return err
+	}
+	h.restCfg.QPS, h.restCfg.Burst = 50, 100
+	if h.kube, err = client.New(h.restCfg, client.Options{Scheme: testenv.Scheme()}); err != nil {
+		return err
+	}
+	if h.clientset, err = kubernetes.NewForConfig(h.restCfg); err != nil {
+		return err
+	}
+
+	// Install as README.md says for plain manifests: the CRDs, then
+	// cluster/install (namespace, ServiceAccount, RBAC, Deployment,
+	// IngressClass). The Deployment's pod is a KWOK fake, so the provider
+	// itself runs here on the host — with that ServiceAccount's token.
+	fmt.Println("e2e: installing CRDs and cluster/install in", name)
+	if _, err := h.kubectl("apply", "--server-side", "-f", filepath.Join(h.root, "package", "crds")); err != nil {
+		return err
+	}
+	// Right after the apply a CRD may have no conditions yet, which
+	// kubectl wait reports as an error rather than waiting.
+	for i := 0; ; i++ {
+		_, err := h.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=20s")
+		if err == nil {
+			break
+		}
+		if i == 5 {
+			return err
+		}
+		time.Sleep(time.Second)
+	}
+	if _, err := h.kubectl("apply", "-k", filepath.Join(h.root, "cluster", "install")); err != nil {
+		return err
+	}
 
 	// Credentials, as examples/provider/config.yaml shows them.
 	if err := h.kube.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: providerNamespace, Name: "cloudflare-credentials"},
 		StringData: map[string]string{"CLOUDFLARE_API_TOKEN": h.token, "CLOUDFLARE_ACCOUNT_ID": h.account},
 	}); err != nil {
-		return h, err
+		return err
 	}
 	if err := h.kube.Create(ctx, &v1alpha1.ClusterProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: "default"},
@@ -201,7 +211,7 @@ func start(bins string) (*harness, error) {
 			Endpoint:    ptr.To(h.simURL),
 		},
 	}); err != nil {
-		return h, err
+		return err
 	}
 
 	// The provider's identity: a token of its ServiceAccount, nothing more.
@@ -209,30 +219,39 @@ func start(bins string) (*harness, error) {
 		Spec: authv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3 * 3600)},
 	}, metav1.CreateOptions{})
 	if err != nil {
-		return h, err
+		return err
 	}
 	h.saToken = tr.Status.Token
 	h.saRESTCfg = &rest.Config{Host: h.restCfg.Host, BearerToken: h.saToken, TLSClientConfig: rest.TLSClientConfig{CAData: h.restCfg.CAData, CAFile: h.restCfg.CAFile}}
 	if h.saClientset, err = kubernetes.NewForConfig(h.saRESTCfg); err != nil {
-		return h, err
+		return err
 	}
-	saKubeconfig := filepath.Join(h.out, "provider.kubeconfig")
+	saKubeconfig := filepath.Join(h.out, name+"-provider.kubeconfig")
 	if err := writeTokenKubeconfig(saKubeconfig, h.restCfg, h.saToken); err != nil {
-		return h, err
+		return err
 	}
 	h.provider = &providerProcess{
 		bin: filepath.Join(h.out, "provider"),
-		log: filepath.Join(h.out, "provider.log"),
+		log: filepath.Join(h.out, strings.TrimPrefix(name+"-", "cluster-")+"provider.log"),
 		// No --leader-election: a killed process keeps its lease until it
 		// expires (a minute), which would stall every restart below; the
 		// lease permissions are checked by the access reviews instead.
 		args: []string{"--debug", "--poll", poll.String(), "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0"},
 		env:  []string{"KUBECONFIG=" + saKubeconfig, "POD_NAMESPACE=" + providerNamespace},
 	}
-	if err := h.provider.start(); err != nil {
-		return h, err
+	return h.provider.start()
+}
+
+// second boots another cluster, with its own provider, on h's simulated
+// account. It is stopped when the test ends.
+func (h *harness) second(t *testing.T, name string) *harness {
+	t.Helper()
+	b := &harness{root: h.root, out: h.out, bins: h.bins, sim: h.sim, simURL: h.simURL, token: h.token, account: h.account, cf: h.cf}
+	t.Cleanup(b.stop)
+	if err := b.boot(context.Background(), name, 1); err != nil {
+		t.Fatal(err)
 	}
-	return h, nil
+	return b
 }
 
 func (h *harness) stop() {
@@ -240,7 +259,7 @@ func (h *harness) stop() {
 		h.provider.stop()
 	}
 	if h.kubeconfig != "" {
-		_, _ = run(h.root, []string{"CLUSTER_DIR=" + filepath.Join(h.out, "cluster"), "FAST=1"}, "bash", "hack/local-cluster-down.sh")
+		_, _ = run(h.root, []string{"CLUSTER_DIR=" + h.cluster, "FAST=1"}, "bash", "hack/local-cluster-down.sh")
 	}
 }
 
@@ -416,13 +435,16 @@ func randomHex(n int) string {
 
 // namespace creates a fresh namespace enforcing the restricted Pod Security
 // Standard: every pod the provider makes there must pass it.
-func namespace(t *testing.T, name string) string {
+func namespace(t *testing.T, name string) string { t.Helper(); return env.namespace(t, name) }
+
+// namespace is the package-level namespace, in h's cluster.
+func (h *harness) namespace(t *testing.T, name string) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
 		"pod-security.kubernetes.io/enforce": "restricted",
 		"pod-security.kubernetes.io/warn":    "restricted",
 	}}}
-	if err := env.kube.Create(context.Background(), ns); err != nil {
+	if err := h.kube.Create(context.Background(), ns); err != nil {
 		t.Fatalf("create namespace %s: %v", name, err)
 	}
 	return name

@@ -138,20 +138,27 @@ func TestClusterConfigDeletedBeforeItsUsersNamespace(t *testing.T) {
 // still live.
 func deleteNamespace(t *testing.T, ns, tunnelID string, ids []string) {
 	t.Helper()
+	env.deleteNamespace(t, ns, "edge", tunnelID, ids)
+}
+
+// deleteNamespace is the package-level deleteNamespace in h's cluster, for
+// the CloudflareTunnel named tunnel.
+func (h *harness) deleteNamespace(t *testing.T, ns, tunnel, tunnelID string, ids []string) {
+	t.Helper()
 	ctx := context.Background()
-	if err := env.kube.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+	if err := h.kube.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 3*time.Minute, "the cloudflared Deployment gone", func() error {
-		if err := env.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge-cloudflared"}, &appsv1.Deployment{}); !kerrors.IsNotFound(err) {
+		if err := h.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: tunnel + "-cloudflared"}, &appsv1.Deployment{}); !kerrors.IsNotFound(err) {
 			return fmt.Errorf("still there (%v)", err)
 		}
 		return nil
 	})
-	env.sim.SetConnectors(tunnelID, 0)
+	h.sim.SetConnectors(tunnelID, 0)
 	eventually(t, 3*time.Minute, "the namespace gone", func() error {
 		n := &corev1.Namespace{}
-		if err := env.kube.Get(ctx, client.ObjectKey{Name: ns}, n); !kerrors.IsNotFound(err) {
+		if err := h.kube.Get(ctx, client.ObjectKey{Name: ns}, n); !kerrors.IsNotFound(err) {
 			return fmt.Errorf("still there: phase %s, conditions %v (%v)", n.Status.Phase, n.Status.Conditions, err)
 		}
 		return nil

@@ -158,13 +158,18 @@ func TestPodsPassRestrictedPodSecurity(t *testing.T) {
 		}
 		return nil
 	})
+	// The Deployment's status (and the condition made from it) follows the
+	// pods by a moment.
 	cft := &v1alpha1.CloudflareTunnel{}
-	if err := env.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge"}, cft); err != nil {
-		t.Fatal(err)
-	}
-	if c := cft.GetCondition("DeploymentReady"); c.Status != corev1.ConditionTrue {
-		t.Errorf("DeploymentReady: %s %s", c.Reason, c.Message)
-	}
+	eventually(t, 30*time.Second, "DeploymentReady", func() error {
+		if err := env.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge"}, cft); err != nil {
+			return err
+		}
+		if c := cft.GetCondition("DeploymentReady"); c.Status != corev1.ConditionTrue {
+			return fmt.Errorf("DeploymentReady: %s %s", c.Reason, c.Message)
+		}
+		return nil
+	})
 	// A pod that does not pass is refused by the same namespace: the check is on.
 	bad := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "privileged"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
 		Name: "c", Image: "busybox", SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)},
@@ -175,7 +180,10 @@ func TestPodsPassRestrictedPodSecurity(t *testing.T) {
 	if err := env.kube.Delete(ctx, cft); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, "the CloudflareTunnel gone", func() error {
+	// Two minutes: a tunnel deleted within mr.CreationGracePeriod (30 s)
+	// of its creation is confirmed gone only after crossplane-runtime's
+	// backoff passes that period, up to a minute later.
+	eventually(t, 2*time.Minute, "the CloudflareTunnel gone", func() error {
 		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(cft), cft); err == nil {
 			return fmt.Errorf("still there: %v", cft.GetCondition(xpv2.TypeReady).Message)
 		}

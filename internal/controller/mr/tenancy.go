@@ -240,5 +240,10 @@ func (e *NameTakenError) Error() string {
 // someone else's (another resource holds it, or this one did not create
 // it): waiting will not change that.
 func IsTakenMessage(msg string) bool {
-	return strings.Contains(msg, claimedPrefix) || strings.Contains(msg, nameTakenPrefix)
+	return strings.Contains(msg, claimedPrefix) || strings.Contains(msg, nameTakenPrefix) || strings.Contains(msg, NotCreatedHere)
 }
+
+// NotCreatedHere is in every conflict message about an object found by its
+// natural key (a DNS record, a hostname route) that this resource cannot
+// prove it made.
+const NotCreatedHere = "was not created by this resource"
