@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 	"strings"
 	"time"
 
@@ -86,6 +87,12 @@ type Reconciler struct {
 	kube   client.Client
 	log    logging.Logger
 	record event.Recorder
+	// reported is the failure last repeated on an Ingress for each managed
+	// resource (by UID), so each is repeated once, not on every reconcile:
+	// client-go drops an object's events past a burst of 25 (then one per
+	// five minutes), and the repeats would crowd out the failures that
+	// matter, such as a name another installation holds.
+	reported sync.Map
 }
 
 func (r *Reconciler) ingressesOfTunnel(ctx context.Context, o client.Object) []reconcile.Request {
@@ -580,8 +587,15 @@ func failureReason(msg string) string {
 func (r *Reconciler) reportManagedFailures(ing *networkingv1.Ingress, ms []resource.Managed) {
 	sort.Slice(ms, func(i, j int) bool { return key(ms[i]) < key(ms[j]) })
 	for _, m := range ms {
-		if c := m.GetCondition(xpv2.TypeSynced); c.Status == corev1.ConditionFalse && c.Message != "" {
-			r.warn(ing, failureReason(c.Message), fmt.Sprintf("%s %s: %s", kindOf(m), m.GetName(), c.Message))
+		c := m.GetCondition(xpv2.TypeSynced)
+		if c.Status != corev1.ConditionFalse || c.Message == "" {
+			r.reported.Delete(m.GetUID())
+			continue
 		}
+		if last, ok := r.reported.Load(m.GetUID()); ok && last == c.Message {
+			continue
+		}
+		r.reported.Store(m.GetUID(), c.Message)
+		r.warn(ing, failureReason(c.Message), fmt.Sprintf("%s %s: %s", kindOf(m), m.GetName(), c.Message))
 	}
 }
