@@ -8,8 +8,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"sync"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
