@@ -67,7 +67,7 @@ type ConflictError struct {
 }
 
 func (c *ConflictError) Error() string {
-	return fmt.Sprintf("conflict: hostname %s is already routed to tunnel %s (%s) by route %s, which this resource did not create (%s); it is left alone. Delete that route, or set %s as this resource's crossplane.io/external-name to take it over on purpose",
+	return fmt.Sprintf("conflict: hostname %s is already routed to tunnel %s (%s) by route %s, which was not created by this resource (%s); it is left alone. Delete that route, or set %s as this resource's crossplane.io/external-name to take it over on purpose",
 		c.Hostname, c.TunnelName, c.TunnelID, c.RouteID, c.Owner, c.RouteID)
 }
 

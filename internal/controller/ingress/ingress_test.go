@@ -353,7 +353,7 @@ func TestConflicts(t *testing.T) {
 		}
 		ing := ingress(ns, "taker", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationHostname: host})
 		p.Create(t, ing)
-		waitEvent(t, ns, "taker", "CloudflareError", "conflict")
+		waitEvent(t, ns, "taker", "NameTaken", "conflict")
 		deleteIngress(t, ing)
 		got, err := p.Cloudflare.GetHostnameRoute(ctx, foreign.ID)
 		if err != nil || got.Deleted() || got.TunnelID != other.ID || got.Comment != "theirs" {
@@ -577,7 +577,7 @@ func TestOnlyWhatIsTrue(t *testing.T) {
 		}
 		ing := ingress(ns, "loser", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPublic: "true"}, host)
 		p.Create(t, ing)
-		waitEvent(t, ns, "loser", "CloudflareError", "conflict")
+		waitEvent(t, ns, "loser", "NameTaken", "conflict")
 		time.Sleep(8 * time.Second) // past the configuration batch window
 		if c := tunnelConfig(t, tunnelID); strings.Contains(c, host) {
 			t.Errorf("the tunnel serves a hostname whose DNS record belongs to someone else: %s", c)
