@@ -81,15 +81,9 @@ func (e *external) Disconnect(context.Context) error { return nil }
 // is unknown, never in steady state.
 func (e *external) adopt(ctx context.Context, cr *v1alpha1.VPCService) (*cloudflare.Service, error) {
 	name := cr.Spec.ForProvider.Name
-	all, err := e.services.ListServices(ctx)
+	named, err := e.named(ctx, name)
 	if err != nil {
 		return nil, err
-	}
-	var named []cloudflare.Service
-	for _, s := range all {
-		if s.Name == name {
-			named = append(named, s)
-		}
 	}
 	switch len(named) {
 	case 0:
@@ -103,6 +97,22 @@ func (e *external) adopt(ctx context.Context, cr *v1alpha1.VPCService) (*cloudfl
 	default:
 		return nil, errors.Errorf("%d services are named %q; set the external-name to the ID of the one to manage", len(named), name)
 	}
+}
+
+// named lists the account's services called name (the API has no name
+// filter).
+func (e *external) named(ctx context.Context, name string) ([]cloudflare.Service, error) {
+	all, err := e.services.ListServices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var named []cloudflare.Service
+	for _, s := range all {
+		if s.Name == name {
+			named = append(named, s)
+		}
+	}
+	return named, nil
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.VPCService) (managed.ExternalObservation, error) {
@@ -163,13 +173,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VPCService) (managed
 // later Observe takes it for what this resource's create left behind.
 func (e *external) refused(ctx context.Context, cr *v1alpha1.VPCService) error {
 	name := cr.Spec.ForProvider.Name
-	all, err := e.services.ListServices(ctx)
-	var named []cloudflare.Service
-	for _, s := range all {
-		if s.Name == name {
-			named = append(named, s)
-		}
-	}
+	named, err := e.named(ctx, name)
 	if err != nil || len(named) != 1 {
 		return errors.Errorf("a VPC service named %q already exists", name)
 	}
