@@ -77,6 +77,11 @@ if [[ ${#targets[@]} -eq 0 ]]; then
 fi
 
 echo "fuzz.sh: ${#targets[@]} fuzz targets, $FUZZTIME each"
+# A run that failed only through Go's fuzz deadline race (see below).
+deadline_race() {
+  grep -q 'context deadline exceeded' "$1" && ! grep -qE 'Failing input written to|panic:|--- FAIL: .*/' "$1"
+}
+
 declare -a rows=()
 failed=0
 for t in "${targets[@]}"; do
@@ -85,18 +90,28 @@ for t in "${targets[@]}"; do
   start=$SECONDS
   echo "--- $name ($pkg)"
   fuzz() { go test ${json:+"-overlay=$json"} "${extra[@]}" -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "$pkg" >"$log" 2>&1 </dev/null; }
-  # Go's fuzzer can end a run with "context deadline exceeded" and no
-  # failing input when fuzztime runs out while a starved worker is busy (a
-  # loaded 2-core machine): that is not a finding, so it is run once more.
+  # Go's fuzz coordinator can end a run with a bare "context deadline
+  # exceeded" and no failing input when -fuzztime runs out: it compares the
+  # parent context's error with its child's before the cancellation has
+  # reached the child (golang/go#75804, fixed in Go 1.27). Nothing was found
+  # then, since any failing input is written before the run ends. Such a run
+  # is retried once; if the race strikes again, the target passes only when
+  # its corpus replays cleanly as a plain test, and the table says so.
   ok=0
+  note=""
   if fuzz; then
     ok=1
-  elif grep -q 'context deadline exceeded' "$log" && ! grep -q 'Failing input written to' "$log"; then
-    echo "    (run ended by the fuzzer's own deadline with no failing input; running once more)"
-    fuzz && ok=1
+  elif deadline_race "$log"; then
+    echo "    (run ended by Go's fuzz deadline race with no failing input; running once more)"
+    if fuzz; then
+      ok=1
+    elif deadline_race "$log" && go test ${json:+"-overlay=$json"} "${extra[@]}" -count=1 -run "^${name}\$" "$pkg" >>"$log" 2>&1 </dev/null; then
+      ok=1
+      note=" (deadline race twice, no failing input; corpus replayed)"
+    fi
   fi
   if [[ $ok == 1 ]]; then
-    result=PASS
+    result="PASS$note"
   else
     result=FAIL
     failed=1
