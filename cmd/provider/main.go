@@ -5,12 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 	"go.uber.org/zap/zapcore"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -46,6 +48,7 @@ func main() {
 		cfRateLimit      = app.Flag("cloudflare-rate-limit", "Requests Cloudflare allows one API token per --cloudflare-rate-window.").Default("1200").Int()
 		cfRateWindow     = app.Flag("cloudflare-rate-window", "Cloudflare's rate-limit window.").Default("5m").Duration()
 		cfBudgetFraction = app.Flag("cloudflare-budget-fraction", "Share of the token's rate limit this provider may spend (the rest is left to other tools using the token).").Default("0.8").Float64()
+		clusterDomain    = app.Flag("cluster-domain", "DNS domain of the cluster's Services: cloudflared reaches a Service origin as <service>.<namespace>.svc.<cluster-domain>.").Default("cluster.local").String()
 		cfBudgetBurst    = app.Flag("cloudflare-budget-burst", "Requests that may be sent at once before the budget's rate applies.").Default("10").Int()
 	)
 	kingpin.MustParse(app.Parse(os.Args[1:]))
@@ -110,6 +113,9 @@ func main() {
 	// safe-start: controllers start only once their CRDs are established, so
 	// a package whose managed resources are not activated does not crash.
 	kingpin.FatalIfError(customresourcesgate.Setup(mgr, o), "Cannot setup CRD gate")
-	kingpin.FatalIfError(providercontroller.SetupGated(mgr, o), "Cannot setup controllers")
+	if errs := validation.IsDNS1123Subdomain(*clusterDomain); len(errs) > 0 {
+		kingpin.Fatalf("--cluster-domain %q is not a DNS domain: %s", *clusterDomain, strings.Join(errs, "; "))
+	}
+	kingpin.FatalIfError(providercontroller.SetupGated(mgr, o, providercontroller.Settings{ClusterDomain: *clusterDomain}), "Cannot setup controllers")
 	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start controller manager")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/dnsrecord"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/hostnameroute"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/ingress"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/vpcservice"
 )
@@ -25,12 +26,23 @@ import (
 // above that.
 const DefaultMaxReconcileRate = 100
 
+// Settings are the provider's own settings, beyond crossplane-runtime's
+// controller options, passed to the controllers that use them.
+type Settings struct {
+	// ClusterDomain of the cluster's Service DNS names (cluster.local
+	// unless the cluster was set up otherwise).
+	ClusterDomain string
+}
+
 // SetupGated registers every controller to start once its CRDs are
 // established (Crossplane's safe-start). Call it before the manager starts:
-// the Ingress indexes must exist before any controller starts the
-// Ingress informer.
-func SetupGated(mgr ctrl.Manager, o controller.Options) error {
+// the indexes must exist before any controller starts the informers they
+// index.
+func SetupGated(mgr ctrl.Manager, o controller.Options, s Settings) error {
 	if err := ingress.Index(mgr); err != nil {
+		return err
+	}
+	if err := publichostname.Index(mgr); err != nil {
 		return err
 	}
 	for _, setup := range []func(ctrl.Manager, controller.Options) error{
@@ -38,7 +50,6 @@ func SetupGated(mgr ctrl.Manager, o controller.Options) error {
 		cloudflaretunnel.SetupGated,
 		dnsrecord.SetupGated,
 		hostnameroute.SetupGated,
-		ingress.SetupGated,
 		tunnel.SetupGated,
 		vpcservice.SetupGated,
 	} {
@@ -46,5 +57,8 @@ func SetupGated(mgr ctrl.Manager, o controller.Options) error {
 			return err
 		}
 	}
-	return nil
+	if err := publichostname.SetupGated(mgr, o, publichostname.Options{ClusterDomain: s.ClusterDomain}); err != nil {
+		return err
+	}
+	return ingress.SetupGated(mgr, o, ingress.Options{ClusterDomain: s.ClusterDomain})
 }

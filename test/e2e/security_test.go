@@ -44,6 +44,8 @@ func TestProviderPermissionsBySelfSubjectAccessReview(t *testing.T) {
 		{verb: "delete", group: "zerotrust.tunnels.cloudflare.com", resource: "hostnameroutes", namespace: "team-a"},
 		{verb: "update", group: "dns.tunnels.cloudflare.com", resource: "dnsrecords", sub: "status", namespace: "team-a"},
 		{verb: "update", group: "tunnels.cloudflare.com", resource: "cloudflaretunnels", sub: "status", namespace: "team-a"},
+		{verb: "delete", group: "tunnels.cloudflare.com", resource: "publichostnames", namespace: "team-a"},
+		{verb: "patch", group: "tunnels.cloudflare.com", resource: "publichostnames", sub: "status", namespace: "team-a"},
 		{verb: "list", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
 		{verb: "get", resource: "namespaces", name: "kube-system"},
 		{verb: "create", group: "coordination.k8s.io", resource: "leases", namespace: providerNamespace},

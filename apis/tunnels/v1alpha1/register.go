@@ -50,8 +50,16 @@ var (
 	CloudflareTunnelGroupVersionKind = SchemeGroupVersion.WithKind(CloudflareTunnelKind)
 )
 
+// PublicHostname type metadata.
+var (
+	PublicHostnameKind             = reflect.TypeOf(PublicHostname{}).Name()
+	PublicHostnameGroupKind        = schema.GroupKind{Group: Group, Kind: PublicHostnameKind}.String()
+	PublicHostnameGroupVersionKind = SchemeGroupVersion.WithKind(PublicHostnameKind)
+)
+
 func init() {
 	SchemeBuilder.Register(&CloudflareTunnel{}, &CloudflareTunnelList{})
+	SchemeBuilder.Register(&PublicHostname{}, &PublicHostnameList{})
 	SchemeBuilder.Register(&ProviderConfig{}, &ProviderConfigList{})
 	SchemeBuilder.Register(&ClusterProviderConfig{}, &ClusterProviderConfigList{})
 	SchemeBuilder.Register(&ProviderConfigUsage{}, &ProviderConfigUsageList{})
@@ -70,4 +78,25 @@ const (
 	AnnotationPublic = "tunnels.cloudflare.com/public"
 	// AnnotationHostname overrides the hostname(s) routed.
 	AnnotationHostname = "tunnels.cloudflare.com/hostname"
+
+	// Origin options of a public Ingress's hostnames (PublicHostname
+	// spec.originRequest and the Service origins' protocol).
+	AnnotationOriginProtocol       = "tunnels.cloudflare.com/origin-protocol"
+	AnnotationOriginServerName     = "tunnels.cloudflare.com/origin-server-name"
+	AnnotationOriginMatchSNIToHost = "tunnels.cloudflare.com/origin-match-sni-to-host"
+	AnnotationOriginNoTLSVerify    = "tunnels.cloudflare.com/origin-no-tls-verify"
+	AnnotationOriginCASecret       = "tunnels.cloudflare.com/origin-ca-secret"
+	AnnotationOriginHostHeader     = "tunnels.cloudflare.com/origin-host-header"
+	AnnotationOriginConnectTimeout = "tunnels.cloudflare.com/origin-connect-timeout"
+	AnnotationOriginTLSTimeout     = "tunnels.cloudflare.com/origin-tls-timeout"
+
+	// Cloudflare Access enforcement of a public Ingress's hostnames
+	// (PublicHostname spec.access). Any of them turns it on; then the team
+	// and at least one audience tag are required.
+	AnnotationAccessTeam     = "tunnels.cloudflare.com/access-team"
+	AnnotationAccessAudTags  = "tunnels.cloudflare.com/access-aud"
+	AnnotationAccessRequired = "tunnels.cloudflare.com/access-required"
 )
+
+// DefaultCAKey is the key of an origin CA Secret named without one.
+const DefaultCAKey = "ca.crt"

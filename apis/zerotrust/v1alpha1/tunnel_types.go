@@ -96,6 +96,10 @@ type OriginRequest struct {
 	// Hostname the origin's certificate is expected to have.
 	// +optional
 	OriginServerName *string `json:"originServerName,omitempty"`
+	// Send the request's hostname as SNI and expect it on the origin's
+	// certificate.
+	// +optional
+	MatchSNIToHost *bool `json:"matchSNItoHost,omitempty"`
 	// Path to a CA bundle for verifying the origin's certificate.
 	// +optional
 	CAPool *string `json:"caPool,omitempty"`
@@ -108,6 +112,24 @@ type OriginRequest struct {
 	// cloudflared's built-in proxy type: "" or "socks".
 	// +optional
 	ProxyType *string `json:"proxyType,omitempty"`
+	// Access makes cloudflared check each request's Cloudflare Access token
+	// (the Cf-Access-Jwt-Assertion header).
+	// +optional
+	Access *OriginAccess `json:"access,omitempty"`
+}
+
+// OriginAccess is cloudflared's Access check of a rule. Field names are
+// Cloudflare's.
+type OriginAccess struct {
+	// Deny requests without a valid Access token.
+	// +optional
+	Required *bool `json:"required,omitempty"`
+	// Zero Trust team name.
+	// +kubebuilder:validation:MinLength=1
+	TeamName string `json:"teamName"`
+	// Audience tags of the Access applications allowed.
+	// +kubebuilder:validation:MinItems=1
+	AudTag []string `json:"audTag"`
 }
 
 // TunnelObservation is the observed state of a tunnel.

@@ -13,7 +13,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,13 +35,12 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
-	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
+	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/ingress"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
 // Condition types and reasons of a CloudflareTunnel.
@@ -86,14 +84,13 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 		Owns(&v1alpha1.ProviderConfig{}).
 		// The token Secret is owned by the Tunnel MR, not by us.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(tokenSecretOwner)).
-		// An Ingress's rules go to the tunnel it names; one that moves (or
-		// goes) is looked at by the tunnel it left too, and a deletion
-		// waiting on Ingresses resumes when they go.
-		Watches(&networkingv1.Ingress{}, ingressTunnels{}).
-		// A backend Service's ports are in its Ingresses' rules.
-		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.tunnelsOfService)).
-		// A DNS record Cloudflare refuses takes its hostname's rule out.
-		Watches(&dnsv1alpha1.DNSRecord{}, handler.EnqueueRequestsFromMapFunc(recordTunnel)).
+		// A hostname's rules go to the tunnel it names; one that moves (or
+		// goes) is looked at by the tunnel that published it too.
+		Watches(&v1alpha1.PublicHostname{}, hostnameTunnels{}).
+		// A deletion waiting on what was made for the tunnel resumes when
+		// it goes.
+		Watches(&ztv1alpha1.HostnameRoute{}, handler.EnqueueRequestsFromMapFunc(labelledTunnel)).
+		Watches(&connv1alpha1.VPCService{}, handler.EnqueueRequestsFromMapFunc(labelledTunnel)).
 		Complete(errors.WithSilentRequeueOnConflict(r))
 }
 
@@ -103,7 +100,8 @@ func SetupGated(mgr ctrl.Manager, o controller.Options) error {
 		if err := Setup(mgr, o); err != nil {
 			o.Logger.Info("Cannot set up CloudflareTunnel controller", "error", err)
 		}
-	}, v1alpha1.CloudflareTunnelGroupVersionKind, ztv1alpha1.TunnelGroupVersionKind)
+	}, v1alpha1.CloudflareTunnelGroupVersionKind, v1alpha1.PublicHostnameGroupVersionKind, ztv1alpha1.TunnelGroupVersionKind,
+		ztv1alpha1.HostnameRouteGroupVersionKind, connv1alpha1.VPCServiceGroupVersionKind)
 	return nil
 }
 
@@ -115,61 +113,50 @@ func tokenSecretOwner(_ context.Context, o client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
 }
 
-// ingressTunnels enqueues the tunnel an Ingress names and, on an update, the
-// tunnel it named before.
-type ingressTunnels struct{}
+// hostnameTunnels enqueues the tunnels a PublicHostname names or was
+// published on, before and after an update.
+type hostnameTunnels struct{}
 
-func enqueueTunnelOf(q workqueue.TypedRateLimitingInterface[reconcile.Request], o client.Object) {
-	if o == nil {
+func enqueueTunnelsOf(q workqueue.TypedRateLimitingInterface[reconcile.Request], o client.Object) {
+	ph, ok := o.(*v1alpha1.PublicHostname)
+	if !ok {
 		return
 	}
-	if name := o.GetAnnotations()[v1alpha1.AnnotationTunnel]; name != "" {
-		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}})
+	add := func(name string) {
+		if name != "" {
+			q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ph.Namespace, Name: name}})
+		}
+	}
+	add(ph.Spec.TunnelRef.Name)
+	if t := ph.Status.Tunnel; t != nil && t.Tunnel != ph.Spec.TunnelRef.Name {
+		add(t.Tunnel)
 	}
 }
 
-func (ingressTunnels) Create(_ context.Context, e ctrlevent.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	enqueueTunnelOf(q, e.Object)
+func (hostnameTunnels) Create(_ context.Context, e ctrlevent.TypedCreateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	enqueueTunnelsOf(q, e.Object)
 }
 
-func (ingressTunnels) Update(_ context.Context, e ctrlevent.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	enqueueTunnelOf(q, e.ObjectOld)
-	enqueueTunnelOf(q, e.ObjectNew)
+func (hostnameTunnels) Update(_ context.Context, e ctrlevent.TypedUpdateEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	enqueueTunnelsOf(q, e.ObjectOld)
+	enqueueTunnelsOf(q, e.ObjectNew)
 }
 
-func (ingressTunnels) Delete(_ context.Context, e ctrlevent.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	enqueueTunnelOf(q, e.Object)
+func (hostnameTunnels) Delete(_ context.Context, e ctrlevent.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	enqueueTunnelsOf(q, e.Object)
 }
 
-func (ingressTunnels) Generic(_ context.Context, e ctrlevent.TypedGenericEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	enqueueTunnelOf(q, e.Object)
+func (hostnameTunnels) Generic(_ context.Context, e ctrlevent.TypedGenericEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	enqueueTunnelsOf(q, e.Object)
 }
 
-// recordTunnel maps a DNS record made for a tunnel to that tunnel.
-func recordTunnel(_ context.Context, o client.Object) []reconcile.Request {
-	name := o.GetLabels()[translate.LabelTunnel]
+// labelledTunnel maps an object made for a tunnel to that tunnel.
+func labelledTunnel(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[publish.LabelTunnel]
 	if name == "" {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
-}
-
-// tunnelsOfService maps a Service to the tunnels its Ingresses name.
-func (r *Reconciler) tunnelsOfService(ctx context.Context, o client.Object) []reconcile.Request {
-	ings, err := ingress.IngressesUsing(ctx, r.kube, o)
-	if err != nil {
-		r.log.Debug("cannot list the Ingresses of a Service", "error", err)
-		return nil
-	}
-	seen := map[string]bool{}
-	var reqs []reconcile.Request
-	for _, i := range ings {
-		if name := i.Annotations[v1alpha1.AnnotationTunnel]; name != "" && !seen[name] {
-			seen[name] = true
-			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: i.Namespace, Name: name}})
-		}
-	}
-	return reqs
 }
 
 // Reconciler reconciles CloudflareTunnels.
@@ -214,17 +201,37 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return res, err
 }
 
+// publication is what the tunnel publishes: who holds each hostname, the
+// configuration document of their rules, and the CA Secrets those name.
+type publication struct {
+	publish.Decision
+	config  *ztv1alpha1.TunnelConfig
+	caPools []v1alpha1.LocalSecretKeySelector
+}
+
 // apply converges the owned objects and computes the conditions.
 func (r *Reconciler) apply(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (reconcile.Result, error) {
 	pcRef, err := r.applyProviderConfig(ctx, cr)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	tun, hold, err := r.applyTunnel(ctx, cr, pcRef)
+	phs, err := r.published(ctx, cr)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	res, err := r.applyChildren(ctx, cr, tun)
+	cl := claims(phs)
+	pub := publication{Decision: publish.Decide(cl), config: publish.Config(cl)}
+	pub.caPools = caPools(phs, pub.Decision)
+	tun, hold, err := r.applyTunnel(ctx, cr, pcRef, pub)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if !meta.WasDeleted(tun) {
+		if err := r.answer(ctx, cr, phs, pub.Decision, configVersion(tun, pub.config)); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	res, err := r.applyChildren(ctx, cr, tun, pub.caPools)
 	if hold > 0 && err == nil && (res.RequeueAfter == 0 || hold < res.RequeueAfter) {
 		res.RequeueAfter = hold // a held-back configuration change
 	}
@@ -233,7 +240,7 @@ func (r *Reconciler) apply(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (
 
 // applyChildren converges the token Secret's consumers (Deployment, PDB)
 // and computes the conditions.
-func (r *Reconciler) applyChildren(ctx context.Context, cr *v1alpha1.CloudflareTunnel, tun *ztv1alpha1.Tunnel) (reconcile.Result, error) {
+func (r *Reconciler) applyChildren(ctx context.Context, cr *v1alpha1.CloudflareTunnel, tun *ztv1alpha1.Tunnel, pools []v1alpha1.LocalSecretKeySelector) (reconcile.Result, error) {
 	cr.Status.TunnelID = meta.GetExternalName(tun)
 	cr.Status.Connections = tun.Status.AtProvider.Connections
 	tunnelReady := tun.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
@@ -260,7 +267,7 @@ func (r *Reconciler) applyChildren(ctx context.Context, cr *v1alpha1.CloudflareT
 	}
 	cr.SetConditions(cond(TypeTokenStored, true, ReasonTokenStored, "the run token is in Secret "+TokenSecretName(cr)))
 
-	dep, err := r.applyDeployment(ctx, cr, TokenChecksum(token))
+	dep, err := r.applyDeployment(ctx, cr, TokenChecksum(token), pools)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -365,11 +372,12 @@ func tunnelPolicies(cr *v1alpha1.CloudflareTunnel) xpv2.ManagementPolicies {
 }
 
 // applyTunnel writes the fields of the Tunnel MR this controller owns,
-// including its remote configuration (the public rules of its Ingresses).
+// including its remote configuration (the rules of its published hostnames).
 //
 // A configuration change within ConfigBatchWindow of the previous one is held
 // back; the returned duration says when to come back and write it.
-func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTunnel, pcRef *xpv2.ProviderConfigReference) (*ztv1alpha1.Tunnel, time.Duration, error) {
+func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTunnel, pcRef *xpv2.ProviderConfigReference, pub publication) (*ztv1alpha1.Tunnel, time.Duration, error) {
+	want := pub.config
 	tun := &ztv1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: cr.Name}}
 	if err := r.kube.Get(ctx, client.ObjectKeyFromObject(tun), tun); client.IgnoreNotFound(err) != nil {
 		return nil, 0, errors.Wrap(err, "cannot get Tunnel")
@@ -387,17 +395,12 @@ func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTun
 			return nil, 0, err
 		}
 	}
-	rules, err := r.publicRules(ctx, cr, tun.Spec.ForProvider.Config)
-	if err != nil {
-		return nil, 0, err
-	}
 	var hold time.Duration
 	op, err := controllerutil.CreateOrUpdate(ctx, r.kube, tun, func() error {
 		// This controller is the only writer of the tunnel's remote
-		// configuration: the public rules of every Ingress on it. Once it
+		// configuration: the rules of every hostname it publishes. Once it
 		// has written one, it keeps it (down to the bare catch-all).
-		if len(rules) > 0 || tun.Spec.ForProvider.Config != nil {
-			want := translate.TunnelConfig(rules...)
+		if len(pub.Holder) > 0 || tun.Spec.ForProvider.Config != nil {
 			switch current := tun.Spec.ForProvider.Config; {
 			case current == nil:
 				r.batch.hold(cr.UID, 0) // the first configuration goes out at once
@@ -499,8 +502,8 @@ func (r *Reconciler) token(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (
 	return s.Data[TokenKey], nil
 }
 
-func (r *Reconciler) applyDeployment(ctx context.Context, cr *v1alpha1.CloudflareTunnel, checksum string) (*appsv1.Deployment, error) {
-	want := DesiredDeployment(cr, checksum)
+func (r *Reconciler) applyDeployment(ctx context.Context, cr *v1alpha1.CloudflareTunnel, checksum string, pools []v1alpha1.LocalSecretKeySelector) (*appsv1.Deployment, error) {
+	want := DesiredDeployment(cr, checksum, pools...)
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: want.Namespace, Name: want.Name}}
 	var generation int64
 	op, err := controllerutil.CreateOrUpdate(ctx, r.kube, dep, func() error {
@@ -553,196 +556,161 @@ func (r *Reconciler) recordOp(cr *v1alpha1.CloudflareTunnel, op controllerutil.O
 	}
 }
 
-// publicRules translates every live Ingress on this tunnel and collects its
-// public rules (pure translation; the Ingress controller reports problems).
-// An Ingress with a problem keeps the rules it had, so a typo does not take
-// a working site offline.
-func (r *Reconciler) publicRules(ctx context.Context, cr *v1alpha1.CloudflareTunnel, current *ztv1alpha1.TunnelConfig) ([][]ztv1alpha1.IngressRule, error) {
-	l := &networkingv1.IngressList{}
-	if err := r.kube.List(ctx, l, client.InNamespace(cr.Namespace)); err != nil {
-		return nil, errors.Wrap(err, "cannot list Ingresses")
+// published lists the PublicHostnames this tunnel publishes: those naming
+// it, and those it published that now name a CloudflareTunnel that does not
+// exist (a typo must not take a working hostname down: they stay here until
+// they name a tunnel that exists). One that names another existing tunnel
+// has moved; one being deleted is leaving.
+func (r *Reconciler) published(ctx context.Context, cr *v1alpha1.CloudflareTunnel) ([]v1alpha1.PublicHostname, error) {
+	l := &v1alpha1.PublicHostnameList{}
+	if err := r.kube.List(ctx, l, client.InNamespace(cr.Namespace), client.MatchingFields{publichostname.TunnelIndex: cr.Name}); err != nil {
+		return nil, errors.Wrap(err, "cannot list PublicHostnames")
 	}
-	classes := &networkingv1.IngressClassList{}
-	if err := r.kube.List(ctx, classes); err != nil {
-		return nil, errors.Wrap(err, "cannot list IngressClasses")
-	}
-	svcs := &corev1.ServiceList{}
-	if err := r.kube.List(ctx, svcs, client.InNamespace(cr.Namespace)); err != nil {
-		return nil, errors.Wrap(err, "cannot list Services")
-	}
-	services := translate.ServicesByName(svcs)
-	made, err := r.madeFor(ctx, cr)
-	if err != nil {
-		return nil, err
-	}
-	held, err := r.heldIngresses(ctx, cr, l.Items, made)
-	if err != nil {
-		return nil, err
-	}
-	refused := refusedRecords(made.records)
-	var out [][]ztv1alpha1.IngressRule
-	for i := range l.Items {
-		ing := &l.Items[i]
-		if meta.WasDeleted(ing) || !ingress.Ours(ing, classes.Items) {
+	var out []v1alpha1.PublicHostname
+	for _, ph := range l.Items {
+		if meta.WasDeleted(&ph) {
 			continue
 		}
-		if held[ing.Name] {
-			// It names a tunnel that does not exist: keep what it had here.
-			out = append(out, rulesOf(ing, made.records, current))
-			continue
-		}
-		if ing.Annotations[v1alpha1.AnnotationTunnel] != cr.Name {
-			continue
-		}
-		res := translate.Translate(translate.Input{Ingress: ing, Tunnel: translate.Tunnel{Name: cr.Name}, Services: services})
-		if len(res.Problems) > 0 {
-			out = append(out, rulesOf(ing, made.records, current))
-			continue
-		}
-		// A hostname an older Ingress claims is that Ingress's: the loser
-		// was told it does not route it, so it gets no rule for it either.
-		lost, err := ingress.LostHostnames(ctx, r.kube, ing, res.Hostnames)
-		if err != nil {
-			return nil, err
-		}
-		var rules []ztv1alpha1.IngressRule
-		for _, rule := range res.Rules {
-			if rule.Hostname != nil {
-				if _, l := lost[cloudflare.NormalizeHostname(*rule.Hostname)]; l {
-					continue
-				}
-				if refused[translate.LabelValue(ing.Name)][strings.ToLower(*rule.Hostname)] {
-					continue // its DNS is someone else's: it is not ours to serve
-				}
+		if name := ph.Spec.TunnelRef.Name; name != cr.Name {
+			err := r.kube.Get(ctx, types.NamespacedName{Namespace: cr.Namespace, Name: name}, &v1alpha1.CloudflareTunnel{})
+			if err == nil {
+				continue // moved
 			}
-			rules = append(rules, rule)
+			if !kerrors.IsNotFound(err) {
+				return nil, errors.Wrap(err, "cannot get CloudflareTunnel")
+			}
 		}
-		if len(rules) > 0 {
-			out = append(out, rules)
-		}
+		out = append(out, ph)
 	}
 	return out, nil
 }
 
-// made is what the Ingress controller made for this tunnel: which Ingresses
-// (by label value) still hold managed resources on it, and its DNS records.
-// One listing of each kind serves every Ingress of a reconcile.
-type made struct {
-	ingresses map[string]bool
-	records   []dnsv1alpha1.DNSRecord
-}
-
-func (r *Reconciler) madeFor(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (made, error) {
-	onThis := client.MatchingLabels{translate.LabelTunnel: translate.LabelValue(cr.Name)}
-	routes, recs := &ztv1alpha1.HostnameRouteList{}, &dnsv1alpha1.DNSRecordList{}
-	for _, l := range []client.ObjectList{routes, recs} {
-		if err := r.kube.List(ctx, l, client.InNamespace(cr.Namespace), onThis); err != nil {
-			return made{}, errors.Wrap(err, "cannot list the managed resources made for this tunnel")
-		}
-	}
-	m := made{ingresses: map[string]bool{}, records: recs.Items}
-	for _, rt := range routes.Items {
-		m.ingresses[rt.Labels[translate.LabelIngress]] = true
-	}
-	for _, rec := range recs.Items {
-		m.ingresses[rec.Labels[translate.LabelIngress]] = true
-	}
-	return m, nil
-}
-
-// heldIngresses are the Ingresses, by name, that still have managed
-// resources made for this tunnel but name a CloudflareTunnel that does not
-// exist: the Ingress controller leaves what they made alone until they name
-// a valid tunnel, and so does this one. (An Ingress that names another
-// existing tunnel has moved; one that names none has let go.)
-func (r *Reconciler) heldIngresses(ctx context.Context, cr *v1alpha1.CloudflareTunnel, ings []networkingv1.Ingress, m made) (map[string]bool, error) {
-	held := map[string]bool{}
-	for _, ing := range ings {
-		name := strings.TrimSpace(ing.Annotations[v1alpha1.AnnotationTunnel])
-		if name == cr.Name || name == "" || !m.ingresses[translate.LabelValue(ing.Name)] {
-			continue
-		}
-		err := r.kube.Get(ctx, types.NamespacedName{Namespace: cr.Namespace, Name: name}, &v1alpha1.CloudflareTunnel{})
-		if kerrors.IsNotFound(err) {
-			held[ing.Name] = true
-		} else if err != nil {
-			return nil, errors.Wrap(err, "cannot get CloudflareTunnel")
-		}
-	}
-	return held, nil
-}
-
-// refusedRecords are, by Ingress label, the names of this tunnel's DNS
-// records that Cloudflare refused before ever creating them (a record of
-// the same name that another owner holds, no zone): their hostnames do not
-// reach this tunnel, so their rules would only claim what is not ours. A
-// record that exists (it has an external-name) keeps its rule through
-// passing errors.
-func refusedRecords(recs []dnsv1alpha1.DNSRecord) map[string]map[string]bool {
-	out := map[string]map[string]bool{}
-	for i := range recs {
-		rec := &recs[i]
-		if !Refused(rec) {
-			continue
-		}
-		ing := rec.Labels[translate.LabelIngress]
-		if out[ing] == nil {
-			out[ing] = map[string]bool{}
-		}
-		out[ing][strings.ToLower(rec.Spec.ForProvider.Name)] = true
+// claims are the PublicHostnames' claims on their hostnames.
+func claims(phs []v1alpha1.PublicHostname) []publish.Claim {
+	out := make([]publish.Claim, 0, len(phs))
+	for _, ph := range phs {
+		host, _ := publish.Hostname(ph.Spec.Hostname)
+		out = append(out, publish.Claim{Name: ph.Name, Hostname: host, Created: ph.CreationTimestamp, Rules: ph.Status.Rules})
 	}
 	return out
 }
 
-// Refused says whether Cloudflare refused a DNS record that was never
-// created: no external-name yet, and Synced=False.
-func Refused(rec *dnsv1alpha1.DNSRecord) bool {
-	return meta.GetExternalName(rec) == "" && rec.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionFalse
-}
-
-// rulesOf are the rules of the current configuration for the hostnames the
-// Ingress publishes now through this tunnel (its DNS records among recs).
-func rulesOf(ing *networkingv1.Ingress, recs []dnsv1alpha1.DNSRecord, current *ztv1alpha1.TunnelConfig) []ztv1alpha1.IngressRule {
-	if current == nil {
-		return nil
-	}
-	hosts := map[string]bool{}
-	for _, rec := range recs {
-		if rec.Labels[translate.LabelIngress] == translate.LabelValue(ing.Name) {
-			hosts[strings.ToLower(rec.Spec.ForProvider.Name)] = true
+// caPools are the CA Secrets the published rules name, for cloudflared to
+// mount; each once, in a stable order.
+func caPools(phs []v1alpha1.PublicHostname, d publish.Decision) []v1alpha1.LocalSecretKeySelector {
+	seen := map[v1alpha1.LocalSecretKeySelector]bool{}
+	var out []v1alpha1.LocalSecretKeySelector
+	for _, ph := range phs {
+		host, _ := publish.Hostname(ph.Spec.Hostname)
+		if d.Holder[host] != ph.Name || len(ph.Status.Rules) == 0 {
+			continue
+		}
+		for _, p := range ph.Status.CAPools {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
 		}
 	}
-	var kept []ztv1alpha1.IngressRule
-	for _, rule := range current.Ingress {
-		if rule.Hostname != nil && hosts[strings.ToLower(*rule.Hostname)] {
-			kept = append(kept, rule)
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
 		}
-	}
-	return kept
+		return out[i].Key < out[j].Key
+	})
+	return out
 }
 
-// referencingIngresses are the Ingresses in cr's namespace exposed through it.
-func (r *Reconciler) referencingIngresses(ctx context.Context, cr *v1alpha1.CloudflareTunnel) ([]string, error) {
-	l := &networkingv1.IngressList{}
-	if err := r.kube.List(ctx, l, client.InNamespace(cr.Namespace)); err != nil {
-		return nil, errors.Wrap(err, "cannot list Ingresses")
+// Answer is what a CloudflareTunnel tells a PublicHostname: whether it holds
+// its hostname here and, once Cloudflare has the configuration, its version.
+func Answer(cr *v1alpha1.CloudflareTunnel, ph *v1alpha1.PublicHostname, d publish.Decision, configVersion int) v1alpha1.PublishedStatus {
+	st := v1alpha1.PublishedStatus{Tunnel: cr.Name, ObservedGeneration: ph.Status.RulesGeneration}
+	if holder, lost := d.Lost[ph.Name]; lost {
+		st.Reason, st.ClaimedBy = "HostnameConflict", holder
+		st.Message = fmt.Sprintf("hostname %s is already published through CloudflareTunnel %s by PublicHostname %s, the older claim; this one is not published", ph.Spec.Hostname, cr.Name, holder)
+		return st
 	}
-	m, err := r.madeFor(ctx, cr)
-	if err != nil {
-		return nil, err
+	st.Accepted, st.Rules = true, len(ph.Status.Rules)
+	switch {
+	case st.Rules == 0:
+		st.Reason, st.Message = "NoRules", fmt.Sprintf("hostname %s is this PublicHostname's on CloudflareTunnel %s, but it has no valid rules to publish yet", ph.Spec.Hostname, cr.Name)
+	case configVersion == 0:
+		st.Reason, st.Message = "Accepted", fmt.Sprintf("hostname %s is this PublicHostname's on CloudflareTunnel %s; its rules are on their way to Cloudflare", ph.Spec.Hostname, cr.Name)
+	default:
+		st.Reason, st.ConfigVersion = "Accepted", configVersion
+		st.Message = fmt.Sprintf("hostname %s is published through CloudflareTunnel %s: %d rules in configuration version %d", ph.Spec.Hostname, cr.Name, st.Rules, configVersion)
 	}
-	held, err := r.heldIngresses(ctx, cr, l.Items, m)
+	return st
+}
+
+// configVersion is the version of the tunnel's configuration in Cloudflare
+// when it is the one this CloudflareTunnel wants, else 0.
+func configVersion(tun *ztv1alpha1.Tunnel, want *ztv1alpha1.TunnelConfig) int {
+	synced := tun.GetCondition(xpv2.TypeSynced)
+	if synced.Status != corev1.ConditionTrue || synced.ObservedGeneration != tun.Generation || !equality.Semantic.DeepEqual(tun.Spec.ForProvider.Config, want) {
+		return 0
+	}
+	return tun.Status.AtProvider.RemoteConfigVersion
+}
+
+// answer writes each PublicHostname's answer where it changed (the
+// CloudflareTunnel is the only writer of status.tunnel, by merge patch) and
+// tells a hostname that lost its claim by an event.
+func (r *Reconciler) answer(ctx context.Context, cr *v1alpha1.CloudflareTunnel, phs []v1alpha1.PublicHostname, d publish.Decision, version int) error {
+	for i := range phs {
+		ph := &phs[i]
+		want := Answer(cr, ph, d, version)
+		if ph.Status.Tunnel != nil && *ph.Status.Tunnel == want {
+			continue
+		}
+		if !want.Accepted && (ph.Status.Tunnel == nil || ph.Status.Tunnel.Message != want.Message) {
+			r.record.Event(ph, event.Warning(event.Reason(want.Reason), errors.New(want.Message)))
+		}
+		patch := client.MergeFrom(ph.DeepCopy())
+		ph.Status.Tunnel = &want
+		if err := r.kube.Status().Patch(ctx, ph, patch); client.IgnoreNotFound(err) != nil {
+			return errors.Wrapf(err, "cannot answer PublicHostname %s", ph.Name)
+		}
+	}
+	return nil
+}
+
+// users are what still uses this tunnel, by kind and name: PublicHostnames
+// it publishes, and managed resources made for it (a source's private
+// routes and VPC services), named with the object that made them.
+func (r *Reconciler) users(ctx context.Context, cr *v1alpha1.CloudflareTunnel) ([]string, error) {
+	phs, err := r.published(ctx, cr)
 	if err != nil {
 		return nil, err
 	}
 	var names []string
-	for _, i := range l.Items {
-		if (i.Annotations[v1alpha1.AnnotationTunnel] == cr.Name || held[i.Name]) && i.DeletionTimestamp.IsZero() {
-			names = append(names, i.Name)
+	for _, ph := range phs {
+		names = append(names, describe(v1alpha1.PublicHostnameKind, &ph))
+	}
+	onThis := client.MatchingLabels{publish.LabelTunnel: publish.LabelValue(cr.Name)}
+	routes, services := &ztv1alpha1.HostnameRouteList{}, &connv1alpha1.VPCServiceList{}
+	for _, l := range []client.ObjectList{routes, services} {
+		if err := r.kube.List(ctx, l, client.InNamespace(cr.Namespace), onThis); err != nil {
+			return nil, errors.Wrap(err, "cannot list the managed resources made for this tunnel")
 		}
 	}
+	for _, m := range routes.Items {
+		names = append(names, describe(ztv1alpha1.HostnameRouteKind, &m))
+	}
+	for _, m := range services.Items {
+		names = append(names, describe(connv1alpha1.VPCServiceKind, &m))
+	}
 	sort.Strings(names)
-	return names, nil
+	return slices.Compact(names), nil
+}
+
+// describe names an object with the one that made it: a user deletes an
+// Ingress, not the route it made.
+func describe(kind string, o metav1.Object) string {
+	if c := metav1.GetControllerOf(o); c != nil && c.Kind != v1alpha1.CloudflareTunnelKind {
+		return c.Kind + " " + c.Name
+	}
+	return kind + " " + o.GetName()
 }
 
 // delete tears down in the order that lets Cloudflare agree: no Ingress may
@@ -753,12 +721,12 @@ func (r *Reconciler) delete(ctx context.Context, cr *v1alpha1.CloudflareTunnel) 
 	if !controllerutil.ContainsFinalizer(cr, finalizer) {
 		return reconcile.Result{}, nil
 	}
-	users, err := r.referencingIngresses(ctx, cr)
+	users, err := r.users(ctx, cr)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	if len(users) > 0 {
-		msg := fmt.Sprintf("deletion waits: Ingresses %s still use this tunnel; remove their %s annotation or delete them", strings.Join(users, ", "), v1alpha1.AnnotationTunnel)
+		msg := fmt.Sprintf("deletion waits: %s still use this tunnel; delete them, or point them at another tunnel (an Ingress: its %s annotation)", strings.Join(users, ", "), v1alpha1.AnnotationTunnel)
 		if c := cr.GetCondition(xpv2.TypeReady); c.Reason != ReasonTunnelInUse || c.Message != msg {
 			r.record.Event(cr, event.Warning(event.Reason(ReasonTunnelInUse), errors.New(msg)))
 		}

@@ -278,10 +278,26 @@ func TestCloudflareTunnelRunsAHardenedTunnel(t *testing.T) {
 			}},
 		}
 		p.Create(t, ing)
+		// Once the Ingress publishes through the tunnel (its private route
+		// is made), the tunnel's deletion waits for it. (One that has made
+		// nothing yet is told the tunnel is going: nothing of it is lost.)
+		eventually(t, "the Ingress's route", func() error {
+			l := &ztv1alpha1.HostnameRouteList{}
+			if err := p.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
+				return err
+			}
+			if len(l.Items) == 0 {
+				return fmt.Errorf("no route yet")
+			}
+			return nil
+		})
 		if err := p.Client.Delete(ctx, cr); err != nil {
 			t.Fatal(err)
 		}
 		c := waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionFalse, cloudflaretunnel.ReasonTunnelInUse)
+		if !strings.Contains(c.Message, "Ingress redis") {
+			t.Errorf("the condition does not name the Ingress as what uses the tunnel: %s", c.Message)
+		}
 		if !strings.Contains(c.Message, "redis") {
 			t.Errorf("the condition does not name the Ingress: %s", c.Message)
 		}

@@ -3,6 +3,7 @@ package cloudflaretunnel
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
 // Names and keys of the objects a CloudflareTunnel owns.
@@ -60,9 +62,11 @@ func labels(cr *v1alpha1.CloudflareTunnel) map[string]string {
 }
 
 // DesiredDeployment is the hardened cloudflared Deployment for cr: the token
-// comes from the Secret through TUNNEL_TOKEN (never argv), and the pod
-// passes the restricted Pod Security Standard.
-func DesiredDeployment(cr *v1alpha1.CloudflareTunnel, tokenChecksum string) *appsv1.Deployment {
+// comes from the Secret through TUNNEL_TOKEN (never argv), the pod passes
+// the restricted Pod Security Standard, and the CA Secrets the published
+// hostnames' rules name are mounted read-only where the rules say.
+func DesiredDeployment(cr *v1alpha1.CloudflareTunnel, tokenChecksum string, caPools ...v1alpha1.LocalSecretKeySelector) *appsv1.Deployment {
+	volumes, mounts := caPoolVolumes(caPools)
 	probe := func(failures int32) *corev1.Probe {
 		return &corev1.Probe{
 			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(metricsPort)}},
@@ -114,10 +118,12 @@ func DesiredDeployment(cr *v1alpha1.CloudflareTunnel, tokenChecksum string) *app
 					Tolerations:                   cr.Spec.Tolerations,
 					Affinity:                      affinity,
 					TerminationGracePeriodSeconds: ptr.To[int64](30),
+					Volumes:                       volumes,
 					Containers: []corev1.Container{{
-						Name:  "cloudflared",
-						Image: ptr.Deref(cr.Spec.Image, v1alpha1.DefaultCloudflaredImage),
-						Args:  []string{"tunnel", "--no-autoupdate", "--metrics", "0.0.0.0:2000", "run"},
+						VolumeMounts: mounts,
+						Name:         "cloudflared",
+						Image:        ptr.Deref(cr.Spec.Image, v1alpha1.DefaultCloudflaredImage),
+						Args:         []string{"tunnel", "--no-autoupdate", "--metrics", "0.0.0.0:2000", "run"},
 						Env: []corev1.EnvVar{{
 							Name: "TUNNEL_TOKEN",
 							ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
@@ -141,6 +147,42 @@ func DesiredDeployment(cr *v1alpha1.CloudflareTunnel, tokenChecksum string) *app
 			},
 		},
 	}
+}
+
+// caPoolVolumes mounts each CA Secret at publish.CAPoolDir/<secret>, with
+// only the keys the rules name. A Secret that is missing keeps new pods from
+// starting while the old ones serve (the rollout never takes a connector
+// down first), rather than starting cloudflared without the CA its rules
+// verify origins against.
+func caPoolVolumes(pools []v1alpha1.LocalSecretKeySelector) ([]corev1.Volume, []corev1.VolumeMount) {
+	keys := map[string][]string{}
+	var names []string
+	for _, p := range pools {
+		if _, ok := keys[p.Name]; !ok {
+			names = append(names, p.Name)
+		}
+		if !slices.Contains(keys[p.Name], p.Key) {
+			keys[p.Name] = append(keys[p.Name], p.Key)
+		}
+	}
+	slices.Sort(names)
+	var volumes []corev1.Volume
+	var mounts []corev1.VolumeMount
+	for _, name := range names {
+		sum := sha256.Sum256([]byte(name))
+		vol := "ca-" + hex.EncodeToString(sum[:])[:12]
+		ks := keys[name]
+		slices.Sort(ks)
+		items := make([]corev1.KeyToPath, 0, len(ks))
+		for _, k := range ks {
+			items = append(items, corev1.KeyToPath{Key: k, Path: k})
+		}
+		volumes = append(volumes, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: name, Items: items, DefaultMode: ptr.To[int32](0o444), Optional: ptr.To(false),
+		}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: vol, MountPath: publish.CAPoolDir + "/" + name, ReadOnly: true})
+	}
+	return volumes, mounts
 }
 
 // DesiredPDB keeps at least one connector up through voluntary

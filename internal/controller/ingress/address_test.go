@@ -8,11 +8,11 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
-
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	ingressctl "github.com/context-labs/provider-cloudflare-tunnel/internal/controller/ingress"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 )
 
 func TestAddress(t *testing.T) {
@@ -27,22 +27,34 @@ func TestAddress(t *testing.T) {
 		}
 		return r
 	}
+	hostname := func(reason xpv2.ConditionReason, status corev1.ConditionStatus, accepted ...bool) *v1alpha1.PublicHostname {
+		ph := &v1alpha1.PublicHostname{}
+		ph.SetConditions(xpv2.Condition{Type: publichostname.TypeDNSReady, Status: status, Reason: reason})
+		if len(accepted) > 0 && accepted[0] {
+			ph.SetConditions(xpv2.Condition{Type: publichostname.TypeAccepted, Status: corev1.ConditionTrue})
+		}
+		return ph
+	}
 	route := &ztv1alpha1.HostnameRoute{}
 	route.SetConditions(xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionTrue})
 	cases := map[string]struct {
-		ms     []resource.Managed
+		ms     []ingressctl.Owned
 		public bool
 		id     string
 		want   string
 	}{
-		"Published":             {ms: []resource.Managed{route, record(id+".cfargotunnel.com", corev1.ConditionTrue, false)}, public: true, id: id, want: id + ".cfargotunnel.com"},
-		"RecordNotReady":        {ms: []resource.Managed{record(id+".cfargotunnel.com", corev1.ConditionFalse, false)}, public: true, id: id},
-		"OnlyARoute":            {ms: []resource.Managed{route}, public: true, id: id},
-		"RecordForOtherTunnel":  {ms: []resource.Managed{record("other.cfargotunnel.com", corev1.ConditionTrue, false)}, public: true, id: id},
-		"RecordBeingDeleted":    {ms: []resource.Managed{record(id+".cfargotunnel.com", corev1.ConditionTrue, true)}, public: true, id: id},
-		"Private":               {ms: []resource.Managed{record(id+".cfargotunnel.com", corev1.ConditionTrue, false)}, id: id},
-		"TunnelIDNotKnownYet":   {ms: []resource.Managed{record(".cfargotunnel.com", corev1.ConditionTrue, false)}, public: true},
-		"OneOfSeveralPublished": {ms: []resource.Managed{record(id+".cfargotunnel.com", corev1.ConditionFalse, false), record(id+".cfargotunnel.com", corev1.ConditionTrue, false)}, public: true, id: id, want: id + ".cfargotunnel.com"},
+		"Published":               {ms: []ingressctl.Owned{route, record(id+".cfargotunnel.com", corev1.ConditionTrue, false)}, public: true, id: id, want: id + ".cfargotunnel.com"},
+		"RecordNotReady":          {ms: []ingressctl.Owned{record(id+".cfargotunnel.com", corev1.ConditionFalse, false)}, public: true, id: id},
+		"OnlyARoute":              {ms: []ingressctl.Owned{route}, public: true, id: id},
+		"RecordForOtherTunnel":    {ms: []ingressctl.Owned{record("other.cfargotunnel.com", corev1.ConditionTrue, false)}, public: true, id: id},
+		"RecordBeingDeleted":      {ms: []ingressctl.Owned{record(id+".cfargotunnel.com", corev1.ConditionTrue, true)}, public: true, id: id},
+		"Private":                 {ms: []ingressctl.Owned{record(id+".cfargotunnel.com", corev1.ConditionTrue, false)}, id: id},
+		"TunnelIDNotKnownYet":     {ms: []ingressctl.Owned{record(".cfargotunnel.com", corev1.ConditionTrue, false)}, public: true},
+		"AHostnamesRecordReady":   {ms: []ingressctl.Owned{route, hostname(publichostname.ReasonDNSReady, corev1.ConditionTrue)}, public: true, id: id, want: id + ".cfargotunnel.com"},
+		"AHostnamesRecordRefused": {ms: []ingressctl.Owned{hostname(publichostname.ReasonDNSRefused, corev1.ConditionFalse)}, public: true, id: id},
+		"DNSElsewhereNotAccepted": {ms: []ingressctl.Owned{hostname(publichostname.ReasonDNSNone, corev1.ConditionTrue)}, public: true, id: id},
+		"DNSElsewhereAccepted":    {ms: []ingressctl.Owned{hostname(publichostname.ReasonDNSNone, corev1.ConditionTrue, true)}, public: true, id: id, want: id + ".cfargotunnel.com"},
+		"OneOfSeveralPublished":   {ms: []ingressctl.Owned{record(id+".cfargotunnel.com", corev1.ConditionFalse, false), record(id+".cfargotunnel.com", corev1.ConditionTrue, false)}, public: true, id: id, want: id + ".cfargotunnel.com"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -39,6 +39,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
 )
 
@@ -51,17 +52,23 @@ const (
 	finalizer       = "tunnels.cloudflare.com/ingress"
 )
 
+// Options of the translator, set at setup.
+type Options struct {
+	// ClusterDomain of Service DNS names; "" is cluster.local.
+	ClusterDomain string
+}
+
 // Setup adds the Ingress translator.
-func Setup(mgr ctrl.Manager, o controller.Options) error {
+func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 	name := "ingress"
-	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name))}
+	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), clusterDomain: opts.ClusterDomain}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
 		For(&networkingv1.Ingress{}).
 		Owns(&ztv1alpha1.HostnameRoute{}).
 		Owns(&connv1alpha1.VPCService{}).
-		Owns(&dnsv1alpha1.DNSRecord{}).
+		Owns(&v1alpha1.PublicHostname{}).
 		// A tunnel appearing, or getting its ID, moves its Ingresses on.
 		Watches(&ztv1alpha1.Tunnel{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfTunnel)).
 		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfTunnel)).
@@ -72,21 +79,22 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 }
 
 // SetupGated adds the translator once the kinds it writes exist.
-func SetupGated(mgr ctrl.Manager, o controller.Options) error {
+func SetupGated(mgr ctrl.Manager, o controller.Options, opts Options) error {
 	o.Gate.Register(func() {
-		if err := Setup(mgr, o); err != nil {
+		if err := Setup(mgr, o, opts); err != nil {
 			o.Logger.Info("Cannot set up Ingress controller", "error", err)
 		}
-	}, v1alpha1.CloudflareTunnelGroupVersionKind, ztv1alpha1.TunnelGroupVersionKind, ztv1alpha1.HostnameRouteGroupVersionKind,
+	}, v1alpha1.CloudflareTunnelGroupVersionKind, v1alpha1.PublicHostnameGroupVersionKind, ztv1alpha1.TunnelGroupVersionKind, ztv1alpha1.HostnameRouteGroupVersionKind,
 		connv1alpha1.VPCServiceGroupVersionKind, dnsv1alpha1.DNSRecordGroupVersionKind)
 	return nil
 }
 
 // Reconciler reconciles Ingresses.
 type Reconciler struct {
-	kube   client.Client
-	log    logging.Logger
-	record event.Recorder
+	kube          client.Client
+	log           logging.Logger
+	record        event.Recorder
+	clusterDomain string
 	// reported is the failure last repeated on an Ingress for each managed
 	// resource (by UID), so each is repeated once, not on every reconcile:
 	// client-go drops an object's events past a burst of 25 (then one per
@@ -220,9 +228,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 
 	res := translate.Translate(translate.Input{
-		Ingress:  ing,
-		Tunnel:   translate.Tunnel{Name: tunnelName, TunnelID: meta.GetExternalName(tun), ProviderConfigRef: tun.Spec.ProviderConfigReference, AdoptByName: tun.Spec.AdoptByName},
-		Services: services,
+		Ingress:       ing,
+		Tunnel:        translate.Tunnel{Name: tunnelName, TunnelID: meta.GetExternalName(tun), ProviderConfigRef: tun.Spec.ProviderConfigReference, AdoptByName: tun.Spec.AdoptByName},
+		Services:      services,
+		ClusterDomain: r.clusterDomain,
 	})
 	for _, p := range res.Problems {
 		r.warn(ing, "InvalidIngress", p.String())
@@ -238,9 +247,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	for h, winner := range lost {
 		r.warn(ing, "HostnameConflict", conflictMessage(h, res.Written[h], winner))
 	}
-	d := desiredFrom(res, lost)
 	// Bad input must not cost what already works: with a problem in the
-	// Ingress, create and update what is valid but delete nothing.
+	// Ingress, create and update the valid private routes and VPC services
+	// but delete nothing, and leave its public hostnames as they are (a
+	// hostname is published whole, with its origin options and Access
+	// check, or keeps what it had).
+	d := desiredFrom(res, lost, len(res.Problems) == 0)
 	d.keepExisting = len(res.Problems) > 0
 	result, err := r.converge(ctx, ing, d)
 	if err != nil {
@@ -254,9 +266,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	r.reportManagedFailures(ing, ms)
-	if res.AwaitingTunnelID {
-		return reconcile.Result{RequeueAfter: 5 * time.Second}, nil
-	}
 	return result, nil
 }
 
@@ -264,14 +273,28 @@ func (r *Reconciler) warn(ing *networkingv1.Ingress, reason, msg string) {
 	r.record.Event(ing, event.Warning(event.Reason(reason), errors.New(msg)))
 }
 
-// desired is the set of managed resources an Ingress should have.
+// Owned is what an Ingress makes: managed resources and PublicHostnames.
+type Owned interface {
+	client.Object
+	resource.Conditioned
+}
+
+func managedItems(l client.ObjectList) []Owned {
+	var out []Owned
+	for _, m := range l.(resource.ManagedList).GetItems() {
+		out = append(out, m)
+	}
+	return out
+}
+
+// desired is the set of objects an Ingress should have.
 type desired struct {
-	objs []resource.Managed
+	objs []Owned
 	// keepExisting: delete nothing that is no longer desired.
 	keepExisting bool
 }
 
-func desiredFrom(res translate.Result, lost map[string]string) desired {
+func desiredFrom(res translate.Result, lost map[string]string, publish bool) desired {
 	var d desired
 	for _, o := range res.Routes {
 		if _, l := lost[cloudflare.NormalizeHostname(o.Spec.ForProvider.Hostname)]; !l {
@@ -283,8 +306,8 @@ func desiredFrom(res translate.Result, lost map[string]string) desired {
 			d.objs = append(d.objs, o)
 		}
 	}
-	for _, o := range res.Records {
-		if _, l := lost[cloudflare.NormalizeHostname(o.Spec.ForProvider.Name)]; !l {
+	for _, o := range res.Published {
+		if _, l := lost[cloudflare.NormalizeHostname(o.Spec.Hostname)]; !l && publish {
 			d.objs = append(d.objs, o)
 		}
 	}
@@ -396,17 +419,29 @@ func older(a, b *networkingv1.Ingress) bool {
 }
 
 // owned lists the managed resources made from this Ingress.
-func (r *Reconciler) owned(ctx context.Context, ing *networkingv1.Ingress) ([]resource.Managed, error) {
+func (r *Reconciler) owned(ctx context.Context, ing *networkingv1.Ingress) ([]Owned, error) {
 	sel := client.MatchingLabels{translate.LabelIngress: translate.LabelValue(ing.Name)}
-	var out []resource.Managed
+	var out []Owned
+	// DNSRecords are the PublicHostnames' now; an Ingress still controls
+	// the ones it made before published hostnames existed until its
+	// PublicHostnames take them over.
 	for _, l := range []client.ObjectList{&ztv1alpha1.HostnameRouteList{}, &connv1alpha1.VPCServiceList{}, &dnsv1alpha1.DNSRecordList{}} {
 		if err := r.kube.List(ctx, l, client.InNamespace(ing.Namespace), sel); err != nil {
 			return nil, errors.Wrap(err, "cannot list managed resources")
 		}
-		for _, m := range l.(resource.ManagedList).GetItems() {
+		for _, m := range managedItems(l) {
 			if c := metav1.GetControllerOf(m); c != nil && c.UID == ing.UID {
 				out = append(out, m)
 			}
+		}
+	}
+	phs := &v1alpha1.PublicHostnameList{}
+	if err := r.kube.List(ctx, phs, client.InNamespace(ing.Namespace), sel); err != nil {
+		return nil, errors.Wrap(err, "cannot list PublicHostnames")
+	}
+	for i := range phs.Items {
+		if c := metav1.GetControllerOf(&phs.Items[i]); c != nil && c.UID == ing.UID {
+			out = append(out, &phs.Items[i])
 		}
 	}
 	return out, nil
@@ -427,7 +462,7 @@ func (r *Reconciler) converge(ctx context.Context, ing *networkingv1.Ingress, d 
 		return reconcile.Result{}, err
 	}
 	for _, m := range have {
-		if want[key(m)] || meta.WasDeleted(m) || d.keepExisting {
+		if want[key(m)] || meta.WasDeleted(m) || d.keepExisting || handedOver(m, d.objs) {
 			continue
 		}
 		if err := r.kube.Delete(ctx, m); client.IgnoreNotFound(err) != nil {
@@ -439,6 +474,23 @@ func (r *Reconciler) converge(ctx context.Context, ing *networkingv1.Ingress, d 
 	return reconcile.Result{}, nil
 }
 
+// handedOver says whether m is a DNS record this Ingress made before
+// published hostnames existed, for a hostname one of its PublicHostnames now
+// publishes: that PublicHostname takes the record over, so it is not deleted
+// (and recreated, which would take the hostname off the internet).
+func handedOver(m client.Object, wanted []Owned) bool {
+	rec, ok := m.(*dnsv1alpha1.DNSRecord)
+	if !ok {
+		return false
+	}
+	for _, o := range wanted {
+		if ph, ok := o.(*v1alpha1.PublicHostname); ok && strings.EqualFold(ph.Spec.Hostname, rec.Spec.ForProvider.Name) {
+			return true
+		}
+	}
+	return false
+}
+
 func kindOf(m client.Object) string {
 	switch m.(type) {
 	case *ztv1alpha1.HostnameRoute:
@@ -447,6 +499,8 @@ func kindOf(m client.Object) string {
 		return connv1alpha1.VPCServiceKind
 	case *dnsv1alpha1.DNSRecord:
 		return dnsv1alpha1.DNSRecordKind
+	case *v1alpha1.PublicHostname:
+		return v1alpha1.PublicHostnameKind
 	}
 	return "object"
 }
@@ -455,8 +509,8 @@ func key(m client.Object) string { return kindOf(m) + "/" + m.GetName() }
 
 // apply writes the desired spec of one managed resource, refusing to touch
 // one that another owner controls.
-func (r *Reconciler) apply(ctx context.Context, ing *networkingv1.Ingress, want resource.Managed) error {
-	cur := want.DeepCopyObject().(resource.Managed)
+func (r *Reconciler) apply(ctx context.Context, ing *networkingv1.Ingress, want Owned) error {
+	cur := want.DeepCopyObject().(Owned)
 	err := r.kube.Get(ctx, client.ObjectKeyFromObject(want), cur)
 	if kerrors.IsNotFound(err) {
 		if err := r.kube.Create(ctx, want); err != nil {
@@ -485,7 +539,7 @@ func (r *Reconciler) apply(ctx context.Context, ing *networkingv1.Ingress, want 
 // copySpec sets cur's forProvider (and labels) to want's, keeping what the
 // managed reconciler added (resolved IDs, late-initialised fields stay
 // unless the translation sets them). It reports whether anything changed.
-func copySpec(cur, want resource.Managed) bool {
+func copySpec(cur, want Owned) bool {
 	before := cur.DeepCopyObject()
 	cur.SetLabels(want.GetLabels())
 	switch c := cur.(type) {
@@ -503,13 +557,8 @@ func copySpec(cur, want resource.Managed) bool {
 		c.Spec.ForProvider = w.Spec.ForProvider
 		c.Spec.ProviderConfigReference = w.Spec.ProviderConfigReference
 		c.Spec.AdoptByName = w.Spec.AdoptByName
-	case *dnsv1alpha1.DNSRecord:
-		w := want.(*dnsv1alpha1.DNSRecord)
-		c.Spec.ForProvider.Name = w.Spec.ForProvider.Name
-		c.Spec.ForProvider.Type = w.Spec.ForProvider.Type
-		c.Spec.ForProvider.Content = w.Spec.ForProvider.Content
-		c.Spec.ForProvider.Proxied = w.Spec.ForProvider.Proxied
-		c.Spec.ProviderConfigReference = w.Spec.ProviderConfigReference
+	case *v1alpha1.PublicHostname:
+		c.Spec = want.(*v1alpha1.PublicHostname).Spec
 	}
 	return !equalObjects(before, cur)
 }
@@ -536,18 +585,33 @@ func (r *Reconciler) release(ctx context.Context, ing *networkingv1.Ingress) (re
 }
 
 // Address is what a public Ingress's address should say: its tunnel's
-// <tunnelID>.cfargotunnel.com once Cloudflare holds at least one of its DNS
-// records pointing there — not while every record is refused (a conflict,
-// no zone) or still being made, and never for a private Ingress.
-func Address(ms []resource.Managed, public bool, tunnelID string) string {
+// <tunnelID>.cfargotunnel.com once Cloudflare holds at least one of its
+// hostnames' DNS records pointing there — not while every record is refused
+// (a conflict, no zone) or still being made, and never for a private
+// Ingress.
+func Address(ms []Owned, public bool, tunnelID string) string {
 	if !public || tunnelID == "" {
 		return ""
 	}
 	target := tunnelID + ".cfargotunnel.com"
 	for _, m := range ms {
-		rec, ok := m.(*dnsv1alpha1.DNSRecord)
-		if ok && !meta.WasDeleted(rec) && rec.Spec.ForProvider.Content == target && rec.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
-			return target
+		if meta.WasDeleted(m) {
+			continue
+		}
+		switch o := m.(type) {
+		case *v1alpha1.PublicHostname:
+			// Its record is in Cloudflare; or its DNS is someone else's
+			// (ExternalDNS reads this address) and the tunnel serves it.
+			dns := o.GetCondition(publichostname.TypeDNSReady)
+			accepted := o.GetCondition(publichostname.TypeAccepted).Status == corev1.ConditionTrue
+			if dns.Status == corev1.ConditionTrue && (dns.Reason == publichostname.ReasonDNSReady || accepted) {
+				return target
+			}
+		case *dnsv1alpha1.DNSRecord:
+			// One made before published hostnames, not taken over yet.
+			if o.Spec.ForProvider.Content == target && o.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
+				return target
+			}
 		}
 	}
 	return ""
@@ -584,18 +648,39 @@ func failureReason(msg string) string {
 // reportManagedFailures repeats a managed resource's failure (a hostname
 // routed to another tunnel, a public hostname in no zone of the account) on
 // the Ingress, where its author looks.
-func (r *Reconciler) reportManagedFailures(ing *networkingv1.Ingress, ms []resource.Managed) {
+func (r *Reconciler) reportManagedFailures(ing *networkingv1.Ingress, ms []Owned) {
 	sort.Slice(ms, func(i, j int) bool { return key(ms[i]) < key(ms[j]) })
 	for _, m := range ms {
-		c := m.GetCondition(xpv2.TypeSynced)
-		if c.Status != corev1.ConditionFalse || c.Message == "" {
+		reason, msg := failureOf(m)
+		if msg == "" {
 			r.reported.Delete(m.GetUID())
 			continue
 		}
-		if last, ok := r.reported.Load(m.GetUID()); ok && last == c.Message {
+		if last, ok := r.reported.Load(m.GetUID()); ok && last == msg {
 			continue
 		}
-		r.reported.Store(m.GetUID(), c.Message)
-		r.warn(ing, failureReason(c.Message), fmt.Sprintf("%s %s: %s", kindOf(m), m.GetName(), c.Message))
+		r.reported.Store(m.GetUID(), msg)
+		r.warn(ing, reason, fmt.Sprintf("%s %s: %s", kindOf(m), m.GetName(), msg))
 	}
+}
+
+// failureOf is the failure of one object the Ingress made, if any: a
+// managed resource that cannot sync, or a PublicHostname that is not
+// published for a reason its author must act on.
+func failureOf(m Owned) (string, string) {
+	if ph, ok := m.(*v1alpha1.PublicHostname); ok {
+		c, ok := publichostname.Failure(ph)
+		if !ok {
+			return "", ""
+		}
+		if c.Type == publichostname.TypeDNSReady {
+			return failureReason(c.Message), c.Message
+		}
+		return string(c.Reason), c.Message
+	}
+	c := m.GetCondition(xpv2.TypeSynced)
+	if c.Status != corev1.ConditionFalse || c.Message == "" {
+		return "", ""
+	}
+	return failureReason(c.Message), c.Message
 }

@@ -150,8 +150,8 @@ func FuzzAnnotations(f *testing.F) {
 		// The tunnel annotation gates everything.
 		tun := strings.TrimSpace(ann[tv1alpha1.AnnotationTunnel])
 		if tun == "" || len(tun) > 253 || !fzSubdomainRe.MatchString(tun) {
-			if fs := fzProblemFields(got); !slices.Equal(fs, []string{tv1alpha1.AnnotationTunnel}) || len(got.Routes)+len(got.Services)+len(got.Records)+len(got.Rules) > 0 {
-				t.Fatalf("tunnel %q: problems %v and %d objects, want only a tunnel problem and nothing", tun, fs, len(got.Routes)+len(got.Services)+len(got.Records)+len(got.Rules))
+			if fs := fzProblemFields(got); !slices.Equal(fs, []string{tv1alpha1.AnnotationTunnel}) || len(got.Routes)+len(got.Services)+len(got.Published)+len(got.Rules) > 0 {
+				t.Fatalf("tunnel %q: problems %v and %d objects, want only a tunnel problem and nothing", tun, fs, len(got.Routes)+len(got.Services)+len(got.Published)+len(got.Rules))
 			}
 			return
 		}
@@ -201,7 +201,7 @@ func FuzzAnnotations(f *testing.F) {
 		}
 
 		if !hostOK {
-			if len(got.Hostnames)+len(got.Routes)+len(got.Services)+len(got.Records)+len(got.Rules) > 0 {
+			if len(got.Hostnames)+len(got.Routes)+len(got.Services)+len(got.Published)+len(got.Rules) > 0 {
 				t.Fatalf("a bad hostname annotation still produced %v", summarizeFz(got))
 			}
 			return
@@ -232,13 +232,13 @@ func FuzzAnnotations(f *testing.F) {
 			t.Fatalf("public = %t, want %t", got.Public, wantPublic)
 		}
 		if !wantPublic {
-			if len(got.Records)+len(got.Rules) > 0 {
-				t.Fatalf("a private Ingress has records or rules: %v", summarizeFz(got))
+			if len(got.Published)+len(got.Rules) > 0 {
+				t.Fatalf("a private Ingress has public hostnames or rules: %v", summarizeFz(got))
 			}
 			return
 		}
-		if len(got.Records) != 1 || got.Records[0].Spec.ForProvider.Name != wantPublicName || got.Records[0].Spec.ForProvider.Content != fzTunnelID+".cfargotunnel.com" {
-			t.Fatalf("records %v, want a CNAME %s → %s.cfargotunnel.com", summarizeFz(got), wantPublicName, fzTunnelID)
+		if len(got.Published) != 1 || got.Published[0].Spec.Hostname != wantPublicName || got.Published[0].Spec.TunnelRef.Name != tun || got.Published[0].Spec.DNS != tv1alpha1.DNSManaged {
+			t.Fatalf("public hostnames %v, want %s on tunnel %s with its DNS record", summarizeFz(got), wantPublicName, tun)
 		}
 		if len(got.Rules) == 0 {
 			t.Fatal("a public Ingress without rules")
@@ -253,10 +253,10 @@ func FuzzAnnotations(f *testing.F) {
 
 func summarizeFz(r Result) string {
 	var recs []string
-	for _, x := range r.Records {
-		recs = append(recs, x.Spec.ForProvider.Name)
+	for _, x := range r.Published {
+		recs = append(recs, x.Spec.Hostname)
 	}
-	return fmt.Sprintf("hostnames %v records %v rules %v problems %v", r.Hostnames, recs, ruleStrings(r.Rules), r.Problems)
+	return fmt.Sprintf("hostnames %v published %v rules %v problems %v", r.Hostnames, recs, ruleStrings(r.Rules), r.Problems)
 }
 
 // FuzzParseHost: parseHost accepts exactly what the hostname oracle

@@ -6,8 +6,6 @@
 package translate
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"regexp"
 	"slices"
@@ -18,37 +16,44 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
 	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
-	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
-// Labels on every MR made from an Ingress, so the controller can list what an
-// Ingress (or a tunnel) owns. Values go through LabelValue.
+// Labels on every object made from an Ingress, so the controller can list
+// what an Ingress (or a tunnel) owns. Values go through LabelValue.
 const (
-	LabelIngress = "tunnels.cloudflare.com/ingress"
-	LabelTunnel  = "tunnels.cloudflare.com/tunnel"
+	LabelIngress = publish.LabelIngress
+	LabelTunnel  = publish.LabelTunnel
 )
 
-// Kind abbreviations used in MR names.
+// Kind abbreviations used in the names of objects made from an Ingress.
 const (
-	KindHostnameRoute = "route"
-	KindVPCService    = "vpc"
-	KindDNSRecord     = "dns"
+	KindHostnameRoute  = publish.KindHostnameRoute
+	KindVPCService     = publish.KindVPCService
+	KindDNSRecord      = publish.KindDNSRecord
+	KindPublicHostname = publish.KindPublicHostname
 )
 
-// CatchAllService ends every remote configuration: cloudflared requires a
-// last rule without hostname or path, and anything unmatched gets a 404.
-const CatchAllService = "http_status:404"
+// CatchAllService ends every remote configuration.
+const CatchAllService = publish.CatchAllService
 
-// ServiceDomain is the in-cluster DNS suffix of Services; cloudflared runs in
-// the cluster and resolves it through CoreDNS.
-const ServiceDomain = "svc.cluster.local"
+// serviceDomain is the in-cluster DNS suffix of Services; cloudflared runs
+// in the cluster and resolves it through the cluster's DNS.
+func (t *translator) serviceDomain() string {
+	d := t.in.ClusterDomain
+	if d == "" {
+		d = publish.DefaultClusterDomain
+	}
+	return "svc." + d
+}
 
 // Tunnel is the CloudflareTunnel an Ingress is exposed through.
 type Tunnel struct {
@@ -73,6 +78,8 @@ type Input struct {
 	Tunnel  Tunnel
 	// Services of the Ingress's namespace by name, to resolve named ports.
 	Services map[string]*corev1.Service
+	// ClusterDomain of Service DNS names; "" is cluster.local.
+	ClusterDomain string
 }
 
 // A Problem is bad input. Field is an annotation key or a field path such as
@@ -90,14 +97,13 @@ type Result struct {
 	Hostnames []string
 	Routes    []*ztv1alpha1.HostnameRoute
 	Services  []*connv1alpha1.VPCService
-	Records   []*dnsv1alpha1.DNSRecord
-	// Rules for the tunnel's remote configuration, ordered as TunnelConfig
-	// orders them, without the catch-all.
+	// Published are the public hostnames of a public Ingress, one per
+	// hostname: each makes its DNS record and its tunnel rules.
+	Published []*tv1alpha1.PublicHostname
+	// Rules the published hostnames ask of the tunnel, ordered as the
+	// tunnel's configuration orders them, without the catch-all.
 	Rules  []ztv1alpha1.IngressRule
 	Public bool
-	// AwaitingTunnelID: the Ingress is public but the tunnel ID is not known
-	// yet, so Records are withheld; requeue.
-	AwaitingTunnelID bool
 	// Problems in the input; what depends on a bad part is not produced.
 	Problems []Problem
 	// Notes are things the user should know that change nothing in the
@@ -243,21 +249,25 @@ func (t *translator) translate() Result {
 	if !public {
 		return r
 	}
-	r.Rules = t.rules(hosts)
-	if t.in.Tunnel.TunnelID == "" {
-		r.AwaitingTunnelID = true
+	before := len(t.problems)
+	opts, access := t.originOptions(), t.access()
+	t.protocol()
+	if len(t.problems) > before {
+		// A bad origin option or Access annotation publishes nothing: the
+		// hostnames keep the rules they had (with their Access check, if
+		// they had one), never a guess and never without the check.
 		return r
 	}
-	var names []string
-	for _, h := range hosts {
-		if !slices.Contains(names, h.public) {
-			names = append(names, h.public)
+	r.Published = t.published(hosts, opts, access)
+	for _, ph := range r.Published {
+		res := publish.Rules(ph.Spec, publish.Env{Namespace: t.ing.Namespace, ClusterDomain: t.in.ClusterDomain})
+		for _, p := range res.Problems {
+			t.problem("PublicHostname "+ph.Name+" "+p.Field, "%s", p.Message)
 		}
+		r.Rules = append(r.Rules, res.Rules...)
 	}
-	slices.Sort(names)
-	for _, n := range names {
-		r.Records = append(r.Records, t.record(n))
-	}
+	cfg := publish.TunnelConfig(r.Rules)
+	r.Rules = cfg.Ingress[:len(cfg.Ingress)-1]
 	return r
 }
 
@@ -327,7 +337,7 @@ func (t *translator) serviceHost() string {
 	if b == nil || b.Service == nil || len(validation.IsDNS1123Label(b.Service.Name)) > 0 {
 		return ""
 	}
-	return b.Service.Name + "." + t.ing.Namespace + "." + ServiceDomain
+	return b.Service.Name + "." + t.ing.Namespace + "." + t.serviceDomain()
 }
 
 // vpcHost is the host a VPC service reaches. A Worker's traffic leaves the
@@ -446,8 +456,8 @@ func (t *translator) checkNumberedPort(field, name string, svc *corev1.Service, 
 	}
 	for _, sp := range svc.Spec.Ports {
 		if sp.Port == port {
-			if port == 443 {
-				t.note(NotePlainHTTPToTLSPort, field, "Service %s port 443 is reached as http://; if it serves TLS, requests fail (cloudflared speaks plain HTTP to Ingress backends)", clip(name))
+			if port == 443 && t.ing.Annotations[tv1alpha1.AnnotationOriginProtocol] == "" {
+				t.note(NotePlainHTTPToTLSPort, field, "Service %s port 443 is reached as http://; if it serves TLS, requests fail: set %s: https", clip(name), tv1alpha1.AnnotationOriginProtocol)
 			}
 			return
 		}
@@ -502,7 +512,7 @@ func (t *translator) hostnames() ([]host, bool) {
 	// nothing unless a Service shares it).
 	d := t.serviceHost()
 	if d == "" {
-		d = t.ing.Name + "." + t.ing.Namespace + "." + ServiceDomain
+		d = t.ing.Name + "." + t.ing.Namespace + "." + t.serviceDomain()
 	}
 	h, err := parseHost(d)
 	if err != "" {
@@ -540,12 +550,13 @@ func parseHost(raw string) (host, string) {
 	return host{public: h, route: cloudflare.NormalizeHostname(h)}, ""
 }
 
-// rules builds the public rules: one per host and path. A rule without host
-// applies, as in Kubernetes, to every host of the Ingress (never to every
-// host of the tunnel: a hostless rule would swallow other Ingresses'
-// traffic). The default backend gets a path-less rule on each host that has
-// none yet, since explicit rules win over it in Kubernetes.
-func (t *translator) rules(hosts []host) []ztv1alpha1.IngressRule {
+// published builds one PublicHostname per public host: a path per
+// Ingress path, the path-less rule as the hostname's origin. A rule without
+// host applies, as in Kubernetes, to every host of the Ingress (never to
+// every host of the tunnel: a hostless rule would swallow other Ingresses'
+// traffic). The default backend is the origin of each host that has no
+// path-less rule yet, since explicit rules win over it in Kubernetes.
+func (t *translator) published(hosts []host, opts *tv1alpha1.OriginOptions, access *tv1alpha1.Access) []*tv1alpha1.PublicHostname {
 	_, override := t.ing.Annotations[tv1alpha1.AnnotationHostname]
 	var all []string
 	for _, h := range hosts {
@@ -554,18 +565,32 @@ func (t *translator) rules(hosts []host) []ztv1alpha1.IngressRule {
 		}
 	}
 	type key struct{ host, path string }
-	services := map[key]string{}
-	var out []ztv1alpha1.IngressRule
-	add := func(field, h string, path *string, svc string) {
+	routed := map[key]string{}
+	specs := map[string]*tv1alpha1.PublicHostnameSpec{}
+	add := func(field, h string, p networkingv1.HTTPIngressPath, path *string, origin tv1alpha1.Origin) {
 		k := key{h, ptr.Deref(path, "")}
-		if prev, ok := services[k]; ok {
-			if prev != svc && field != "" {
+		desc := origin.Service.Name + ":" + strconv.Itoa(int(origin.Service.Port.IntVal))
+		if prev, ok := routed[k]; ok {
+			if prev != desc && field != "" {
 				t.problem(field, "host %s path %s is already routed to %s; ignored", clip(h), clip(k.path), clip(prev))
 			}
 			return
 		}
-		services[k] = svc
-		out = append(out, ztv1alpha1.IngressRule{Hostname: ptr.To(h), Path: path, Service: svc})
+		routed[k] = desc
+		spec := specs[h]
+		if spec == nil {
+			spec = &tv1alpha1.PublicHostnameSpec{TunnelRef: tv1alpha1.LocalReference{Name: t.tunnel}, Hostname: h, OriginRequest: opts, Access: access, DNS: tv1alpha1.DNSManaged}
+			specs[h] = spec
+		}
+		if path == nil {
+			spec.Origin = &origin
+			return
+		}
+		pt := tv1alpha1.PathTypePrefix
+		if p.PathType != nil && *p.PathType == networkingv1.PathTypeExact {
+			pt = tv1alpha1.PathTypeExact
+		}
+		spec.Paths = append(spec.Paths, tv1alpha1.PathOrigin{Path: p.Path, PathType: pt, Origin: origin})
 	}
 	for i, r := range t.ing.Spec.Rules {
 		targets := all
@@ -585,32 +610,46 @@ func (t *translator) rules(hosts []host) []ztv1alpha1.IngressRule {
 			if !ok {
 				continue
 			}
-			svc, ok := t.serviceURL(field+".backend", &p.Backend)
+			origin, ok := t.origin(field+".backend", &p.Backend)
 			if !ok {
 				continue
 			}
 			for _, h := range targets {
-				add(field, h, path, svc)
+				add(field, h, p, path, origin)
 			}
 		}
 	}
 	if b := t.ing.Spec.DefaultBackend; b != nil {
-		if svc, ok := t.serviceURL("spec.defaultBackend", b); ok {
+		if origin, ok := t.origin("spec.defaultBackend", b); ok {
 			for _, h := range all {
-				add("", h, nil, svc)
+				add("", h, networkingv1.HTTPIngressPath{}, nil, origin)
 			}
 		}
 	}
-	sortRules(out)
+	var out []*tv1alpha1.PublicHostname
+	slices.Sort(all)
+	for _, h := range all {
+		spec := specs[h]
+		if spec == nil {
+			continue // no backend reached it
+		}
+		out = append(out, &tv1alpha1.PublicHostname{
+			TypeMeta:   metav1.TypeMeta{APIVersion: tv1alpha1.SchemeGroupVersion.String(), Kind: tv1alpha1.PublicHostnameKind},
+			ObjectMeta: t.meta(KindPublicHostname, h),
+			Spec:       *spec,
+		})
+	}
 	return out
 }
 
-func (t *translator) serviceURL(field string, b *networkingv1.IngressBackend) (string, bool) {
+// origin is a backend as a PublicHostname's Service origin, its port
+// resolved to a number (a named port is the Service port of that name).
+func (t *translator) origin(field string, b *networkingv1.IngressBackend) (tv1alpha1.Origin, bool) {
 	name, port, ok := t.backend(field, b)
 	if !ok {
-		return "", false
+		return tv1alpha1.Origin{}, false
 	}
-	return fmt.Sprintf("http://%s.%s.%s:%d", name, t.ing.Namespace, ServiceDomain, port), true
+	return tv1alpha1.Origin{Service: &tv1alpha1.ServiceOrigin{Name: name, Port: intstr.FromInt32(port), Protocol: t.protocol()}}, true
 }
 
 // path turns an Ingress path into cloudflared's path, a Go regular
@@ -695,167 +734,20 @@ func (t *translator) vpcServiceMR(name string, port int64, hostname string) *con
 	}
 }
 
-func (t *translator) record(name string) *dnsv1alpha1.DNSRecord {
-	return &dnsv1alpha1.DNSRecord{
-		TypeMeta:   metav1.TypeMeta{APIVersion: dnsv1alpha1.SchemeGroupVersion.String(), Kind: dnsv1alpha1.DNSRecordKind},
-		ObjectMeta: t.meta(KindDNSRecord, name),
-		Spec: dnsv1alpha1.DNSRecordSpec{
-			ManagedResourceSpec: t.spec(),
-			ForProvider: dnsv1alpha1.DNSRecordParameters{
-				Name:    name,
-				Type:    "CNAME",
-				Content: t.in.Tunnel.TunnelID + ".cfargotunnel.com",
-				Proxied: ptr.To(true),
-			},
-		},
-	}
-}
-
-// TunnelConfig aggregates the public rules of the Ingresses on one tunnel
-// into its whole remote configuration: ordered deterministically and so that
-// the most specific rule matches first, de-duplicated by hostname and path
-// (a later rule for the same hostname and path could never match), ending in
-// the catch-all. Rules without hostname or service are dropped: the only
-// hostless rule of the document is the catch-all.
+// TunnelConfig aggregates the public rules of Ingresses on one tunnel into
+// its whole remote configuration, as the CloudflareTunnel does with the
+// published hostnames they make (publish.TunnelConfig).
 func TunnelConfig(rules ...[]ztv1alpha1.IngressRule) *ztv1alpha1.TunnelConfig {
-	var all []ztv1alpha1.IngressRule
-	for _, rs := range rules {
-		for i := range rs {
-			if ptr.Deref(rs[i].Hostname, "") != "" && rs[i].Service != "" {
-				all = append(all, *rs[i].DeepCopy())
-			}
-		}
-	}
-	sortRules(all)
-	out := make([]ztv1alpha1.IngressRule, 0, len(all)+1)
-	for _, r := range all {
-		if n := len(out); n > 0 && *out[n-1].Hostname == *r.Hostname && ptr.Deref(out[n-1].Path, "") == ptr.Deref(r.Path, "") {
-			continue
-		}
-		if r.Path != nil && *r.Path == "" {
-			r.Path = nil
-		}
-		out = append(out, r)
-	}
-	return &ztv1alpha1.TunnelConfig{Ingress: append(out, ztv1alpha1.IngressRule{Service: CatchAllService})}
+	return publish.TunnelConfig(rules...)
 }
 
-// sortRules orders rules as cloudflared should try them (first match wins):
-// exact hosts before wildcards, longer (more specific) wildcards first, then
-// by host; within a host longer path literals first, Exact before Prefix of
-// the same literal, path-less last; then by path and service for determinism.
-func sortRules(rs []ztv1alpha1.IngressRule) {
-	slices.SortStableFunc(rs, func(a, b ztv1alpha1.IngressRule) int {
-		ha, hb := ptr.Deref(a.Hostname, ""), ptr.Deref(b.Hostname, "")
-		wa, wb := strings.HasPrefix(ha, "*"), strings.HasPrefix(hb, "*")
-		if wa != wb {
-			return boolCmp(wa, wb)
-		}
-		if wa && len(ha) != len(hb) {
-			return len(hb) - len(ha)
-		}
-		if c := strings.Compare(ha, hb); c != 0 {
-			return c
-		}
-		pa, pb := ptr.Deref(a.Path, ""), ptr.Deref(b.Path, "")
-		la, ea := pathRank(pa)
-		lb, eb := pathRank(pb)
-		if la != lb {
-			return lb - la
-		}
-		if ea != eb {
-			return boolCmp(eb, ea)
-		}
-		if c := strings.Compare(pa, pb); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Service, b.Service)
-	})
-}
+// MRName names an object made from an Ingress: "<ingress>-<kind>-<hash>"
+// (publish.ObjectName).
+func MRName(ingress, kind, key string) string { return publish.ObjectName(ingress, kind, key) }
 
-func boolCmp(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
-}
-
-// pathRank is the length of the literal a path regex matches (as made by
-// path: quoted, anchored) and whether it is exact; a missing path ranks -1.
-func pathRank(p string) (int, bool) {
-	if p == "" {
-		return -1, false
-	}
-	lit, prefix := strings.CutSuffix(strings.TrimPrefix(p, "^"), prefixSuffix)
-	n := 0
-	for i := 0; i < len(lit); i++ {
-		switch {
-		case lit[i] == '\\':
-			i++ // an escaped character is one literal character
-		case lit[i] == '$' && i == len(lit)-1 && !prefix:
-			return n, true
-		}
-		n++
-	}
-	return n, false
-}
-
-// MRName names an MR made from an Ingress: "<ingress>-<kind>-<hash>", a
-// DNS-1123 label of at most 63 characters. The hash covers the unmodified
-// ingress name, kind and key (e.g. the hostname), so names stay distinct when
-// the readable part is sanitised or truncated, and never change for the same
-// inputs.
-func MRName(ingress, kind, key string) string {
-	sum := sha256.Sum256([]byte(ingress + "\x00" + kind + "\x00" + key))
-	parts := []string{hex.EncodeToString(sum[:])[:10]}
-	if k := sanitize(kind, 20); k != "" {
-		parts = append([]string{k}, parts...)
-	}
-	used := len(strings.Join(parts, "-")) + 1
-	if i := sanitize(ingress, validation.DNS1123LabelMaxLength-used); i != "" {
-		parts = append([]string{i}, parts...)
-	}
-	return strings.Join(parts, "-")
-}
-
-// LabelValue is v when it is a valid label value, else a sanitised, truncated
-// form with a hash suffix (names of up to 253 characters exceed a label's
-// 63). Select by LabelValue(name), not name.
-func LabelValue(v string) string {
-	if len(validation.IsValidLabelValue(v)) == 0 {
-		return v
-	}
-	sum := sha256.Sum256([]byte(v))
-	h := hex.EncodeToString(sum[:])[:10]
-	if s := sanitize(v, validation.LabelValueMaxLength-len(h)-1); s != "" {
-		return s + "-" + h
-	}
-	return h
-}
-
-// sanitize keeps lower-cased ASCII letters and digits, turns every other run
-// of characters into one '-', trims '-' at both ends, and stops at max bytes.
-func sanitize(s string, max int) string {
-	var b strings.Builder
-	dash := false
-	for i := 0; i < len(s) && b.Len() < max; i++ {
-		c := s[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') {
-			b.WriteByte(c)
-			dash = false
-		} else if !dash && b.Len() > 0 {
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	return strings.TrimRight(b.String(), "-")
-}
+// LabelValue is v when it is a valid label value, else a sanitised,
+// truncated form with a hash suffix (publish.LabelValue).
+func LabelValue(v string) string { return publish.LabelValue(v) }
 
 // clip quotes user input for a message, shortened so that huge annotation
 // values cannot blow up events and conditions.

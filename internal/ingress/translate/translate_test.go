@@ -84,12 +84,12 @@ func service(name string, ports map[string]int32) *corev1.Service {
 
 // summary is a Result reduced to what a reader checks at a glance.
 type summary struct {
-	Hostnames, Routes, Services, Records, Rules, Problems []string
-	Public, Awaiting                                      bool
+	Hostnames, Routes, Services, Published, Rules, Problems []string
+	Public                                                  bool
 }
 
 func summarize(r Result) summary {
-	s := summary{Hostnames: r.Hostnames, Public: r.Public, Awaiting: r.AwaitingTunnelID}
+	s := summary{Hostnames: r.Hostnames, Public: r.Public}
 	for _, x := range r.Routes {
 		s.Routes = append(s.Routes, x.Spec.ForProvider.Hostname)
 	}
@@ -97,8 +97,8 @@ func summarize(r Result) summary {
 		p := x.Spec.ForProvider
 		s.Services = append(s.Services, fmt.Sprintf("%s %s:%d %s", p.Name, p.Type, *p.TCPPort, *p.Host.Hostname))
 	}
-	for _, x := range r.Records {
-		s.Records = append(s.Records, x.Spec.ForProvider.Name+" "+x.Spec.ForProvider.Type+" "+x.Spec.ForProvider.Content)
+	for _, x := range r.Published {
+		s.Published = append(s.Published, x.Spec.Hostname)
 	}
 	s.Rules = ruleStrings(r.Rules)
 	for _, p := range r.Problems {
@@ -233,9 +233,9 @@ func TestTranslate(t *testing.T) {
 				Public:    true,
 				Hostnames: []string{"admin.example.com", "www.example.com"},
 				Routes:    []string{"admin.example.com", "www.example.com"},
-				Records: []string{
-					"admin.example.com CNAME " + tunnelID + ".cfargotunnel.com",
-					"www.example.com CNAME " + tunnelID + ".cfargotunnel.com",
+				Published: []string{
+					"admin.example.com",
+					"www.example.com",
 				},
 				Rules: []string{
 					// Exact before Prefix of the same path, longer paths first, path-less last.
@@ -287,7 +287,7 @@ func TestTranslate(t *testing.T) {
 				Hostnames: []string{"many.example.com"},
 				Routes:    []string{"many.example.com"},
 				Services:  []string{"many tcp:80 web.team-a.svc.cluster.local"},
-				Records:   []string{"many.example.com CNAME " + tunnelID + ".cfargotunnel.com"},
+				Published: []string{"many.example.com"},
 				Rules:     []string{"many.example.com " + svc("web", 80)},
 			},
 		},
@@ -307,7 +307,7 @@ func TestTranslate(t *testing.T) {
 				Hostnames: []string{"api.example.com"},
 				Routes:    []string{"api.example.com"},
 				Services:  []string{"api tcp:8080 api.team-a.svc.cluster.local"},
-				Records:   []string{"api.example.com CNAME " + tunnelID + ".cfargotunnel.com"},
+				Published: []string{"api.example.com"},
 				Rules:     []string{"api.example.com ^/metrics(/|$) " + svc("api", 9090), "api.example.com " + svc("api", 8080)},
 			},
 		},
@@ -319,7 +319,7 @@ func TestTranslate(t *testing.T) {
 				Hostnames: []string{"db.example.com"},
 				Routes:    []string{"db.example.com"},
 				Services:  []string{"db tcp:9090 api.team-a.svc.cluster.local"},
-				Records:   []string{"db.example.com CNAME " + tunnelID + ".cfargotunnel.com"},
+				Published: []string{"db.example.com"},
 				// The hostless rule applies to the Ingress's hosts; its "/" beats the default backend.
 				Rules: []string{"db.example.com ^/x(/|$) " + svc("x", 1), "db.example.com " + svc("y", 2)},
 			},
@@ -330,9 +330,9 @@ func TestTranslate(t *testing.T) {
 				Public:    true,
 				Hostnames: []string{"apps.example.com"},
 				Routes:    []string{"apps.example.com"},
-				Records: []string{
-					"*.apps.example.com CNAME " + tunnelID + ".cfargotunnel.com",
-					"apps.example.com CNAME " + tunnelID + ".cfargotunnel.com",
+				Published: []string{
+					"*.apps.example.com",
+					"apps.example.com",
 				},
 				Rules: []string{"apps.example.com " + svc("web", 80), "*.apps.example.com " + svc("web", 80)},
 			},
@@ -344,21 +344,24 @@ func TestTranslate(t *testing.T) {
 				Public:    true,
 				Hostnames: []string{"pub.example.com"},
 				Routes:    []string{"pub.example.com"},
-				Records:   []string{"pub.example.com CNAME " + tunnelID + ".cfargotunnel.com"},
+				Published: []string{"pub.example.com"},
 				Rules:     []string{`pub.example.com ^/a\.b(/|$) ` + svc("a", 1)},
 				Problems:  []string{"spec.rules[1].http.paths[0]"}, // same host and path, other service
 			},
 		},
 		"TunnelIDNotKnownYet": {
+			// The hostname is published all the same: its DNS record waits
+			// for the tunnel's ID, not the translation.
 			in: func() Input {
 				in := input(ingress("web", pub, ptr.To(backend("web", 80)), rule("web.example.com")))
 				in.Tunnel.TunnelID = ""
 				return in
 			}(),
 			want: summary{
-				Public: true, Awaiting: true,
+				Public:    true,
 				Hostnames: []string{"web.example.com"},
 				Routes:    []string{"web.example.com"},
+				Published: []string{"web.example.com"},
 				Rules:     []string{"web.example.com " + svc("web", 80)},
 			},
 		},
@@ -434,9 +437,9 @@ func TestBadInput(t *testing.T) {
 			})},
 			want: summary{
 				Public: true, Hostnames: route, Routes: route,
-				Records:  []string{"app.example.com CNAME " + tunnelID + ".cfargotunnel.com"},
-				Rules:    []string{"app.example.com ^/ok(/|$) http://web.team-a.svc.cluster.local:80"},
-				Problems: []string{"spec.rules[0].http.paths[1].backend"},
+				Published: []string{"app.example.com"},
+				Rules:     []string{"app.example.com ^/ok(/|$) http://web.team-a.svc.cluster.local:80"},
+				Problems:  []string{"spec.rules[0].http.paths[1].backend"},
 			},
 		},
 		"ResourceBackendOnPrivateIngress": {
@@ -448,9 +451,9 @@ func TestBadInput(t *testing.T) {
 			rules: []networkingv1.IngressRule{rule("app.example.com", prefix("/a", "web", "http"), prefix("/b", "web", 80), prefix("relative", "web", 80))},
 			want: summary{
 				Public: true, Hostnames: route, Routes: route,
-				Records:  []string{"app.example.com CNAME " + tunnelID + ".cfargotunnel.com"},
-				Rules:    []string{"app.example.com ^/b(/|$) http://web.team-a.svc.cluster.local:80"},
-				Problems: []string{"spec.rules[0].http.paths[0].backend", "spec.rules[0].http.paths[2].path"},
+				Published: []string{"app.example.com"},
+				Rules:     []string{"app.example.com ^/b(/|$) http://web.team-a.svc.cluster.local:80"},
+				Problems:  []string{"spec.rules[0].http.paths[0].backend", "spec.rules[0].http.paths[2].path"},
 			},
 		},
 	}
@@ -608,7 +611,7 @@ func FuzzTranslate(f *testing.F) {
 				t.Errorf("VPC service port %d", p)
 			}
 		}
-		for _, r := range got.Records {
+		for _, r := range got.Published {
 			metas = append(metas, r.ObjectMeta)
 		}
 		for _, m := range metas {

@@ -99,6 +99,9 @@ type Options struct {
 	// reconciles per second globally, and the API server client's rate
 	// derived from it (ratelimiter.LimitRESTConfig).
 	MaxReconcileRate int
+
+	// ClusterDomain replaces --cluster-domain; "" is cluster.local.
+	ClusterDomain string
 }
 
 // RunWithOptions is Run with the simulator's rate limit, the request budget
@@ -224,7 +227,7 @@ func (p *Provider) startManager(ctx context.Context, opts Options) (<-chan struc
 	if err := customresourcesgate.Setup(mgr, o); err != nil {
 		return nil, err
 	}
-	if err := providercontroller.SetupGated(mgr, o); err != nil {
+	if err := providercontroller.SetupGated(mgr, o, providercontroller.Settings{ClusterDomain: opts.ClusterDomain}); err != nil {
 		return nil, err
 	}
 	done := make(chan struct{})

@@ -1,0 +1,620 @@
+// Package publichostname reconciles PublicHostnames: it resolves a hostname's
+// spec into the rules its CloudflareTunnel publishes (the tunnel aggregates
+// them), makes the hostname's DNSRecord managed resource, and reports both.
+// It writes only Kubernetes objects; the managed resources talk to
+// Cloudflare, and the CloudflareTunnel alone writes the tunnel's
+// configuration.
+package publichostname
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
+)
+
+// Condition types and reasons of a PublicHostname.
+const (
+	TypeValid    xpv2.ConditionType = "Valid"
+	TypeAccepted xpv2.ConditionType = "Accepted"
+	TypeDNSReady xpv2.ConditionType = "DNSReady"
+
+	ReasonValid             xpv2.ConditionReason = "Valid"
+	ReasonInvalid           xpv2.ConditionReason = "InvalidSpec"
+	ReasonWaitingForService xpv2.ConditionReason = "WaitingForService"
+	ReasonTunnelNotFound    xpv2.ConditionReason = "TunnelNotFound"
+	ReasonTunnelDeleting    xpv2.ConditionReason = "TunnelDeleting"
+	ReasonWaitingForTunnel  xpv2.ConditionReason = "WaitingForTunnel"
+	ReasonPublished         xpv2.ConditionReason = "Published"
+	ReasonDNSReady          xpv2.ConditionReason = "RecordReady"
+	ReasonDNSNotReady       xpv2.ConditionReason = "RecordNotReady"
+	ReasonDNSRefused        xpv2.ConditionReason = "RecordRefused"
+	ReasonDNSNone           xpv2.ConditionReason = "NotManaged"
+	ReasonReconcileError    xpv2.ConditionReason = "ReconcileError"
+
+	finalizer = "tunnels.cloudflare.com/publichostname"
+)
+
+// Options of the controller, set at setup.
+type Options struct {
+	// ClusterDomain of Service origins' DNS names; "" is cluster.local.
+	ClusterDomain string
+}
+
+// Setup adds the PublicHostname controller.
+func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
+	name := "publichostname"
+	r := &Reconciler{
+		kube:          mgr.GetClient(),
+		log:           o.Logger.WithValues("controller", name),
+		record:        event.NewAPIRecorder(mgr.GetEventRecorderFor(name)),
+		clusterDomain: opts.ClusterDomain,
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		WithOptions(o.ForControllerRuntime()).
+		For(&v1alpha1.PublicHostname{}).
+		Owns(&dnsv1alpha1.DNSRecord{}).
+		// The tunnel's ID is the DNS record's target; its deletion and
+		// recreation change what the hostname waits for.
+		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.onTunnel)).
+		Watches(&ztv1alpha1.Tunnel{}, handler.EnqueueRequestsFromMapFunc(r.onTunnel)).
+		// A Service's named ports resolve origins; a CA Secret appearing
+		// lets a hostname that names it be published.
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.onService)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.onSecret)).
+		Complete(errors.WithSilentRequeueOnConflict(r))
+}
+
+// SetupGated adds the controller once the kinds it reads and writes exist.
+func SetupGated(mgr ctrl.Manager, o controller.Options, opts Options) error {
+	o.Gate.Register(func() {
+		if err := Setup(mgr, o, opts); err != nil {
+			o.Logger.Info("Cannot set up PublicHostname controller", "error", err)
+		}
+	}, v1alpha1.PublicHostnameGroupVersionKind, v1alpha1.CloudflareTunnelGroupVersionKind, ztv1alpha1.TunnelGroupVersionKind, dnsv1alpha1.DNSRecordGroupVersionKind)
+	return nil
+}
+
+// Index registers the PublicHostname indexes: by the tunnel they name or were
+// published on, and by the Services they name. It must run before the
+// manager starts.
+func Index(mgr ctrl.Manager) error {
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(context.Background(), &v1alpha1.PublicHostname{}, TunnelIndex, tunnelsOf); err != nil {
+		return errors.Wrap(err, "cannot index PublicHostnames by tunnel")
+	}
+	if err := idx.IndexField(context.Background(), &v1alpha1.PublicHostname{}, secretIndex, secretsOf); err != nil {
+		return errors.Wrap(err, "cannot index PublicHostnames by Secret")
+	}
+	return errors.Wrap(idx.IndexField(context.Background(), &v1alpha1.PublicHostname{}, serviceIndex, servicesOf), "cannot index PublicHostnames by Service")
+}
+
+const secretIndex = "tunnels.cloudflare.com/secret"
+
+func secretsOf(o client.Object) []string {
+	ph, ok := o.(*v1alpha1.PublicHostname)
+	if !ok || ph.Spec.OriginRequest == nil || ph.Spec.OriginRequest.CAPoolSecretRef == nil {
+		return nil
+	}
+	return []string{ph.Spec.OriginRequest.CAPoolSecretRef.Name}
+}
+
+// TunnelIndex indexes PublicHostnames by the CloudflareTunnel they name and
+// the one that last published them.
+const TunnelIndex = "tunnels.cloudflare.com/tunnel"
+
+const serviceIndex = "tunnels.cloudflare.com/service"
+
+func tunnelsOf(o client.Object) []string {
+	ph, ok := o.(*v1alpha1.PublicHostname)
+	if !ok {
+		return nil
+	}
+	out := []string{ph.Spec.TunnelRef.Name}
+	if t := ph.Status.Tunnel; t != nil && t.Tunnel != "" && t.Tunnel != ph.Spec.TunnelRef.Name {
+		out = append(out, t.Tunnel)
+	}
+	return out
+}
+
+func servicesOf(o client.Object) []string {
+	ph, ok := o.(*v1alpha1.PublicHostname)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, s := range ServiceOrigins(ph.Spec) {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// ServiceOrigins are the Service origins of a spec.
+func ServiceOrigins(spec v1alpha1.PublicHostnameSpec) []v1alpha1.ServiceOrigin {
+	var out []v1alpha1.ServiceOrigin
+	if spec.Origin != nil && spec.Origin.Service != nil {
+		out = append(out, *spec.Origin.Service)
+	}
+	for _, p := range spec.Paths {
+		if p.Origin.Service != nil {
+			out = append(out, *p.Origin.Service)
+		}
+	}
+	return out
+}
+
+func (r *Reconciler) onTunnel(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.requests(ctx, o.GetNamespace(), client.MatchingFields{TunnelIndex: o.GetName()})
+}
+
+func (r *Reconciler) onSecret(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.requests(ctx, o.GetNamespace(), client.MatchingFields{secretIndex: o.GetName()})
+}
+
+func (r *Reconciler) onService(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.requests(ctx, o.GetNamespace(), client.MatchingFields{serviceIndex: o.GetName()})
+}
+
+func (r *Reconciler) requests(ctx context.Context, ns string, sel client.MatchingFields) []reconcile.Request {
+	l := &v1alpha1.PublicHostnameList{}
+	if err := r.kube.List(ctx, l, client.InNamespace(ns), sel); err != nil {
+		r.log.Debug("cannot list PublicHostnames", "error", err)
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(l.Items))
+	for _, ph := range l.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ph.Namespace, Name: ph.Name}})
+	}
+	return reqs
+}
+
+// Reconciler reconciles PublicHostnames.
+type Reconciler struct {
+	kube          client.Client
+	log           logging.Logger
+	record        event.Recorder
+	clusterDomain string
+}
+
+// Reconcile converges a PublicHostname's rules and DNS record.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	ph := &v1alpha1.PublicHostname{}
+	if err := r.kube.Get(ctx, req.NamespacedName, ph); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if meta.WasDeleted(ph) {
+		return r.release(ctx, ph)
+	}
+	if !controllerutil.ContainsFinalizer(ph, finalizer) {
+		controllerutil.AddFinalizer(ph, finalizer)
+		if err := r.kube.Update(ctx, ph); err != nil {
+			return reconcile.Result{}, errors.Wrap(err, "cannot add finalizer")
+		}
+	}
+	res, err := r.apply(ctx, ph)
+	if err != nil {
+		if kerrors.IsConflict(err) {
+			return reconcile.Result{Requeue: true}, nil
+		}
+		r.record.Event(ph, event.Warning(event.Reason(ReasonReconcileError), err))
+		ph.SetConditions(cond(xpv2.TypeReady, false, ReasonReconcileError, err.Error()))
+	}
+	ph.Status.ObservedGeneration = ph.Generation
+	if uerr := r.kube.Status().Update(ctx, ph); uerr != nil {
+		return errors.SilentlyRequeueOnConflict(reconcile.Result{}, errors.Wrap(uerr, "cannot update status"))
+	}
+	return res, err
+}
+
+// apply resolves the rules, converges the DNS record and computes the
+// conditions.
+func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (reconcile.Result, error) {
+	cft := &v1alpha1.CloudflareTunnel{}
+	err := r.kube.Get(ctx, types.NamespacedName{Namespace: ph.Namespace, Name: ph.Spec.TunnelRef.Name}, cft)
+	if kerrors.IsNotFound(err) {
+		// A typo must not take a working hostname down: what it has (its
+		// DNS record, its rules on the tunnel that published it) stays
+		// until it names a tunnel that exists.
+		msg := fmt.Sprintf("spec.tunnelRef: no CloudflareTunnel %q in namespace %s; nothing is changed: whatever this hostname already publishes stays as it is until it names a tunnel that exists", ph.Spec.TunnelRef.Name, ph.Namespace)
+		r.warnOnce(ph, xpv2.TypeReady, ReasonTunnelNotFound, msg)
+		ph.SetConditions(cond(TypeAccepted, false, ReasonTunnelNotFound, msg), cond(xpv2.TypeReady, false, ReasonTunnelNotFound, msg))
+		return reconcile.Result{RequeueAfter: time.Minute}, nil
+	}
+	if err != nil {
+		return reconcile.Result{}, errors.Wrap(err, "cannot get CloudflareTunnel")
+	}
+	if err := r.resolve(ctx, ph); err != nil {
+		return reconcile.Result{}, err
+	}
+	if meta.WasDeleted(cft) {
+		msg := fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is published through it; name another tunnel", cft.Name)
+		ph.SetConditions(cond(xpv2.TypeReady, false, ReasonTunnelDeleting, msg))
+		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
+	}
+	tun := &ztv1alpha1.Tunnel{}
+	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ph.Namespace, Name: cft.Name}, tun); client.IgnoreNotFound(err) != nil {
+		return reconcile.Result{}, errors.Wrap(err, "cannot get Tunnel")
+	}
+	dns, err := r.applyDNS(ctx, ph, tun)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if dns.Reason == ReasonDNSRefused {
+		// The hostname does not reach this tunnel (its DNS is someone
+		// else's, or no zone holds it): its rules would only claim what
+		// is not ours.
+		ph.Status.Rules = nil
+	}
+	ph.SetConditions(dns, AcceptedCondition(ph))
+	ph.SetConditions(ReadyCondition(ph))
+	if ph.GetCondition(xpv2.TypeReady).Status != corev1.ConditionTrue {
+		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
+	}
+	return reconcile.Result{}, nil
+}
+
+// resolve turns the spec into rules. A spec that is not valid keeps the
+// rules of the last one that was, so bad input loses nothing.
+func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname) error {
+	services := map[string]*corev1.Service{}
+	for _, s := range ServiceOrigins(ph.Spec) {
+		if s.Port.Type != intstr.String || services[s.Name] != nil {
+			continue
+		}
+		svc := &corev1.Service{}
+		err := r.kube.Get(ctx, types.NamespacedName{Namespace: ph.Namespace, Name: s.Name}, svc)
+		if kerrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return errors.Wrap(err, "cannot get Service")
+		}
+		services[s.Name] = svc
+	}
+	res := publish.Rules(ph.Spec, publish.Env{Namespace: ph.Namespace, ClusterDomain: r.clusterDomain, Services: services})
+	for _, pool := range res.CAPools {
+		// cloudflared starts only with every CA file it is told to use, so
+		// a rule must not name one that is not there.
+		if msg, err := r.checkCAPool(ctx, ph.Namespace, pool); err != nil {
+			return err
+		} else if msg != "" {
+			res.Rules = nil
+			res.Problems = append(res.Problems, publish.Problem{Field: "spec.originRequest.caPoolSecretRef", Message: msg, Waiting: true})
+		}
+	}
+	if len(res.Problems) == 0 {
+		ph.Status.Rules = res.Rules
+		ph.Status.CAPools = res.CAPools
+		ph.Status.RulesGeneration = ph.Generation
+		ph.SetConditions(cond(TypeValid, true, ReasonValid, fmt.Sprintf("%d rules for %s", len(res.Rules), ph.Spec.Hostname)))
+		return nil
+	}
+	reason, msgs := ReasonWaitingForService, make([]string, 0, len(res.Problems))
+	for _, p := range res.Problems {
+		if !p.Waiting {
+			reason = ReasonInvalid
+		}
+		msgs = append(msgs, p.String())
+	}
+	msg := strings.Join(msgs, "; ")
+	if len(ph.Status.Rules) > 0 {
+		msg += "; the rules of the last valid spec stay published"
+	} else {
+		msg += "; nothing is published until this is fixed"
+	}
+	r.warnOnce(ph, TypeValid, reason, msg)
+	ph.SetConditions(cond(TypeValid, false, reason, msg))
+	return nil
+}
+
+// Failure is the condition that keeps a PublicHostname from being published
+// for a reason its author must act on: another PublicHostname holds the
+// hostname, Cloudflare refused its DNS record, or its spec is not valid.
+func Failure(ph *v1alpha1.PublicHostname) (xpv2.Condition, bool) {
+	for _, f := range []struct {
+		t xpv2.ConditionType
+		r xpv2.ConditionReason
+	}{{TypeAccepted, "HostnameConflict"}, {TypeDNSReady, ReasonDNSRefused}, {TypeValid, ReasonInvalid}} {
+		if c := ph.GetCondition(f.t); c.Status == corev1.ConditionFalse && c.Reason == f.r && c.Message != "" {
+			return c, true
+		}
+	}
+	return xpv2.Condition{}, false
+}
+
+// checkCAPool says what is wrong with a CA Secret key, if anything.
+func (r *Reconciler) checkCAPool(ctx context.Context, ns string, pool v1alpha1.LocalSecretKeySelector) (string, error) {
+	s := &corev1.Secret{}
+	err := r.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: pool.Name}, s)
+	switch {
+	case kerrors.IsNotFound(err):
+		return fmt.Sprintf("Secret %s not found in namespace %s", pool.Name, ns), nil
+	case err != nil:
+		return "", errors.Wrap(err, "cannot get the CA Secret")
+	case len(s.Data[pool.Key]) == 0:
+		return fmt.Sprintf("Secret %s has no key %s", pool.Name, pool.Key), nil
+	}
+	return "", nil
+}
+
+// warnOnce records a Warning unless the condition already says it.
+func (r *Reconciler) warnOnce(ph *v1alpha1.PublicHostname, t xpv2.ConditionType, reason xpv2.ConditionReason, msg string) {
+	if c := ph.GetCondition(t); c.Reason == reason && c.Message == msg {
+		return
+	}
+	r.record.Event(ph, event.Warning(event.Reason(reason), errors.New(msg)))
+}
+
+// AcceptedCondition is the CloudflareTunnel's answer, as it wrote it.
+func AcceptedCondition(ph *v1alpha1.PublicHostname) xpv2.Condition {
+	t := ph.Status.Tunnel
+	switch {
+	case t == nil || t.Tunnel != ph.Spec.TunnelRef.Name:
+		return cond(TypeAccepted, false, ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to publish the hostname", ph.Spec.TunnelRef.Name))
+	case !t.Accepted:
+		return cond(TypeAccepted, false, xpv2.ConditionReason(t.Reason), t.Message)
+	}
+	return cond(TypeAccepted, true, xpv2.ConditionReason(t.Reason), t.Message)
+}
+
+// ReadyCondition: the hostname is valid, its tunnel publishes its rules, and
+// its DNS record (if it has one) is ready.
+func ReadyCondition(ph *v1alpha1.PublicHostname) xpv2.Condition {
+	for _, t := range []xpv2.ConditionType{TypeValid, TypeAccepted, TypeDNSReady} {
+		if c := ph.GetCondition(t); c.Status != corev1.ConditionTrue {
+			return cond(xpv2.TypeReady, false, c.Reason, c.Message)
+		}
+	}
+	t := ph.Status.Tunnel
+	if t.ObservedGeneration != ph.Generation || t.ConfigVersion == 0 {
+		return cond(xpv2.TypeReady, false, ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to write the hostname's rules to Cloudflare", ph.Spec.TunnelRef.Name))
+	}
+	return cond(xpv2.TypeReady, true, ReasonPublished, fmt.Sprintf("published: %d rules in version %d of tunnel %s's configuration", t.Rules, t.ConfigVersion, ph.Spec.TunnelRef.Name))
+}
+
+func cond(t xpv2.ConditionType, ok bool, reason xpv2.ConditionReason, msg string) xpv2.Condition {
+	s := corev1.ConditionFalse
+	if ok {
+		s = corev1.ConditionTrue
+	}
+	return xpv2.Condition{Type: t, Status: s, Reason: reason, Message: msg, LastTransitionTime: metav1.Now()}
+}
+
+// applyDNS converges the hostname's DNS record and says whether it is ready.
+func (r *Reconciler) applyDNS(ctx context.Context, ph *v1alpha1.PublicHostname, tun *ztv1alpha1.Tunnel) (xpv2.Condition, error) {
+	host, _ := publish.Hostname(ph.Spec.Hostname)
+	have, err := r.records(ctx, ph)
+	if err != nil {
+		return xpv2.Condition{}, err
+	}
+	want := ph.Spec.DNS != v1alpha1.DNSNone
+	var mine *dnsv1alpha1.DNSRecord
+	for i := range have {
+		rec := &have[i]
+		if want && mine == nil && strings.EqualFold(rec.Spec.ForProvider.Name, host) {
+			mine = rec
+			continue
+		}
+		if err := r.deleteRecord(ctx, ph, rec); err != nil {
+			return xpv2.Condition{}, err
+		}
+	}
+	if !want {
+		return cond(TypeDNSReady, true, ReasonDNSNone, "spec.dns is None: the hostname's DNS is managed elsewhere and must point at "+target(tun)), nil
+	}
+	id := meta.GetExternalName(tun)
+	if id == "" {
+		return cond(TypeDNSReady, false, ReasonWaitingForTunnel, "waiting for the tunnel's ID, the DNS record's target"), nil
+	}
+	if mine == nil {
+		if mine, err = r.adopt(ctx, ph, host); err != nil {
+			return xpv2.Condition{}, err
+		}
+	}
+	rec, err := r.applyRecord(ctx, ph, tun, host, mine)
+	if err != nil {
+		return xpv2.Condition{}, err
+	}
+	ph.Status.DNSRecord = rec.Name
+	return DNSCondition(rec), nil
+}
+
+func target(tun *ztv1alpha1.Tunnel) string {
+	if id := meta.GetExternalName(tun); id != "" {
+		return id + ".cfargotunnel.com"
+	}
+	return "<tunnel ID>.cfargotunnel.com"
+}
+
+// DNSCondition says whether the hostname's DNS record is in Cloudflare.
+func DNSCondition(rec *dnsv1alpha1.DNSRecord) xpv2.Condition {
+	synced := rec.GetCondition(xpv2.TypeSynced)
+	switch {
+	case Refused(rec):
+		return cond(TypeDNSReady, false, ReasonDNSRefused, fmt.Sprintf("DNSRecord %s: %s", rec.Name, synced.Message))
+	case rec.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue:
+		return cond(TypeDNSReady, true, ReasonDNSReady, fmt.Sprintf("DNSRecord %s points %s at the tunnel", rec.Name, rec.Spec.ForProvider.Name))
+	}
+	return cond(TypeDNSReady, false, ReasonDNSNotReady, fmt.Sprintf("waiting for DNSRecord %s: %s", rec.Name, strings.TrimSpace(string(synced.Reason)+" "+synced.Message)))
+}
+
+// Refused says whether Cloudflare refused a DNS record that was never
+// created: no external-name yet, and Synced=False. A record that exists
+// keeps its rules through passing errors.
+func Refused(rec *dnsv1alpha1.DNSRecord) bool {
+	return meta.GetExternalName(rec) == "" && rec.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionFalse
+}
+
+// records lists the DNS records this PublicHostname controls.
+func (r *Reconciler) records(ctx context.Context, ph *v1alpha1.PublicHostname) ([]dnsv1alpha1.DNSRecord, error) {
+	l := &dnsv1alpha1.DNSRecordList{}
+	if err := r.kube.List(ctx, l, client.InNamespace(ph.Namespace), client.MatchingLabels{publish.LabelPublicHostname: publish.LabelValue(ph.Name)}); err != nil {
+		return nil, errors.Wrap(err, "cannot list DNSRecords")
+	}
+	out := l.Items[:0]
+	for _, rec := range l.Items {
+		if c := metav1.GetControllerOf(&rec); c != nil && c.UID == ph.UID {
+			out = append(out, rec)
+		}
+	}
+	return out, nil
+}
+
+// adopt takes over the DNS record that this PublicHostname's own controller
+// (an Ingress, before published hostnames existed) made for the hostname, so
+// an upgrade moves the record instead of deleting and recreating it (which
+// would take the hostname off the internet for as long as that takes).
+func (r *Reconciler) adopt(ctx context.Context, ph *v1alpha1.PublicHostname, host string) (*dnsv1alpha1.DNSRecord, error) {
+	owner := metav1.GetControllerOf(ph)
+	if owner == nil {
+		return nil, nil
+	}
+	l := &dnsv1alpha1.DNSRecordList{}
+	if err := r.kube.List(ctx, l, client.InNamespace(ph.Namespace), client.MatchingLabels{publish.LabelTunnel: publish.LabelValue(ph.Spec.TunnelRef.Name)}); err != nil {
+		return nil, errors.Wrap(err, "cannot list DNSRecords")
+	}
+	for i := range l.Items {
+		rec := &l.Items[i]
+		c := metav1.GetControllerOf(rec)
+		if c == nil || c.UID != owner.UID || meta.WasDeleted(rec) || !strings.EqualFold(rec.Spec.ForProvider.Name, host) {
+			continue
+		}
+		rec.OwnerReferences = nil
+		if err := controllerutil.SetControllerReference(ph, rec, r.kube.Scheme()); err != nil {
+			return nil, errors.Wrap(err, "cannot own DNSRecord")
+		}
+		meta.AddLabels(rec, map[string]string{publish.LabelPublicHostname: publish.LabelValue(ph.Name)})
+		if err := r.kube.Update(ctx, rec); err != nil {
+			return nil, errors.Wrapf(err, "cannot take over DNSRecord %s", rec.Name)
+		}
+		r.record.Event(ph, event.Normal("AdoptedDNSRecord", fmt.Sprintf("Took over DNSRecord %s from %s %s, which made it for this hostname", rec.Name, c.Kind, c.Name)))
+		return rec, nil
+	}
+	return nil, nil
+}
+
+// DesiredRecord is the DNS record a PublicHostname wants: a proxied CNAME to
+// its tunnel.
+func DesiredRecord(ph *v1alpha1.PublicHostname, tun *ztv1alpha1.Tunnel, host string) *dnsv1alpha1.DNSRecord {
+	labels := map[string]string{}
+	for k, v := range ph.Labels {
+		if strings.HasPrefix(k, "tunnels.cloudflare.com/") {
+			labels[k] = v
+		}
+	}
+	labels[publish.LabelTunnel] = publish.LabelValue(ph.Spec.TunnelRef.Name)
+	labels[publish.LabelPublicHostname] = publish.LabelValue(ph.Name)
+	return &dnsv1alpha1.DNSRecord{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ph.Namespace, Name: publish.ObjectName(ph.Name, publish.KindDNSRecord, host), Labels: labels},
+		Spec: dnsv1alpha1.DNSRecordSpec{
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: tun.Spec.ProviderConfigReference.DeepCopy()},
+			ForProvider: dnsv1alpha1.DNSRecordParameters{
+				Name:    host,
+				Type:    "CNAME",
+				Content: target(tun),
+				Proxied: ptr.To(true),
+			},
+		},
+	}
+}
+
+// applyRecord creates or updates the record; cur is the one it has, if any.
+func (r *Reconciler) applyRecord(ctx context.Context, ph *v1alpha1.PublicHostname, tun *ztv1alpha1.Tunnel, host string, cur *dnsv1alpha1.DNSRecord) (*dnsv1alpha1.DNSRecord, error) {
+	want := DesiredRecord(ph, tun, host)
+	if cur == nil {
+		existing := &dnsv1alpha1.DNSRecord{}
+		err := r.kube.Get(ctx, client.ObjectKeyFromObject(want), existing)
+		if err == nil {
+			// Its name is taken by a record this hostname does not control.
+			return nil, errors.Errorf("DNSRecord %s exists and is not controlled by this PublicHostname; left alone", want.Name)
+		}
+		if !kerrors.IsNotFound(err) {
+			return nil, errors.Wrap(err, "cannot get DNSRecord")
+		}
+		if err := controllerutil.SetControllerReference(ph, want, r.kube.Scheme()); err != nil {
+			return nil, errors.Wrap(err, "cannot own DNSRecord")
+		}
+		if err := r.kube.Create(ctx, want); err != nil {
+			return nil, errors.Wrapf(err, "cannot create DNSRecord %s", want.Name)
+		}
+		r.record.Event(ph, event.Normal("CreatedDNSRecord", "Created DNSRecord "+want.Name))
+		return want, nil
+	}
+	if meta.WasDeleted(cur) {
+		return cur, nil
+	}
+	before := cur.DeepCopy()
+	for k, v := range want.Labels {
+		meta.AddLabels(cur, map[string]string{k: v})
+	}
+	cur.Spec.ForProvider.Name = want.Spec.ForProvider.Name
+	cur.Spec.ForProvider.Type = want.Spec.ForProvider.Type
+	cur.Spec.ForProvider.Content = want.Spec.ForProvider.Content
+	cur.Spec.ForProvider.Proxied = want.Spec.ForProvider.Proxied
+	cur.Spec.ProviderConfigReference = want.Spec.ProviderConfigReference
+	if equality.Semantic.DeepEqual(before, cur) {
+		return cur, nil
+	}
+	return cur, errors.Wrapf(r.kube.Update(ctx, cur), "cannot update DNSRecord %s", cur.Name)
+}
+
+func (r *Reconciler) deleteRecord(ctx context.Context, ph *v1alpha1.PublicHostname, rec *dnsv1alpha1.DNSRecord) error {
+	if meta.WasDeleted(rec) {
+		return nil
+	}
+	if err := r.kube.Delete(ctx, rec, client.Preconditions{UID: &rec.UID}); client.IgnoreNotFound(err) != nil {
+		return errors.Wrapf(err, "cannot delete DNSRecord %s", rec.Name)
+	}
+	r.record.Event(ph, event.Normal("DeletingDNSRecord", fmt.Sprintf("Deleting DNSRecord %s, no longer wanted; it goes once Cloudflare confirms the deletion", rec.Name)))
+	return nil
+}
+
+// release deletes the DNS record and lets go once Cloudflare confirms (the
+// record's own finalizer waits for that). The tunnel drops the hostname's
+// rules as soon as it sees the deletion.
+func (r *Reconciler) release(ctx context.Context, ph *v1alpha1.PublicHostname) (reconcile.Result, error) {
+	if !controllerutil.ContainsFinalizer(ph, finalizer) {
+		return reconcile.Result{}, nil
+	}
+	have, err := r.records(ctx, ph)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	for i := range have {
+		if err := r.deleteRecord(ctx, ph, &have[i]); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	if len(have) > 0 {
+		return reconcile.Result{RequeueAfter: 2 * time.Second}, nil
+	}
+	controllerutil.RemoveFinalizer(ph, finalizer)
+	return reconcile.Result{}, errors.Wrap(client.IgnoreNotFound(r.kube.Update(ctx, ph)), "cannot remove finalizer")
+}
