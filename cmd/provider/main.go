@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
@@ -27,6 +28,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
@@ -48,6 +51,7 @@ func main() {
 		cfRateLimit      = app.Flag("cloudflare-rate-limit", "Requests Cloudflare allows one API token per --cloudflare-rate-window.").Default("1200").Int()
 		cfRateWindow     = app.Flag("cloudflare-rate-window", "Cloudflare's rate-limit window.").Default("5m").Duration()
 		cfBudgetFraction = app.Flag("cloudflare-budget-fraction", "Share of the token's rate limit this provider may spend (the rest is left to other tools using the token).").Default("0.8").Float64()
+		pollStateMetric  = app.Flag("poll-state-metric", "How often the managed resources' state metrics are recorded.").Default("5s").Duration()
 		clusterDomain    = app.Flag("cluster-domain", "DNS domain of the cluster's Services: cloudflared reaches a Service origin as <service>.<namespace>.svc.<cluster-domain>.").Default("cluster.local").String()
 		cfBudgetBurst    = app.Flag("cloudflare-budget-burst", "Requests that may be sent at once before the budget's rate applies.").Default("10").Int()
 	)
@@ -97,7 +101,14 @@ func main() {
 	kingpin.FatalIfError(mgr.AddHealthzCheck("healthz", healthz.Ping), "Cannot add health check")
 	kingpin.FatalIfError(mgr.AddReadyzCheck("readyz", healthz.Ping), "Cannot add readiness check")
 
+	mrMetrics, stateMetrics := managed.NewMRMetricRecorder(), statemetrics.NewMRStateMetrics()
+	metrics.Registry.MustRegister(mrMetrics, stateMetrics)
 	o := controller.Options{
+		MetricOptions: &controller.MetricOptions{
+			PollStateMetricInterval: *pollStateMetric,
+			MRMetrics:               mrMetrics,
+			MRStateMetrics:          stateMetrics,
+		},
 		Logger:                  log,
 		MaxConcurrentReconciles: *maxReconcileRate,
 		PollInterval:            *pollInterval,

@@ -232,6 +232,20 @@ func (c *corpus) cft(name string, mutate ...func(*tv1alpha1.CloudflareTunnel)) *
 	return cr
 }
 
+// hostname is a PublicHostname in the corpus namespace on tunnel "edge",
+// with web:80 as origin.
+func (c *corpus) hostname(name, host string, mutate ...func(*tv1alpha1.PublicHostname)) *tv1alpha1.PublicHostname {
+	ph := &tv1alpha1.PublicHostname{
+		ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: name},
+		Spec: tv1alpha1.PublicHostnameSpec{TunnelRef: tv1alpha1.LocalReference{Name: "edge"}, Hostname: host,
+			Origin: &tv1alpha1.Origin{Service: &tv1alpha1.ServiceOrigin{Name: "web", Port: intstr.FromInt32(80)}}},
+	}
+	for _, m := range mutate {
+		m(ph)
+	}
+	return ph
+}
+
 func (c *corpus) pc(name string, mutate ...func(*tv1alpha1.ProviderConfig)) *tv1alpha1.ProviderConfig {
 	pc := &tv1alpha1.ProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: name},
@@ -608,7 +622,87 @@ func entries() []entry {
 		{name: "Ingress/AnnotationsOver256KiB", answer: rejected, want: []string{"metadata.annotations", "Too long"},
 			obj: func(c *corpus) client.Object { return c.ingress("huge-annotation", ann(vpcA, long(300<<10))) }},
 
+		// ---- PublicHostname: refused by the schema --------------------
+		{name: "PublicHostname/AccessAudTagNotHex", answer: rejected, want: []string{"spec.access.audTags[0]", "should match"},
+			obj: func(c *corpus) client.Object {
+				return c.hostname("bad-aud", "bad-aud.example.com", func(p *tv1alpha1.PublicHostname) {
+					p.Spec.Access = &tv1alpha1.Access{TeamName: "acme", AudTags: []string{"my-app"}}
+				})
+			}},
+		{name: "PublicHostname/AccessWithoutAudTags", answer: rejected, want: []string{"spec.access.audTags"},
+			obj: func(c *corpus) client.Object {
+				return c.hostname("no-aud", "no-aud.example.com", func(p *tv1alpha1.PublicHostname) { p.Spec.Access = &tv1alpha1.Access{TeamName: "acme"} })
+			}},
+		{name: "PublicHostname/AccessTeamWithSpaces", answer: rejected, want: []string{"spec.access.teamName", "should match"},
+			obj: func(c *corpus) client.Object {
+				return c.hostname("bad-team", "bad-team.example.com", func(p *tv1alpha1.PublicHostname) {
+					p.Spec.Access = &tv1alpha1.Access{TeamName: "Acme Corp", AudTags: []string{strings.Repeat("a", 64)}}
+				})
+			}},
+		{name: "PublicHostname/ServiceAndURL", answer: rejected, want: []string{"set exactly one of service and url"},
+			obj: func(c *corpus) client.Object {
+				return c.hostname("both-origins", "both.example.com", func(p *tv1alpha1.PublicHostname) { p.Spec.Origin.URL = ptr.To("hello_world") })
+			}},
+		{name: "PublicHostname/NoOrigin", answer: rejected, want: []string{"set origin, paths, or both"},
+			obj: func(c *corpus) client.Object {
+				return c.hostname("no-origin", "no-origin.example.com", func(p *tv1alpha1.PublicHostname) { p.Spec.Origin = nil })
+			}},
+		{name: "PublicHostname/HostnameUpperCase", answer: rejected, want: []string{"spec.hostname", "should match"},
+			obj: func(c *corpus) client.Object { return c.hostname("upper", "App.Example.com") }},
+		{name: "PublicHostname/ProtocolH2C", answer: rejected, want: []string{"spec.origin.service.protocol", `Unsupported value: "h2c"`},
+			obj: func(c *corpus) client.Object {
+				return c.hostname("h2c", "h2c.example.com", func(p *tv1alpha1.PublicHostname) { p.Spec.Origin.Service.Protocol = "h2c" })
+			}},
+		{name: "PublicHostname/TimeoutOfAnHour", answer: rejected, want: []string{"spec.originRequest.connectTimeoutSeconds", "less than or equal to 300"},
+			obj: func(c *corpus) client.Object {
+				return c.hostname("slow", "slow.example.com", func(p *tv1alpha1.PublicHostname) {
+					p.Spec.OriginRequest = &tv1alpha1.OriginOptions{ConnectTimeoutSeconds: ptr.To[int64](3600)}
+				})
+			}},
+		{name: "PublicHostname/OriginURLFTP", answer: warned, reason: "InvalidSpec", want: []string{"spec.origin.url", `"ftp://files.example.com"`, "nothing is published"},
+			obj: func(c *corpus) client.Object {
+				return c.hostname("ftp", "ftp-"+c.ns+".example.com", func(p *tv1alpha1.PublicHostname) {
+					p.Spec.Origin = &tv1alpha1.Origin{URL: ptr.To("ftp://files.example.com")}
+				})
+			}},
+		{name: "PublicHostname/TunnelOfAnotherNamespace", answer: warned, reason: "TunnelNotFound", want: []string{`no CloudflareTunnel "healthy"`},
+			obj: func(c *corpus) client.Object {
+				p := c.hostname("borrow", "borrow-"+c.bare+".example.com", func(p *tv1alpha1.PublicHostname) { p.Spec.TunnelRef.Name = "healthy" })
+				p.Namespace = c.bare
+				return p
+			}},
+
 		// ---- Ingress: answered by the translator ---------------------
+		{name: "Ingress/AccessAudTagMalformed", answer: warned, reason: "InvalidIngress", want: []string{tv1alpha1.AnnotationAccessAudTags, `"my-app"`, "not published without their Access check"},
+			obj: func(c *corpus) client.Object {
+				return c.ingress("access-bad", ann(publicA, "true", hostnameA, "access-bad."+c.ns+".svc.cluster.local", tv1alpha1.AnnotationAccessTeam, "acme", tv1alpha1.AnnotationAccessAudTags, "my-app"))
+			},
+			check: noRecord("access-bad.")},
+		{name: "Ingress/AccessRequiredWithoutTeam", answer: warned, reason: "InvalidIngress", want: []string{tv1alpha1.AnnotationAccessTeam, "required"},
+			obj: func(c *corpus) client.Object {
+				return c.ingress("access-noteam", ann(publicA, "true", hostnameA, "access-noteam."+c.ns+".svc.cluster.local", tv1alpha1.AnnotationAccessRequired, "true"))
+			},
+			check: noRecord("access-noteam.")},
+		{name: "Ingress/OriginProtocolH2C", answer: warned, reason: "InvalidIngress", want: []string{tv1alpha1.AnnotationOriginProtocol, "only over TLS", "http2"},
+			obj: func(c *corpus) client.Object {
+				return c.ingress("h2c", ann(publicA, "true", hostnameA, "h2c."+c.ns+".svc.cluster.local", tv1alpha1.AnnotationOriginProtocol, "h2c"))
+			},
+			check: noRecord("h2c.")},
+		{name: "Ingress/OriginNoTLSVerifyYes", answer: warned, reason: "InvalidIngress", want: []string{tv1alpha1.AnnotationOriginNoTLSVerify, `not "yes"`},
+			obj: func(c *corpus) client.Object {
+				return c.ingress("noverify-yes", ann(publicA, "true", hostnameA, "noverify."+c.ns+".svc.cluster.local", tv1alpha1.AnnotationOriginNoTLSVerify, "yes"))
+			},
+			check: noRecord("noverify.")},
+		{name: "Ingress/OriginCASecretPath", answer: warned, reason: "InvalidIngress", want: []string{tv1alpha1.AnnotationOriginCASecret, `"../../etc/passwd"`},
+			obj: func(c *corpus) client.Object {
+				return c.ingress("ca-path", ann(publicA, "true", hostnameA, "ca-path."+c.ns+".svc.cluster.local", tv1alpha1.AnnotationOriginCASecret, "../../etc/passwd"))
+			},
+			check: noRecord("ca-path.")},
+		{name: "Ingress/OriginTimeoutFraction", answer: warned, reason: "InvalidIngress", want: []string{tv1alpha1.AnnotationOriginConnectTimeout, "whole number of seconds"},
+			obj: func(c *corpus) client.Object {
+				return c.ingress("timeout-frac", ann(publicA, "true", hostnameA, "timeout."+c.ns+".svc.cluster.local", tv1alpha1.AnnotationOriginConnectTimeout, "1.5s"))
+			},
+			check: noRecord("timeout.")},
 		{name: "Ingress/NoTunnelAnnotation", answer: warned, reason: "MissingTunnelAnnotation", want: []string{tunnelA, "is required"},
 			obj: func(c *corpus) client.Object { return c.ingress("no-tunnel", ann(tunnelA, "-")) }},
 		{name: "Ingress/BlankTunnelAnnotation", answer: warned, reason: "MissingTunnelAnnotation", want: []string{tunnelA, "is required"},

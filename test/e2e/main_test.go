@@ -79,6 +79,7 @@ type harness struct {
 	saToken     string
 	saRESTCfg   *rest.Config
 	saClientset *kubernetes.Clientset
+	metricsURL  string // the provider's Prometheus endpoint
 }
 
 func TestMain(m *testing.M) {
@@ -230,13 +231,22 @@ func (h *harness) boot(ctx context.Context, name string, nodes int) error {
 	if err := writeTokenKubeconfig(saKubeconfig, h.restCfg, h.saToken); err != nil {
 		return err
 	}
+	// A fixed port (free now) so the metrics stay reachable across the
+	// restarts the fault tests make.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	metricsAddr := l.Addr().String()
+	_ = l.Close()
+	h.metricsURL = "http://" + metricsAddr + "/metrics"
 	h.provider = &providerProcess{
 		bin: filepath.Join(h.out, "provider"),
 		log: filepath.Join(h.out, strings.TrimPrefix(name+"-", "cluster-")+"provider.log"),
 		// No --leader-election: a killed process keeps its lease until it
 		// expires (a minute), which would stall every restart below; the
 		// lease permissions are checked by the access reviews instead.
-		args: []string{"--debug", "--poll", poll.String(), "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0"},
+		args: []string{"--debug", "--poll", poll.String(), "--metrics-bind-address", metricsAddr, "--health-probe-bind-address", "127.0.0.1:0"},
 		env:  []string{"KUBECONFIG=" + saKubeconfig, "POD_NAMESPACE=" + providerNamespace},
 	}
 	return h.provider.start()

@@ -34,6 +34,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
 	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
@@ -91,7 +92,7 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 		// it goes.
 		Watches(&ztv1alpha1.HostnameRoute{}, handler.EnqueueRequestsFromMapFunc(labelledTunnel)).
 		Watches(&connv1alpha1.VPCService{}, handler.EnqueueRequestsFromMapFunc(labelledTunnel)).
-		Complete(errors.WithSilentRequeueOnConflict(r))
+		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
 }
 
 // SetupGated adds the controller once its CRD and the Tunnel CRD exist.

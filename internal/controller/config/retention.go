@@ -19,6 +19,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
@@ -128,7 +129,7 @@ func setupRetention(mgr ctrl.Manager, o controller.Options, k configKind) error 
 		For(unwrap(k.newObj())).
 		Watches(&v1alpha1.ProviderConfigUsage{}, &resource.EnqueueRequestForProviderConfig{Kind: k.kind}).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.configsReading)).
-		Complete(errors.WithSilentRequeueOnConflict(r))
+		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
 }
 
 // configsReading maps a Secret to the configs of this kind that read it.

@@ -30,6 +30,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
@@ -75,7 +76,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		// A backend Service appearing, changing its ports or going away
 		// changes the rules and VPC services of the Ingresses naming it.
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfService)).
-		Complete(errors.WithSilentRequeueOnConflict(r))
+		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
 }
 
 // SetupGated adds the translator once the kinds it writes exist.

@@ -23,6 +23,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
@@ -88,6 +89,17 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, k K
 	}
 	if o.Features.Enabled(feature.EnableBetaManagementPolicies) {
 		opts = append(opts, managed.WithManagementPolicies())
+	}
+	if m := o.MetricOptions; m != nil {
+		// crossplane-runtime's managed-resource metrics: time to first
+		// ready and to deletion, drift, and resources by state.
+		opts = append(opts, managed.WithMetricRecorder(m.MRMetrics))
+		if m.MRStateMetrics != nil {
+			rec := statemetrics.NewMRStateRecorder(kube, o.Logger.WithValues("controller", name), m.MRStateMetrics, k.NewList().(resource.ManagedList), m.PollStateMetricInterval)
+			if err := mgr.Add(rec); err != nil {
+				return errors.Wrap(err, "cannot add the managed resource state metrics recorder")
+			}
+		}
 	}
 	r := managed.NewReconciler(mgr, resource.ManagedKind(k.GVK), opts...)
 	return ctrl.NewControllerManagedBy(mgr).

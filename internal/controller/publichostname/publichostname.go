@@ -32,6 +32,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
@@ -56,6 +57,8 @@ const (
 	ReasonDNSNotReady       xpv2.ConditionReason = "RecordNotReady"
 	ReasonDNSRefused        xpv2.ConditionReason = "RecordRefused"
 	ReasonDNSNone           xpv2.ConditionReason = "NotManaged"
+	ReasonNotAccepted       xpv2.ConditionReason = "NotAccepted"
+	ReasonNoRules           xpv2.ConditionReason = "NoRules"
 	ReasonReconcileError    xpv2.ConditionReason = "ReconcileError"
 
 	finalizer = "tunnels.cloudflare.com/publichostname"
@@ -89,7 +92,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		// lets a hostname that names it be published.
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.onService)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.onSecret)).
-		Complete(errors.WithSilentRequeueOnConflict(r))
+		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
 }
 
 // SetupGated adds the controller once the kinds it reads and writes exist.
@@ -415,6 +418,21 @@ func (r *Reconciler) applyDNS(ctx context.Context, ph *v1alpha1.PublicHostname, 
 		return xpv2.Condition{}, err
 	}
 	want := ph.Spec.DNS != v1alpha1.DNSNone
+	answer := ph.Status.Tunnel
+	if want && (answer == nil || answer.Tunnel != ph.Spec.TunnelRef.Name) {
+		// Not answered yet (new, or moved to another tunnel): what it has
+		// stays until its tunnel says the hostname is its.
+		return cond(TypeDNSReady, false, ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to accept the hostname", ph.Spec.TunnelRef.Name)), nil
+	}
+	if want && !answer.Accepted {
+		// The hostname is another PublicHostname's: this one must not
+		// hold its DNS record.
+		want = false
+	}
+	if want && len(ph.Status.Rules) == 0 && len(have) == 0 {
+		// Never valid: nothing to point the name at yet.
+		return cond(TypeDNSReady, false, ReasonNoRules, "no DNS record yet: the hostname has no valid rules to publish"), nil
+	}
 	var mine *dnsv1alpha1.DNSRecord
 	for i := range have {
 		rec := &have[i]
@@ -426,8 +444,11 @@ func (r *Reconciler) applyDNS(ctx context.Context, ph *v1alpha1.PublicHostname, 
 			return xpv2.Condition{}, err
 		}
 	}
-	if !want {
+	switch {
+	case ph.Spec.DNS == v1alpha1.DNSNone:
 		return cond(TypeDNSReady, true, ReasonDNSNone, "spec.dns is None: the hostname's DNS is managed elsewhere and must point at "+target(tun)), nil
+	case !want:
+		return cond(TypeDNSReady, false, ReasonNotAccepted, "no DNS record: the hostname is not this PublicHostname's on the tunnel"), nil
 	}
 	id := meta.GetExternalName(tun)
 	if id == "" {
