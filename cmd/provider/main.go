@@ -32,8 +32,10 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 	providercontroller "github.com/context-labs/provider-cloudflare-tunnel/internal/controller"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/version"
 )
 
@@ -70,8 +72,9 @@ func main() {
 	if *cfBudgetFraction <= 0 || *cfBudgetFraction > 1 {
 		kingpin.Fatalf("--cloudflare-budget-fraction must be in (0, 1]")
 	}
-	// One budget per API token, shared by every controller in the process.
-	budget.Default.SetOptions(budget.Options{Limit: *cfRateLimit, Window: *cfRateWindow, Fraction: *cfBudgetFraction, Burst: *cfBudgetBurst})
+	// One budget per API token and one observation cache per account,
+	// shared by every controller in the process.
+	budgets := budget.NewRegistry(budget.Options{Limit: *cfRateLimit, Window: *cfRateWindow, Fraction: *cfBudgetFraction, Burst: *cfBudgetBurst})
 
 	cfg, err := ctrl.GetConfig()
 	kingpin.FatalIfError(err, "Cannot get API server rest config")
@@ -127,6 +130,9 @@ func main() {
 	if errs := validation.IsDNS1123Subdomain(*clusterDomain); len(errs) > 0 {
 		kingpin.Fatalf("--cluster-domain %q is not a DNS domain: %s", *clusterDomain, strings.Join(errs, "; "))
 	}
-	kingpin.FatalIfError(providercontroller.SetupGated(mgr, o, providercontroller.Settings{ClusterDomain: *clusterDomain}), "Cannot setup controllers")
+	kingpin.FatalIfError(providercontroller.SetupGated(mgr, o, providercontroller.Settings{
+		ClusterDomain: *clusterDomain,
+		Managed:       mr.Settings{Cloudflare: cloudflare.Options{Budgets: budgets, Caches: cloudflare.NewCaches(), Env: os.LookupEnv}},
+	}), "Cannot setup controllers")
 	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start controller manager")
 }

@@ -69,14 +69,13 @@ func TestMain(m *testing.M) {
 		// 5-minute block once exceeded.
 		RateLimit: cfLimit, RateWindow: cfWindow, RatePenalty: cfWindow,
 		// The provider's own default budget, exactly as main uses it.
-		Budgets: budget.Default,
+		Budgets: budget.NewRegistry(budget.Options{}),
 		// The contract checker holds Cloudflare's whole OpenAPI document in
 		// memory, which would swamp the memory figures; the integration
 		// tests check the contract.
 		SkipContract: true,
-		// Production's grace period (read before the harness changes it),
-		// poll and --max-reconcile-rate.
-		CreationGracePeriod: mr.CreationGracePeriod,
+		// Production's grace period, poll and --max-reconcile-rate.
+		CreationGracePeriod: mr.DefaultCreationGracePeriod,
 		PollInterval:        poll,
 		MaxReconcileRate:    controller.DefaultMaxReconcileRate,
 	}))
@@ -300,8 +299,8 @@ func BenchmarkScale(b *testing.B) {
 	r.f("\n## Scale benchmark: 1 CloudflareTunnel, %d public Ingresses with a VPC service each\n\n", n)
 	r.f("- machine: %d CPUs (nproc), %s memory, %s %s/%s\n", runtime.NumCPU(), memTotal(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	r.f("- commit: %s\n", commit())
-	r.f("- settings: Cloudflare limit %d/%s (simulated, 5m penalty); budget.Default %.1f req/s burst %d; poll %s; max-reconcile-rate %d; creation grace period %s; contract checker off\n",
-		cfLimit, cfWindow, budgetRate, budgetBurst, pollInterval(), controller.DefaultMaxReconcileRate, mr.CreationGracePeriod)
+	r.f("- settings: Cloudflare limit %d/%s (simulated, 5m penalty); the default budget %.1f req/s burst %d; poll %s; max-reconcile-rate %d; creation grace period %s; contract checker off\n",
+		cfLimit, cfWindow, budgetRate, budgetBurst, pollInterval(), controller.DefaultMaxReconcileRate, mr.DefaultCreationGracePeriod)
 	r.f("\n### Convergence\n\n")
 	r.f("| measure | value |\n|---|---|\n")
 	r.f("| objects applied (1 CloudflareTunnel, %d Services, %d Ingresses) | %s |\n", n, n, round(applied))

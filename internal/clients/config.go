@@ -78,13 +78,17 @@ func credErr(reason, format string, args ...any) error {
 	return &CredentialsError{Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 
-// LookupEnv reads the provider's environment. Tests replace it.
-var LookupEnv = os.LookupEnv
+// Env looks up the provider's environment variables (os.LookupEnv in the
+// provider; tests pass their own).
+type Env func(key string) (string, bool)
 
 // ResolveSpec turns a ProviderConfig spec into a Config. defaultNamespace is
 // the namespace a namespaced ProviderConfig lives in (its Secret must be
 // there too); it is "" for a ClusterProviderConfig.
-func ResolveSpec(ctx context.Context, kube client.Reader, spec v1alpha1.ProviderConfigSpec, defaultNamespace string) (*Config, error) {
+func ResolveSpec(ctx context.Context, kube client.Reader, spec v1alpha1.ProviderConfigSpec, defaultNamespace string, env Env) (*Config, error) {
+	if env == nil {
+		env = os.LookupEnv
+	}
 	cfg := &Config{AccountID: spec.AccountID, Endpoint: v1alpha1.DefaultEndpoint, Owner: spec.OwnerID}
 	if spec.Allow != nil {
 		cfg.Allow = *spec.Allow
@@ -135,13 +139,13 @@ func ResolveSpec(ctx context.Context, kube client.Reader, spec v1alpha1.Provider
 			}
 		}
 	case v1alpha1.CredentialsSourceEnvironment:
-		token, _ := LookupEnv(v1alpha1.DefaultTokenKey)
+		token, _ := env(v1alpha1.DefaultTokenKey)
 		if strings.TrimSpace(token) == "" {
 			return nil, credErr(ReasonEnvironmentMissing, "the provider's environment has no %s", v1alpha1.DefaultTokenKey)
 		}
 		cfg.Token = strings.TrimSpace(token)
 		if cfg.AccountID == "" {
-			acc, _ := LookupEnv(v1alpha1.DefaultAccountIDKey)
+			acc, _ := env(v1alpha1.DefaultAccountIDKey)
 			if cfg.AccountID = strings.TrimSpace(acc); cfg.AccountID == "" {
 				return nil, credErr(ReasonAccountIDMissing, "spec.accountID is empty and the provider's environment has no %s", v1alpha1.DefaultAccountIDKey)
 			}
@@ -156,7 +160,7 @@ func ResolveSpec(ctx context.Context, kube client.Reader, spec v1alpha1.Provider
 // config (a namespaced ProviderConfig in mg's namespace, or a
 // ClusterProviderConfig) into Cloudflare credentials. Every managed resource
 // controller connects through it.
-func ConfigFor(ctx context.Context, kube client.Client, usage *resource.ProviderConfigUsageTracker, mg resource.ModernManaged) (*Config, error) {
+func ConfigFor(ctx context.Context, kube client.Client, usage *resource.ProviderConfigUsageTracker, mg resource.ModernManaged, env Env) (*Config, error) {
 	ref := mg.GetProviderConfigReference()
 	if ref == nil {
 		return nil, credErr(ReasonConfigNotFound, "no providerConfigRef is set")
@@ -175,7 +179,7 @@ func ConfigFor(ctx context.Context, kube client.Client, usage *resource.Provider
 			}
 			return nil, errors.Wrap(err, "cannot get ProviderConfig")
 		}
-		return named(ResolveSpec(ctx, kube, pc.Spec, pc.GetNamespace()))(fmt.Sprintf("ProviderConfig %s/%s", pc.GetNamespace(), pc.GetName()))
+		return named(ResolveSpec(ctx, kube, pc.Spec, pc.GetNamespace(), env))(fmt.Sprintf("ProviderConfig %s/%s", pc.GetNamespace(), pc.GetName()))
 	case v1alpha1.ClusterProviderConfigKind:
 		cpc := &v1alpha1.ClusterProviderConfig{}
 		if err := kube.Get(ctx, types.NamespacedName{Name: ref.Name}, cpc); err != nil {
@@ -184,7 +188,7 @@ func ConfigFor(ctx context.Context, kube client.Client, usage *resource.Provider
 			}
 			return nil, errors.Wrap(err, "cannot get ClusterProviderConfig")
 		}
-		return named(ResolveSpec(ctx, kube, cpc.Spec, ""))("ClusterProviderConfig " + cpc.GetName())
+		return named(ResolveSpec(ctx, kube, cpc.Spec, "", env))("ClusterProviderConfig " + cpc.GetName())
 	default:
 		return nil, credErr(ReasonUnsupportedRefKind, "providerConfigRef kind %q is not supported: use ProviderConfig or ClusterProviderConfig", ref.Kind)
 	}

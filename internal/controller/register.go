@@ -2,6 +2,8 @@
 package controller
 
 import (
+	"time"
+
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
@@ -11,6 +13,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/dnsrecord"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/hostnameroute"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/ingress"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/vpcservice"
@@ -27,11 +30,19 @@ import (
 const DefaultMaxReconcileRate = 100
 
 // Settings are the provider's own settings, beyond crossplane-runtime's
-// controller options, passed to the controllers that use them.
+// controller options, passed to the controllers that use them: nothing is
+// kept in package variables.
 type Settings struct {
 	// ClusterDomain of the cluster's Service DNS names (cluster.local
 	// unless the cluster was set up otherwise).
 	ClusterDomain string
+	// Managed are the managed resource controllers' settings: the
+	// Cloudflare client options (request budget, observation caches,
+	// transport, environment) and the creation grace period.
+	Managed mr.Settings
+	// ConfigBatchWindow of CloudflareTunnels' configuration writes; 0 is
+	// cloudflaretunnel.DefaultConfigBatchWindow.
+	ConfigBatchWindow time.Duration
 }
 
 // SetupGated registers every controller to start once its CRDs are
@@ -45,17 +56,21 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, s Settings) error {
 	if err := publichostname.Index(mgr); err != nil {
 		return err
 	}
-	for _, setup := range []func(ctrl.Manager, controller.Options) error{
-		config.SetupGated,
-		cloudflaretunnel.SetupGated,
+	for _, setup := range []func(ctrl.Manager, controller.Options, mr.Settings) error{
 		dnsrecord.SetupGated,
 		hostnameroute.SetupGated,
 		tunnel.SetupGated,
 		vpcservice.SetupGated,
 	} {
-		if err := setup(mgr, o); err != nil {
+		if err := setup(mgr, o, s.Managed); err != nil {
 			return err
 		}
+	}
+	if err := config.SetupGated(mgr, o, s.Managed.Cloudflare.Env); err != nil {
+		return err
+	}
+	if err := cloudflaretunnel.SetupGated(mgr, o, cloudflaretunnel.Options{ConfigBatchWindow: s.ConfigBatchWindow}); err != nil {
+		return err
 	}
 	if err := publichostname.SetupGated(mgr, o, publichostname.Options{ClusterDomain: s.ClusterDomain}); err != nil {
 		return err

@@ -333,6 +333,9 @@ func TestDeployment(t *testing.T) {
 			t.Fatalf("%d containers, want 1", len(spec.Containers))
 		}
 		c := spec.Containers[0]
+		if !slices.Contains(c.Args, "--cluster-domain=cluster.local") {
+			t.Errorf("args %v lack --cluster-domain, where users set their cluster's domain", c.Args)
+		}
 		if !slices.Contains(c.Args, "--leader-election") {
 			t.Errorf("args %v lack --leader-election", c.Args)
 		}

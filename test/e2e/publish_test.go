@@ -82,6 +82,28 @@ func TestAPublicHostnameWithoutAnIngressAndTheMetrics(t *testing.T) {
 		t.Errorf("tunnel configuration %s: want the hostname's rule with its CA pool", c)
 	}
 
+	t.Run("TheCASecretIsMountedInTheCloudflaredPod", func(t *testing.T) {
+		eventually(t, 2*time.Minute, "a cloudflared pod with the CA Secret at the rule's path", func() error {
+			pods := &corev1.PodList{}
+			if err := env.kube.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"app.kubernetes.io/instance": "edge"}); err != nil {
+				return err
+			}
+			for _, pod := range pods.Items {
+				for _, v := range pod.Spec.Volumes {
+					if v.Secret == nil || v.Secret.SecretName != "web-ca" {
+						continue
+					}
+					for _, m := range pod.Spec.Containers[0].VolumeMounts {
+						if m.Name == v.Name && m.ReadOnly && m.MountPath == "/etc/cloudflared/ca/web-ca" {
+							return nil
+						}
+					}
+				}
+			}
+			return fmt.Errorf("%d pods, none mounts Secret web-ca at /etc/cloudflared/ca/web-ca", len(pods.Items))
+		})
+	})
+
 	t.Run("Metrics", func(t *testing.T) {
 		var body string
 		eventually(t, time.Minute, "managed-resource and Cloudflare metrics", func() error {

@@ -182,7 +182,7 @@ func TestPodsPassRestrictedPodSecurity(t *testing.T) {
 	if err := env.kube.Delete(ctx, cft); err != nil {
 		t.Fatal(err)
 	}
-	// Two minutes: a tunnel deleted within mr.CreationGracePeriod (30 s)
+	// Two minutes: a tunnel deleted within the creation grace period (mr.DefaultCreationGracePeriod, 30 s)
 	// of its creation is confirmed gone only after crossplane-runtime's
 	// backoff passes that period, up to a minute later.
 	eventually(t, 2*time.Minute, "the CloudflareTunnel gone", func() error {

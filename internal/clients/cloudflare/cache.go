@@ -173,24 +173,29 @@ func (a *accountCache) zoneRecords(zoneID string) *snapshot[DNSRecord] {
 	return s
 }
 
-var (
-	cachesMu sync.Mutex
-	caches   = map[string]*accountCache{}
-)
+// Caches are the account-wide observation caches of a process: one per
+// token, account and endpoint, shared by every client of those (the token is
+// keyed by its hash only). The provider makes one at start.
+type Caches struct {
+	mu    sync.Mutex
+	byKey map[string]*accountCache
+}
 
-// accountCacheFor is shared by every client of the same token, account and
-// endpoint in the process; the token is keyed by its hash only.
-func accountCacheFor(token, account, endpoint string) *accountCache {
+// NewCaches returns an empty set of caches.
+func NewCaches() *Caches { return &Caches{byKey: map[string]*accountCache{}} }
+
+// forAccount returns the cache of a token, account and endpoint.
+func (c *Caches) forAccount(token, account, endpoint string) *accountCache {
 	sum := sha256.Sum256([]byte(token + "\x00" + account + "\x00" + endpoint))
 	key := hex.EncodeToString(sum[:])
-	cachesMu.Lock()
-	defer cachesMu.Unlock()
-	c, ok := caches[key]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ac, ok := c.byKey[key]
 	if !ok {
-		c = &accountCache{}
-		caches[key] = c
+		ac = &accountCache{}
+		c.byKey[key] = ac
 	}
-	return c
+	return ac
 }
 
 // CachedClient serves gets by ID from an account-wide observation: one

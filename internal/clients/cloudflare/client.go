@@ -39,8 +39,14 @@ var (
 // Options tune how a client is built.
 type Options struct {
 	// Budgets hands out the shared request budget of each token; nil means
-	// budget.Default, the process-wide registry.
+	// a registry of this client's own, shared with nothing.
 	Budgets *budget.Registry
+	// Caches holds the account-wide observation caches shared by every
+	// client of a token and account; nil means a cache of the client's own.
+	Caches *Caches
+	// Env looks up the provider's environment, for credentials from it;
+	// nil means os.LookupEnv.
+	Env clients.Env
 	// Transport sends the requests; nil means http.DefaultTransport.
 	Transport http.RoundTripper
 	// Timeout of one API call; default 30s.
@@ -60,7 +66,7 @@ type Options struct {
 // in the provider's environment is never sent.
 func New(cfg clients.Config, o Options) *Client {
 	if o.Budgets == nil {
-		o.Budgets = budget.Default
+		o.Budgets = budget.NewRegistry(budget.Options{})
 	}
 	if o.Timeout == 0 {
 		o.Timeout = 30 * time.Second
@@ -87,23 +93,15 @@ func New(cfg clients.Config, o Options) *Client {
 	return &Client{AccountID: cfg.AccountID, sdk: sdk, pageSize: o.PageSize}
 }
 
-// ConnectOptions are the Options Connect builds clients with. Tests set a
-// transport that checks every call against Cloudflare's OpenAPI document.
-var ConnectOptions = Options{}
-
 // Connect turns a managed resource's providerConfigRef into a ready client:
-// it records the usage, resolves the credentials and builds a client that
-// observes through the account's shared observation cache, refreshed at
-// most once per observationTTL (0: ConnectOptions' TTL).
-// The resolved config comes back too, for its owner ID and guardrails.
-func Connect(ctx context.Context, kube client.Client, usage *resource.ProviderConfigUsageTracker, mg resource.ModernManaged, observationTTL time.Duration) (API, *clients.Config, error) {
-	cfg, err := clients.ConfigFor(ctx, kube, usage, mg)
+// it records the usage, resolves the credentials and builds a client with o
+// that observes through the account's shared observation cache, refreshed
+// at most once per o.ObservationTTL. The resolved config comes back too, for
+// its owner ID and guardrails.
+func Connect(ctx context.Context, kube client.Client, usage *resource.ProviderConfigUsageTracker, mg resource.ModernManaged, o Options) (API, *clients.Config, error) {
+	cfg, err := clients.ConfigFor(ctx, kube, usage, mg, o.Env)
 	if err != nil {
 		return nil, nil, err
-	}
-	o := ConnectOptions
-	if observationTTL > 0 {
-		o.ObservationTTL = observationTTL
 	}
 	return NewCached(*cfg, o), cfg, nil
 }
@@ -115,7 +113,11 @@ func NewCached(cfg clients.Config, o Options) *CachedClient {
 	if ttl <= 0 {
 		ttl = 30 * time.Second
 	}
-	return &CachedClient{Client: New(cfg, o), ttl: ttl, cache: accountCacheFor(cfg.Token, cfg.AccountID, cfg.Endpoint)}
+	caches := o.Caches
+	if caches == nil {
+		caches = NewCaches()
+	}
+	return &CachedClient{Client: New(cfg, o), ttl: ttl, cache: caches.forAccount(cfg.Token, cfg.AccountID, cfg.Endpoint)}
 }
 
 // maxPageSize is the largest page the list endpoints we page through allow.

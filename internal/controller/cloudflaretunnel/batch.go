@@ -7,12 +7,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// ConfigBatchWindow is the shortest time between two writes of a tunnel's
-// remote configuration. Ingress changes that arrive within it go out in one
-// write: a thousand Ingresses applied together cost a handful of
-// configuration writes (each a Cloudflare GET and PUT by the Tunnel), not a
-// thousand. The first configuration is written at once.
-var ConfigBatchWindow = 5 * time.Second
+// DefaultConfigBatchWindow is the shortest time between two writes of a
+// tunnel's remote configuration unless Options say otherwise. Hostname
+// changes that arrive within it go out in one write: a thousand Ingresses
+// applied together cost a handful of configuration writes (each a
+// Cloudflare GET and PUT by the Tunnel), not a thousand. The first
+// configuration is written at once.
+const DefaultConfigBatchWindow = 5 * time.Second
 
 // configBatcher remembers when each CloudflareTunnel's configuration was
 // last changed. It is in memory on purpose: after a restart the first change

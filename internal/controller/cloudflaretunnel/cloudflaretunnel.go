@@ -67,10 +67,21 @@ const (
 	finalizer                                   = "tunnels.cloudflare.com/cloudflaretunnel"
 )
 
+// Options of the controller, set at setup.
+type Options struct {
+	// ConfigBatchWindow; 0 is DefaultConfigBatchWindow.
+	ConfigBatchWindow time.Duration
+}
+
 // Setup adds the CloudflareTunnel controller.
-func Setup(mgr ctrl.Manager, o controller.Options) error {
+func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 	name := "cloudflaretunnel"
+	window := opts.ConfigBatchWindow
+	if window == 0 {
+		window = DefaultConfigBatchWindow
+	}
 	r := &Reconciler{
+		window: window,
 		kube:   mgr.GetClient(),
 		log:    o.Logger.WithValues("controller", name),
 		record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)),
@@ -96,9 +107,9 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 }
 
 // SetupGated adds the controller once its CRD and the Tunnel CRD exist.
-func SetupGated(mgr ctrl.Manager, o controller.Options) error {
+func SetupGated(mgr ctrl.Manager, o controller.Options, opts Options) error {
 	o.Gate.Register(func() {
-		if err := Setup(mgr, o); err != nil {
+		if err := Setup(mgr, o, opts); err != nil {
 			o.Logger.Info("Cannot set up CloudflareTunnel controller", "error", err)
 		}
 	}, v1alpha1.CloudflareTunnelGroupVersionKind, v1alpha1.PublicHostnameGroupVersionKind, ztv1alpha1.TunnelGroupVersionKind,
@@ -162,7 +173,8 @@ func labelledTunnel(_ context.Context, o client.Object) []reconcile.Request {
 
 // Reconciler reconciles CloudflareTunnels.
 type Reconciler struct {
-	batch configBatcher
+	batch  configBatcher
+	window time.Duration
 
 	kube   client.Client
 	log    logging.Logger
@@ -375,7 +387,7 @@ func tunnelPolicies(cr *v1alpha1.CloudflareTunnel) xpv2.ManagementPolicies {
 // applyTunnel writes the fields of the Tunnel MR this controller owns,
 // including its remote configuration (the rules of its published hostnames).
 //
-// A configuration change within ConfigBatchWindow of the previous one is held
+// A configuration change within the batch window of the previous one is held
 // back; the returned duration says when to come back and write it.
 func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTunnel, pcRef *xpv2.ProviderConfigReference, pub publication) (*ztv1alpha1.Tunnel, time.Duration, error) {
 	want := pub.config
@@ -407,7 +419,7 @@ func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTun
 				r.batch.hold(cr.UID, 0) // the first configuration goes out at once
 				tun.Spec.ForProvider.Config = want
 			case !equality.Semantic.DeepEqual(current, want):
-				if hold = r.batch.hold(cr.UID, ConfigBatchWindow); hold == 0 {
+				if hold = r.batch.hold(cr.UID, r.window); hold == 0 {
 					tun.Spec.ForProvider.Config = want
 				}
 			}

@@ -38,13 +38,14 @@ import (
 const ReasonCredentialsAvailable xpv2.ConditionReason = "CredentialsAvailable"
 
 // Setup adds the usage-counting and credentials-checking controllers for
-// both config kinds.
-func Setup(mgr ctrl.Manager, o controller.Options) error {
+// both config kinds; env is where credentials from the provider's
+// environment come from (nil: os.LookupEnv).
+func Setup(mgr ctrl.Manager, o controller.Options, env clients.Env) error {
 	for _, kind := range []configKind{namespacedKind, clusterKind} {
 		if err := setupUsage(mgr, o, kind); err != nil {
 			return err
 		}
-		if err := setupCredentials(mgr, o, kind); err != nil {
+		if err := setupCredentials(mgr, o, kind, env); err != nil {
 			return err
 		}
 		if err := setupRetention(mgr, o, kind); err != nil {
@@ -55,9 +56,9 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 }
 
 // SetupGated registers Setup to run once the config and usage CRDs exist.
-func SetupGated(mgr ctrl.Manager, o controller.Options) error {
+func SetupGated(mgr ctrl.Manager, o controller.Options, env clients.Env) error {
 	o.Gate.Register(func() {
-		if err := Setup(mgr, o); err != nil {
+		if err := Setup(mgr, o, env); err != nil {
 			o.Logger.Info("Cannot set up provider config controllers", "error", err)
 		}
 	}, v1alpha1.ProviderConfigGroupVersionKind, v1alpha1.ClusterProviderConfigGroupVersionKind, v1alpha1.ProviderConfigUsageGroupVersionKind)
@@ -148,15 +149,17 @@ func unwrap(o configObject) client.Object {
 // credentials resolve, so a missing Secret or key shows on the config itself
 // rather than only as connect errors on every managed resource.
 type credentialsReconciler struct {
+	env    clients.Env
 	kube   client.Client
 	kind   configKind
 	log    logging.Logger
 	record event.Recorder
 }
 
-func setupCredentials(mgr ctrl.Manager, o controller.Options, k configKind) error {
+func setupCredentials(mgr ctrl.Manager, o controller.Options, k configKind, env clients.Env) error {
 	name := "config/credentials/" + k.kind
 	r := &credentialsReconciler{
+		env:    env,
 		kube:   mgr.GetClient(),
 		kind:   k,
 		log:    o.Logger.WithValues("controller", name),
@@ -205,7 +208,7 @@ func (r *credentialsReconciler) Reconcile(ctx context.Context, req reconcile.Req
 	}
 	// A Terminating config is checked too: it is kept while managed
 	// resources still need its credentials, and they should learn the truth.
-	_, err := clients.ResolveSpec(ctx, r.kube, obj.spec(), obj.GetNamespace())
+	_, err := clients.ResolveSpec(ctx, r.kube, obj.spec(), obj.GetNamespace(), r.env)
 	reason := clients.Reason(err)
 	if err != nil && reason == "" {
 		// Not the user's fault (API server hiccup): retry with backoff.

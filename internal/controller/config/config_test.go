@@ -16,10 +16,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource/fake"
 
@@ -88,9 +90,12 @@ func wantReady(ctx context.Context, obj client.Object, status corev1.ConditionSt
 	}
 }
 
+// setup is SetupGated with credentials from the process's environment.
+func setup(mgr ctrl.Manager, o controller.Options) error { return SetupGated(mgr, o, nil) }
+
 func TestProviderConfigsAgainstAPIServer(t *testing.T) {
 	ctx := context.Background()
-	env.StartManager(t, SetupGated)
+	env.StartManager(t, setup)
 	ns := createNamespace(t, ctx)
 	secretNS := createNamespace(t, ctx)
 
@@ -144,14 +149,14 @@ func TestProviderConfigsAgainstAPIServer(t *testing.T) {
 	tracker := resource.NewProviderConfigUsageTracker(env.Client, &v1alpha1.ProviderConfigUsage{})
 
 	t.Run("ConfigForResolvesBothKinds", func(t *testing.T) {
-		got, err := clients.ConfigFor(ctx, env.Client, tracker, newManaged(ns, "via-cluster", &xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: cpc.Name}))
+		got, err := clients.ConfigFor(ctx, env.Client, tracker, newManaged(ns, "via-cluster", &xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: cpc.Name}), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := (clients.Config{Token: token, AccountID: account, Endpoint: endpoint, Source: "ClusterProviderConfig " + cpc.Name}); !cmp.Equal(*got, want, cmpopts.EquateEmpty()) {
 			t.Errorf("ConfigFor(CPC) = %v, want %v", got, want)
 		}
-		got, err = clients.ConfigFor(ctx, env.Client, tracker, newManaged(ns, "via-namespaced", &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "team-a"}))
+		got, err = clients.ConfigFor(ctx, env.Client, tracker, newManaged(ns, "via-namespaced", &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "team-a"}), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +218,7 @@ func TestProviderConfigsAgainstAPIServer(t *testing.T) {
 
 func TestMissingCredentialsAreReported(t *testing.T) {
 	ctx := context.Background()
-	env.StartManager(t, SetupGated)
+	env.StartManager(t, setup)
 	ns := createNamespace(t, ctx)
 
 	missing := &v1alpha1.ProviderConfig{
@@ -264,7 +269,7 @@ func TestMissingCredentialsAreReported(t *testing.T) {
 	})
 
 	// A managed resource using the broken config gets the same clear reason.
-	_, err := clients.ConfigFor(ctx, env.Client, nil, newManaged(ns, "mr", &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: missing.Name}))
+	_, err := clients.ConfigFor(ctx, env.Client, nil, newManaged(ns, "mr", &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: missing.Name}), nil)
 	if clients.Reason(err) != clients.ReasonSecretNotFound {
 		t.Errorf("ConfigFor with a missing Secret: reason %q (%v), want %s", clients.Reason(err), err, clients.ReasonSecretNotFound)
 	}
@@ -279,22 +284,20 @@ func TestMissingCredentialsAreReported(t *testing.T) {
 
 func TestEnvironmentCredentials(t *testing.T) {
 	ctx := context.Background()
-	orig := clients.LookupEnv
-	t.Cleanup(func() { clients.LookupEnv = orig })
-	clients.LookupEnv = func(k string) (string, bool) {
+	environ := func(k string) (string, bool) {
 		v, ok := map[string]string{"CLOUDFLARE_API_TOKEN": token, "CLOUDFLARE_ACCOUNT_ID": account}[k]
 		return v, ok
 	}
 	spec := v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{Source: v1alpha1.CredentialsSourceEnvironment}}
-	got, err := clients.ResolveSpec(ctx, env.Client, spec, "")
+	got, err := clients.ResolveSpec(ctx, env.Client, spec, "", environ)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := (clients.Config{Token: token, AccountID: account, Endpoint: v1alpha1.DefaultEndpoint}); !cmp.Equal(*got, want, cmpopts.EquateEmpty()) {
 		t.Errorf("ResolveSpec(Environment) = %v, want %v", got, want)
 	}
-	clients.LookupEnv = func(string) (string, bool) { return "", false }
-	if _, err := clients.ResolveSpec(ctx, env.Client, spec, ""); clients.Reason(err) != clients.ReasonEnvironmentMissing {
+	empty := func(string) (string, bool) { return "", false }
+	if _, err := clients.ResolveSpec(ctx, env.Client, spec, "", empty); clients.Reason(err) != clients.ReasonEnvironmentMissing {
 		t.Errorf("empty environment: reason %q, want %s", clients.Reason(err), clients.ReasonEnvironmentMissing)
 	}
 }

@@ -61,7 +61,7 @@ func gone(ctx context.Context, o client.Object) func() error {
 // its Secret must stay until the last managed resource naming it is gone.
 func TestTerminatingClusterConfigOutlivesItsUsers(t *testing.T) {
 	ctx := context.Background()
-	env.StartManager(t, SetupGated)
+	env.StartManager(t, setup)
 	ns := createNamespace(t, ctx)
 	secretNS := createNamespace(t, ctx)
 	secret := tokenSecret(secretNS, "cf", map[string]string{"CLOUDFLARE_API_TOKEN": token})
@@ -108,7 +108,7 @@ func TestTerminatingClusterConfigOutlivesItsUsers(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(secret), secret); err != nil {
 		t.Fatalf("the Secret of a config in use was released: %v", err)
 	}
-	if _, err := clients.ResolveSpec(ctx, env.Client, cpc.Spec, ""); err != nil {
+	if _, err := clients.ResolveSpec(ctx, env.Client, cpc.Spec, "", nil); err != nil {
 		t.Errorf("the managed resource can no longer resolve its credentials: %v", err)
 	}
 
@@ -125,7 +125,7 @@ func TestTerminatingClusterConfigOutlivesItsUsers(t *testing.T) {
 // it is in use still says whether its credentials resolve.
 func TestTerminatingConfigReportsItsCredentials(t *testing.T) {
 	ctx := context.Background()
-	env.StartManager(t, SetupGated)
+	env.StartManager(t, setup)
 	ns := createNamespace(t, ctx)
 	secretNS := createNamespace(t, ctx)
 	secret := tokenSecret(secretNS, "cf", map[string]string{"CLOUDFLARE_API_TOKEN": token})

@@ -13,6 +13,7 @@ package dnsrecord
 
 import (
 	"context"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,21 +31,29 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
 )
 
-var kind = mr.Kind[*v1alpha1.DNSRecord]{
-	GVK:     v1alpha1.DNSRecordGroupVersionKind,
-	NewObj:  func() *v1alpha1.DNSRecord { return &v1alpha1.DNSRecord{} },
-	NewList: func() client.ObjectList { return &v1alpha1.DNSRecordList{} },
-	External: func(c mr.Connection) managed.TypedExternalClient[*v1alpha1.DNSRecord] {
-		return &external{records: c.Cloudflare, zones: c.Cloudflare, cache: sharedZones, accountID: c.Cloudflare.Account(), conn: c}
-	},
-	Hostnames: func(cr *v1alpha1.DNSRecord) []string { return []string{normalizeName(cr.Spec.ForProvider.Name)} },
+// kind is the DNSRecord kind; its external clients share zones, the zone
+// cache of the controller.
+func kind(zones *zoneCache) mr.Kind[*v1alpha1.DNSRecord] {
+	return mr.Kind[*v1alpha1.DNSRecord]{
+		GVK:     v1alpha1.DNSRecordGroupVersionKind,
+		NewObj:  func() *v1alpha1.DNSRecord { return &v1alpha1.DNSRecord{} },
+		NewList: func() client.ObjectList { return &v1alpha1.DNSRecordList{} },
+		External: func(c mr.Connection) managed.TypedExternalClient[*v1alpha1.DNSRecord] {
+			return &external{records: c.Cloudflare, zones: c.Cloudflare, cache: zones, accountID: c.Cloudflare.Account(), conn: c}
+		},
+		Hostnames: func(cr *v1alpha1.DNSRecord) []string { return []string{normalizeName(cr.Spec.ForProvider.Name)} },
+	}
 }
 
 // Setup adds the DNSRecord controller.
-func Setup(mgr ctrl.Manager, o controller.Options) error { return mr.Setup(mgr, o, kind) }
+func Setup(mgr ctrl.Manager, o controller.Options, s mr.Settings) error {
+	return mr.Setup(mgr, o, s, kind(newZoneCache(time.Now)))
+}
 
 // SetupGated adds the DNSRecord controller once its CRD is established.
-func SetupGated(mgr ctrl.Manager, o controller.Options) error { return mr.SetupGated(mgr, o, kind) }
+func SetupGated(mgr ctrl.Manager, o controller.Options, s mr.Settings) error {
+	return mr.SetupGated(mgr, o, s, kind(newZoneCache(time.Now)))
+}
 
 type external struct {
 	records   cloudflare.DNSRecordsAPI

@@ -140,9 +140,6 @@ func newZoneCache(now func() time.Time) *zoneCache {
 	return &zoneCache{now: now, accounts: map[string]*accountZones{}}
 }
 
-// sharedZones is the process-wide cache every DNSRecord external client shares.
-var sharedZones = newZoneCache(time.Now)
-
 func (c *zoneCache) account(id string) *accountZones {
 	a := c.accounts[id]
 	if a == nil {

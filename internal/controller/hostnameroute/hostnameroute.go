@@ -41,10 +41,14 @@ var kind = mr.Kind[*v1alpha1.HostnameRoute]{
 }
 
 // Setup adds the HostnameRoute controller.
-func Setup(mgr ctrl.Manager, o controller.Options) error { return mr.Setup(mgr, o, kind) }
+func Setup(mgr ctrl.Manager, o controller.Options, s mr.Settings) error {
+	return mr.Setup(mgr, o, s, kind)
+}
 
 // SetupGated adds the HostnameRoute controller once its CRD is established.
-func SetupGated(mgr ctrl.Manager, o controller.Options) error { return mr.SetupGated(mgr, o, kind) }
+func SetupGated(mgr ctrl.Manager, o controller.Options, s mr.Settings) error {
+	return mr.SetupGated(mgr, o, s, kind)
+}
 
 type external struct {
 	routes cloudflare.HostnameRoutesAPI

@@ -29,10 +29,21 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 )
 
-// CreationGracePeriod is how long after a create an Observe that finds
-// nothing is taken for Cloudflare's eventual consistency rather than a
-// deletion. Tests shorten it.
-var CreationGracePeriod = 30 * time.Second
+// DefaultCreationGracePeriod is how long after a create an Observe that
+// finds nothing is taken for Cloudflare's eventual consistency rather than a
+// deletion, unless Settings say otherwise.
+const DefaultCreationGracePeriod = 30 * time.Second
+
+// Settings are what every managed resource controller is set up with.
+type Settings struct {
+	// Cloudflare are the options of every Cloudflare client: the shared
+	// request budget, the observation caches, the transport, the
+	// environment credentials come from. Their ObservationTTL is set per
+	// controller (half its poll interval).
+	Cloudflare cloudflare.Options
+	// CreationGracePeriod; 0 is DefaultCreationGracePeriod.
+	CreationGracePeriod time.Duration
+}
 
 // Kind describes one managed resource kind to Setup.
 type Kind[T resource.ModernManaged] struct {
@@ -53,14 +64,20 @@ type Kind[T resource.ModernManaged] struct {
 }
 
 // Setup adds a managed reconciler for the kind.
-func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, k Kind[T]) error {
+func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s Settings, k Kind[T]) error {
+	grace := s.CreationGracePeriod
+	if grace == 0 {
+		grace = DefaultCreationGracePeriod
+	}
+	cfOpts := s.Cloudflare
+	// Half a poll: an observation is never more than one poll stale, so
+	// drift is still seen within one poll.
+	cfOpts.ObservationTTL = o.PollInterval / 2
 	name := managed.ControllerName(k.GVK.GroupKind().String())
 	kube := mgr.GetClient()
 	owner := &clusterOwner{reader: mgr.GetAPIReader()}
 	conn := managed.TypedExternalConnectorFn[T](func(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
-		// Half a poll: an observation is never more than one poll stale,
-		// so drift is still seen within one poll.
-		c, cfg, err := cloudflare.Connect(ctx, kube, resource.NewProviderConfigUsageTracker(kube, &v1alpha1.ProviderConfigUsage{}), mg, o.PollInterval/2)
+		c, cfg, err := cloudflare.Connect(ctx, kube, resource.NewProviderConfigUsageTracker(kube, &v1alpha1.ProviderConfigUsage{}), mg, cfOpts)
 		if err != nil {
 			return nil, err
 		}
@@ -83,7 +100,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, k K
 		managed.WithDeterministicExternalName(true),
 		managed.WithReferenceResolver(sameNamespaceResolver(kube, k.References)),
 		managed.WithPollInterval(o.PollInterval),
-		managed.WithCreationGracePeriod(CreationGracePeriod),
+		managed.WithCreationGracePeriod(grace),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
 		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))),
 	}
@@ -111,9 +128,9 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, k K
 }
 
 // SetupGated registers Setup to run once the kind's CRD is established.
-func SetupGated[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, k Kind[T]) error {
+func SetupGated[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s Settings, k Kind[T]) error {
 	o.Gate.Register(func() {
-		if err := Setup(mgr, o, k); err != nil {
+		if err := Setup(mgr, o, s, k); err != nil {
 			o.Logger.Info("Cannot set up managed resource controller", "kind", k.GVK.Kind, "error", err)
 		}
 	}, k.GVK)

@@ -58,10 +58,14 @@ func configHostnames(cr *v1alpha1.Tunnel) []string {
 }
 
 // Setup adds the Tunnel controller.
-func Setup(mgr ctrl.Manager, o controller.Options) error { return mr.Setup(mgr, o, kind) }
+func Setup(mgr ctrl.Manager, o controller.Options, s mr.Settings) error {
+	return mr.Setup(mgr, o, s, kind)
+}
 
 // SetupGated adds the Tunnel controller once its CRD is established.
-func SetupGated(mgr ctrl.Manager, o controller.Options) error { return mr.SetupGated(mgr, o, kind) }
+func SetupGated(mgr ctrl.Manager, o controller.Options, s mr.Settings) error {
+	return mr.SetupGated(mgr, o, s, kind)
+}
 
 type external struct {
 	tunnels   cloudflare.TunnelsAPI

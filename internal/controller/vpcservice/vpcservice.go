@@ -58,10 +58,14 @@ func references(cr *v1alpha1.VPCService) []*string {
 }
 
 // Setup adds the VPCService controller.
-func Setup(mgr ctrl.Manager, o controller.Options) error { return mr.Setup(mgr, o, kind) }
+func Setup(mgr ctrl.Manager, o controller.Options, s mr.Settings) error {
+	return mr.Setup(mgr, o, s, kind)
+}
 
 // SetupGated adds the VPCService controller once its CRD is established.
-func SetupGated(mgr ctrl.Manager, o controller.Options) error { return mr.SetupGated(mgr, o, kind) }
+func SetupGated(mgr ctrl.Manager, o controller.Options, s mr.Settings) error {
+	return mr.SetupGated(mgr, o, s, kind)
+}
 
 type external struct {
 	services cloudflare.ServicesAPI

@@ -80,15 +80,15 @@ type Options struct {
 	RatePenalty time.Duration // default RateWindow
 
 	// Budgets is the request budget the provider's clients spend; nil means
-	// a generous one that never throttles. budget.Default is the provider's
-	// real, default budget.
+	// a generous one that never throttles. budget.NewRegistry with zero
+	// Options is the provider's real, default budget.
 	Budgets *budget.Registry
 
 	// SkipContract sends calls straight to the simulator instead of checking
 	// each against Cloudflare's OpenAPI document first.
 	SkipContract bool
 
-	// CreationGracePeriod replaces mr.CreationGracePeriod; 0 means 1s.
+	// CreationGracePeriod of the managed resources; 0 means 1s.
 	CreationGracePeriod time.Duration
 
 	// PollInterval replaces the controller options' 2s drift-check poll.
@@ -102,6 +102,9 @@ type Options struct {
 
 	// ClusterDomain replaces --cluster-domain; "" is cluster.local.
 	ClusterDomain string
+
+	// ConfigBatchWindow of CloudflareTunnels; 0 is the provider's default.
+	ConfigBatchWindow time.Duration
 }
 
 // RunWithOptions is Run with the simulator's rate limit, the request budget
@@ -136,10 +139,13 @@ func RunWithOptions(m *testing.M, p **Provider, o Options) int {
 		// Generous budget: these tests prove behaviour, not throttling.
 		budgets = budget.NewRegistry(budget.Options{Limit: 1_000_000, Burst: 1000})
 	}
-	cloudflare.ConnectOptions = cloudflare.Options{Transport: transport, Budgets: budgets}
-	mr.CreationGracePeriod = time.Second
+	grace := time.Second
 	if o.CreationGracePeriod > 0 {
-		mr.CreationGracePeriod = o.CreationGracePeriod
+		grace = o.CreationGracePeriod
+	}
+	managed := mr.Settings{
+		Cloudflare:          cloudflare.Options{Transport: transport, Budgets: budgets, Caches: cloudflare.NewCaches()},
+		CreationGracePeriod: grace,
 	}
 
 	endpoint := srv.URL + "/client/v4/"
@@ -147,7 +153,7 @@ func RunWithOptions(m *testing.M, p **Provider, o Options) int {
 		Env: env, Sim: s, contract: ct,
 		// Same token, so its calls spend the same budget and count against
 		// the same simulated rate limit as the provider's.
-		Cloudflare: cloudflare.New(clientsConfig(endpoint), cloudflare.ConnectOptions),
+		Cloudflare: cloudflare.New(clientsConfig(endpoint), cloudflare.Options{Transport: transport, Budgets: budgets}),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -155,7 +161,7 @@ func RunWithOptions(m *testing.M, p **Provider, o Options) int {
 		fmt.Fprintln(os.Stderr, "FAIL: cannot create the default ClusterProviderConfig:", err)
 		return 1
 	}
-	done, err := prov.startManager(ctx, o)
+	done, err := prov.startManager(ctx, o, managed)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL: cannot start the provider:", err)
 		return 1
@@ -199,7 +205,7 @@ func (p *Provider) installDefaultConfig(ctx context.Context, endpoint string) er
 	return nil
 }
 
-func (p *Provider) startManager(ctx context.Context, opts Options) (<-chan struct{}, error) {
+func (p *Provider) startManager(ctx context.Context, opts Options, managed mr.Settings) (<-chan struct{}, error) {
 	cfg := p.Config
 	if opts.MaxReconcileRate > 0 {
 		cfg = ratelimiter.LimitRESTConfig(cfg, opts.MaxReconcileRate)
@@ -227,7 +233,7 @@ func (p *Provider) startManager(ctx context.Context, opts Options) (<-chan struc
 	if err := customresourcesgate.Setup(mgr, o); err != nil {
 		return nil, err
 	}
-	if err := providercontroller.SetupGated(mgr, o, providercontroller.Settings{ClusterDomain: opts.ClusterDomain}); err != nil {
+	if err := providercontroller.SetupGated(mgr, o, providercontroller.Settings{ClusterDomain: opts.ClusterDomain, Managed: managed, ConfigBatchWindow: opts.ConfigBatchWindow}); err != nil {
 		return nil, err
 	}
 	done := make(chan struct{})

@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"sync"
 	"time"
 
@@ -138,13 +139,39 @@ type Registry struct {
 }
 
 // NewRegistry returns a registry whose budgets use o (defaults filled in).
+// A process must spend one budget per token, whichever controller asks: the
+// provider makes one registry at start and passes it to every client.
 func NewRegistry(o Options) *Registry {
-	return &Registry{opts: o.withDefaults(), budgets: map[string]*Budget{}}
+	r := &Registry{opts: o.withDefaults(), budgets: map[string]*Budget{}}
+	registries.add(r)
+	return r
 }
 
-// Default is the process-wide registry the provider uses; one process must
-// have one budget per token, whichever controller asks.
-var Default = NewRegistry(Options{})
+// registries are every registry of the process, for the paused-budgets
+// gauge (Prometheus' registry is process-wide too).
+var registries = &registrySet{}
+
+type registrySet struct {
+	mu  sync.Mutex
+	all []*Registry
+}
+
+func (s *registrySet) add(r *Registry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.all = append(s.all, r)
+}
+
+func (s *registrySet) paused() int {
+	s.mu.Lock()
+	all := slices.Clone(s.all)
+	s.mu.Unlock()
+	n := 0
+	for _, r := range all {
+		n += r.pausedCount()
+	}
+	return n
+}
 
 // For returns the budget of token, creating it on first use.
 func (r *Registry) For(token string) *Budget {

@@ -29,7 +29,7 @@ var (
 	pausedBudgets = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "cloudflare_budget_paused",
 		Help: "Number of API tokens whose requests are paused after a 429.",
-	}, func() float64 { return float64(Default.pausedCount()) })
+	}, func() float64 { return float64(registries.paused()) })
 )
 
 func init() {
