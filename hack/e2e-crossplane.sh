@@ -5,7 +5,8 @@
 #
 #  1. builds (each cached by version): the local cluster, Crossplane core
 #     v2.3.4, the crossplane CLI, the loopback OCI registry, two package
-#     versions (v0.0.1 and v0.0.2)
+#     versions (v0.0.1: the last release, hack/upgrade-from, from this
+#     repository's history; v0.0.2: this tree)
 #  2. starts the local cluster (KWOK), the Cloudflare simulator and the registry;
 #     pushes v0.0.1
 #  3. starts Crossplane core out of cluster (core init + core start, webhooks
@@ -21,6 +22,8 @@
 #     CloudflareTunnel and Ingresses plus direct managed resources, and waits
 #     for everything to be Ready and the simulator to hold what it should
 #  7. upgrades to v0.0.2: the new revision takes over, the objects stay intact
+#     (same IDs), the public Ingress's DNS record moves to its new
+#     PublicHostname without being recreated
 #  8. uninstalls: deletes the objects (nothing left in the simulator), then the
 #     Provider
 # Any "forbidden" in the provider's log fails the run. Prints each phase's time.
@@ -78,13 +81,29 @@ crossplane_cli="$(bash hack/crossplane-cli.sh)"
 (cd tools/crossplane-cli && GOWORK=off GOFLAGS=-modcacherw CGO_ENABLED=0 GOOS= GOARCH= go build -trimpath -o "$out/registry" ./registry)
 go build -o "$out/cloudflare-sim" ./cmd/cloudflare-sim
 declare -A xpkg=() runtime_bin=()
-for v in v0.0.1 v0.0.2; do
-  xpkg[$v]="$(VERSION=$v bash hack/xpkg.sh 2>"$out/xpkg-$v.log")" || { cat "$out/xpkg-$v.log" >&2; fail "make xpkg $v"; }
-  # The binary the package's runtime image carries, kept per version.
-  cp _output/bin/linux_amd64/provider "$out/provider-$v"
-  runtime_bin[$v]="$out/provider-$v"
-  info "${xpkg[$v]}"
-done
+# v0.0.1 is the provider as it was last released (hack/upgrade-from), built
+# from this repository's own history, so the upgrade below is a real change
+# of version; v0.0.2 is this tree. The previous package is cached by commit.
+prev_rev="$(grep -v '^#' hack/upgrade-from | tr -d '[:space:]')"
+git cat-file -e "$prev_rev^{commit}" 2>/dev/null || fail "hack/upgrade-from names commit $prev_rev, which this clone does not have (a shallow clone?)"
+prev_dir="${XDG_CACHE_HOME:-$HOME/.cache}/provider-cloudflare-tunnel/previous/$prev_rev"
+if [[ ! -f "$prev_dir/xpkg-v0.0.1/provider.xpkg" ]]; then
+  rm -rf "$prev_dir/xpkg-src" "$prev_dir/xpkg-v0.0.1"; mkdir -p "$prev_dir/xpkg-src" "$prev_dir/xpkg-v0.0.1"
+  git archive "$prev_rev" | tar -x -C "$prev_dir/xpkg-src"
+  (cd "$prev_dir/xpkg-src" && VERSION=v0.0.1 bash hack/xpkg.sh >"$out/xpkg-v0.0.1.path" 2>"$out/xpkg-v0.0.1.log") || { cat "$out/xpkg-v0.0.1.log" >&2; fail "make xpkg of $prev_rev"; }
+  cp "$prev_dir/xpkg-src/$(cat "$out/xpkg-v0.0.1.path")" "$prev_dir/xpkg-v0.0.1/provider.xpkg"
+  cp "$prev_dir/xpkg-src/_output/bin/linux_amd64/provider" "$prev_dir/xpkg-v0.0.1/provider"
+  cp "$prev_dir/xpkg-src/hack/demo/manifests.yaml" "$prev_dir/xpkg-v0.0.1/demo-manifests.yaml"
+  rm -rf "$prev_dir/xpkg-src"
+fi
+xpkg[v0.0.1]="$prev_dir/xpkg-v0.0.1/provider.xpkg"
+runtime_bin[v0.0.1]="$prev_dir/xpkg-v0.0.1/provider"
+info "v0.0.1: ${xpkg[v0.0.1]} (commit ${prev_rev:0:12})"
+xpkg[v0.0.2]="$(VERSION=v0.0.2 bash hack/xpkg.sh 2>"$out/xpkg-v0.0.2.log")" || { cat "$out/xpkg-v0.0.2.log" >&2; fail "make xpkg v0.0.2"; }
+# The binary the package's runtime image carries.
+cp _output/bin/linux_amd64/provider "$out/provider-v0.0.2"
+runtime_bin[v0.0.2]="$out/provider-v0.0.2"
+info "v0.0.2: ${xpkg[v0.0.2]} (this tree)"
 
 # ------------------------------------------------------- 2. cluster, sim, registry
 phase "start: local cluster, Cloudflare simulator, OCI registry"
@@ -160,9 +179,10 @@ waitfor "Provider Healthy" 180 kc wait provider.pkg.crossplane.io/provider-cloud
 mrds_active() {
   local n
   n="$(kc get managedresourcedefinitions -o jsonpath='{range .items[*]}{.metadata.name} {.spec.state}{"\n"}{end}' | grep -c 'tunnels\.cloudflare\.com Active$' || true)"
-  [[ "$n" == 5 ]]
+  [[ "$n" == "$1" ]]
 }
-waitfor "5 ManagedResourceDefinitions Active (4 managed resources + CloudflareTunnel, by the README's activation policy)" 60 mrds_active
+# v0.0.1 has five; v0.0.2 adds PublicHostname.
+waitfor "5 ManagedResourceDefinitions Active (v0.0.1's 4 managed resources + CloudflareTunnel, by the README's activation policy)" 60 mrds_active 5
 waitfor "every CRD Established" 60 kc wait --for=condition=Established crd --all --timeout=20s
 cat <<YAML | kc apply -f - >/dev/null
 apiVersion: tunnels.cloudflare.com/v1alpha1
@@ -208,7 +228,8 @@ start_provider() { # VERSION
 phase "run: the package's provider binary (v0.0.1) as its ServiceAccount; the design's examples"
 waitfor "ServiceAccount crossplane-system/provider-cloudflare-tunnel exists" 60 kc -n crossplane-system get serviceaccount provider-cloudflare-tunnel
 start_provider v0.0.1
-kc apply -f hack/demo/manifests.yaml -f hack/e2e-crossplane/direct.yaml >/dev/null
+# v0.0.1's own demo (the current one has kinds v0.0.1 does not know).
+kc apply -f "$prev_dir/xpkg-v0.0.1/demo-manifests.yaml" -f hack/e2e-crossplane/direct.yaml >/dev/null
 ns=redis-cf-tunnel; cft=redis-cache-azure-development
 waitfor "CloudflareTunnel token stored and cloudflared running" 180 kc -n $ns wait --for=condition=DeploymentReady cloudflaretunnel/$cft --timeout=2s
 tunnel_id="$(kc -n $ns get cloudflaretunnel $cft -o jsonpath='{.status.tunnelID}')"
@@ -272,18 +293,29 @@ waitfor "every managed resource still Ready" 60 kc wait --for=condition=Ready tu
 after="$(curl -sf "$sim_base/__sim/state" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(sorted(x["id"] for x in s["tunnels"]), sorted(x["id"] for x in s["hostname_routes"]), sorted(x["service_id"] for x in s["services"]), sorted(x["id"] for x in s["dns_records"]))')"
 [[ "$before" == "$after" ]] || fail "Cloudflare objects changed across the upgrade: before $before, after $after"
 info "the same Cloudflare objects (same IDs) before and after"
+waitfor "6 ManagedResourceDefinitions Active (PublicHostname added)" 60 mrds_active 6
+waitfor "the public Ingress's PublicHostname Ready, its DNS record taken over" 90 kc -n $ns wait --for=condition=Ready publichostnames --all --timeout=2s
+owner="$(kc -n $ns get dnsrecords -l tunnels.cloudflare.com/ingress=web -o jsonpath='{.items[0].metadata.ownerReferences[0].kind}')"
+[[ "$owner" == PublicHostname ]] || fail "the web Ingress's DNSRecord is controlled by '$owner', want its PublicHostname"
+after_takeover="$(curl -sf "$sim_base/__sim/state" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(sorted(x["id"] for x in s["tunnels"]), sorted(x["id"] for x in s["hostname_routes"]), sorted(x["service_id"] for x in s["services"]), sorted(x["id"] for x in s["dns_records"]))')"
+[[ "$before" == "$after_takeover" ]] || fail "Cloudflare objects changed when the DNS record moved to its PublicHostname: before $before, after $after_takeover"
+info "the DNS record moved to its PublicHostname without being recreated"
+# What v0.0.2 adds on purpose: the current demo's hand-made PublicHostname.
+kc apply -f hack/demo/manifests.yaml >/dev/null
+waitfor "the demo's hand-made PublicHostname Ready" 90 kc -n $ns wait --for=condition=Ready publichostname/status --timeout=2s
+waitfor "the simulator holds 2 tunnels, 3 hostname routes, 2 VPC services, 3 DNS records" 60 expect_state 2 3 2 3
 grep -qi forbidden "$out/provider-v0.0.2.log" && fail "v0.0.2 was refused something (forbidden in its log)"
 
 # --------------------------------------------------------------- 8. uninstall
 phase "uninstall: objects, then the Provider"
 kc delete -f hack/e2e-crossplane/direct.yaml --wait=false >/dev/null
-kc -n $ns delete ingress --all --wait=false >/dev/null
+kc -n $ns delete ingress,publichostnames --all --wait=false >/dev/null
 kc -n $ns delete cloudflaretunnel $cft --wait=false >/dev/null
 # The CloudflareTunnel stops cloudflared first; KWOK runs no container, so
 # play cloudflared disconnecting once its Deployment is gone.
 waitfor "the cloudflared Deployment gone" 120 sh -c "! '$kubectl' --cache-dir '$out/kubectl-cache' -n $ns get deployment $cft-cloudflared"
 curl -sf -X POST "$sim_base/__sim/tunnels/$tunnel_id/connectors" -d '{"count": 0}' >/dev/null
-gone() { [[ -z "$(kc get tunnels,hostnameroutes,vpcservices,dnsrecords,cloudflaretunnels,ingresses -A --no-headers 2>/dev/null)" ]]; }
+gone() { [[ -z "$(kc get tunnels,hostnameroutes,vpcservices,dnsrecords,publichostnames,cloudflaretunnels,ingresses -A --no-headers 2>/dev/null)" ]]; }
 waitfor "every managed resource, CloudflareTunnel and Ingress gone" 180 gone
 waitfor "nothing left in the simulator" 30 expect_state 0 0 0 0
 grep -qi forbidden "$out/provider-v0.0.2.log" && fail "v0.0.2 was refused something while deleting (forbidden in its log)"

@@ -80,6 +80,17 @@ type harness struct {
 	saRESTCfg   *rest.Config
 	saClientset *kubernetes.Clientset
 	metricsURL  string // the provider's Prometheus endpoint
+	// manifests is the tree whose package/crds and cluster/install boot
+	// installs, and bin the provider binary it runs; "" is this tree and
+	// its build. An upgrade test boots a previous version's.
+	manifests, bin string
+}
+
+func (h *harness) manifestRoot() string {
+	if h.manifests != "" {
+		return h.manifests
+	}
+	return h.root
 }
 
 func TestMain(m *testing.M) {
@@ -179,7 +190,7 @@ func (h *harness) boot(ctx context.Context, name string, nodes int) error {
 	// IngressClass). The Deployment's pod is a KWOK fake, so the provider
 	// itself runs here on the host — with that ServiceAccount's token.
 	fmt.Println("e2e: installing CRDs and cluster/install in", name)
-	if _, err := h.kubectl("apply", "--server-side", "-f", filepath.Join(h.root, "package", "crds")); err != nil {
+	if _, err := h.kubectl("apply", "--server-side", "-f", filepath.Join(h.manifestRoot(), "package", "crds")); err != nil {
 		return err
 	}
 	// Right after the apply a CRD may have no conditions yet, which
@@ -194,7 +205,7 @@ func (h *harness) boot(ctx context.Context, name string, nodes int) error {
 		}
 		time.Sleep(time.Second)
 	}
-	if _, err := h.kubectl("apply", "-k", filepath.Join(h.root, "cluster", "install")); err != nil {
+	if _, err := h.kubectl("apply", "-k", filepath.Join(h.manifestRoot(), "cluster", "install")); err != nil {
 		return err
 	}
 
@@ -240,8 +251,12 @@ func (h *harness) boot(ctx context.Context, name string, nodes int) error {
 	metricsAddr := l.Addr().String()
 	_ = l.Close()
 	h.metricsURL = "http://" + metricsAddr + "/metrics"
+	bin := h.bin
+	if bin == "" {
+		bin = filepath.Join(h.out, "provider")
+	}
 	h.provider = &providerProcess{
-		bin: filepath.Join(h.out, "provider"),
+		bin: bin,
 		log: filepath.Join(h.out, strings.TrimPrefix(name+"-", "cluster-")+"provider.log"),
 		// No --leader-election: a killed process keeps its lease until it
 		// expires (a minute), which would stall every restart below; the
