@@ -63,7 +63,7 @@ bench: ## Scale benchmark: 1 tunnel + N public Ingresses against the rate-limite
 # the local KWOK cluster against the simulator: faults, restarts, hand edits,
 # Pod Security, RBAC and secret hygiene (test/e2e, docs/reliability.md).
 .PHONY: e2e
-e2e: ## End-to-end suite on a local cluster: faults, restarts, hand edits, security (~10 min).
+e2e: ## End-to-end suite on a local cluster: faults, restarts, hand edits, security, upgrade from the last release (~13 min).
 	@bins="$$(bash hack/local-cluster-bins.sh)"; mkdir -p _output; \
 	E2E_CLUSTER_BINS="$$bins" $(GO) test -count=1 -v -timeout 40m ./test/e2e/ 2>&1 | tee _output/e2e.log
 

@@ -226,7 +226,7 @@ func TestZZSecretsNeverLeak(t *testing.T) {
 
 	// The status of every object of every kind the provider writes.
 	for _, gvk := range []string{
-		"tunnels.cloudflare.com/v1alpha1/CloudflareTunnelList", "tunnels.cloudflare.com/v1alpha1/ClusterProviderConfigList",
+		"tunnels.cloudflare.com/v1alpha1/CloudflareTunnelList", "tunnels.cloudflare.com/v1alpha1/PublicHostnameList", "tunnels.cloudflare.com/v1alpha1/ClusterProviderConfigList",
 		"tunnels.cloudflare.com/v1alpha1/ProviderConfigList", "zerotrust.tunnels.cloudflare.com/v1alpha1/TunnelList",
 		"zerotrust.tunnels.cloudflare.com/v1alpha1/HostnameRouteList", "connectivity.tunnels.cloudflare.com/v1alpha1/VPCServiceList",
 		"dns.tunnels.cloudflare.com/v1alpha1/DNSRecordList", "networking.k8s.io/v1/IngressList", "apps/v1/DeploymentList",
