@@ -37,6 +37,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
 	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
+	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
@@ -103,6 +104,9 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		// it goes.
 		Watches(&ztv1alpha1.HostnameRoute{}, handler.EnqueueRequestsFromMapFunc(labelledTunnel)).
 		Watches(&connv1alpha1.VPCService{}, handler.EnqueueRequestsFromMapFunc(labelledTunnel)).
+		// A DNS record of a previous version, taken over or deleted, ends
+		// the carrying over of its hostname's rules.
+		Watches(&dnsv1alpha1.DNSRecord{}, handler.EnqueueRequestsFromMapFunc(labelledTunnel)).
 		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
 }
 
@@ -113,7 +117,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, opts Options) error {
 			o.Logger.Info("Cannot set up CloudflareTunnel controller", "error", err)
 		}
 	}, v1alpha1.CloudflareTunnelGroupVersionKind, v1alpha1.PublicHostnameGroupVersionKind, ztv1alpha1.TunnelGroupVersionKind,
-		ztv1alpha1.HostnameRouteGroupVersionKind, connv1alpha1.VPCServiceGroupVersionKind)
+		ztv1alpha1.HostnameRouteGroupVersionKind, connv1alpha1.VPCServiceGroupVersionKind, dnsv1alpha1.DNSRecordGroupVersionKind)
 	return nil
 }
 
@@ -214,12 +218,62 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return res, err
 }
 
-// publication is what the tunnel publishes: who holds each hostname, the
-// configuration document of their rules, and the CA Secrets those name.
+// publication is what the tunnel publishes: who holds each hostname and
+// their rules, the CA Secrets those name, and the hostnames whose rules are
+// carried over from a previous version until a PublicHostname takes them.
 type publication struct {
 	publish.Decision
-	config  *ztv1alpha1.TunnelConfig
+	claims  []publish.Claim
 	caPools []v1alpha1.LocalSecretKeySelector
+	carried map[string]bool
+}
+
+// config is the configuration document: the rules of the hostnames' holders,
+// and the current rules of the hostnames carried over.
+func (p publication) config(current *ztv1alpha1.TunnelConfig) *ztv1alpha1.TunnelConfig {
+	held := []ztv1alpha1.IngressRule{}
+	withRules := map[string]bool{}
+	for _, c := range p.claims {
+		if p.Holder[c.Hostname] == c.Name && len(c.Rules) > 0 {
+			held = append(held, c.Rules...)
+			withRules[c.Hostname] = true
+		}
+	}
+	if current != nil {
+		for _, r := range current.Ingress {
+			// Carried over until its PublicHostname has rules to replace
+			// them with (a new one has none until it is resolved).
+			if h := strings.ToLower(ptr.Deref(r.Hostname, "")); h != "" && p.carried[h] && !withRules[h] {
+				held = append(held, r)
+			}
+		}
+	}
+	return publish.TunnelConfig(held)
+}
+
+// carriedOver are the hostnames of this tunnel that a previous version
+// published from an Ingress directly: their DNS records are still the
+// Ingress's, not yet taken over by a PublicHostname. Their rules stay in the
+// configuration until a PublicHostname holding them has rules of its own (or
+// the Ingress's record goes), so an upgrade never takes a hostname off the
+// tunnel while the new version builds its PublicHostnames. (For upgrades
+// from versions before PublicHostnames; see hack/upgrade-from.)
+func (r *Reconciler) carriedOver(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (map[string]bool, error) {
+	l := &dnsv1alpha1.DNSRecordList{}
+	if err := r.kube.List(ctx, l, client.InNamespace(cr.Namespace), client.MatchingLabels{publish.LabelTunnel: publish.LabelValue(cr.Name)}); err != nil {
+		return nil, errors.Wrap(err, "cannot list the DNS records of a previous version")
+	}
+	out := map[string]bool{}
+	for _, rec := range l.Items {
+		c := metav1.GetControllerOf(&rec)
+		if c == nil || c.Kind == v1alpha1.PublicHostnameKind || meta.WasDeleted(&rec) {
+			continue
+		}
+		if host, _ := publish.Hostname(rec.Spec.ForProvider.Name); host != "" {
+			out[host] = true
+		}
+	}
+	return out, nil
 }
 
 // apply converges the owned objects and computes the conditions.
@@ -233,14 +287,17 @@ func (r *Reconciler) apply(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (
 		return reconcile.Result{}, err
 	}
 	cl := claims(phs)
-	pub := publication{Decision: publish.Decide(cl), config: publish.Config(cl)}
+	pub := publication{Decision: publish.Decide(cl), claims: cl}
 	pub.caPools = caPools(phs, pub.Decision)
-	tun, hold, err := r.applyTunnel(ctx, cr, pcRef, pub)
+	if pub.carried, err = r.carriedOver(ctx, cr); err != nil {
+		return reconcile.Result{}, err
+	}
+	tun, want, hold, err := r.applyTunnel(ctx, cr, pcRef, pub)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	if !meta.WasDeleted(tun) {
-		if err := r.answer(ctx, cr, phs, pub.Decision, configVersion(tun, pub.config)); err != nil {
+		if err := r.answer(ctx, cr, phs, pub.Decision, configVersion(tun, want)); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -389,15 +446,14 @@ func tunnelPolicies(cr *v1alpha1.CloudflareTunnel) xpv2.ManagementPolicies {
 //
 // A configuration change within the batch window of the previous one is held
 // back; the returned duration says when to come back and write it.
-func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTunnel, pcRef *xpv2.ProviderConfigReference, pub publication) (*ztv1alpha1.Tunnel, time.Duration, error) {
-	want := pub.config
+func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTunnel, pcRef *xpv2.ProviderConfigReference, pub publication) (*ztv1alpha1.Tunnel, *ztv1alpha1.TunnelConfig, time.Duration, error) {
 	tun := &ztv1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: cr.Name}}
 	if err := r.kube.Get(ctx, client.ObjectKeyFromObject(tun), tun); client.IgnoreNotFound(err) != nil {
-		return nil, 0, errors.Wrap(err, "cannot get Tunnel")
+		return nil, nil, 0, errors.Wrap(err, "cannot get Tunnel")
 	}
 	if meta.WasDeleted(tun) {
 		hold, err := r.releaseDeletedTunnel(ctx, cr, tun)
-		return tun, hold, err
+		return tun, nil, hold, err
 	}
 	if tun.CreationTimestamp.IsZero() && cr.Status.TunnelID != "" {
 		// The token Secret of a Tunnel deleted by hand belongs to the gone
@@ -405,15 +461,16 @@ func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTun
 		// garbage collector's job, done here so the replacement need not
 		// wait for it).
 		if err := r.deleteStaleToken(ctx, cr); err != nil {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
 	}
+	want := pub.config(tun.Spec.ForProvider.Config)
 	var hold time.Duration
 	op, err := controllerutil.CreateOrUpdate(ctx, r.kube, tun, func() error {
 		// This controller is the only writer of the tunnel's remote
 		// configuration: the rules of every hostname it publishes. Once it
 		// has written one, it keeps it (down to the bare catch-all).
-		if len(pub.Holder) > 0 || tun.Spec.ForProvider.Config != nil {
+		if len(pub.Holder) > 0 || len(pub.carried) > 0 || tun.Spec.ForProvider.Config != nil {
 			switch current := tun.Spec.ForProvider.Config; {
 			case current == nil:
 				r.batch.hold(cr.UID, 0) // the first configuration goes out at once
@@ -441,10 +498,10 @@ func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTun
 		return controllerutil.SetControllerReference(cr, tun, r.kube.Scheme())
 	})
 	if err != nil {
-		return nil, 0, errors.Wrap(err, "cannot apply Tunnel")
+		return nil, nil, 0, errors.Wrap(err, "cannot apply Tunnel")
 	}
 	r.recordOp(cr, op, "Tunnel", tun.Name)
-	return tun, hold, nil
+	return tun, want, hold, nil
 }
 
 // releaseDeletedTunnel answers a Tunnel MR deleted by hand while its

@@ -198,3 +198,25 @@ func TestConfigVersion(t *testing.T) {
 		})
 	}
 }
+
+// A hostname a previous version published from an Ingress keeps its current
+// rules until a PublicHostname holding it has rules of its own.
+func TestCarriedOverRules(t *testing.T) {
+	r := func(host, svc string) ztv1alpha1.IngressRule {
+		return ztv1alpha1.IngressRule{Hostname: ptr.To(host), Service: svc}
+	}
+	current := publish.TunnelConfig([]ztv1alpha1.IngressRule{r("old.example.com", "http://old:80"), r("gone.example.com", "http://gone:80"), r("moved.example.com", "http://before:80")})
+	claims := []publish.Claim{
+		{Name: "moved", Hostname: "moved.example.com", Rules: []ztv1alpha1.IngressRule{r("moved.example.com", "http://after:80")}},
+		{Name: "new", Hostname: "old.example.com"}, // no rules yet
+	}
+	p := publication{Decision: publish.Decide(claims), claims: claims, carried: map[string]bool{"old.example.com": true, "moved.example.com": true}}
+	var got []string
+	for _, rule := range p.config(current).Ingress {
+		got = append(got, ptr.Deref(rule.Hostname, "")+" "+rule.Service)
+	}
+	want := []string{"moved.example.com http://after:80", "old.example.com http://old:80", " " + publish.CatchAllService}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("config (-want +got):\n%s", diff)
+	}
+}
