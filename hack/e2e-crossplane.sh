@@ -259,7 +259,7 @@ info "no 'forbidden' in the provider's log"
 # --------------------------------------------------------------- 7. upgrade
 phase "upgrade: v0.0.2 takes over, objects intact"
 "$crossplane_cli" xpkg push -f "${xpkg[v0.0.2]}" "$(pkg_ref v0.0.2)" >"$out/push-v0.0.2.log" 2>&1 || { cat "$out/push-v0.0.2.log" >&2; fail "push v0.0.2"; }
-before="$(curl -sf "$sim_base/__sim/state" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(sorted(x["id"] for x in s["tunnels"]), sorted(x["id"] for x in s["hostname_routes"]), sorted(x["service_id"] for x in s["services"]), sorted(x["id"] for x in s["dns_records"]))')"
+before="$(curl -sf "$sim_base/__sim/state" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(sorted(x["id"] + " config v" + str(x.get("config_version")) for x in s["tunnels"]), sorted(x["id"] for x in s["hostname_routes"]), sorted(x["service_id"] for x in s["services"]), sorted(x["id"] for x in s["dns_records"]))')"
 # From here the old revision is on its way out: Crossplane's RBAC manager
 # moves the ServiceAccount's permissions to the new revision, so the old
 # process may be refused things until it is stopped. Only what it logged
@@ -290,14 +290,14 @@ start_provider v0.0.2
 waitfor "v0.0.2 running and leading (the old process gave its lease back)" 30 grep -q 'Successfully acquired lease' "$out/provider-v0.0.2.log"
 sleep 12 # more than a poll: v0.0.2 observes everything
 waitfor "every managed resource still Ready" 60 kc wait --for=condition=Ready tunnels,hostnameroutes,vpcservices,dnsrecords --all -A --timeout=2s
-after="$(curl -sf "$sim_base/__sim/state" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(sorted(x["id"] for x in s["tunnels"]), sorted(x["id"] for x in s["hostname_routes"]), sorted(x["service_id"] for x in s["services"]), sorted(x["id"] for x in s["dns_records"]))')"
+after="$(curl -sf "$sim_base/__sim/state" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(sorted(x["id"] + " config v" + str(x.get("config_version")) for x in s["tunnels"]), sorted(x["id"] for x in s["hostname_routes"]), sorted(x["service_id"] for x in s["services"]), sorted(x["id"] for x in s["dns_records"]))')"
 [[ "$before" == "$after" ]] || fail "Cloudflare objects changed across the upgrade: before $before, after $after"
-info "the same Cloudflare objects (same IDs) before and after"
+info "the same Cloudflare objects (same IDs) and tunnel configurations (same versions: never rewritten) before and after"
 waitfor "6 ManagedResourceDefinitions Active (PublicHostname added)" 60 mrds_active 6
 waitfor "the public Ingress's PublicHostname Ready, its DNS record taken over" 90 kc -n $ns wait --for=condition=Ready publichostnames --all --timeout=2s
 owner="$(kc -n $ns get dnsrecords -l tunnels.cloudflare.com/ingress=web -o jsonpath='{.items[0].metadata.ownerReferences[0].kind}')"
 [[ "$owner" == PublicHostname ]] || fail "the web Ingress's DNSRecord is controlled by '$owner', want its PublicHostname"
-after_takeover="$(curl -sf "$sim_base/__sim/state" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(sorted(x["id"] for x in s["tunnels"]), sorted(x["id"] for x in s["hostname_routes"]), sorted(x["service_id"] for x in s["services"]), sorted(x["id"] for x in s["dns_records"]))')"
+after_takeover="$(curl -sf "$sim_base/__sim/state" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(sorted(x["id"] + " config v" + str(x.get("config_version")) for x in s["tunnels"]), sorted(x["id"] for x in s["hostname_routes"]), sorted(x["service_id"] for x in s["services"]), sorted(x["id"] for x in s["dns_records"]))')"
 [[ "$before" == "$after_takeover" ]] || fail "Cloudflare objects changed when the DNS record moved to its PublicHostname: before $before, after $after_takeover"
 info "the DNS record moved to its PublicHostname without being recreated"
 # What v0.0.2 adds on purpose: the current demo's hand-made PublicHostname.
