@@ -454,6 +454,13 @@ func (r *Reconciler) applyDNS(ctx context.Context, ph *v1alpha1.PublicHostname, 
 	if id == "" {
 		return cond(TypeDNSReady, false, ReasonWaitingForTunnel, "waiting for the tunnel's ID, the DNS record's target"), nil
 	}
+	if mine == nil && answer.Rules == 0 {
+		// The tunnel has not seen this hostname's rules yet. A record made
+		// now would point the name at a tunnel that does not serve it; one
+		// taken over from an older version would end the tunnel's carrying
+		// over of that version's rules before these can replace them.
+		return cond(TypeDNSReady, false, ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to take the hostname's rules before its DNS record is made", ph.Spec.TunnelRef.Name)), nil
+	}
 	if mine == nil {
 		if mine, err = r.adopt(ctx, ph, host); err != nil {
 			return xpv2.Condition{}, err
