@@ -14,8 +14,10 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/hostnameroute"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/ingress"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/networkroute"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnel"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/virtualnetwork"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/vpcservice"
 )
 
@@ -59,7 +61,9 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, s Settings) error {
 	for _, setup := range []func(ctrl.Manager, controller.Options, mr.Settings) error{
 		dnsrecord.SetupGated,
 		hostnameroute.SetupGated,
+		networkroute.SetupGated,
 		tunnel.SetupGated,
+		virtualnetwork.SetupGated,
 		vpcservice.SetupGated,
 	} {
 		if err := setup(mgr, o, s.Managed); err != nil {

@@ -175,6 +175,10 @@ func (s *Server) routesTable() {
 		{"DELETE /accounts/{account_id}/teamnet/routes/{route_id}", "teamnet_routes.delete", s.deleteCIDRRoute},
 		{"GET /accounts/{account_id}/teamnet/virtual_networks", "virtual_networks.list", s.listVNets},
 		{"POST /accounts/{account_id}/teamnet/virtual_networks", "virtual_networks.create", s.createVNet},
+		{"GET /accounts/{account_id}/teamnet/virtual_networks/{virtual_network_id}", "virtual_networks.get", s.getVNet},
+		{"PATCH /accounts/{account_id}/teamnet/virtual_networks/{virtual_network_id}", "virtual_networks.edit", s.editVNet},
+		{"DELETE /accounts/{account_id}/teamnet/virtual_networks/{virtual_network_id}", "virtual_networks.delete", s.deleteVNet},
+		{"GET /accounts/{account_id}/teamnet/routes/ip/{ip}", "teamnet_routes.ip", s.routeForIP},
 	} {
 		api.Handle(rt.pattern, s.wrap(rt.op, rt.fn))
 	}

@@ -151,17 +151,7 @@ func (s *Server) listCIDRRoutes(r *http.Request, _ []byte) (any, any, *apiError)
 				continue
 			}
 		}
-		view := cidrRouteView{cidrRoute: c, TunType: "cfd_tunnel"}
-		for _, t := range s.tunnels {
-			if t.ID == c.TunnelID {
-				view.TunnelName = t.Name
-			}
-		}
-		for _, vn := range s.vnets {
-			if vn.ID == c.VirtualNetworkID {
-				view.VirtualNetworkName = vn.Name
-			}
-		}
+		view := s.cidrView(c)
 		if v := q["tun_types"]; len(v) > 0 && !strings.Contains(","+strings.Join(v, ",")+",", ",cfd_tunnel,") {
 			continue
 		}
@@ -273,6 +263,128 @@ func (s *Server) createVNet(r *http.Request, body []byte) (any, any, *apiError) 
 	return v, nil, nil
 }
 
+func (s *Server) findVNet(r *http.Request) (*vnet, *apiError) {
+	id := r.PathValue("virtual_network_id")
+	if !isUUID(id) {
+		return nil, badID(r)
+	}
+	if v := s.vnetByID(id); v != nil {
+		return v, nil
+	}
+	return nil, errf(http.StatusNotFound, 1003, "virtual network %s not found", id)
+}
+
+func (s *Server) getVNet(r *http.Request, _ []byte) (any, any, *apiError) {
+	v, err := s.findVNet(r)
+	return v, nil, err
+}
+
+func (s *Server) editVNet(r *http.Request, body []byte) (any, any, *apiError) {
+	v, err := s.findVNet(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	var in struct {
+		Name             *string `json:"name"`
+		Comment          *string `json:"comment"`
+		IsDefaultNetwork *bool   `json:"is_default_network"`
+	}
+	if err := decodeBody(body, &in); err != nil {
+		return nil, nil, err
+	}
+	if in.Name != nil {
+		if *in.Name == "" || len(*in.Name) > 256 {
+			return nil, nil, errf(http.StatusBadRequest, 1001, "name must be 1 to 256 characters")
+		}
+		for _, o := range s.vnets {
+			if o != v && o.DeletedAt == nil && o.Name == *in.Name {
+				return nil, nil, errf(http.StatusConflict, 1014, "A virtual network named %q already exists", *in.Name)
+			}
+		}
+		v.Name = *in.Name
+	}
+	if in.Comment != nil {
+		v.Comment = *in.Comment
+	}
+	if in.IsDefaultNetwork != nil {
+		switch {
+		case *in.IsDefaultNetwork:
+			for _, o := range s.vnets {
+				o.IsDefaultNetwork = false
+			}
+			v.IsDefaultNetwork = true
+		case v.IsDefaultNetwork:
+			// GUESS: an account always has a default; it moves only by
+			// making another one the default.
+			return nil, nil, errf(http.StatusBadRequest, 1001, "the default virtual network stays the default until another one is made the default")
+		}
+	}
+	return v, nil, nil
+}
+
+// deleteVNet refuses the account's default and a virtual network that live
+// routes use (GUESS: 400; the real code is undocumented).
+func (s *Server) deleteVNet(r *http.Request, _ []byte) (any, any, *apiError) {
+	v, err := s.findVNet(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if v.IsDefaultNetwork {
+		return nil, nil, errf(http.StatusBadRequest, 1001, "cannot delete the default virtual network; make another virtual network the default first")
+	}
+	for _, c := range s.cidr {
+		if c.DeletedAt == nil && c.VirtualNetworkID == v.ID {
+			return nil, nil, errf(http.StatusBadRequest, 1001, "virtual network %s is in use by routes, e.g. %s; delete them first", v.ID, c.Network)
+		}
+	}
+	v.DeletedAt = ptrTime(s.now())
+	return v, nil, nil
+}
+
+// routeForIP answers the most specific live route containing an IP, in the
+// given virtual network or the default one.
+func (s *Server) routeForIP(r *http.Request, _ []byte) (any, any, *apiError) {
+	ip, perr := netip.ParseAddr(r.PathValue("ip"))
+	if perr != nil {
+		return nil, nil, errf(http.StatusBadRequest, 1001, "ip must be an IP address")
+	}
+	vn := r.URL.Query().Get("virtual_network_id")
+	if vn == "" {
+		vn = s.defaultVNet().ID
+	} else if s.vnetByID(vn) == nil {
+		return nil, nil, errf(http.StatusBadRequest, 1001, "virtual network %q does not exist", vn)
+	}
+	var best *cidrRoute
+	for _, c := range s.cidr {
+		if c.DeletedAt != nil || c.VirtualNetworkID != vn {
+			continue
+		}
+		p := netip.MustParsePrefix(c.Network)
+		if p.Contains(ip) && (best == nil || p.Bits() > netip.MustParsePrefix(best.Network).Bits()) {
+			best = c
+		}
+	}
+	if best == nil {
+		return nil, nil, errf(http.StatusNotFound, 1015, "You are trying to modify the route for a network that isn't routed.")
+	}
+	return s.cidrView(best), nil, nil
+}
+
+func (s *Server) cidrView(c *cidrRoute) cidrRouteView {
+	view := cidrRouteView{cidrRoute: c, TunType: "cfd_tunnel"}
+	for _, t := range s.tunnels {
+		if t.ID == c.TunnelID {
+			view.TunnelName = t.Name
+		}
+	}
+	for _, vn := range s.vnets {
+		if vn.ID == c.VirtualNetworkID {
+			view.VirtualNetworkName = vn.Name
+		}
+	}
+	return view
+}
+
 // State is a snapshot of what the simulated account holds, for tests and the
 // sandbox to inspect.
 type State struct {
@@ -281,6 +393,8 @@ type State struct {
 	Services       []service       `json:"services"`
 	DNSRecords     []dnsRecord     `json:"dns_records"`
 	CIDRRoutes     []cidrRoute     `json:"cidr_routes"`
+	// VirtualNetworks are the account's virtual networks.
+	VirtualNetworks []vnet `json:"virtual_networks"`
 }
 
 // TunnelState is a tunnel with its connector count and remote configuration.
@@ -299,7 +413,7 @@ type TunnelState struct {
 func (s *Server) Snapshot() State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := State{Tunnels: []TunnelState{}, HostnameRoutes: []hostnameRoute{}, Services: []service{}, DNSRecords: []dnsRecord{}, CIDRRoutes: []cidrRoute{}}
+	st := State{Tunnels: []TunnelState{}, HostnameRoutes: []hostnameRoute{}, Services: []service{}, DNSRecords: []dnsRecord{}, CIDRRoutes: []cidrRoute{}, VirtualNetworks: []vnet{}}
 	for _, t := range s.tunnels {
 		ts := TunnelState{ID: t.ID, Name: t.Name, Status: t.Status, DeletedAt: t.DeletedAt, Connectors: len(t.connectors)}
 		if t.config != nil {
@@ -318,6 +432,9 @@ func (s *Server) Snapshot() State {
 	}
 	for _, c := range s.cidr {
 		st.CIDRRoutes = append(st.CIDRRoutes, *c)
+	}
+	for _, v := range s.vnets {
+		st.VirtualNetworks = append(st.VirtualNetworks, *v)
 	}
 	return st
 }

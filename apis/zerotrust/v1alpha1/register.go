@@ -35,7 +35,23 @@ var (
 	HostnameRouteGroupVersionKind = SchemeGroupVersion.WithKind(HostnameRouteKind)
 )
 
+// NetworkRoute type metadata.
+var (
+	NetworkRouteKind             = reflect.TypeOf(NetworkRoute{}).Name()
+	NetworkRouteGroupKind        = schema.GroupKind{Group: Group, Kind: NetworkRouteKind}.String()
+	NetworkRouteGroupVersionKind = SchemeGroupVersion.WithKind(NetworkRouteKind)
+)
+
+// VirtualNetwork type metadata.
+var (
+	VirtualNetworkKind             = reflect.TypeOf(VirtualNetwork{}).Name()
+	VirtualNetworkGroupKind        = schema.GroupKind{Group: Group, Kind: VirtualNetworkKind}.String()
+	VirtualNetworkGroupVersionKind = SchemeGroupVersion.WithKind(VirtualNetworkKind)
+)
+
 func init() {
 	SchemeBuilder.Register(&Tunnel{}, &TunnelList{})
 	SchemeBuilder.Register(&HostnameRoute{}, &HostnameRouteList{})
+	SchemeBuilder.Register(&NetworkRoute{}, &NetworkRouteList{})
+	SchemeBuilder.Register(&VirtualNetwork{}, &VirtualNetworkList{})
 }

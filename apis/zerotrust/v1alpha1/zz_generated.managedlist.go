@@ -29,8 +29,26 @@ func (l *HostnameRouteList) GetItems() []resource.Managed {
 	return items
 }
 
+// GetItems of this NetworkRouteList.
+func (l *NetworkRouteList) GetItems() []resource.Managed {
+	items := make([]resource.Managed, len(l.Items))
+	for i := range l.Items {
+		items[i] = &l.Items[i]
+	}
+	return items
+}
+
 // GetItems of this TunnelList.
 func (l *TunnelList) GetItems() []resource.Managed {
+	items := make([]resource.Managed, len(l.Items))
+	for i := range l.Items {
+		items[i] = &l.Items[i]
+	}
+	return items
+}
+
+// GetItems of this VirtualNetworkList.
+func (l *VirtualNetworkList) GetItems() []resource.Managed {
 	items := make([]resource.Managed, len(l.Items))
 	for i := range l.Items {
 		items[i] = &l.Items[i]

@@ -155,6 +155,8 @@ type accountCache struct {
 	tunnels  snapshot[Tunnel]
 	routes   snapshot[HostnameRoute]
 	services snapshot[Service]
+	cidr     snapshot[CIDRRoute]
+	vnets    snapshot[VirtualNetwork]
 	mu       sync.Mutex
 	records  map[string]*snapshot[DNSRecord] // by zone ID
 }

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/utils/ptr"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
@@ -230,7 +232,7 @@ func TestAuthenticationFailure(t *testing.T) {
 		"Services":       func() error { _, err := bad.ListServices(ctx); return err },
 		"Zones":          func() error { _, err := bad.ListZones(ctx, ""); return err },
 		"DNSRecords":     func() error { _, err := bad.ListDNSRecords(ctx, zone, DNSRecordFilter{}); return err },
-		"Teamnet":        func() error { _, err := bad.ListCIDRRoutes(ctx, ""); return err },
+		"Teamnet":        func() error { _, err := bad.ListCIDRRoutes(ctx, CIDRRouteFilter{}); return err },
 	} {
 		t.Run(area, func(t *testing.T) {
 			err := call()
@@ -432,7 +434,7 @@ func TestTeamnet(t *testing.T) {
 	if len(vnets) != 1 || !vnets[0].IsDefaultNetwork {
 		t.Fatalf("a new account has one default virtual network, got %+v", vnets)
 	}
-	vn := must(c.CreateVirtualNetwork(ctx, "staging", "for staging"))
+	vn := must(c.CreateVirtualNetwork(ctx, VirtualNetworkInput{Name: "staging", Comment: "for staging"}))
 	r := must(c.CreateCIDRRoute(ctx, CIDRRouteInput{Network: "10.1.0.0/16", TunnelID: tun.ID}))
 	if r.VirtualNetworkID != vnets[0].ID {
 		t.Errorf("a route without a virtual network goes to the default, got %q", r.VirtualNetworkID)
@@ -441,9 +443,11 @@ func TestTeamnet(t *testing.T) {
 	if _, err := c.CreateCIDRRoute(ctx, CIDRRouteInput{Network: "10.1.0.0/16", TunnelID: tun.ID}); !IsAlreadyExists(err) {
 		t.Errorf("same network in the same virtual network: got %v, want already exists", err)
 	}
-	if l := must(c.ListCIDRRoutes(ctx, tun.ID)); len(l) != 2 {
+	if l := must(c.ListCIDRRoutes(ctx, CIDRRouteFilter{TunnelID: tun.ID})); len(l) != 2 {
 		t.Errorf("ListCIDRRoutes: %d, want 2", len(l))
 	}
+	testTeamnetFilters(t, c, tun.ID, vnets[0].ID, vn.ID)
+	testVirtualNetworks(t, c, tun.ID, vnets[0].ID, vn.ID)
 	if got := must(c.GetCIDRRoute(ctx, r.ID)); got.Network != "10.1.0.0/16" {
 		t.Errorf("GetCIDRRoute: %+v", got)
 	}
@@ -457,8 +461,101 @@ func TestTeamnet(t *testing.T) {
 	if err := c.DeleteTunnel(ctx, tun.ID); err != nil {
 		t.Fatalf("DeleteTunnel with a CIDR route: %v", err)
 	}
-	if l := must(c.ListCIDRRoutes(ctx, tun.ID)); len(l) != 0 {
+	if l := must(c.ListCIDRRoutes(ctx, CIDRRouteFilter{TunnelID: tun.ID})); len(l) != 0 {
 		t.Errorf("CIDR routes outlived their tunnel: %+v", l)
+	}
+}
+
+// testTeamnetFilters checks the list filters, the update and the IP lookup
+// the NetworkRoute controller relies on, through the API contract.
+func testTeamnetFilters(t *testing.T, c *Client, tunnelID, defaultVNet, otherVNet string) {
+	t.Helper()
+	ctx := context.Background()
+	host := must(c.CreateCIDRRoute(ctx, CIDRRouteInput{Network: "10.1.2.3/32", TunnelID: tunnelID}))
+	v6 := must(c.CreateCIDRRoute(ctx, CIDRRouteInput{Network: "fd00:10:96::12/128", TunnelID: tunnelID}))
+	networks := func(f CIDRRouteFilter) []string {
+		var out []string
+		for _, r := range must(c.ListCIDRRoutes(ctx, f)) {
+			out = append(out, r.Network+"@"+map[bool]string{true: "default", false: "other"}[r.VirtualNetworkID == defaultVNet])
+		}
+		slices.Sort(out)
+		return out
+	}
+	for name, tc := range map[string]struct {
+		f    CIDRRouteFilter
+		want []string
+	}{
+		"SubsetOfSlash8":      {f: CIDRRouteFilter{NetworkSubset: "10.0.0.0/8"}, want: []string{"10.1.0.0/16@default", "10.1.0.0/16@other", "10.1.2.3/32@default"}},
+		"SupersetOfTheHost":   {f: CIDRRouteFilter{NetworkSuperset: "10.1.2.3/32", VirtualNetworkID: defaultVNet}, want: []string{"10.1.0.0/16@default", "10.1.2.3/32@default"}},
+		"SupersetOfElsewhere": {f: CIDRRouteFilter{NetworkSuperset: "192.168.0.0/24"}},
+		"OtherVirtualNetwork": {f: CIDRRouteFilter{VirtualNetworkID: otherVNet}, want: []string{"10.1.0.0/16@other"}},
+		"IPv6":                {f: CIDRRouteFilter{NetworkSubset: "fd00::/8"}, want: []string{"fd00:10:96::12/128@default"}},
+	} {
+		got := networks(tc.f)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s: ListCIDRRoutes(%+v) -want +got:\n%s", name, tc.f, diff)
+		}
+		// The cached client answers the same filters from its snapshot.
+		var local []string
+		all := must(c.ListCIDRRoutes(ctx, CIDRRouteFilter{}))
+		for _, r := range all {
+			if tc.f.Keep(r) {
+				local = append(local, r.Network+"@"+map[bool]string{true: "default", false: "other"}[r.VirtualNetworkID == defaultVNet])
+			}
+		}
+		slices.Sort(local)
+		if diff := cmp.Diff(tc.want, local); diff != "" {
+			t.Errorf("%s: CIDRRouteFilter.Keep disagrees with Cloudflare -want +got:\n%s", name, diff)
+		}
+	}
+	if got := must(c.RouteForIP(ctx, "10.1.2.3", "")); got.ID != host.ID {
+		t.Errorf("RouteForIP(10.1.2.3) = %s %s, want the most specific route %s", got.ID, got.Network, host.ID)
+	}
+	if got := must(c.RouteForIP(ctx, "10.1.9.9", otherVNet)); got.Network != "10.1.0.0/16" || got.VirtualNetworkID != otherVNet {
+		t.Errorf("RouteForIP(10.1.9.9, other) = %+v", got)
+	}
+	if _, err := c.RouteForIP(ctx, "192.168.1.1", ""); !IsNotFound(err) {
+		t.Errorf("RouteForIP of an unrouted IP: %v, want not found", err)
+	}
+	moved := must(c.UpdateCIDRRoute(ctx, host.ID, CIDRRouteInput{Network: "10.1.2.4/32", TunnelID: tunnelID, Comment: "moved"}))
+	if moved.Network != "10.1.2.4/32" || moved.Comment != "moved" || moved.VirtualNetworkID != defaultVNet {
+		t.Errorf("UpdateCIDRRoute: %+v", moved)
+	}
+	for _, id := range []string{host.ID, v6.ID} {
+		if err := c.DeleteCIDRRoute(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// testVirtualNetworks checks get, update, the default flag, and deletes
+// Cloudflare refuses.
+func testVirtualNetworks(t *testing.T, c *Client, tunnelID, defaultVNet, staging string) {
+	t.Helper()
+	ctx := context.Background()
+	if got := must(c.GetVirtualNetwork(ctx, staging)); got.Name != "staging" || got.Comment != "for staging" || got.IsDefaultNetwork {
+		t.Errorf("GetVirtualNetwork: %+v", got)
+	}
+	if err := c.DeleteVirtualNetwork(ctx, staging); err == nil || IsNotFound(err) {
+		t.Errorf("deleting a virtual network a route uses: %v, want refused", err)
+	}
+	if err := c.DeleteVirtualNetwork(ctx, defaultVNet); err == nil || IsNotFound(err) {
+		t.Errorf("deleting the default virtual network: %v, want refused", err)
+	}
+	spare := must(c.CreateVirtualNetwork(ctx, VirtualNetworkInput{Name: "spare"}))
+	up := must(c.UpdateVirtualNetwork(ctx, spare.ID, VirtualNetworkInput{Name: "spare-2", Comment: "c", IsDefaultNetwork: ptr.To(true)}))
+	if up.Name != "spare-2" || up.Comment != "c" || !up.IsDefaultNetwork {
+		t.Errorf("UpdateVirtualNetwork: %+v", up)
+	}
+	if got := must(c.GetVirtualNetwork(ctx, defaultVNet)); got.IsDefaultNetwork {
+		t.Errorf("the old default kept its flag when another became the default")
+	}
+	must(c.UpdateVirtualNetwork(ctx, defaultVNet, VirtualNetworkInput{Name: "default", IsDefaultNetwork: ptr.To(true)}))
+	if err := c.DeleteVirtualNetwork(ctx, spare.ID); err != nil {
+		t.Errorf("deleting an unused virtual network: %v", err)
+	}
+	if _, err := c.GetVirtualNetwork(ctx, spare.ID); !IsNotFound(err) {
+		t.Errorf("deleted virtual network: %v, want not found", err)
 	}
 }
 

@@ -82,7 +82,9 @@ var usedPaths = []string{
 	"/zones/{zone_id}/dns_records/{dns_record_id}",
 	"/accounts/{account_id}/teamnet/routes",
 	"/accounts/{account_id}/teamnet/routes/{route_id}",
+	"/accounts/{account_id}/teamnet/routes/ip/{ip}",
 	"/accounts/{account_id}/teamnet/virtual_networks",
+	"/accounts/{account_id}/teamnet/virtual_networks/{virtual_network_id}",
 }
 
 // Validator checks requests and responses against Cloudflare's OpenAPI document.

@@ -1,0 +1,325 @@
+// Package networkroute reconciles NetworkRoute managed resources with
+// Cloudflare's private network (CIDR) routes.
+package networkroute
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
+)
+
+var kind = mr.Kind[*v1alpha1.NetworkRoute]{
+	GVK:     v1alpha1.NetworkRouteGroupVersionKind,
+	NewObj:  func() *v1alpha1.NetworkRoute { return &v1alpha1.NetworkRoute{} },
+	NewList: func() client.ObjectList { return &v1alpha1.NetworkRouteList{} },
+	External: func(c mr.Connection) managed.TypedExternalClient[*v1alpha1.NetworkRoute] {
+		return &external{teamnet: c.Cloudflare, conn: c}
+	},
+	References: func(cr *v1alpha1.NetworkRoute) []*string {
+		p := cr.Spec.ForProvider
+		return []*string{mr.RefNamespace(p.TunnelIDRef), mr.SelectorNamespace(p.TunnelIDSelector), mr.RefNamespace(p.VirtualNetworkIDRef), mr.SelectorNamespace(p.VirtualNetworkIDSelector)}
+	},
+	TunnelIDs: func(cr *v1alpha1.NetworkRoute) []string {
+		return []string{ptr.Deref(cr.Spec.ForProvider.TunnelID, "")}
+	},
+}
+
+// Setup adds the NetworkRoute controller.
+func Setup(mgr ctrl.Manager, o controller.Options, s mr.Settings) error {
+	return mr.Setup(mgr, o, s, kind)
+}
+
+// SetupGated adds the NetworkRoute controller once its CRD is established.
+func SetupGated(mgr ctrl.Manager, o controller.Options, s mr.Settings) error {
+	return mr.SetupGated(mgr, o, s, kind)
+}
+
+type external struct {
+	teamnet cloudflare.TeamnetAPI
+	// conn gives the owner ID of the marker in a route's comment.
+	conn mr.Connection
+}
+
+func (e *external) identity(cr *v1alpha1.NetworkRoute) ownership.Identity {
+	return e.conn.Identity(v1alpha1.NetworkRouteKind, cr)
+}
+
+func (e *external) Disconnect(context.Context) error { return nil }
+
+// ConflictError is a route this resource cannot prove it made, for its
+// network or overlapping it, in its virtual network: it is never taken
+// over, changed or deleted.
+type ConflictError struct {
+	Network string
+	Other   cloudflare.CIDRRoute
+	// Exact: the other route is for the same network; else it overlaps.
+	Exact bool
+	// Owner says who the other route's comment says made it.
+	Owner string
+}
+
+func (c *ConflictError) Error() string {
+	o := c.Other
+	if c.Exact {
+		return fmt.Sprintf("conflict: network %s is already routed to tunnel %s (%s) by route %s, which was not created by this resource (%s); it is left alone. Delete that route, or set %s as this resource's crossplane.io/external-name to take it over on purpose",
+			c.Network, o.TunnelName, o.TunnelID, o.ID, c.Owner, o.ID)
+	}
+	return fmt.Sprintf("conflict: network %s overlaps route %s for %s (tunnel %s, %s) in the same virtual network, which this provider did not create (%s); routing it would take addresses from that route, so nothing is created. Choose a network that does not overlap, use another virtual network, or remove that route",
+		c.Network, o.ID, o.Network, o.TunnelName, o.TunnelID, c.Owner)
+}
+
+// virtualNetwork is the virtual network the spec names, or the account's
+// default.
+func (e *external) virtualNetwork(ctx context.Context, p v1alpha1.NetworkRouteParameters) (string, error) {
+	if id := ptr.Deref(p.VirtualNetworkID, ""); id != "" {
+		return id, nil
+	}
+	vns, err := e.teamnet.ListVirtualNetworks(ctx)
+	if err != nil {
+		return "", errors.Wrap(err, "cannot look up the account's default virtual network")
+	}
+	for _, v := range vns {
+		if v.IsDefaultNetwork {
+			return v.ID, nil
+		}
+	}
+	return "", errors.New("the account has no default virtual network: set spec.forProvider.virtualNetworkId")
+}
+
+// find looks up the live route for the network in its virtual network (its
+// natural key) and takes it only with proof that this resource made it
+// (see Claim).
+func (e *external) find(ctx context.Context, cr *v1alpha1.NetworkRoute) (*cloudflare.CIDRRoute, error) {
+	rs, err := e.routesInVirtualNetwork(ctx, cr)
+	if err != nil {
+		return nil, err
+	}
+	return Claim(cloudflare.NormalizeNetwork(cr.Spec.ForProvider.Network), "", rs, e.identity(cr))
+}
+
+func (e *external) routesInVirtualNetwork(ctx context.Context, cr *v1alpha1.NetworkRoute) ([]cloudflare.CIDRRoute, error) {
+	vnet, err := e.virtualNetwork(ctx, cr.Spec.ForProvider)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := e.teamnet.ListCIDRRoutes(ctx, cloudflare.CIDRRouteFilter{VirtualNetworkID: vnet})
+	return rs, errors.Wrap(err, "cannot list the routes of the virtual network")
+}
+
+// Claim decides, from the live routes of one virtual network, which route
+// is me's for network and whether another route forbids routing it. A
+// route for the same network is me's only with its ownership marker; one
+// without is a conflict. A route that overlaps network is a conflict unless
+// this installation made it: a more specific route takes addresses from a
+// broader one, and a broader one would swallow someone else's. self, when
+// set, is the route being moved onto network: it is skipped, and any other
+// route for network is a conflict.
+func Claim(network, self string, rs []cloudflare.CIDRRoute, me ownership.Identity) (*cloudflare.CIDRRoute, error) {
+	overlap := Overlapping(network, rs)
+	var mine *cloudflare.CIDRRoute
+	for i := range overlap {
+		r := overlap[i]
+		if r.ID == self || cloudflare.NormalizeNetwork(r.Network) != network {
+			continue
+		}
+		if _, mark, _ := ownership.Split(r.Comment); self == "" && me.Made(mark) {
+			mine = &r
+			continue
+		}
+		return nil, &ConflictError{Network: network, Other: r, Exact: true, Owner: me.Describe(r.Comment)}
+	}
+	for _, r := range overlap {
+		if r.ID == self || cloudflare.NormalizeNetwork(r.Network) == network {
+			continue
+		}
+		if _, mark, _ := ownership.Split(r.Comment); me.Owner == "" || mark.Owner() != me.Owner {
+			return nil, &ConflictError{Network: network, Other: r, Owner: me.Describe(r.Comment)}
+		}
+	}
+	return mine, nil
+}
+
+// Overlapping returns the routes whose networks share an address with
+// network: the same network, networks inside it, networks containing it.
+func Overlapping(network string, rs []cloudflare.CIDRRoute) []cloudflare.CIDRRoute {
+	n, err := netip.ParsePrefix(network)
+	if err != nil {
+		return nil
+	}
+	var out []cloudflare.CIDRRoute
+	for _, r := range rs {
+		p, err := netip.ParsePrefix(r.Network)
+		if err != nil || r.Deleted() {
+			continue
+		}
+		if cloudflare.Contains(p, n) || cloudflare.Contains(n, p) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func tunnelID(cr *v1alpha1.NetworkRoute) (string, error) {
+	id := ptr.Deref(cr.Spec.ForProvider.TunnelID, "")
+	if id == "" {
+		return "", errors.New("spec.forProvider.tunnelId is not set: set it, or a tunnelIdRef/tunnelIdSelector to a Tunnel that has been created")
+	}
+	return id, nil
+}
+
+func (e *external) Observe(ctx context.Context, cr *v1alpha1.NetworkRoute) (managed.ExternalObservation, error) {
+	if _, err := tunnelID(cr); err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	var (
+		r       *cloudflare.CIDRRoute
+		err     error
+		adopted bool
+	)
+	if id := meta.GetExternalName(cr); id == "" {
+		if r, err = e.find(ctx, cr); err != nil || r == nil {
+			return managed.ExternalObservation{ResourceExists: false}, err
+		}
+		meta.SetExternalName(cr, r.ID)
+		adopted = true
+	} else {
+		r, err = e.teamnet.GetCIDRRoute(ctx, id)
+		if cloudflare.IsNotFound(err) {
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
+		if err != nil {
+			return managed.ExternalObservation{}, errors.Wrap(err, "cannot get network route")
+		}
+		if r.Deleted() {
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
+	}
+
+	cr.SetConditions(xpv2.Available())
+	cr.Status.AtProvider = v1alpha1.NetworkRouteObservation{
+		ID: r.ID, Network: r.Network, TunnelID: r.TunnelID, TunnelName: r.TunnelName,
+		VirtualNetworkID: r.VirtualNetworkID, VirtualNetworkName: r.VirtualNetworkName, CreatedAt: mr.Time(&r.CreatedAt),
+	}
+	lateInit := LateInitialize(&cr.Spec.ForProvider, r)
+	diff := Diff(cr.Spec.ForProvider, r, e.identity(cr).Mark())
+	return managed.ExternalObservation{
+		ResourceExists:          true,
+		ResourceUpToDate:        diff == "",
+		ResourceLateInitialized: adopted || lateInit,
+		Diff:                    diff,
+	}, nil
+}
+
+// LateInitialize fills unset optional fields from Cloudflare: the virtual
+// network the route landed in (the account's default when none was named)
+// and the comment's user part, never the ownership marker.
+func LateInitialize(p *v1alpha1.NetworkRouteParameters, r *cloudflare.CIDRRoute) bool {
+	changed := false
+	if p.VirtualNetworkID == nil && r.VirtualNetworkID != "" {
+		p.VirtualNetworkID = ptr.To(r.VirtualNetworkID)
+		changed = true
+	}
+	if p.Comment == nil {
+		user, _, _ := ownership.Split(r.Comment)
+		p.Comment = ptr.To(user)
+		changed = true
+	}
+	return changed
+}
+
+// Diff compares the desired route with Cloudflare's, networks masked; ""
+// means up to date. A route without mark (imported) differs, so the next
+// update marks it.
+func Diff(p v1alpha1.NetworkRouteParameters, r *cloudflare.CIDRRoute, mark ownership.Mark) string {
+	var d []string
+	if n := cloudflare.NormalizeNetwork(p.Network); n != cloudflare.NormalizeNetwork(r.Network) {
+		d = append(d, fmt.Sprintf("network: %q in Cloudflare, %q desired", r.Network, n))
+	}
+	if id := ptr.Deref(p.TunnelID, ""); id != r.TunnelID {
+		d = append(d, fmt.Sprintf("tunnelId: %q in Cloudflare, %q desired", r.TunnelID, id))
+	}
+	if id := ptr.Deref(p.VirtualNetworkID, ""); id != "" && id != r.VirtualNetworkID {
+		d = append(d, fmt.Sprintf("virtualNetworkId: %q in Cloudflare, %q desired", r.VirtualNetworkID, id))
+	}
+	user, got, _ := ownership.Split(r.Comment)
+	if p.Comment != nil && *p.Comment != user {
+		d = append(d, fmt.Sprintf("comment: %q in Cloudflare, %q desired", user, *p.Comment))
+	}
+	if got != mark {
+		d = append(d, fmt.Sprintf("ownership marker: %q in Cloudflare, %q desired", got, mark))
+	}
+	return strings.Join(d, "; ")
+}
+
+// input is the route the spec asks for, with mark in its comment.
+func input(p v1alpha1.NetworkRouteParameters, mark ownership.Mark) cloudflare.CIDRRouteInput {
+	return cloudflare.CIDRRouteInput{
+		Network: cloudflare.NormalizeNetwork(p.Network), TunnelID: ptr.Deref(p.TunnelID, ""),
+		VirtualNetworkID: ptr.Deref(p.VirtualNetworkID, ""), Comment: ownership.Comment(ptr.Deref(p.Comment, ""), mark),
+	}
+}
+
+func (e *external) Create(ctx context.Context, cr *v1alpha1.NetworkRoute) (managed.ExternalCreation, error) {
+	if _, err := tunnelID(cr); err != nil {
+		return managed.ExternalCreation{}, err
+	}
+	r, err := e.teamnet.CreateCIDRRoute(ctx, input(cr.Spec.ForProvider, e.identity(cr).Mark()))
+	if cloudflare.IsAlreadyExists(err) {
+		// Ours from a create whose result was lost, or a conflict.
+		if r, err = e.find(ctx, cr); err == nil && r == nil {
+			err = errors.New("Cloudflare reports the network as routed in this virtual network but lists no live route for it")
+		}
+	}
+	if err != nil {
+		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create network route")
+	}
+	meta.SetExternalName(cr, r.ID)
+	return managed.ExternalCreation{}, nil
+}
+
+// Update changes the route in place. A new network is checked for overlaps
+// first, as a create would be.
+func (e *external) Update(ctx context.Context, cr *v1alpha1.NetworkRoute) (managed.ExternalUpdate, error) {
+	id := meta.GetExternalName(cr)
+	if err := e.checkMove(ctx, cr, id); err != nil {
+		return managed.ExternalUpdate{}, err
+	}
+	_, err := e.teamnet.UpdateCIDRRoute(ctx, id, input(cr.Spec.ForProvider, e.identity(cr).Mark()))
+	return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update network route")
+}
+
+// checkMove refuses to move route id onto a network or virtual network
+// that another route holds or overlaps (see Claim).
+func (e *external) checkMove(ctx context.Context, cr *v1alpha1.NetworkRoute, id string) error {
+	rs, err := e.routesInVirtualNetwork(ctx, cr)
+	if err != nil {
+		return err
+	}
+	_, err = Claim(cloudflare.NormalizeNetwork(cr.Spec.ForProvider.Network), id, rs, e.identity(cr))
+	return err
+}
+
+func (e *external) Delete(ctx context.Context, cr *v1alpha1.NetworkRoute) (managed.ExternalDelete, error) {
+	err := e.teamnet.DeleteCIDRRoute(ctx, meta.GetExternalName(cr))
+	if cloudflare.IsNotFound(err) {
+		return managed.ExternalDelete{}, nil
+	}
+	return managed.ExternalDelete{}, errors.Wrap(err, "cannot delete network route")
+}

@@ -1,0 +1,233 @@
+// Package virtualnetwork reconciles VirtualNetwork managed resources with
+// Cloudflare's Zero Trust virtual networks.
+package virtualnetwork
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
+)
+
+var kind = mr.Kind[*v1alpha1.VirtualNetwork]{
+	GVK:     v1alpha1.VirtualNetworkGroupVersionKind,
+	NewObj:  func() *v1alpha1.VirtualNetwork { return &v1alpha1.VirtualNetwork{} },
+	NewList: func() client.ObjectList { return &v1alpha1.VirtualNetworkList{} },
+	External: func(c mr.Connection) managed.TypedExternalClient[*v1alpha1.VirtualNetwork] {
+		return &external{teamnet: c.Cloudflare, conn: c}
+	},
+}
+
+// Setup adds the VirtualNetwork controller.
+func Setup(mgr ctrl.Manager, o controller.Options, s mr.Settings) error {
+	return mr.Setup(mgr, o, s, kind)
+}
+
+// SetupGated adds the VirtualNetwork controller once its CRD is established.
+func SetupGated(mgr ctrl.Manager, o controller.Options, s mr.Settings) error {
+	return mr.SetupGated(mgr, o, s, kind)
+}
+
+type external struct {
+	teamnet cloudflare.TeamnetAPI
+	conn    mr.Connection
+}
+
+func (e *external) identity(cr *v1alpha1.VirtualNetwork) ownership.Identity {
+	return e.conn.Identity(v1alpha1.VirtualNetworkKind, cr)
+}
+
+func (e *external) Disconnect(context.Context) error { return nil }
+
+// NameTakenError is a live virtual network of the desired name that this
+// resource cannot prove it made: never adopted, changed or deleted.
+type NameTakenError struct {
+	Name, ID, Owner string
+}
+
+func (n *NameTakenError) Error() string {
+	return fmt.Sprintf("name taken: virtual network %q (%s) exists and was not created by this resource (%s); it is left alone. Choose another name, or set %s as this resource's crossplane.io/external-name to take it over on purpose",
+		n.Name, n.ID, n.Owner, n.ID)
+}
+
+// InUseError is a virtual network that Cloudflare would refuse to delete.
+type InUseError struct {
+	ID, Reason string
+}
+
+func (u *InUseError) Error() string {
+	return fmt.Sprintf("deletion waits: virtual network %s %s; retrying", u.ID, u.Reason)
+}
+
+// find looks up the live virtual network of the desired name (names are
+// unique in an account) and takes it only with this resource's marker.
+func (e *external) find(ctx context.Context, cr *v1alpha1.VirtualNetwork) (*cloudflare.VirtualNetwork, error) {
+	vns, err := e.teamnet.ListVirtualNetworks(ctx)
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot look for an existing virtual network")
+	}
+	id := e.identity(cr)
+	for i := range vns {
+		if vns[i].Name != cr.Spec.ForProvider.Name || vns[i].Deleted() {
+			continue
+		}
+		if _, mark, _ := ownership.Split(vns[i].Comment); id.Made(mark) {
+			return &vns[i], nil
+		}
+		return nil, &NameTakenError{Name: vns[i].Name, ID: vns[i].ID, Owner: id.Describe(vns[i].Comment)}
+	}
+	return nil, nil
+}
+
+func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualNetwork) (managed.ExternalObservation, error) {
+	var (
+		v       *cloudflare.VirtualNetwork
+		err     error
+		adopted bool
+	)
+	if id := meta.GetExternalName(cr); id == "" {
+		if v, err = e.find(ctx, cr); err != nil || v == nil {
+			return managed.ExternalObservation{ResourceExists: false}, err
+		}
+		meta.SetExternalName(cr, v.ID)
+		adopted = true
+	} else {
+		v, err = e.teamnet.GetVirtualNetwork(ctx, id)
+		if cloudflare.IsNotFound(err) {
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
+		if err != nil {
+			return managed.ExternalObservation{}, errors.Wrap(err, "cannot get virtual network")
+		}
+		if v.Deleted() {
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
+	}
+	cr.SetConditions(xpv2.Available())
+	cr.Status.AtProvider = v1alpha1.VirtualNetworkObservation{ID: v.ID, Name: v.Name, IsDefaultNetwork: v.IsDefaultNetwork, CreatedAt: mr.Time(&v.CreatedAt)}
+	lateInit := LateInitialize(&cr.Spec.ForProvider, v)
+	diff := Diff(cr.Spec.ForProvider, v, e.identity(cr).Mark())
+	return managed.ExternalObservation{
+		ResourceExists:          true,
+		ResourceUpToDate:        diff == "",
+		ResourceLateInitialized: adopted || lateInit,
+		Diff:                    diff,
+	}, nil
+}
+
+// LateInitialize fills an unset comment with the user part of Cloudflare's.
+func LateInitialize(p *v1alpha1.VirtualNetworkParameters, v *cloudflare.VirtualNetwork) bool {
+	if p.Comment == nil {
+		user, _, _ := ownership.Split(v.Comment)
+		p.Comment = ptr.To(user)
+		return true
+	}
+	return false
+}
+
+// Diff compares the desired virtual network with Cloudflare's; "" means up
+// to date.
+func Diff(p v1alpha1.VirtualNetworkParameters, v *cloudflare.VirtualNetwork, mark ownership.Mark) string {
+	var d []string
+	if p.Name != v.Name {
+		d = append(d, fmt.Sprintf("name: %q in Cloudflare, %q desired", v.Name, p.Name))
+	}
+	user, got, _ := ownership.Split(v.Comment)
+	if p.Comment != nil && *p.Comment != user {
+		d = append(d, fmt.Sprintf("comment: %q in Cloudflare, %q desired", user, *p.Comment))
+	}
+	if p.IsDefaultNetwork != nil && *p.IsDefaultNetwork != v.IsDefaultNetwork {
+		d = append(d, fmt.Sprintf("isDefaultNetwork: %t in Cloudflare, %t desired", v.IsDefaultNetwork, *p.IsDefaultNetwork))
+	}
+	if got != mark {
+		d = append(d, fmt.Sprintf("ownership marker: %q in Cloudflare, %q desired", got, mark))
+	}
+	return strings.Join(d, "; ")
+}
+
+// input is the virtual network the spec asks for, with mark in its comment.
+// The default flag is only ever set: an account keeps exactly one default,
+// which moves when another network takes it.
+func input(p v1alpha1.VirtualNetworkParameters, mark ownership.Mark) cloudflare.VirtualNetworkInput {
+	in := cloudflare.VirtualNetworkInput{Name: p.Name, Comment: ownership.Comment(ptr.Deref(p.Comment, ""), mark)}
+	if ptr.Deref(p.IsDefaultNetwork, false) {
+		in.IsDefaultNetwork = ptr.To(true)
+	}
+	return in
+}
+
+func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualNetwork) (managed.ExternalCreation, error) {
+	v, err := e.teamnet.CreateVirtualNetwork(ctx, input(cr.Spec.ForProvider, e.identity(cr).Mark()))
+	if cloudflare.IsAlreadyExists(err) {
+		// Ours from a create whose result was lost, or a name taken.
+		if v, err = e.find(ctx, cr); err == nil && v == nil {
+			err = errors.New("Cloudflare reports the name as taken but lists no live virtual network of that name")
+		}
+	}
+	if err != nil {
+		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create virtual network")
+	}
+	meta.SetExternalName(cr, v.ID)
+	return managed.ExternalCreation{}, nil
+}
+
+func (e *external) Update(ctx context.Context, cr *v1alpha1.VirtualNetwork) (managed.ExternalUpdate, error) {
+	if p := cr.Spec.ForProvider.IsDefaultNetwork; p != nil && !*p && cr.Status.AtProvider.IsDefaultNetwork {
+		return managed.ExternalUpdate{}, errors.New("isDefaultNetwork is false, but this is the account's default virtual network: an account always has one default, so make another VirtualNetwork the default (isDefaultNetwork: true) and this one follows")
+	}
+	_, err := e.teamnet.UpdateVirtualNetwork(ctx, meta.GetExternalName(cr), input(cr.Spec.ForProvider, e.identity(cr).Mark()))
+	return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update virtual network")
+}
+
+// Delete deletes the virtual network once Cloudflare would agree: not while
+// it is the account's default or routes use it, which it names.
+func (e *external) Delete(ctx context.Context, cr *v1alpha1.VirtualNetwork) (managed.ExternalDelete, error) {
+	id := meta.GetExternalName(cr)
+	if err := e.deletable(ctx, cr, id); err != nil {
+		return managed.ExternalDelete{}, err
+	}
+	err := e.teamnet.DeleteVirtualNetwork(ctx, id)
+	if cloudflare.IsNotFound(err) {
+		return managed.ExternalDelete{}, nil
+	}
+	return managed.ExternalDelete{}, errors.Wrap(err, "cannot delete virtual network")
+}
+
+func (e *external) deletable(ctx context.Context, cr *v1alpha1.VirtualNetwork, id string) error {
+	if cr.Status.AtProvider.IsDefaultNetwork {
+		return &InUseError{ID: id, Reason: "is the account's default; make another VirtualNetwork the default (isDefaultNetwork: true) first"}
+	}
+	rs, err := e.teamnet.ListCIDRRoutes(ctx, cloudflare.CIDRRouteFilter{VirtualNetworkID: id})
+	if err != nil {
+		return errors.Wrap(err, "cannot list the routes of the virtual network")
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(rs))
+	for _, r := range rs {
+		names = append(names, fmt.Sprintf("%s (route %s)", r.Network, r.ID))
+	}
+	const shown = 5
+	more := ""
+	if len(names) > shown {
+		more = fmt.Sprintf(" and %d more", len(names)-shown)
+		names = names[:shown]
+	}
+	return &InUseError{ID: id, Reason: fmt.Sprintf("is still used by %d route(s): %s%s; delete those routes (their NetworkRoutes) first", len(rs), strings.Join(names, ", "), more)}
+}
