@@ -194,7 +194,12 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.NetworkRoute) (mana
 		adopted bool
 	)
 	if id := meta.GetExternalName(cr); id == "" {
-		if r, err = e.find(ctx, cr); err != nil || r == nil {
+		r, err = e.find(ctx, cr)
+		if conflict := (&ConflictError{}); errors.As(err, &conflict) && meta.WasDeleted(cr) {
+			// Never ours: nothing to delete, let go.
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
+		if err != nil || r == nil {
 			return managed.ExternalObservation{ResourceExists: false}, err
 		}
 		meta.SetExternalName(cr, r.ID)

@@ -54,17 +54,6 @@ func (e *external) identity(cr *v1alpha1.VirtualNetwork) ownership.Identity {
 
 func (e *external) Disconnect(context.Context) error { return nil }
 
-// NameTakenError is a live virtual network of the desired name that this
-// resource cannot prove it made: never adopted, changed or deleted.
-type NameTakenError struct {
-	Name, ID, Owner string
-}
-
-func (n *NameTakenError) Error() string {
-	return fmt.Sprintf("name taken: virtual network %q (%s) exists and was not created by this resource (%s); it is left alone. Choose another name, or set %s as this resource's crossplane.io/external-name to take it over on purpose",
-		n.Name, n.ID, n.Owner, n.ID)
-}
-
 // InUseError is a virtual network that Cloudflare would refuse to delete.
 type InUseError struct {
 	ID, Reason string
@@ -89,7 +78,7 @@ func (e *external) find(ctx context.Context, cr *v1alpha1.VirtualNetwork) (*clou
 		if _, mark, _ := ownership.Split(vns[i].Comment); id.Made(mark) {
 			return &vns[i], nil
 		}
-		return nil, &NameTakenError{Name: vns[i].Name, ID: vns[i].ID, Owner: id.Describe(vns[i].Comment)}
+		return nil, &mr.NameTakenError{Kind: "virtual network", Name: vns[i].Name, ID: vns[i].ID, Created: vns[i].CreatedAt}
 	}
 	return nil, nil
 }

@@ -1,0 +1,357 @@
+package networkroute_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+)
+
+// The integration tests of both private-network kinds, NetworkRoute and
+// VirtualNetwork, share this package's control plane and simulator.
+var p *providertest.Provider
+
+func TestMain(m *testing.M) { os.Exit(providertest.Run(m, &p)) }
+
+func eventually(t *testing.T, what string, fn func() error) {
+	t.Helper()
+	testenv.Eventually(t, 60*time.Second, what, fn)
+}
+
+func readyTunnel(t *testing.T, ns, name string) *v1alpha1.Tunnel {
+	t.Helper()
+	tun := &v1alpha1.Tunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       v1alpha1.TunnelSpec{ForProvider: v1alpha1.TunnelParameters{Name: name + "-" + ns}},
+	}
+	p.Create(t, tun)
+	p.WaitReady(t, tun)
+	return tun
+}
+
+func routeTo(ns, name, network, tunnelRef string) *v1alpha1.NetworkRoute {
+	return &v1alpha1.NetworkRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.NetworkRouteSpec{ForProvider: v1alpha1.NetworkRouteParameters{
+			Network:     network,
+			TunnelIDRef: &xpv2.NamespacedReference{Name: tunnelRef},
+		}},
+	}
+}
+
+func cfRoute(t *testing.T, id string) *cloudflare.CIDRRoute {
+	t.Helper()
+	rs, err := p.Cloudflare.ListCIDRRoutes(context.Background(), cloudflare.CIDRRouteFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rs {
+		if rs[i].ID == id {
+			return &rs[i]
+		}
+	}
+	return nil
+}
+
+func liveRoutes(t *testing.T, network string) []cloudflare.CIDRRoute {
+	t.Helper()
+	rs, err := p.Cloudflare.ListCIDRRoutes(context.Background(), cloudflare.CIDRRouteFilter{NetworkSubset: network, NetworkSuperset: network})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+func defaultVNet(t *testing.T) string {
+	t.Helper()
+	vns, err := p.Cloudflare.ListVirtualNetworks(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vns {
+		if v.IsDefaultNetwork {
+			return v.ID
+		}
+	}
+	t.Fatal("the simulated account has no default virtual network")
+	return ""
+}
+
+func updateSpec(t *testing.T, cr *v1alpha1.NetworkRoute, edit func(*v1alpha1.NetworkRouteParameters)) {
+	t.Helper()
+	eventually(t, "spec update", func() error {
+		if err := p.Get(cr); err != nil {
+			return err
+		}
+		edit(&cr.Spec.ForProvider)
+		return p.Client.Update(context.Background(), cr)
+	})
+}
+
+func TestNetworkRouteLifecycle(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	tun := readyTunnel(t, ns, "edge")
+	tunnelID := meta.GetExternalName(tun)
+
+	// Written unmasked; Cloudflare stores it masked.
+	cr := routeTo(ns, "pods", "10.20.3.4/16", "edge")
+	p.Create(t, cr)
+	p.WaitReady(t, cr)
+	id := meta.GetExternalName(cr)
+	r := cfRoute(t, id)
+	if r == nil || r.Network != "10.20.0.0/16" || r.TunnelID != tunnelID || r.VirtualNetworkID != defaultVNet(t) {
+		t.Fatalf("Cloudflare route %+v, want 10.20.0.0/16 → %s in the default virtual network", r, tunnelID)
+	}
+	if got := ptr.Deref(cr.Spec.ForProvider.VirtualNetworkID, ""); got != r.VirtualNetworkID {
+		t.Errorf("virtualNetworkId late-initialised to %q, want the default %s", got, r.VirtualNetworkID)
+	}
+	if _, mark, _ := ownership.Split(r.Comment); mark != p.Mark(t, v1alpha1.NetworkRouteKind, cr) {
+		t.Errorf("comment %q carries no ownership marker of this resource", r.Comment)
+	}
+	if cr.Status.AtProvider.TunnelID != tunnelID || cr.Status.AtProvider.Network != "10.20.0.0/16" {
+		t.Errorf("status.atProvider %+v", cr.Status.AtProvider)
+	}
+	edits := p.Sim.Stats()["teamnet_routes.edit"].Requests
+	time.Sleep(5 * time.Second)
+	if n := p.Sim.Stats()["teamnet_routes.edit"].Requests - edits; n != 0 {
+		t.Errorf("%d updates of an up-to-date route: networks are not compared masked", n)
+	}
+
+	t.Run("UpdateReachesCloudflare", func(t *testing.T) {
+		updateSpec(t, cr, func(fp *v1alpha1.NetworkRouteParameters) {
+			fp.Comment = ptr.To("team a")
+			fp.Network = "10.21.0.0/16"
+		})
+		eventually(t, "comment and network in Cloudflare", func() error {
+			got := cfRoute(t, id)
+			if got == nil || got.Network != "10.21.0.0/16" || got.Comment != ownership.Comment("team a", p.Mark(t, v1alpha1.NetworkRouteKind, cr)) {
+				return fmt.Errorf("route %+v", got)
+			}
+			return nil
+		})
+	})
+
+	t.Run("DriftIsCorrected", func(t *testing.T) {
+		if _, err := p.Cloudflare.UpdateCIDRRoute(ctx, id, cloudflare.CIDRRouteInput{Network: "10.22.0.0/16", TunnelID: tunnelID, Comment: "changed behind our back"}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "changed route corrected", func() error {
+			if got := cfRoute(t, id); got == nil || got.Network != "10.21.0.0/16" || !strings.HasPrefix(got.Comment, "team a ") {
+				return fmt.Errorf("route %+v", got)
+			}
+			return nil
+		})
+		if err := p.Cloudflare.DeleteCIDRRoute(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "deleted route recreated", func() error {
+			rs := liveRoutes(t, "10.21.0.0/16")
+			if len(rs) != 1 || rs[0].ID == id {
+				return fmt.Errorf("%d live routes for 10.21.0.0/16", len(rs))
+			}
+			return nil
+		})
+		p.WaitReady(t, cr)
+		id = meta.GetExternalName(cr)
+	})
+
+	t.Run("DeleteRemovesTheRoute", func(t *testing.T) {
+		p.DeleteAndWait(t, cr)
+		if got := cfRoute(t, id); got != nil {
+			t.Errorf("the route outlived its NetworkRoute: %+v", got)
+		}
+		p.DeleteAndWait(t, tun)
+	})
+}
+
+// A route this provider did not create is never taken over, changed or
+// deleted, whether it is for the same network or overlaps it; a route in
+// another virtual network does not conflict.
+func TestNetworkRouteConflictsAreNeverTakenOver(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	readyTunnel(t, ns, "mine")
+	other, err := p.Cloudflare.CreateTunnel(ctx, "someone-else-"+ns, "cloudflare")
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := p.Cloudflare.CreateCIDRRoute(ctx, cloudflare.CIDRRouteInput{Network: "10.30.0.0/16", TunnelID: other.ID, Comment: "not yours"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, network := range map[string]string{"exact": "10.30.0.0/16", "inside": "10.30.1.7/32", "around": "10.30.0.0/15"} {
+		cr := routeTo(ns, name, network, "mine")
+		p.Create(t, cr)
+		c := p.WaitSynced(t, cr, "conflict reported for "+name, func(c xpv2.Condition) bool {
+			return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "conflict") && strings.Contains(c.Message, foreign.ID)
+		})
+		t.Logf("%s: %s", name, c.Message)
+		if meta.GetExternalName(cr) != "" {
+			t.Errorf("%s: the foreign route was adopted", name)
+		}
+		defer p.DeleteAndWait(t, cr)
+	}
+	time.Sleep(3 * time.Second)
+	if got := cfRoute(t, foreign.ID); got == nil || got.TunnelID != other.ID || got.Comment != "not yours" {
+		t.Errorf("the foreign route was touched: %+v", got)
+	}
+	if n := len(liveRoutes(t, "10.30.0.0/15")) + len(liveRoutes(t, "10.30.1.7/32")); n != 0 {
+		t.Errorf("%d routes were created despite the conflict", n)
+	}
+
+	t.Run("AnotherVirtualNetworkDoesNotConflict", func(t *testing.T) {
+		vn := &v1alpha1.VirtualNetwork{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "staging"},
+			Spec:       v1alpha1.VirtualNetworkSpec{ForProvider: v1alpha1.VirtualNetworkParameters{Name: "staging-" + ns}},
+		}
+		p.Create(t, vn)
+		p.WaitReady(t, vn)
+		cr := routeTo(ns, "staging-pods", "10.30.0.0/16", "mine")
+		cr.Spec.ForProvider.VirtualNetworkIDRef = &xpv2.NamespacedReference{Name: "staging"}
+		p.Create(t, cr)
+		p.WaitReady(t, cr)
+		if got := cfRoute(t, meta.GetExternalName(cr)); got == nil || got.VirtualNetworkID != meta.GetExternalName(vn) {
+			t.Errorf("route %+v, want it in virtual network %s", got, meta.GetExternalName(vn))
+		}
+		p.DeleteAndWait(t, cr)
+		p.DeleteAndWait(t, vn)
+	})
+}
+
+// Routes this installation made may overlap: a /32 inside a user's /16 is
+// the user's own intent.
+func TestNetworkRoutesOfThisProviderMayOverlap(t *testing.T) {
+	ns := p.Namespace(t)
+	readyTunnel(t, ns, "edge")
+	wide := routeTo(ns, "wide", "10.40.0.0/16", "edge")
+	p.Create(t, wide)
+	p.WaitReady(t, wide)
+	one := routeTo(ns, "one", "10.40.0.9/32", "edge")
+	p.Create(t, one)
+	p.WaitReady(t, one)
+	got, err := p.Cloudflare.RouteForIP(context.Background(), "10.40.0.9", "")
+	if err != nil || got.ID != meta.GetExternalName(one) {
+		t.Errorf("Cloudflare routes 10.40.0.9 by %+v (%v), want the /32 %s", got, err, meta.GetExternalName(one))
+	}
+	p.DeleteAndWait(t, one)
+	p.DeleteAndWait(t, wide)
+}
+
+func TestNetworkRouteImportObserveOnly(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	tun, err := p.Cloudflare.CreateTunnel(ctx, "imp-"+ns, "cloudflare")
+	if err != nil {
+		t.Fatal(err)
+	}
+	existing, err := p.Cloudflare.CreateCIDRRoute(ctx, cloudflare.CIDRRouteInput{Network: "10.50.0.0/24", TunnelID: tun.ID, Comment: "original"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := &v1alpha1.NetworkRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "imported"},
+		Spec: v1alpha1.NetworkRouteSpec{
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionObserve}},
+			ForProvider:         v1alpha1.NetworkRouteParameters{Network: "10.50.0.0/24", TunnelID: ptr.To(tun.ID)},
+		},
+	}
+	meta.SetExternalName(cr, existing.ID)
+	before := p.WriteCalls()
+	p.Create(t, cr)
+	p.WaitReady(t, cr)
+	time.Sleep(4 * time.Second)
+	if w := p.WriteCalls() - before; w != 0 {
+		t.Errorf("%d write calls for an observe-only NetworkRoute", w)
+	}
+	if err := p.Get(cr); err != nil {
+		t.Fatal(err)
+	}
+	if ptr.Deref(cr.Spec.ForProvider.Comment, "") != "original" || ptr.Deref(cr.Spec.ForProvider.VirtualNetworkID, "") != existing.VirtualNetworkID {
+		t.Errorf("spec not late-initialised from Cloudflare: %+v", cr.Spec.ForProvider)
+	}
+	if got := cfRoute(t, existing.ID); got == nil || got.Comment != "original" {
+		t.Errorf("observe-only changed the route: %+v", got)
+	}
+	p.DeleteAndWait(t, cr)
+	if cfRoute(t, existing.ID) == nil {
+		t.Error("deleting an observe-only NetworkRoute deleted the route")
+	}
+}
+
+// A create whose response is lost (the route made, a 500 returned) heals
+// into one route, found by its natural key and marker: never a duplicate.
+func TestNetworkRouteLostCreateResponse(t *testing.T) {
+	ns := p.Namespace(t)
+	readyTunnel(t, ns, "lossy")
+	lost := p.Sim.LostResponses()["teamnet_routes.create"]
+	p.Sim.SetFaults(sim.Faults{LostResponseRate: 1})
+	defer p.Sim.SetFaults(sim.Faults{})
+	cr := routeTo(ns, "lossy", "10.60.0.0/24", "lossy")
+	p.Create(t, cr)
+	eventually(t, "a lost create response", func() error {
+		if n := p.Sim.LostResponses()["teamnet_routes.create"]; n == lost {
+			return fmt.Errorf("no create response lost yet")
+		}
+		return nil
+	})
+	p.Sim.SetFaults(sim.Faults{})
+	p.WaitReady(t, cr)
+	rs := liveRoutes(t, "10.60.0.0/24")
+	if len(rs) != 1 || rs[0].ID != meta.GetExternalName(cr) {
+		t.Fatalf("after a lost create response: %d live routes %+v, external-name %q", len(rs), rs, meta.GetExternalName(cr))
+	}
+	p.DeleteAndWait(t, cr)
+}
+
+// Observing N routes costs one list per observation TTL (half a poll) in
+// all, not a call per route.
+func TestNetworkRouteSteadyStateIsOneListPerHalfPoll(t *testing.T) {
+	ns := p.Namespace(t)
+	readyTunnel(t, ns, "many")
+	const n = 20
+	var crs []*v1alpha1.NetworkRoute
+	for i := range n {
+		cr := routeTo(ns, fmt.Sprintf("r%d", i), fmt.Sprintf("10.70.%d.0/24", i), "many")
+		p.Create(t, cr)
+		crs = append(crs, cr)
+	}
+	for _, cr := range crs {
+		p.WaitReady(t, cr)
+	}
+	time.Sleep(2 * time.Second)
+	before, writes := p.Sim.Stats(), p.WriteCalls()
+	time.Sleep(6 * time.Second) // three 2s polls of every route
+	after := p.Sim.Stats()
+	lists := after["teamnet_routes.list"].Requests - before["teamnet_routes.list"].Requests
+	gets := after["teamnet_routes.get"].Requests - before["teamnet_routes.get"].Requests
+	vnets := after["virtual_networks.list"].Requests - before["virtual_networks.list"].Requests
+	t.Logf("%d routes in 6s: %d route lists, %d route gets, %d virtual network lists", n, lists, gets, vnets)
+	// 1s TTL: at most one list per kind per second, whatever n is.
+	if lists < 1 || lists > 8 || gets != 0 || vnets > 8 {
+		t.Errorf("in 6s of 2s polls of %d routes: %d lists, %d gets, %d virtual network lists; want at most one list per 1s observation TTL and no gets", n, lists, gets, vnets)
+	}
+	if w := p.WriteCalls() - writes; w != 0 {
+		t.Errorf("%d write calls in steady state", w)
+	}
+	for _, cr := range crs {
+		p.DeleteAndWait(t, cr)
+	}
+}

@@ -1,0 +1,174 @@
+package networkroute_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
+)
+
+func virtualNetwork(ns, name, cfName string) *v1alpha1.VirtualNetwork {
+	return &v1alpha1.VirtualNetwork{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       v1alpha1.VirtualNetworkSpec{ForProvider: v1alpha1.VirtualNetworkParameters{Name: cfName}},
+	}
+}
+
+func cfVNet(t *testing.T, id string) *cloudflare.VirtualNetwork {
+	t.Helper()
+	v, err := p.Cloudflare.GetVirtualNetwork(context.Background(), id)
+	if cloudflare.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestVirtualNetworkLifecycle(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	readyTunnel(t, ns, "edge")
+	vn := virtualNetwork(ns, "blue", "blue-"+ns)
+	vn.Spec.ForProvider.Comment = ptr.To("cluster blue")
+	p.Create(t, vn)
+	p.WaitReady(t, vn)
+	id := meta.GetExternalName(vn)
+	got := cfVNet(t, id)
+	if got == nil || got.Name != "blue-"+ns || got.Comment != ownership.Comment("cluster blue", p.Mark(t, v1alpha1.VirtualNetworkKind, vn)) || got.IsDefaultNetwork {
+		t.Fatalf("Cloudflare virtual network %+v", got)
+	}
+
+	t.Run("DriftIsCorrected", func(t *testing.T) {
+		if _, err := p.Cloudflare.UpdateVirtualNetwork(ctx, id, cloudflare.VirtualNetworkInput{Name: "renamed-" + ns, Comment: "by hand"}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "name and comment restored", func() error {
+			if got := cfVNet(t, id); got == nil || got.Name != "blue-"+ns || !strings.HasPrefix(got.Comment, "cluster blue ") {
+				return fmt.Errorf("virtual network %+v", got)
+			}
+			return nil
+		})
+	})
+
+	t.Run("DeletionWaitsForItsRoutes", func(t *testing.T) {
+		cr := routeTo(ns, "blue-pods", "10.80.0.0/16", "edge")
+		cr.Spec.ForProvider.VirtualNetworkIDRef = &xpv2.NamespacedReference{Name: "blue"}
+		p.Create(t, cr)
+		p.WaitReady(t, cr)
+		if err := p.Client.Delete(ctx, vn); err != nil {
+			t.Fatal(err)
+		}
+		c := p.WaitSynced(t, vn, "deletion refused while a route uses it", func(c xpv2.Condition) bool {
+			return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "10.80.0.0/16") && strings.Contains(c.Message, meta.GetExternalName(cr))
+		})
+		t.Logf("reported: %s", c.Message)
+		if cfVNet(t, id) == nil {
+			t.Fatal("the virtual network was deleted under its route")
+		}
+		p.DeleteAndWait(t, cr)
+		p.DeleteAndWait(t, vn)
+		if got := cfVNet(t, id); got != nil && !got.Deleted() {
+			t.Errorf("the virtual network outlived its VirtualNetwork: %+v", got)
+		}
+	})
+}
+
+func TestVirtualNetworkNameTakenIsNeverAdopted(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	foreign, err := p.Cloudflare.CreateVirtualNetwork(ctx, cloudflare.VirtualNetworkInput{Name: "shared-" + ns, Comment: "not yours"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vn := virtualNetwork(ns, "shared", "shared-"+ns)
+	p.Create(t, vn)
+	c := p.WaitSynced(t, vn, "name taken reported", func(c xpv2.Condition) bool {
+		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "was not created by this resource") && strings.Contains(c.Message, foreign.ID)
+	})
+	t.Logf("reported: %s", c.Message)
+	time.Sleep(3 * time.Second)
+	if got := cfVNet(t, foreign.ID); got == nil || got.Comment != "not yours" {
+		t.Errorf("the foreign virtual network was touched: %+v", got)
+	}
+	p.DeleteAndWait(t, vn)
+	if cfVNet(t, foreign.ID) == nil {
+		t.Error("deleting the refused VirtualNetwork deleted the foreign one")
+	}
+
+	t.Run("ImportedByExternalName", func(t *testing.T) {
+		imp := virtualNetwork(ns, "imported", "shared-"+ns)
+		meta.SetExternalName(imp, foreign.ID)
+		p.Create(t, imp)
+		p.WaitReady(t, imp)
+		eventually(t, "the imported virtual network marked as this resource's", func() error {
+			got := cfVNet(t, foreign.ID)
+			if got == nil {
+				return fmt.Errorf("gone")
+			}
+			if _, mark, _ := ownership.Split(got.Comment); mark != p.Mark(t, v1alpha1.VirtualNetworkKind, imp) {
+				return fmt.Errorf("comment %q", got.Comment)
+			}
+			return nil
+		})
+		if err := p.Get(imp); err != nil || ptr.Deref(imp.Spec.ForProvider.Comment, "") != "not yours" {
+			t.Errorf("comment not late-initialised from Cloudflare: %+v (%v)", imp.Spec.ForProvider, err)
+		}
+		p.DeleteAndWait(t, imp)
+	})
+}
+
+// The account's default can move to a VirtualNetwork, which is then not
+// deleted while it is the default.
+func TestVirtualNetworkDefault(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	original := defaultVNet(t)
+	vn := virtualNetwork(ns, "main", "main-"+ns)
+	vn.Spec.ForProvider.IsDefaultNetwork = ptr.To(true)
+	p.Create(t, vn)
+	p.WaitReady(t, vn)
+	id := meta.GetExternalName(vn)
+	defer func() {
+		// Give the account its default back, whatever happened above.
+		if _, err := p.Cloudflare.UpdateVirtualNetwork(ctx, original, cloudflare.VirtualNetworkInput{Name: "default", IsDefaultNetwork: ptr.To(true)}); err != nil {
+			t.Errorf("cannot restore the default virtual network: %v", err)
+		}
+	}()
+	if defaultVNet(t) != id {
+		t.Fatalf("the default virtual network is %s, want %s", defaultVNet(t), id)
+	}
+	eventually(t, "status says default", func() error {
+		if err := p.Get(vn); err != nil || !vn.Status.AtProvider.IsDefaultNetwork {
+			return fmt.Errorf("status %+v (%v)", vn.Status.AtProvider, err)
+		}
+		return nil
+	})
+	if err := p.Client.Delete(ctx, vn); err != nil {
+		t.Fatal(err)
+	}
+	p.WaitSynced(t, vn, "deleting the default refused", func(c xpv2.Condition) bool {
+		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "default")
+	})
+	if cfVNet(t, id) == nil {
+		t.Fatal("the account's default virtual network was deleted")
+	}
+	if _, err := p.Cloudflare.UpdateVirtualNetwork(ctx, original, cloudflare.VirtualNetworkInput{Name: "default", IsDefaultNetwork: ptr.To(true)}); err != nil {
+		t.Fatal(err)
+	}
+	p.DeleteAndWait(t, vn)
+}
