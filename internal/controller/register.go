@@ -16,6 +16,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/networkroute"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/service"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/virtualnetwork"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/vpcservice"
@@ -77,6 +78,9 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, s Settings) error {
 		return err
 	}
 	if err := publichostname.SetupGated(mgr, o, publichostname.Options{ClusterDomain: s.ClusterDomain}); err != nil {
+		return err
+	}
+	if err := service.SetupGated(mgr, o); err != nil {
 		return err
 	}
 	return ingress.SetupGated(mgr, o, ingress.Options{ClusterDomain: s.ClusterDomain})

@@ -15,6 +15,7 @@ const (
 	LabelIngress        = "tunnels.cloudflare.com/ingress"
 	LabelTunnel         = "tunnels.cloudflare.com/tunnel"
 	LabelPublicHostname = "tunnels.cloudflare.com/public-hostname"
+	LabelService        = "tunnels.cloudflare.com/service"
 )
 
 // Kind abbreviations used in the names of objects made for others.
@@ -23,6 +24,7 @@ const (
 	KindVPCService     = "vpc"
 	KindDNSRecord      = "dns"
 	KindPublicHostname = "host"
+	KindNetworkRoute   = "net"
 )
 
 // ObjectName names an object made for another: "<owner>-<kind>-<hash>", a

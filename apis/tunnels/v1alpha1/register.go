@@ -78,6 +78,13 @@ const (
 	AnnotationPublic = "tunnels.cloudflare.com/public"
 	// AnnotationHostname overrides the hostname(s) routed.
 	AnnotationHostname = "tunnels.cloudflare.com/hostname"
+	// AnnotationPrivateRoute on a Service ("true") routes its cluster IPs
+	// (a /32, and a /128 for IPv6) through the tunnel to WARP clients.
+	AnnotationPrivateRoute = "tunnels.cloudflare.com/private-route"
+	// AnnotationVirtualNetwork on a Service names the VirtualNetwork, in its
+	// namespace, its private route belongs to; unset is the account's
+	// default virtual network.
+	AnnotationVirtualNetwork = "tunnels.cloudflare.com/virtual-network"
 
 	// Origin options of a public Ingress's hostnames (PublicHostname
 	// spec.originRequest and the Service origins' protocol).

@@ -103,6 +103,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		// A deletion waiting on what was made for the tunnel resumes when
 		// it goes.
 		Watches(&ztv1alpha1.HostnameRoute{}, handler.EnqueueRequestsFromMapFunc(labelledTunnel)).
+		Watches(&ztv1alpha1.NetworkRoute{}, handler.EnqueueRequestsFromMapFunc(labelledTunnel)).
 		Watches(&connv1alpha1.VPCService{}, handler.EnqueueRequestsFromMapFunc(labelledTunnel)).
 		// A DNS record of a previous version, taken over or deleted, ends
 		// the carrying over of its hostname's rules.
@@ -117,7 +118,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, opts Options) error {
 			o.Logger.Info("Cannot set up CloudflareTunnel controller", "error", err)
 		}
 	}, v1alpha1.CloudflareTunnelGroupVersionKind, v1alpha1.PublicHostnameGroupVersionKind, ztv1alpha1.TunnelGroupVersionKind,
-		ztv1alpha1.HostnameRouteGroupVersionKind, connv1alpha1.VPCServiceGroupVersionKind, dnsv1alpha1.DNSRecordGroupVersionKind)
+		ztv1alpha1.HostnameRouteGroupVersionKind, ztv1alpha1.NetworkRouteGroupVersionKind, connv1alpha1.VPCServiceGroupVersionKind, dnsv1alpha1.DNSRecordGroupVersionKind)
 	return nil
 }
 
@@ -758,8 +759,8 @@ func (r *Reconciler) users(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (
 		names = append(names, describe(v1alpha1.PublicHostnameKind, &ph))
 	}
 	onThis := client.MatchingLabels{publish.LabelTunnel: publish.LabelValue(cr.Name)}
-	routes, services := &ztv1alpha1.HostnameRouteList{}, &connv1alpha1.VPCServiceList{}
-	for _, l := range []client.ObjectList{routes, services} {
+	routes, services, networks := &ztv1alpha1.HostnameRouteList{}, &connv1alpha1.VPCServiceList{}, &ztv1alpha1.NetworkRouteList{}
+	for _, l := range []client.ObjectList{routes, services, networks} {
 		if err := r.kube.List(ctx, l, client.InNamespace(cr.Namespace), onThis); err != nil {
 			return nil, errors.Wrap(err, "cannot list the managed resources made for this tunnel")
 		}
@@ -769,6 +770,9 @@ func (r *Reconciler) users(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (
 	}
 	for _, m := range services.Items {
 		names = append(names, describe(connv1alpha1.VPCServiceKind, &m))
+	}
+	for _, m := range networks.Items {
+		names = append(names, describe(ztv1alpha1.NetworkRouteKind, &m))
 	}
 	sort.Strings(names)
 	return slices.Compact(names), nil
@@ -796,7 +800,7 @@ func (r *Reconciler) delete(ctx context.Context, cr *v1alpha1.CloudflareTunnel) 
 		return reconcile.Result{}, err
 	}
 	if len(users) > 0 {
-		msg := fmt.Sprintf("deletion waits: %s still use this tunnel; delete them, or point them at another tunnel (an Ingress: its %s annotation)", strings.Join(users, ", "), v1alpha1.AnnotationTunnel)
+		msg := fmt.Sprintf("deletion waits: %s still use this tunnel; delete them, or point them at another tunnel (an Ingress or a Service: its %s annotation)", strings.Join(users, ", "), v1alpha1.AnnotationTunnel)
 		if c := cr.GetCondition(xpv2.TypeReady); c.Reason != ReasonTunnelInUse || c.Message != msg {
 			r.record.Event(cr, event.Warning(event.Reason(ReasonTunnelInUse), errors.New(msg)))
 		}

@@ -1,0 +1,268 @@
+// Package service routes the cluster IPs of annotated Services privately
+// through a tunnel: it writes one NetworkRoute per cluster IP and deletes
+// them with the annotation or the Service. The translation is the pure
+// internal/service/translate; this controller reads the world and converges.
+package service
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/service/translate"
+)
+
+const name = "service"
+
+// Setup adds the Service controller.
+func Setup(mgr ctrl.Manager, o controller.Options) error {
+	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name))}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		WithOptions(o.ForControllerRuntime()).
+		For(&corev1.Service{}).
+		// A route's change (Synced, deleted by hand) and, on start, every
+		// route made for a Service: a Service deleted while the provider
+		// was down has its routes removed then.
+		Watches(&ztv1alpha1.NetworkRoute{}, handler.EnqueueRequestsFromMapFunc(serviceOfRoute)).
+		// A tunnel appearing or going moves its Services on.
+		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.servicesOfTunnel)).
+		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
+}
+
+// SetupGated adds the Service controller once the kinds it reads and
+// writes exist.
+func SetupGated(mgr ctrl.Manager, o controller.Options) error {
+	o.Gate.Register(func() {
+		if err := Setup(mgr, o); err != nil {
+			o.Logger.Info("Cannot set up Service controller", "error", err)
+		}
+	}, v1alpha1.CloudflareTunnelGroupVersionKind, ztv1alpha1.TunnelGroupVersionKind, ztv1alpha1.NetworkRouteGroupVersionKind)
+	return nil
+}
+
+// Reconciler converges the NetworkRoutes of Services.
+type Reconciler struct {
+	kube   client.Client
+	log    logging.Logger
+	record event.Recorder
+	// reported is the failure last repeated on a Service for each route
+	// (by UID), so each is said once, not on every reconcile.
+	reported sync.Map
+}
+
+// serviceOfRoute maps a route made for a Service to that Service.
+func serviceOfRoute(_ context.Context, o client.Object) []reconcile.Request {
+	c := metav1.GetControllerOf(o)
+	if c == nil || c.Kind != "Service" || c.APIVersion != "v1" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: c.Name}}}
+}
+
+func (r *Reconciler) servicesOfTunnel(ctx context.Context, o client.Object) []reconcile.Request {
+	l := &corev1.ServiceList{}
+	if err := r.kube.List(ctx, l, client.InNamespace(o.GetNamespace())); err != nil {
+		r.log.Debug("cannot list the Services of a tunnel", "error", err)
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, s := range l.Items {
+		if strings.TrimSpace(s.Annotations[v1alpha1.AnnotationTunnel]) == o.GetName() && s.Annotations[v1alpha1.AnnotationPrivateRoute] != "" {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: s.Namespace, Name: s.Name}})
+		}
+	}
+	return reqs
+}
+
+// Reconcile converges one Service's NetworkRoutes.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	svc := &corev1.Service{}
+	if err := r.kube.Get(ctx, req.NamespacedName, svc); err != nil {
+		if !kerrors.IsNotFound(err) {
+			return reconcile.Result{}, errors.Wrap(err, "cannot get Service")
+		}
+		// Gone: its routes go too (no finalizer on Services, so this also
+		// runs for a Service deleted while the provider was down).
+		return reconcile.Result{}, r.converge(ctx, req.Namespace, req.Name, nil, nil, false)
+	}
+	if meta.WasDeleted(svc) {
+		return reconcile.Result{}, r.converge(ctx, svc.Namespace, svc.Name, svc, nil, false)
+	}
+	res := translate.PrivateRoutes(translate.Input{Service: svc})
+	for _, p := range res.Problems {
+		r.warn(svc, p.Reason, p.Message)
+	}
+	if res.KeepExisting {
+		return reconcile.Result{}, nil
+	}
+	if !res.Wanted || len(res.Routes) == 0 {
+		return reconcile.Result{}, r.converge(ctx, svc.Namespace, svc.Name, svc, nil, false)
+	}
+	cft := &v1alpha1.CloudflareTunnel{}
+	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: svc.Namespace, Name: res.Tunnel}, cft); err != nil {
+		if kerrors.IsNotFound(err) {
+			// A typo must not take routes down: what exists stays.
+			r.warn(svc, "TunnelNotFound", fmt.Sprintf("annotation %s: no CloudflareTunnel %q in namespace %s (a tunnel is used only from its own namespace); nothing is created, and whatever this Service already routes stays as it is until it names a tunnel that exists", v1alpha1.AnnotationTunnel, res.Tunnel, svc.Namespace))
+			return reconcile.Result{RequeueAfter: time.Minute}, nil
+		}
+		return reconcile.Result{}, errors.Wrap(err, "cannot get CloudflareTunnel")
+	}
+	if meta.WasDeleted(cft) {
+		r.warn(svc, "TunnelDeleting", fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is routed through it; remove the %s annotation or name another tunnel", res.Tunnel, v1alpha1.AnnotationTunnel))
+		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
+	}
+	tun := &ztv1alpha1.Tunnel{}
+	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: svc.Namespace, Name: res.Tunnel}, tun); client.IgnoreNotFound(err) != nil {
+		return reconcile.Result{}, errors.Wrap(err, "cannot get Tunnel")
+	}
+	res = translate.PrivateRoutes(translate.Input{Service: svc, ProviderConfigRef: tun.Spec.ProviderConfigReference})
+	return reconcile.Result{}, r.converge(ctx, svc.Namespace, svc.Name, svc, res.Routes, true)
+}
+
+func (r *Reconciler) warn(svc *corev1.Service, reason, msg string) {
+	r.record.Event(svc, event.Warning(event.Reason(reason), errors.New(msg)))
+}
+
+// owned lists the routes made for the Service called name: by label, and
+// controlled by a Service of that name, this one or one deleted before it
+// (whose routes this one takes over or removes).
+func (r *Reconciler) owned(ctx context.Context, ns, svcName string) ([]ztv1alpha1.NetworkRoute, error) {
+	l := &ztv1alpha1.NetworkRouteList{}
+	if err := r.kube.List(ctx, l, client.InNamespace(ns), client.MatchingLabels{publish.LabelService: publish.LabelValue(svcName)}); err != nil {
+		return nil, errors.Wrap(err, "cannot list NetworkRoutes")
+	}
+	var out []ztv1alpha1.NetworkRoute
+	for _, rt := range l.Items {
+		if c := metav1.GetControllerOf(&rt); c != nil && c.Kind == "Service" && c.Name == svcName {
+			out = append(out, rt)
+		}
+	}
+	return out, nil
+}
+
+// converge applies want and deletes the Service's other routes. svc is nil
+// when the Service is gone. reportFailures repeats the routes' failures on
+// the Service.
+func (r *Reconciler) converge(ctx context.Context, ns, svcName string, svc *corev1.Service, want []*ztv1alpha1.NetworkRoute, reportFailures bool) error {
+	have, err := r.owned(ctx, ns, svcName)
+	if err != nil {
+		return err
+	}
+	wanted := map[string]bool{}
+	for _, w := range want {
+		wanted[w.Name] = true
+		if err := r.apply(ctx, svc, w); err != nil {
+			return err
+		}
+	}
+	for i := range have {
+		rt := &have[i]
+		if wanted[rt.Name] {
+			if reportFailures {
+				r.reportFailure(svc, rt)
+			}
+			continue
+		}
+		if meta.WasDeleted(rt) {
+			continue
+		}
+		if err := r.kube.Delete(ctx, rt); client.IgnoreNotFound(err) != nil {
+			return errors.Wrapf(err, "cannot delete NetworkRoute %s", rt.Name)
+		}
+		r.reported.Delete(rt.UID)
+		if svc != nil {
+			r.record.Event(svc, event.Normal("DeletingNetworkRoute", fmt.Sprintf("Deleting NetworkRoute %s (%s), no longer wanted; it goes once Cloudflare confirms the deletion", rt.Name, rt.Spec.ForProvider.Network)))
+		}
+	}
+	return nil
+}
+
+// apply creates or updates one route, never touching one that something
+// other than a Service of this name controls.
+func (r *Reconciler) apply(ctx context.Context, svc *corev1.Service, want *ztv1alpha1.NetworkRoute) error {
+	cur := &ztv1alpha1.NetworkRoute{}
+	err := r.kube.Get(ctx, client.ObjectKeyFromObject(want), cur)
+	if kerrors.IsNotFound(err) {
+		if err := r.kube.Create(ctx, want); err != nil {
+			return errors.Wrapf(err, "cannot create NetworkRoute %s", want.Name)
+		}
+		r.record.Event(svc, event.Normal("CreatedNetworkRoute", fmt.Sprintf("Created NetworkRoute %s for %s", want.Name, want.Spec.ForProvider.Network)))
+		return nil
+	}
+	if err != nil {
+		return errors.Wrapf(err, "cannot get NetworkRoute %s", want.Name)
+	}
+	if c := metav1.GetControllerOf(cur); c == nil || c.Kind != "Service" || c.Name != svc.Name {
+		r.warn(svc, "NameConflict", fmt.Sprintf("NetworkRoute %s exists and is not controlled by this Service; left alone", want.Name))
+		return nil
+	}
+	if meta.WasDeleted(cur) {
+		return nil // recreated once gone
+	}
+	if !CopySpec(cur, want) {
+		return nil
+	}
+	return errors.Wrapf(r.kube.Update(ctx, cur), "cannot update NetworkRoute %s", want.Name)
+}
+
+// CopySpec sets cur to want's labels, owner, and desired fields, keeping
+// what the managed reconciler added (resolved IDs, the late-initialised
+// virtual network when none is named). It reports whether anything changed.
+func CopySpec(cur, want *ztv1alpha1.NetworkRoute) bool {
+	before := cur.DeepCopy()
+	cur.SetLabels(want.GetLabels())
+	// The Service of this name now, if it was recreated.
+	cur.SetOwnerReferences(want.GetOwnerReferences())
+	w, c := want.Spec.ForProvider, &cur.Spec.ForProvider
+	c.Network, c.Comment = w.Network, w.Comment
+	if !equality.Semantic.DeepEqual(c.TunnelIDRef, w.TunnelIDRef) {
+		c.TunnelIDRef, c.TunnelID = w.TunnelIDRef, nil
+	}
+	if !equality.Semantic.DeepEqual(c.VirtualNetworkIDRef, w.VirtualNetworkIDRef) {
+		// Named, changed or dropped (back to the default): resolve again.
+		c.VirtualNetworkIDRef, c.VirtualNetworkID = w.VirtualNetworkIDRef, nil
+	}
+	cur.Spec.ProviderConfigReference = want.Spec.ProviderConfigReference
+	return !equality.Semantic.DeepEqual(before, cur)
+}
+
+// reportFailure repeats a route's failure (an overlap with someone else's
+// route, a virtual network that does not exist) on the Service, once per
+// distinct message.
+func (r *Reconciler) reportFailure(svc *corev1.Service, rt *ztv1alpha1.NetworkRoute) {
+	c := rt.GetCondition(xpv2.TypeSynced)
+	if c.Status != corev1.ConditionFalse || c.Message == "" {
+		r.reported.Delete(rt.UID)
+		return
+	}
+	if last, ok := r.reported.Load(rt.UID); ok && last == c.Message {
+		return
+	}
+	r.reported.Store(rt.UID, c.Message)
+	r.warn(svc, "NetworkRouteFailed", fmt.Sprintf("NetworkRoute %s (%s): %s", rt.Name, rt.Spec.ForProvider.Network, c.Message))
+}
