@@ -176,6 +176,44 @@ func (c *corpus) route(name, hostname string, mutate ...func(*ztv1alpha1.Hostnam
 	return r
 }
 
+func (c *corpus) network(name, network string, mutate ...func(*ztv1alpha1.NetworkRoute)) *ztv1alpha1.NetworkRoute {
+	r := &ztv1alpha1.NetworkRoute{
+		ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: name},
+		Spec: ztv1alpha1.NetworkRouteSpec{ForProvider: ztv1alpha1.NetworkRouteParameters{
+			Network: network, TunnelIDRef: &xpv2.NamespacedReference{Name: "edge"},
+		}},
+	}
+	for _, m := range mutate {
+		m(r)
+	}
+	return r
+}
+
+func (c *corpus) vnet(name, cfName string) *ztv1alpha1.VirtualNetwork {
+	return &ztv1alpha1.VirtualNetwork{
+		ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: name},
+		Spec:       ztv1alpha1.VirtualNetworkSpec{ForProvider: ztv1alpha1.VirtualNetworkParameters{Name: cfName}},
+	}
+}
+
+// routedService is a Service in the corpus namespace asking for a private
+// route through "edge"; ann adds annotations, or removes them with "-".
+func (c *corpus) routedService(name string, ann map[string]string, mutate ...func(*corev1.Service)) *corev1.Service {
+	s := service(c.ns, name, "tcp", 5432)
+	s.Annotations = map[string]string{tv1alpha1.AnnotationTunnel: "edge", tv1alpha1.AnnotationPrivateRoute: "true"}
+	for k, v := range ann {
+		if v == "-" {
+			delete(s.Annotations, k)
+		} else {
+			s.Annotations[k] = v
+		}
+	}
+	for _, m := range mutate {
+		m(s)
+	}
+	return s
+}
+
 func (c *corpus) tunnel(name, cfName string, mutate ...func(*ztv1alpha1.Tunnel)) *ztv1alpha1.Tunnel {
 	tun := &ztv1alpha1.Tunnel{
 		ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: name},
@@ -519,7 +557,37 @@ func entries() []entry {
 		{name: "CloudflareTunnel/NameOf64", answer: rejected, want: []string{"metadata.name is at most 63 characters"},
 			obj: func(c *corpus) client.Object { return c.cft(long(64)) }},
 
+		// ---- NetworkRoute and VirtualNetwork ------------------------
+		{name: "NetworkRoute/AddressWithoutPrefix", answer: rejected, want: []string{"network must be a CIDR"},
+			obj: func(c *corpus) client.Object { return c.network("no-prefix", "10.0.0.1") }},
+		{name: "NetworkRoute/NotAnAddress", answer: rejected, want: []string{"network must be a CIDR"},
+			obj: func(c *corpus) client.Object { return c.network("not-an-address", "ten.0.0.0/8") }},
+		{name: "NetworkRoute/PrefixTooLong", answer: rejected, want: []string{"network must be a CIDR"},
+			obj: func(c *corpus) client.Object { return c.network("prefix-33", "10.0.0.0/33") }},
+		{name: "NetworkRoute/NoTunnel", answer: rejected, want: []string{"one of forProvider.tunnelId, tunnelIdRef or tunnelIdSelector is required"},
+			obj: func(c *corpus) client.Object {
+				return c.network("net-no-tunnel", "10.0.0.0/8", func(r *ztv1alpha1.NetworkRoute) { r.Spec.ForProvider.TunnelIDRef = nil })
+			}},
+		{name: "NetworkRoute/CommentOf51", answer: rejected, want: []string{"spec.forProvider.comment", "50"},
+			obj: func(c *corpus) client.Object {
+				return c.network("net-long-comment", "10.0.0.0/8", func(r *ztv1alpha1.NetworkRoute) { r.Spec.ForProvider.Comment = ptr.To(long(51)) })
+			}},
+		{name: "NetworkRoute/VirtualNetworkSelectorIntoAnotherNamespace", answer: rejected, want: []string{"virtualNetworkIdSelector may only select VirtualNetworks in the route's own namespace"},
+			obj: func(c *corpus) client.Object {
+				return c.network("net-vnet-selector", "10.0.0.0/8", func(r *ztv1alpha1.NetworkRoute) {
+					r.Spec.ForProvider.VirtualNetworkIDSelector = &xpv2.NamespacedSelector{Namespace: c.h.ns, MatchLabels: map[string]string{"a": "b"}}
+				})
+			}},
+		{name: "VirtualNetwork/EmptyName", answer: rejected, want: []string{"spec.forProvider.name", "at least 1 chars long"},
+			obj: func(c *corpus) client.Object { return c.vnet("vnet-empty", "") }},
+		{name: "VirtualNetwork/NameOf257", answer: rejected, want: []string{"spec.forProvider.name", "256"},
+			obj: func(c *corpus) client.Object { return c.vnet("vnet-long", long(257)) }},
+
 		// ---- valid input the rules above must not refuse ------------
+		{name: "Valid/NetworkRouteIPv6", answer: valid,
+			obj: func(c *corpus) client.Object { return c.network("valid-net-v6", "fd00:10:96::/112") }},
+		{name: "Valid/NetworkRouteUnmaskedHostBits", answer: valid,
+			obj: func(c *corpus) client.Object { return c.network("valid-net-unmasked", "10.1.2.3/16") }},
 		{name: "Valid/HostnameRouteWildcardUpperCaseTrailingDot", answer: valid,
 			obj: func(c *corpus) client.Object { return c.route("valid-wildcard", "*.Apps.Team-A.internal.") }},
 		{name: "Valid/VPCServiceIPv6", answer: valid,
@@ -705,6 +773,27 @@ func entries() []entry {
 			check: noRecord("timeout.")},
 		{name: "Ingress/NoTunnelAnnotation", answer: warned, reason: "MissingTunnelAnnotation", want: []string{tunnelA, "is required"},
 			obj: func(c *corpus) client.Object { return c.ingress("no-tunnel", ann(tunnelA, "-")) }},
+		// ---- Services routed privately ------------------------------
+		{name: "Service/PrivateRouteNotABoolean", answer: warned, reason: "InvalidAnnotation", want: []string{tv1alpha1.AnnotationPrivateRoute, `"yes"`},
+			obj: func(c *corpus) client.Object { return c.routedService("route-yes", ann(tv1alpha1.AnnotationPrivateRoute, "yes")) }},
+		{name: "Service/PrivateRouteWithoutTunnel", answer: warned, reason: "InvalidAnnotation", want: []string{tunnelA, "is required"},
+			obj: func(c *corpus) client.Object { return c.routedService("route-no-tunnel", ann(tunnelA, "-")) }},
+		{name: "Service/PrivateRouteVirtualNetworkNotAName", answer: warned, reason: "InvalidAnnotation", want: []string{tv1alpha1.AnnotationVirtualNetwork, "must name a VirtualNetwork"},
+			obj: func(c *corpus) client.Object {
+				return c.routedService("route-bad-vnet", ann(tv1alpha1.AnnotationVirtualNetwork, "Blue Net"))
+			}},
+		{name: "Service/PrivateRouteHeadless", answer: warned, reason: "NoClusterIP", want: []string{"headless"},
+			obj: func(c *corpus) client.Object {
+				return c.routedService("route-headless", nil, func(s *corev1.Service) { s.Spec.ClusterIP = corev1.ClusterIPNone })
+			}},
+		{name: "Service/PrivateRouteExternalName", answer: warned, reason: "NoClusterIP", want: []string{"ExternalName"},
+			obj: func(c *corpus) client.Object {
+				return c.routedService("route-external", nil, func(s *corev1.Service) {
+					s.Spec.Type, s.Spec.ExternalName, s.Spec.Ports = corev1.ServiceTypeExternalName, "db.example.com", nil
+				})
+			}},
+		{name: "Service/PrivateRouteTunnelOfAnotherNamespace", answer: warned, reason: "TunnelNotFound", want: []string{`no CloudflareTunnel "healthy"`},
+			obj: func(c *corpus) client.Object { return c.routedService("route-borrow", ann(tunnelA, "healthy")) }},
 		{name: "Ingress/BlankTunnelAnnotation", answer: warned, reason: "MissingTunnelAnnotation", want: []string{tunnelA, "is required"},
 			obj: func(c *corpus) client.Object { return c.ingress("blank-tunnel", ann(tunnelA, " \t ")) }},
 		{name: "Ingress/TunnelOfAnotherNamespace", answer: warned, reason: "TunnelNotFound", want: []string{`no CloudflareTunnel "healthy"`, "used only from its own namespace"},
@@ -818,6 +907,18 @@ func entries() []entry {
 			check: noRecord("nohost.")},
 
 		// ---- Managed resources refused at runtime --------------------
+		{name: "NetworkRoute/TunnelRefIntoAnotherNamespace", answer: notSynced, want: []string{"references to other namespaces are not allowed"},
+			obj: func(c *corpus) client.Object {
+				return c.network("sneaky-net", "10.99.0.0/16", func(r *ztv1alpha1.NetworkRoute) {
+					r.Spec.ForProvider.TunnelIDRef = &xpv2.NamespacedReference{Name: "healthy", Namespace: c.h.ns}
+				})
+			}},
+		{name: "NetworkRoute/VirtualNetworkRefIntoAnotherNamespace", answer: notSynced, want: []string{"references to other namespaces are not allowed"},
+			obj: func(c *corpus) client.Object {
+				return c.network("sneaky-vnet", "10.98.0.0/16", func(r *ztv1alpha1.NetworkRoute) {
+					r.Spec.ForProvider.VirtualNetworkIDRef = &xpv2.NamespacedReference{Name: "theirs", Namespace: c.h.ns}
+				})
+			}},
 		{name: "HostnameRoute/TunnelRefIntoAnotherNamespace", answer: notSynced, want: []string{"references to other namespaces are not allowed"},
 			obj: func(c *corpus) client.Object {
 				return c.route("sneaky-ref", "sneaky-ref."+c.ns+".internal", func(r *ztv1alpha1.HostnameRoute) {
@@ -1265,6 +1366,14 @@ func (c *corpus) checkAccount(t *testing.T, base sim.State, when string) sim.Sta
 	for _, x := range st.DNSRecords {
 		if !old[x.ID] {
 			t.Errorf("%s: a DNS record %s %s (%s) was created", when, x.Type, x.Name, x.ID)
+		}
+	}
+	for _, x := range base.CIDRRoutes {
+		old[x.ID] = true
+	}
+	for _, x := range st.CIDRRoutes {
+		if !old[x.ID] {
+			t.Errorf("%s: a network route %s (%s) was created", when, x.Network, x.ID)
 		}
 	}
 	return st
