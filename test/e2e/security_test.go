@@ -42,6 +42,9 @@ func TestProviderPermissionsBySelfSubjectAccessReview(t *testing.T) {
 		{verb: "create", group: "apps", resource: "deployments", namespace: "team-a"},
 		{verb: "update", group: "policy", resource: "poddisruptionbudgets", namespace: "team-a"},
 		{verb: "delete", group: "zerotrust.tunnels.cloudflare.com", resource: "hostnameroutes", namespace: "team-a"},
+		{verb: "delete", group: "zerotrust.tunnels.cloudflare.com", resource: "networkroutes", namespace: "team-a"},
+		{verb: "update", group: "zerotrust.tunnels.cloudflare.com", resource: "virtualnetworks", namespace: "team-a"},
+		{verb: "watch", resource: "services"},
 		{verb: "update", group: "dns.tunnels.cloudflare.com", resource: "dnsrecords", sub: "status", namespace: "team-a"},
 		{verb: "update", group: "tunnels.cloudflare.com", resource: "cloudflaretunnels", sub: "status", namespace: "team-a"},
 		{verb: "delete", group: "tunnels.cloudflare.com", resource: "publichostnames", namespace: "team-a"},
@@ -61,6 +64,12 @@ func TestProviderPermissionsBySelfSubjectAccessReview(t *testing.T) {
 		{verb: "create", resource: "serviceaccounts", sub: "token", namespace: providerNamespace, name: providerSA},
 		{verb: "deletecollection", resource: "secrets", namespace: "team-a"},
 		{verb: "delete", resource: "services", namespace: "team-a"},
+		// Services routed privately carry no finalizer of ours.
+		{verb: "update", resource: "services", namespace: "team-a"},
+		{verb: "patch", resource: "services", namespace: "team-a"},
+		// VirtualNetworks are made and deleted only by users.
+		{verb: "create", group: "zerotrust.tunnels.cloudflare.com", resource: "virtualnetworks", namespace: "team-a"},
+		{verb: "delete", group: "zerotrust.tunnels.cloudflare.com", resource: "virtualnetworks", namespace: "team-a"},
 		{verb: "create", group: "networking.k8s.io", resource: "ingresses", namespace: "team-a"},
 		{verb: "delete", group: "networking.k8s.io", resource: "ingresses", namespace: "team-a"},
 		{verb: "create", group: "tunnels.cloudflare.com", resource: "cloudflaretunnels", namespace: "team-a"},
