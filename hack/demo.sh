@@ -100,11 +100,11 @@ tunnel_id="$(kc -n $ns get cloudflaretunnel $cft -o jsonpath='{.status.tunnelID}
 curl -sf -X POST "$sim_base/__sim/tunnels/$tunnel_id/connectors" -d '{"count": 2}' >/dev/null
 info "two cloudflared connectors marked connected in the simulator (KWOK runs no containers)"
 waitfor "the CloudflareTunnel is Ready" 120 kc -n $ns wait --for=condition=Ready cloudflaretunnel/$cft --timeout=2s
-waitfor "every managed resource is Ready" 180 kc -n $ns wait --for=condition=Ready tunnels,hostnameroutes,vpcservices,dnsrecords,publichostnames --all --timeout=2s
+waitfor "every managed resource is Ready" 180 kc -n $ns wait --for=condition=Ready tunnels,hostnameroutes,networkroutes,vpcservices,dnsrecords,publichostnames --all --timeout=2s
 waitfor "the public Ingress has its address" 60 sh -c "[ -n \"\$('$kubectl' --cache-dir '$out/kubectl-cache' -n $ns get ingress web -o jsonpath='{.status.loadBalancer.ingress[0].hostname}')\" ]"
 
 step "Kubernetes"
-kc -n $ns get cloudflaretunnels,publichostnames,tunnels,hostnameroutes,vpcservices,dnsrecords,ingresses,deployments,pods,poddisruptionbudgets
+kc -n $ns get cloudflaretunnels,publichostnames,tunnels,hostnameroutes,networkroutes,vpcservices,dnsrecords,ingresses,services,deployments,pods,poddisruptionbudgets
 step "Cloudflare (the simulator's account)"
 curl -sf "$sim_base/__sim/state" | python3 hack/demo/summary.py 2>/dev/null || curl -sf "$sim_base/__sim/state"
 echo
@@ -112,7 +112,7 @@ info "Cloudflare API calls so far: $(curl -sf "$sim_base/__sim/stats" | sed -n '
 
 step "The demo keeps running. Try:"
 info "export KUBECONFIG=$kubeconfig"
-info "$kubectl -n $ns get cloudflaretunnels,publichostnames,tunnels,hostnameroutes,vpcservices,dnsrecords,ingress"
+info "$kubectl -n $ns get cloudflaretunnels,publichostnames,tunnels,hostnameroutes,networkroutes,vpcservices,dnsrecords,ingress"
 info "$kubectl -n $ns delete ingress web      # the CNAME and tunnel rules go away in the simulator"
 info "curl -s $sim_base/__sim/state            # what the simulated Cloudflare account holds"
 info "Ctrl-C stops the provider, the simulator and the cluster."

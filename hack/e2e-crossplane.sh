@@ -181,7 +181,7 @@ mrds_active() {
   n="$(kc get managedresourcedefinitions -o jsonpath='{range .items[*]}{.metadata.name} {.spec.state}{"\n"}{end}' | grep -c 'tunnels\.cloudflare\.com Active$' || true)"
   [[ "$n" == "$1" ]]
 }
-# v0.0.1 has five; v0.0.2 adds PublicHostname.
+# v0.0.1 has five; v0.0.2 adds PublicHostname, NetworkRoute and VirtualNetwork.
 waitfor "5 ManagedResourceDefinitions Active (v0.0.1's 4 managed resources + CloudflareTunnel, by the README's activation policy)" 60 mrds_active 5
 waitfor "every CRD Established" 60 kc wait --for=condition=Established crd --all --timeout=20s
 cat <<YAML | kc apply -f - >/dev/null
@@ -236,15 +236,15 @@ tunnel_id="$(kc -n $ns get cloudflaretunnel $cft -o jsonpath='{.status.tunnelID}
 curl -sf -X POST "$sim_base/__sim/tunnels/$tunnel_id/connectors" -d '{"count": 2}' >/dev/null
 waitfor "CloudflareTunnel Ready" 120 kc -n $ns wait --for=condition=Ready cloudflaretunnel/$cft --timeout=2s
 waitfor "every managed resource Ready (Ingress-made and direct)" 180 kc wait --for=condition=Ready tunnels,hostnameroutes,vpcservices,dnsrecords --all -A --timeout=2s
-expect_state() { # TUNNELS ROUTES SERVICES RECORDS
+expect_state() { # TUNNELS ROUTES SERVICES RECORDS [NETWORK_ROUTES, default 0]
   curl -sf "$sim_base/__sim/state" >"$out/state.json" || return 1
   python3 - "$out/state.json" "$@" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
-want = [int(x) for x in sys.argv[2:6]]
+want = [int(x) for x in sys.argv[2:6]] + [int(sys.argv[6]) if len(sys.argv) > 6 else 0]
 live = lambda xs: [x for x in (xs or []) if not x.get("deleted_at")]
-got = [len(live(s.get("tunnels"))), len(live(s.get("hostname_routes"))), len(s.get("services") or []), len(s.get("dns_records") or [])]
-print("simulator: tunnels %d, hostname routes %d, VPC services %d, DNS records %d" % tuple(got), file=sys.stderr)
+got = [len(live(s.get("tunnels"))), len(live(s.get("hostname_routes"))), len(s.get("services") or []), len(s.get("dns_records") or []), len(live(s.get("cidr_routes")))]
+print("simulator: tunnels %d, hostname routes %d, VPC services %d, DNS records %d, network routes %d" % tuple(got), file=sys.stderr)
 sys.exit(0 if got == want else 1)
 PY
 }
@@ -293,29 +293,31 @@ waitfor "every managed resource still Ready" 60 kc wait --for=condition=Ready tu
 after="$(curl -sf "$sim_base/__sim/state" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(sorted(x["id"] + " config v" + str(x.get("config_version")) for x in s["tunnels"]), sorted(x["id"] for x in s["hostname_routes"]), sorted(x["service_id"] for x in s["services"]), sorted(x["id"] for x in s["dns_records"]))')"
 [[ "$before" == "$after" ]] || fail "Cloudflare objects changed across the upgrade: before $before, after $after"
 info "the same Cloudflare objects (same IDs) and tunnel configurations (same versions: never rewritten) before and after"
-waitfor "6 ManagedResourceDefinitions Active (PublicHostname added)" 60 mrds_active 6
+waitfor "8 ManagedResourceDefinitions Active (PublicHostname, NetworkRoute and VirtualNetwork added)" 60 mrds_active 8
 waitfor "the public Ingress's PublicHostname Ready, its DNS record taken over" 90 kc -n $ns wait --for=condition=Ready publichostnames --all --timeout=2s
 owner="$(kc -n $ns get dnsrecords -l tunnels.cloudflare.com/ingress=web -o jsonpath='{.items[0].metadata.ownerReferences[0].kind}')"
 [[ "$owner" == PublicHostname ]] || fail "the web Ingress's DNSRecord is controlled by '$owner', want its PublicHostname"
 after_takeover="$(curl -sf "$sim_base/__sim/state" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(sorted(x["id"] + " config v" + str(x.get("config_version")) for x in s["tunnels"]), sorted(x["id"] for x in s["hostname_routes"]), sorted(x["service_id"] for x in s["services"]), sorted(x["id"] for x in s["dns_records"]))')"
 [[ "$before" == "$after_takeover" ]] || fail "Cloudflare objects changed when the DNS record moved to its PublicHostname: before $before, after $after_takeover"
 info "the DNS record moved to its PublicHostname without being recreated"
-# What v0.0.2 adds on purpose: the current demo's hand-made PublicHostname.
+# What v0.0.2 adds on purpose: the current demo's hand-made PublicHostname
+# and the redis Service's cluster IP routed privately.
 kc apply -f hack/demo/manifests.yaml >/dev/null
 waitfor "the demo's hand-made PublicHostname Ready" 90 kc -n $ns wait --for=condition=Ready publichostname/status --timeout=2s
-waitfor "the simulator holds 2 tunnels, 3 hostname routes, 2 VPC services, 3 DNS records" 60 expect_state 2 3 2 3
+waitfor "the redis Service's NetworkRoute Ready" 90 kc -n $ns wait --for=condition=Ready networkroutes -l tunnels.cloudflare.com/service=redis-cache-azure-dev --timeout=2s
+waitfor "the simulator holds 2 tunnels, 3 hostname routes, 2 VPC services, 3 DNS records, 1 network route" 60 expect_state 2 3 2 3 1
 grep -qi forbidden "$out/provider-v0.0.2.log" && fail "v0.0.2 was refused something (forbidden in its log)"
 
 # --------------------------------------------------------------- 8. uninstall
 phase "uninstall: objects, then the Provider"
 kc delete -f hack/e2e-crossplane/direct.yaml --wait=false >/dev/null
-kc -n $ns delete ingress,publichostnames --all --wait=false >/dev/null
+kc -n $ns delete ingress,publichostnames,services --all --wait=false >/dev/null
 kc -n $ns delete cloudflaretunnel $cft --wait=false >/dev/null
 # The CloudflareTunnel stops cloudflared first; KWOK runs no container, so
 # play cloudflared disconnecting once its Deployment is gone.
 waitfor "the cloudflared Deployment gone" 120 sh -c "! '$kubectl' --cache-dir '$out/kubectl-cache' -n $ns get deployment $cft-cloudflared"
 curl -sf -X POST "$sim_base/__sim/tunnels/$tunnel_id/connectors" -d '{"count": 0}' >/dev/null
-gone() { [[ -z "$(kc get tunnels,hostnameroutes,vpcservices,dnsrecords,publichostnames,cloudflaretunnels,ingresses -A --no-headers 2>/dev/null)" ]]; }
+gone() { [[ -z "$(kc get tunnels,hostnameroutes,networkroutes,vpcservices,dnsrecords,publichostnames,cloudflaretunnels,ingresses -A --no-headers 2>/dev/null)" ]]; }
 waitfor "every managed resource, CloudflareTunnel and Ingress gone" 180 gone
 waitfor "nothing left in the simulator" 30 expect_state 0 0 0 0
 grep -qi forbidden "$out/provider-v0.0.2.log" && fail "v0.0.2 was refused something while deleting (forbidden in its log)"

@@ -13,6 +13,9 @@ for t in s["tunnels"]:
 for r in s["hostname_routes"]:
     if not r["deleted_at"]:
         print(f"route        {r['hostname']} -> tunnel {r['tunnel_name']}")
+for r in s.get("cidr_routes", []):
+    if not r["deleted_at"]:
+        print(f"net route    {r['network']} -> tunnel {r['tunnel_id']}")
 for v in s["services"]:
     print(f"vpc service  {v['name']}  {v['type']}:{v.get('tcp_port')}  host={v['host'].get('hostname')}  id={v['service_id']}")
 for d in s["dns_records"]:
