@@ -775,7 +775,9 @@ func entries() []entry {
 			obj: func(c *corpus) client.Object { return c.ingress("no-tunnel", ann(tunnelA, "-")) }},
 		// ---- Services routed privately ------------------------------
 		{name: "Service/PrivateRouteNotABoolean", answer: warned, reason: "InvalidAnnotation", want: []string{tv1alpha1.AnnotationPrivateRoute, `"yes"`},
-			obj: func(c *corpus) client.Object { return c.routedService("route-yes", ann(tv1alpha1.AnnotationPrivateRoute, "yes")) }},
+			obj: func(c *corpus) client.Object {
+				return c.routedService("route-yes", ann(tv1alpha1.AnnotationPrivateRoute, "yes"))
+			}},
 		{name: "Service/PrivateRouteWithoutTunnel", answer: warned, reason: "InvalidAnnotation", want: []string{tunnelA, "is required"},
 			obj: func(c *corpus) client.Object { return c.routedService("route-no-tunnel", ann(tunnelA, "-")) }},
 		{name: "Service/PrivateRouteVirtualNetworkNotAName", answer: warned, reason: "InvalidAnnotation", want: []string{tv1alpha1.AnnotationVirtualNetwork, "must name a VirtualNetwork"},
