@@ -2,7 +2,9 @@ package cloudflare
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
+	"strings"
 	"time"
 
 	cf "github.com/cloudflare/cloudflare-go/v7"
@@ -98,6 +100,24 @@ func NormalizeNetwork(n string) string {
 		return n
 	}
 	return p.Masked().String()
+}
+
+// DescribeRoutes names routes for a message: "10.0.0.0/8 (route <id>), …",
+// the first few and how many more.
+func DescribeRoutes(rs []CIDRRoute) string {
+	const shown = 5
+	names := make([]string, 0, shown)
+	for i, r := range rs {
+		if i == shown {
+			break
+		}
+		names = append(names, fmt.Sprintf("%s (route %s)", r.Network, r.ID))
+	}
+	out := strings.Join(names, ", ")
+	if len(rs) > shown {
+		out += fmt.Sprintf(" and %d more", len(rs)-shown)
+	}
+	return out
 }
 
 // VirtualNetworkInput is what a virtual network is created or updated

@@ -355,3 +355,34 @@ func TestNetworkRouteSteadyStateIsOneListPerHalfPoll(t *testing.T) {
 		p.DeleteAndWait(t, cr)
 	}
 }
+
+// Cloudflare deletes a tunnel's network routes with it. A Tunnel is not
+// deleted while a route points at it, so a route someone else made through
+// it (here, in the dashboard) is never deleted as a side effect.
+func TestATunnelWaitsForTheRoutesThroughIt(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	tun := readyTunnel(t, ns, "shared")
+	tunnelID := meta.GetExternalName(tun)
+	theirs, err := p.Cloudflare.CreateCIDRRoute(ctx, cloudflare.CIDRRouteInput{Network: "10.90.0.0/16", TunnelID: tunnelID, Comment: "added in the dashboard"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Client.Delete(ctx, tun); err != nil {
+		t.Fatal(err)
+	}
+	c := p.WaitSynced(t, tun, "deletion refused while a route points at the tunnel", func(c xpv2.Condition) bool {
+		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "network route(s) still point at it") && strings.Contains(c.Message, theirs.ID)
+	})
+	t.Logf("reported: %s", c.Message)
+	if got := cfRoute(t, theirs.ID); got == nil {
+		t.Fatal("the route through the tunnel was deleted")
+	}
+	if got, err := p.Cloudflare.GetTunnel(ctx, tunnelID); err != nil || got.Deleted() {
+		t.Fatalf("the tunnel was deleted under its route: %+v (%v)", got, err)
+	}
+	if err := p.Cloudflare.DeleteCIDRRoute(ctx, theirs.ID); err != nil {
+		t.Fatal(err)
+	}
+	p.DeleteAndWait(t, tun)
+}

@@ -37,7 +37,7 @@ var kind = mr.Kind[*v1alpha1.Tunnel]{
 	NewObj:  func() *v1alpha1.Tunnel { return &v1alpha1.Tunnel{} },
 	NewList: func() client.ObjectList { return &v1alpha1.TunnelList{} },
 	External: func(c mr.Connection) managed.TypedExternalClient[*v1alpha1.Tunnel] {
-		return &external{tunnels: c.Cloudflare, kube: c.Kube, accountID: c.Cloudflare.Account()}
+		return &external{tunnels: c.Cloudflare, teamnet: c.Cloudflare, kube: c.Kube, accountID: c.Cloudflare.Account()}
 	},
 	Hostnames: configHostnames,
 }
@@ -68,7 +68,10 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, s mr.Settings) error {
 }
 
 type external struct {
-	tunnels   cloudflare.TunnelsAPI
+	tunnels cloudflare.TunnelsAPI
+	// teamnet lists the network routes that point at the tunnel, which
+	// Cloudflare would delete with it.
+	teamnet   cloudflare.TeamnetAPI
 	kube      client.Client
 	accountID string
 
@@ -270,6 +273,9 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.Tunnel) (managed.Ext
 }
 
 func (e *external) Delete(ctx context.Context, cr *v1alpha1.Tunnel) (managed.ExternalDelete, error) {
+	if err := e.routesBlockDeletion(ctx, meta.GetExternalName(cr)); err != nil {
+		return managed.ExternalDelete{}, err
+	}
 	err := e.tunnels.DeleteTunnel(ctx, meta.GetExternalName(cr))
 	if cloudflare.IsNotFound(err) {
 		return managed.ExternalDelete{}, nil
@@ -283,4 +289,19 @@ func (e *external) Delete(ctx context.Context, cr *v1alpha1.Tunnel) (managed.Ext
 		}
 	}
 	return managed.ExternalDelete{}, errors.Wrap(err, "cannot delete tunnel")
+}
+
+// routesBlockDeletion refuses to delete a tunnel that network routes still
+// point at: Cloudflare deletes a tunnel's CIDR routes with it, and some may
+// not be this resource's to delete (made in the dashboard, or by another
+// tool); the NetworkRoutes of this provider would be left failing.
+func (e *external) routesBlockDeletion(ctx context.Context, id string) error {
+	rs, err := e.teamnet.ListCIDRRoutes(ctx, cloudflare.CIDRRouteFilter{TunnelID: id})
+	if err != nil {
+		return errors.Wrap(err, "cannot list the network routes of the tunnel")
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	return errors.New(fmt.Sprintf("cannot delete tunnel yet: %d network route(s) still point at it: %s; Cloudflare would delete them with the tunnel, so delete them first (their NetworkRoutes, or in the dashboard) and deletion will retry", len(rs), cloudflare.DescribeRoutes(rs)))
 }

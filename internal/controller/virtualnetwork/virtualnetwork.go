@@ -208,15 +208,5 @@ func (e *external) deletable(ctx context.Context, cr *v1alpha1.VirtualNetwork, i
 	if len(rs) == 0 {
 		return nil
 	}
-	names := make([]string, 0, len(rs))
-	for _, r := range rs {
-		names = append(names, fmt.Sprintf("%s (route %s)", r.Network, r.ID))
-	}
-	const shown = 5
-	more := ""
-	if len(names) > shown {
-		more = fmt.Sprintf(" and %d more", len(names)-shown)
-		names = names[:shown]
-	}
-	return &InUseError{ID: id, Reason: fmt.Sprintf("is still used by %d route(s): %s%s; delete those routes (their NetworkRoutes) first", len(rs), strings.Join(names, ", "), more)}
+	return &InUseError{ID: id, Reason: fmt.Sprintf("is still used by %d route(s): %s; delete those routes (their NetworkRoutes) first", len(rs), cloudflare.DescribeRoutes(rs))}
 }
