@@ -114,28 +114,14 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.HostnameRoute) (man
 	if _, err := tunnelID(cr); err != nil {
 		return managed.ExternalObservation{}, err
 	}
-	var (
-		r       *cloudflare.HostnameRoute
-		err     error
-		adopted bool
-	)
-	if id := meta.GetExternalName(cr); id == "" {
-		if r, err = e.find(ctx, cr); err != nil || r == nil {
-			return managed.ExternalObservation{ResourceExists: false}, err
-		}
-		meta.SetExternalName(cr, r.ID)
-		adopted = true
-	} else {
-		r, err = e.routes.GetHostnameRoute(ctx, id)
-		if cloudflare.IsNotFound(err) {
-			return managed.ExternalObservation{ResourceExists: false}, nil
-		}
-		if err != nil {
-			return managed.ExternalObservation{}, errors.Wrap(err, "cannot get hostname route")
-		}
-		if r.Deleted() {
-			return managed.ExternalObservation{ResourceExists: false}, nil
-		}
+	r, adopted, err := mr.Locate(ctx, cr, mr.Lookup[cloudflare.HostnameRoute]{
+		Get:     e.routes.GetHostnameRoute,
+		Find:    func(ctx context.Context) (*cloudflare.HostnameRoute, error) { return e.find(ctx, cr) },
+		ID:      func(r *cloudflare.HostnameRoute) string { return r.ID },
+		Deleted: (*cloudflare.HostnameRoute).Deleted,
+	})
+	if err != nil || r == nil {
+		return managed.ExternalObservation{ResourceExists: false}, errors.Wrap(err, "cannot observe hostname route")
 	}
 
 	cr.SetConditions(xpv2.Available())

@@ -20,6 +20,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
@@ -179,4 +180,47 @@ func Time(t *time.Time) *metav1.Time {
 	}
 	mt := metav1.NewTime(*t)
 	return &mt
+}
+
+// Lookup is how an external client finds its resource's Cloudflare object.
+type Lookup[O any] struct {
+	// Get reads the object by its ID, the resource's external-name.
+	Get func(ctx context.Context, id string) (*O, error)
+	// Find looks the object up by its natural key and returns it only with
+	// proof that the resource made it (its ownership marker); nil when
+	// there is none.
+	Find func(ctx context.Context) (*O, error)
+	// ID is the object's ID, for the external-name of one Find found.
+	ID func(*O) string
+	// Deleted reports a (soft-)deleted object, which Cloudflare may still
+	// return by ID.
+	Deleted func(*O) bool
+}
+
+// Locate returns the resource's live Cloudflare object, or nil when there is
+// none (never created, or deleted in Cloudflare). Without an external-name
+// it asks Find, and sets the external-name of what Find proves is the
+// resource's (adopted: a create whose response was lost, or an object an
+// earlier version made).
+func Locate[O any](ctx context.Context, mg resource.Managed, l Lookup[O]) (obj *O, adopted bool, err error) {
+	id := meta.GetExternalName(mg)
+	if id == "" {
+		o, err := l.Find(ctx)
+		if err != nil || o == nil {
+			return nil, false, err
+		}
+		meta.SetExternalName(mg, l.ID(o))
+		return o, true, nil
+	}
+	o, err := l.Get(ctx, id)
+	if cloudflare.IsNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if l.Deleted(o) {
+		return nil, false, nil
+	}
+	return o, false, nil
 }

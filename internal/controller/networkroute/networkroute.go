@@ -188,33 +188,18 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.NetworkRoute) (mana
 	if _, err := tunnelID(cr); err != nil {
 		return managed.ExternalObservation{}, err
 	}
-	var (
-		r       *cloudflare.CIDRRoute
-		err     error
-		adopted bool
-	)
-	if id := meta.GetExternalName(cr); id == "" {
-		r, err = e.find(ctx, cr)
-		if conflict := (&ConflictError{}); errors.As(err, &conflict) && meta.WasDeleted(cr) {
-			// Never ours: nothing to delete, let go.
-			return managed.ExternalObservation{ResourceExists: false}, nil
-		}
-		if err != nil || r == nil {
-			return managed.ExternalObservation{ResourceExists: false}, err
-		}
-		meta.SetExternalName(cr, r.ID)
-		adopted = true
-	} else {
-		r, err = e.teamnet.GetCIDRRoute(ctx, id)
-		if cloudflare.IsNotFound(err) {
-			return managed.ExternalObservation{ResourceExists: false}, nil
-		}
-		if err != nil {
-			return managed.ExternalObservation{}, errors.Wrap(err, "cannot get network route")
-		}
-		if r.Deleted() {
-			return managed.ExternalObservation{ResourceExists: false}, nil
-		}
+	r, adopted, err := mr.Locate(ctx, cr, mr.Lookup[cloudflare.CIDRRoute]{
+		Get:     e.teamnet.GetCIDRRoute,
+		Find:    func(ctx context.Context) (*cloudflare.CIDRRoute, error) { return e.find(ctx, cr) },
+		ID:      func(r *cloudflare.CIDRRoute) string { return r.ID },
+		Deleted: (*cloudflare.CIDRRoute).Deleted,
+	})
+	if conflict := (&ConflictError{}); errors.As(err, &conflict) && meta.WasDeleted(cr) {
+		// Never ours: nothing to delete, let go.
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	if err != nil || r == nil {
+		return managed.ExternalObservation{ResourceExists: false}, errors.Wrap(err, "cannot observe network route")
 	}
 
 	cr.SetConditions(xpv2.Available())

@@ -84,28 +84,14 @@ func (e *external) find(ctx context.Context, cr *v1alpha1.VirtualNetwork) (*clou
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualNetwork) (managed.ExternalObservation, error) {
-	var (
-		v       *cloudflare.VirtualNetwork
-		err     error
-		adopted bool
-	)
-	if id := meta.GetExternalName(cr); id == "" {
-		if v, err = e.find(ctx, cr); err != nil || v == nil {
-			return managed.ExternalObservation{ResourceExists: false}, err
-		}
-		meta.SetExternalName(cr, v.ID)
-		adopted = true
-	} else {
-		v, err = e.teamnet.GetVirtualNetwork(ctx, id)
-		if cloudflare.IsNotFound(err) {
-			return managed.ExternalObservation{ResourceExists: false}, nil
-		}
-		if err != nil {
-			return managed.ExternalObservation{}, errors.Wrap(err, "cannot get virtual network")
-		}
-		if v.Deleted() {
-			return managed.ExternalObservation{ResourceExists: false}, nil
-		}
+	v, adopted, err := mr.Locate(ctx, cr, mr.Lookup[cloudflare.VirtualNetwork]{
+		Get:     e.teamnet.GetVirtualNetwork,
+		Find:    func(ctx context.Context) (*cloudflare.VirtualNetwork, error) { return e.find(ctx, cr) },
+		ID:      func(v *cloudflare.VirtualNetwork) string { return v.ID },
+		Deleted: (*cloudflare.VirtualNetwork).Deleted,
+	})
+	if err != nil || v == nil {
+		return managed.ExternalObservation{ResourceExists: false}, errors.Wrap(err, "cannot observe virtual network")
 	}
 	cr.SetConditions(xpv2.Available())
 	cr.Status.AtProvider = v1alpha1.VirtualNetworkObservation{ID: v.ID, Name: v.Name, IsDefaultNetwork: v.IsDefaultNetwork, CreatedAt: mr.Time(&v.CreatedAt)}
