@@ -281,6 +281,44 @@ func TestManifestsAreAccepted(t *testing.T) {
 	})
 }
 
+// TestExamplesAreAccepted server-side dry-runs every object of examples/
+// against the real API server with the provider's CRDs: their CEL rules
+// (a network that must be a CIDR, one tunnel reference of three, ...) are
+// checked there, not by the offline schema validation of make lint.
+func TestExamplesAreAccepted(t *testing.T) {
+	ctx := context.Background()
+	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "examples", "*", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	var docs []*unstructured.Unstructured
+	for _, f := range files {
+		ds, err := readDocuments(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		docs = append(docs, ds...)
+	}
+	// The namespaces the examples live in exist for real (a dry run does
+	// not create one for the next object).
+	for _, d := range docs {
+		if d.GetNamespace() == "" {
+			continue
+		}
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: d.GetNamespace()}}
+		if err := env.Client.Create(ctx, ns); err != nil && !kerrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range docs {
+		t.Run(d.GetKind()+"/"+d.GetNamespace()+"/"+d.GetName(), func(t *testing.T) {
+			if err := env.Client.Create(ctx, d.DeepCopy(), client.DryRunAll); err != nil && !kerrors.IsAlreadyExists(err) {
+				t.Errorf("the API server refuses the example: %v", err)
+			}
+		})
+	}
+}
+
 // TestDeployment checks what the Deployment promises: the pod passes the
 // restricted Pod Security Standard (enforced by the real admission plugin),
 // and it wires main's flags and ports.
