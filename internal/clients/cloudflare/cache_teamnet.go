@@ -1,6 +1,15 @@
 package cloudflare
 
-import "context"
+import (
+	"context"
+	"time"
+)
+
+// FreshFor is how old a snapshot ListCIDRRoutesNow answers from may be:
+// a second, so that a burst of creates shares one listing while a route
+// made elsewhere (the dashboard, another token) since the last poll is
+// seen before a create, a move or a deletion relies on its absence.
+const FreshFor = time.Second
 
 func (c *CachedClient) cidrList(ctx context.Context) (map[string]CIDRRoute, error) {
 	rs, err := c.Client.ListCIDRRoutes(ctx, CIDRRouteFilter{})
@@ -37,6 +46,16 @@ func (c *CachedClient) GetCIDRRoute(ctx context.Context, id string) (*CIDRRoute,
 // routes costs no call.
 func (c *CachedClient) ListCIDRRoutes(ctx context.Context, f CIDRRouteFilter) ([]CIDRRoute, error) {
 	all, err := c.cache.cidr.all(ctx, c.ttl, c.cidrList)
+	if err != nil {
+		return nil, err
+	}
+	return sortedValues(all, f.Keep), nil
+}
+
+// ListCIDRRoutesNow serves ListCIDRRoutes from a snapshot at most FreshFor
+// old, listing again when it is older.
+func (c *CachedClient) ListCIDRRoutesNow(ctx context.Context, f CIDRRouteFilter) ([]CIDRRoute, error) {
+	all, err := c.cache.cidr.all(ctx, min(c.ttl, FreshFor), c.cidrList)
 	if err != nil {
 		return nil, err
 	}

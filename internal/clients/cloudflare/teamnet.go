@@ -133,6 +133,10 @@ type TeamnetAPI interface {
 	CreateCIDRRoute(ctx context.Context, in CIDRRouteInput) (*CIDRRoute, error)
 	GetCIDRRoute(ctx context.Context, id string) (*CIDRRoute, error)
 	ListCIDRRoutes(ctx context.Context, f CIDRRouteFilter) ([]CIDRRoute, error)
+	// ListCIDRRoutesNow is ListCIDRRoutes as Cloudflare has it now (a
+	// cached client's snapshot at most FreshFor old), for the checks that
+	// guard a create, a move or a deletion.
+	ListCIDRRoutesNow(ctx context.Context, f CIDRRouteFilter) ([]CIDRRoute, error)
 	UpdateCIDRRoute(ctx context.Context, id string, in CIDRRouteInput) (*CIDRRoute, error)
 	DeleteCIDRRoute(ctx context.Context, id string) error
 	// RouteForIP is the most specific live route containing ip in a
@@ -196,6 +200,12 @@ func (c *Client) ListCIDRRoutes(ctx context.Context, f CIDRRouteFilter) ([]CIDRR
 		return res.Result, res.ResultInfo.JSON.RawJSON(), nil
 	}, func(r zero_trust.Teamnet) string { return r.JSON.RawJSON() })
 	return out, wrap(err, "cannot list CIDR routes")
+}
+
+// ListCIDRRoutesNow lists the live routes matching f (this client keeps no
+// snapshot).
+func (c *Client) ListCIDRRoutesNow(ctx context.Context, f CIDRRouteFilter) ([]CIDRRoute, error) {
+	return c.ListCIDRRoutes(ctx, f)
 }
 
 // UpdateCIDRRoute changes a route's network, tunnel, virtual network and

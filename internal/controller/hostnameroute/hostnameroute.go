@@ -111,7 +111,9 @@ func tunnelID(cr *v1alpha1.HostnameRoute) (string, error) {
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.HostnameRoute) (managed.ExternalObservation, error) {
-	if _, err := tunnelID(cr); err != nil {
+	if _, err := tunnelID(cr); err != nil && !meta.WasDeleted(cr) {
+		// Deleting needs only the route's ID (references are not resolved
+		// during deletion: one cleared by a change must not strand it).
 		return managed.ExternalObservation{}, err
 	}
 	r, adopted, err := mr.Locate(ctx, cr, mr.Lookup[cloudflare.HostnameRoute]{

@@ -48,7 +48,11 @@ func TestClaim(t *testing.T) {
 		"InsideASibling":      {network: "10.0.0.1/32", routes: []cloudflare.CIDRRoute{route("r1", "10.0.0.0/8", &sibling)}},
 		"ExactBeatsOverlap": {network: "10.0.0.1/32", routes: []cloudflare.CIDRRoute{route("r1", "10.0.0.0/8", nil), route("r2", "10.0.0.1/32", nil)},
 			want: want{other: "r2", exact: true}},
-		"MineButOverlapped": {network: "10.0.0.1/32", routes: []cloudflare.CIDRRoute{route("r1", "10.0.0.1/32", &me), route("r2", "10.0.0.0/24", nil)},
+		// Made before the foreign route appeared: it is kept (and deleted
+		// when this resource is), not abandoned.
+		"MineThoughOverlappedSince": {network: "10.0.0.1/32", routes: []cloudflare.CIDRRoute{route("r1", "10.0.0.1/32", &me), route("r2", "10.0.0.0/24", nil)},
+			want: want{mine: "r1"}},
+		"MoveOntoAForeignOverlap": {network: "10.0.0.1/32", self: "r1", routes: []cloudflare.CIDRRoute{route("r1", "10.9.0.0/16", &me), route("r2", "10.0.0.0/24", nil)},
 			want: want{other: "r2"}},
 		"MoveSkipsItself":     {network: "10.0.0.1/32", self: "r1", routes: []cloudflare.CIDRRoute{route("r1", "10.0.0.0/8", &me)}},
 		"MoveOntoAnotherMine": {network: "10.0.0.1/32", self: "r1", routes: []cloudflare.CIDRRoute{route("r1", "10.2.0.0/16", &me), route("r2", "10.0.0.1/32", &me)}, want: want{other: "r2", exact: true}},
@@ -154,7 +158,7 @@ func FuzzClaim(f *testing.F) {
 		if errors.As(err, &c) && len(Overlapping(n, []cloudflare.CIDRRoute{c.Other})) != 1 {
 			t.Fatalf("refused for %s, which does not overlap %s", c.Other.Network, n)
 		}
-		if len(Overlapping(n, rs[1:])) == 1 && err == nil {
+		if len(Overlapping(n, rs[1:])) == 1 && err == nil && mine == nil {
 			t.Fatalf("%s overlaps the unmarked %s and was not refused", n, b)
 		}
 	})

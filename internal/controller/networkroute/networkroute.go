@@ -105,55 +105,60 @@ func (e *external) virtualNetwork(ctx context.Context, p v1alpha1.NetworkRoutePa
 
 // find looks up the live route for the network in its virtual network (its
 // natural key) and takes it only with proof that this resource made it
-// (see Claim).
-func (e *external) find(ctx context.Context, cr *v1alpha1.NetworkRoute) (*cloudflare.CIDRRoute, error) {
-	rs, err := e.routesInVirtualNetwork(ctx, cr)
+// (see Claim). now: from Cloudflare as it is now, not the last poll's
+// snapshot, for a create.
+func (e *external) find(ctx context.Context, cr *v1alpha1.NetworkRoute, now bool) (*cloudflare.CIDRRoute, error) {
+	vnet, err := e.virtualNetwork(ctx, cr.Spec.ForProvider)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := e.routesIn(ctx, vnet, now)
 	if err != nil {
 		return nil, err
 	}
 	return Claim(cloudflare.NormalizeNetwork(cr.Spec.ForProvider.Network), "", rs, e.identity(cr))
 }
 
-func (e *external) routesInVirtualNetwork(ctx context.Context, cr *v1alpha1.NetworkRoute) ([]cloudflare.CIDRRoute, error) {
-	vnet, err := e.virtualNetwork(ctx, cr.Spec.ForProvider)
-	if err != nil {
-		return nil, err
+func (e *external) routesIn(ctx context.Context, vnet string, now bool) ([]cloudflare.CIDRRoute, error) {
+	f := cloudflare.CIDRRouteFilter{VirtualNetworkID: vnet}
+	list := e.teamnet.ListCIDRRoutes
+	if now {
+		list = e.teamnet.ListCIDRRoutesNow
 	}
-	rs, err := e.teamnet.ListCIDRRoutes(ctx, cloudflare.CIDRRouteFilter{VirtualNetworkID: vnet})
+	rs, err := list(ctx, f)
 	return rs, errors.Wrap(err, "cannot list the routes of the virtual network")
 }
 
 // Claim decides, from the live routes of one virtual network, which route
 // is me's for network and whether another route forbids routing it. A
-// route for the same network is me's only with its ownership marker; one
-// without is a conflict. A route that overlaps network is a conflict unless
-// this installation made it: a more specific route takes addresses from a
-// broader one, and a broader one would swallow someone else's. self, when
-// set, is the route being moved onto network: it is skipped, and any other
-// route for network is a conflict.
+// route for the same network is me's only with its ownership marker (and,
+// existing, it is kept whatever overlaps it since); one without is a
+// conflict. For a network not routed yet, a route that overlaps it is a
+// conflict unless this installation made it: a more specific route takes
+// addresses from a broader one, and a broader one would swallow someone
+// else's. self, when set, is the route being moved onto network: it is
+// skipped, and any other route for network is a conflict.
 func Claim(network, self string, rs []cloudflare.CIDRRoute, me ownership.Identity) (*cloudflare.CIDRRoute, error) {
 	overlap := Overlapping(network, rs)
-	var mine *cloudflare.CIDRRoute
 	for i := range overlap {
 		r := overlap[i]
 		if r.ID == self || cloudflare.NormalizeNetwork(r.Network) != network {
 			continue
 		}
 		if _, mark, _ := ownership.Split(r.Comment); self == "" && me.Made(mark) {
-			mine = &r
-			continue
+			return &r, nil
 		}
 		return nil, &ConflictError{Network: network, Other: r, Exact: true, Owner: me.Describe(r.Comment)}
 	}
 	for _, r := range overlap {
-		if r.ID == self || cloudflare.NormalizeNetwork(r.Network) == network {
+		if r.ID == self {
 			continue
 		}
 		if _, mark, _ := ownership.Split(r.Comment); me.Owner == "" || mark.Owner() != me.Owner {
 			return nil, &ConflictError{Network: network, Other: r, Owner: me.Describe(r.Comment)}
 		}
 	}
-	return mine, nil
+	return nil, nil
 }
 
 // Overlapping returns the routes whose networks share an address with
@@ -185,12 +190,14 @@ func tunnelID(cr *v1alpha1.NetworkRoute) (string, error) {
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.NetworkRoute) (managed.ExternalObservation, error) {
-	if _, err := tunnelID(cr); err != nil {
+	if _, err := tunnelID(cr); err != nil && !meta.WasDeleted(cr) {
+		// Deleting needs only the route's ID (references are not resolved
+		// during deletion: one cleared by a change must not strand it).
 		return managed.ExternalObservation{}, err
 	}
 	r, adopted, err := mr.Locate(ctx, cr, mr.Lookup[cloudflare.CIDRRoute]{
 		Get:     e.teamnet.GetCIDRRoute,
-		Find:    func(ctx context.Context) (*cloudflare.CIDRRoute, error) { return e.find(ctx, cr) },
+		Find:    func(ctx context.Context) (*cloudflare.CIDRRoute, error) { return e.find(ctx, cr, false) },
 		ID:      func(r *cloudflare.CIDRRoute) string { return r.ID },
 		Deleted: (*cloudflare.CIDRRoute).Deleted,
 	})
@@ -266,15 +273,26 @@ func input(p v1alpha1.NetworkRouteParameters, mark ownership.Mark) cloudflare.CI
 	}
 }
 
+// Create checks Cloudflare as it is now (a route for the network, or one
+// overlapping it, may have been made since the last poll, or this
+// resource's route deleted) and creates the route in the virtual network it
+// checked, named explicitly: the account's default may move meanwhile.
 func (e *external) Create(ctx context.Context, cr *v1alpha1.NetworkRoute) (managed.ExternalCreation, error) {
 	if _, err := tunnelID(cr); err != nil {
 		return managed.ExternalCreation{}, err
 	}
-	r, err := e.teamnet.CreateCIDRRoute(ctx, input(cr.Spec.ForProvider, e.identity(cr).Mark()))
-	if cloudflare.IsAlreadyExists(err) {
-		// Ours from a create whose result was lost, or a conflict.
-		if r, err = e.find(ctx, cr); err == nil && r == nil {
-			err = errors.New("Cloudflare reports the network as routed in this virtual network but lists no live route for it")
+	r, err := e.find(ctx, cr, true)
+	if err == nil && r == nil {
+		in := input(cr.Spec.ForProvider, e.identity(cr).Mark())
+		if in.VirtualNetworkID, err = e.virtualNetwork(ctx, cr.Spec.ForProvider); err != nil {
+			return managed.ExternalCreation{}, err
+		}
+		r, err = e.teamnet.CreateCIDRRoute(ctx, in)
+		if cloudflare.IsAlreadyExists(err) {
+			// Ours from a create whose result was lost, or a conflict.
+			if r, err = e.find(ctx, cr, true); err == nil && r == nil {
+				err = errors.New("Cloudflare reports the network as routed in this virtual network but lists no live route for it")
+			}
 		}
 	}
 	if err != nil {
@@ -284,21 +302,37 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.NetworkRoute) (manag
 	return managed.ExternalCreation{}, nil
 }
 
-// Update changes the route in place. A new network is checked for overlaps
-// first, as a create would be.
+// Update changes the route in place. A route moved to another network or
+// virtual network is checked for overlaps first, as a create is; one that
+// stays where it is is not (an overlapping route made since is not a reason
+// to stop correcting its tunnel or comment).
 func (e *external) Update(ctx context.Context, cr *v1alpha1.NetworkRoute) (managed.ExternalUpdate, error) {
 	id := meta.GetExternalName(cr)
-	if err := e.checkMove(ctx, cr, id); err != nil {
-		return managed.ExternalUpdate{}, err
+	if moves(cr) {
+		if err := e.checkMove(ctx, cr, id); err != nil {
+			return managed.ExternalUpdate{}, err
+		}
 	}
 	_, err := e.teamnet.UpdateCIDRRoute(ctx, id, input(cr.Spec.ForProvider, e.identity(cr).Mark()))
 	return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update network route")
 }
 
+// moves says whether the spec asks for another network or virtual network
+// than Cloudflare's (as last observed).
+func moves(cr *v1alpha1.NetworkRoute) bool {
+	p, o := cr.Spec.ForProvider, cr.Status.AtProvider
+	vnet := ptr.Deref(p.VirtualNetworkID, "")
+	return cloudflare.NormalizeNetwork(p.Network) != cloudflare.NormalizeNetwork(o.Network) || (vnet != "" && vnet != o.VirtualNetworkID)
+}
+
 // checkMove refuses to move route id onto a network or virtual network
-// that another route holds or overlaps (see Claim).
+// that another route holds or overlaps (see Claim), as Cloudflare is now.
 func (e *external) checkMove(ctx context.Context, cr *v1alpha1.NetworkRoute, id string) error {
-	rs, err := e.routesInVirtualNetwork(ctx, cr)
+	vnet, err := e.virtualNetwork(ctx, cr.Spec.ForProvider)
+	if err != nil {
+		return err
+	}
+	rs, err := e.routesIn(ctx, vnet, true)
 	if err != nil {
 		return err
 	}

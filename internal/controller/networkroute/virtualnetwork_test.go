@@ -158,6 +158,21 @@ func TestVirtualNetworkDefault(t *testing.T) {
 		}
 		return nil
 	})
+	t.Run("ASecondDefaultIsToldNotFought", func(t *testing.T) {
+		rival := virtualNetwork(ns, "rival", "rival-"+ns)
+		rival.Spec.ForProvider.IsDefaultNetwork = ptr.To(true)
+		p.Create(t, rival)
+		c := p.WaitSynced(t, rival, "the newer default claim refused", func(c xpv2.Condition) bool {
+			return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, ns+"/main, older, also asks to be the account's default")
+		})
+		t.Logf("reported: %s", c.Message)
+		edits := p.Sim.Stats()["virtual_networks.edit"].Requests
+		time.Sleep(4 * time.Second)
+		if n := p.Sim.Stats()["virtual_networks.edit"].Requests - edits; n != 0 || defaultVNet(t) != id {
+			t.Errorf("%d virtual network updates in 4 s, default %s: the two fight over the default", n, defaultVNet(t))
+		}
+		p.DeleteAndWait(t, rival)
+	})
 	if err := p.Client.Delete(ctx, vn); err != nil {
 		t.Fatal(err)
 	}

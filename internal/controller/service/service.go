@@ -137,7 +137,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
 	tun := &ztv1alpha1.Tunnel{}
-	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: svc.Namespace, Name: res.Tunnel}, tun); client.IgnoreNotFound(err) != nil {
+	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: svc.Namespace, Name: res.Tunnel}, tun); err != nil {
+		if kerrors.IsNotFound(err) {
+			// Its credentials (the provider config the routes use) are the
+			// Tunnel's: wait for the CloudflareTunnel to make it rather
+			// than route with the default credentials meanwhile.
+			return reconcile.Result{RequeueAfter: 5 * time.Second}, nil
+		}
 		return reconcile.Result{}, errors.Wrap(err, "cannot get Tunnel")
 	}
 	res = translate.PrivateRoutes(translate.Input{Service: svc, ProviderConfigRef: tun.Spec.ProviderConfigReference})

@@ -306,7 +306,20 @@ func TestAServiceRoutedInAVirtualNetwork(t *testing.T) {
 		}
 		return nil
 	})
+	// Back to the account's default virtual network: a new route there, and
+	// the one in "blue" goes (so "blue" can be deleted).
+	edit(t, svc, func(s *corev1.Service) { delete(s.Annotations, v1alpha1.AnnotationVirtualNetwork) })
+	eventually(t, "the route moved to the default virtual network", func() error {
+		rs := cfRoutes(t, svc.Spec.ClusterIP)
+		if len(rs) != 1 || rs[0].VirtualNetworkID == meta.GetExternalName(vn) {
+			return fmt.Errorf("routes for %s: %+v", svc.Spec.ClusterIP, rs)
+		}
+		if ms := routesOf(t, ns, "api"); len(ms) != 1 {
+			return fmt.Errorf("%d NetworkRoutes", len(ms))
+		}
+		return nil
+	})
+	p.DeleteAndWait(t, vn)
 	p.DeleteAndWait(t, svc)
 	waitUnrouted(t, ns, "api", svc.Spec.ClusterIP)
-	p.DeleteAndWait(t, vn)
 }

@@ -296,7 +296,10 @@ func (e *external) Delete(ctx context.Context, cr *v1alpha1.Tunnel) (managed.Ext
 // not be this resource's to delete (made in the dashboard, or by another
 // tool); the NetworkRoutes of this provider would be left failing.
 func (e *external) routesBlockDeletion(ctx context.Context, id string) error {
-	rs, err := e.teamnet.ListCIDRRoutes(ctx, cloudflare.CIDRRouteFilter{TunnelID: id})
+	if id == "" {
+		return nil
+	}
+	rs, err := e.teamnet.ListCIDRRoutesNow(ctx, cloudflare.CIDRRouteFilter{TunnelID: id})
 	if err != nil {
 		return errors.Wrap(err, "cannot list the network routes of the tunnel")
 	}

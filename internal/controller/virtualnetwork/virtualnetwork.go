@@ -48,6 +48,33 @@ type external struct {
 	conn    mr.Connection
 }
 
+// defaultClaimedByOlder names an older VirtualNetwork of this cluster that
+// also asks to be the account's default. An account has one default; two
+// asking for it would take it from each other on every poll, so the older
+// keeps asking and the newer is told.
+func (e *external) defaultClaimedByOlder(ctx context.Context, cr *v1alpha1.VirtualNetwork) (string, error) {
+	l := &v1alpha1.VirtualNetworkList{}
+	if err := e.conn.Kube.List(ctx, l); err != nil {
+		return "", errors.Wrap(err, "cannot list VirtualNetworks")
+	}
+	for _, o := range l.Items {
+		if o.UID == cr.UID || meta.WasDeleted(&o) || !ptr.Deref(o.Spec.ForProvider.IsDefaultNetwork, false) {
+			continue
+		}
+		if older(&o, cr) {
+			return o.Namespace + "/" + o.Name, nil
+		}
+	}
+	return "", nil
+}
+
+func older(a, b *v1alpha1.VirtualNetwork) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
+}
+
 func (e *external) identity(cr *v1alpha1.VirtualNetwork) ownership.Identity {
 	return e.conn.Identity(v1alpha1.VirtualNetworkKind, cr)
 }
@@ -147,7 +174,19 @@ func input(p v1alpha1.VirtualNetworkParameters, mark ownership.Mark) cloudflare.
 }
 
 func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualNetwork) (managed.ExternalCreation, error) {
-	v, err := e.teamnet.CreateVirtualNetwork(ctx, input(cr.Spec.ForProvider, e.identity(cr).Mark()))
+	in := input(cr.Spec.ForProvider, e.identity(cr).Mark())
+	if in.IsDefaultNetwork != nil {
+		// Made without the flag while an older VirtualNetwork holds it;
+		// Update then says why it does not take it.
+		holder, err := e.defaultClaimedByOlder(ctx, cr)
+		if err != nil {
+			return managed.ExternalCreation{}, err
+		}
+		if holder != "" {
+			in.IsDefaultNetwork = nil
+		}
+	}
+	v, err := e.teamnet.CreateVirtualNetwork(ctx, in)
 	if cloudflare.IsAlreadyExists(err) {
 		// Ours from a create whose result was lost, or a name taken.
 		if v, err = e.find(ctx, cr); err == nil && v == nil {
@@ -162,8 +201,18 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualNetwork) (man
 }
 
 func (e *external) Update(ctx context.Context, cr *v1alpha1.VirtualNetwork) (managed.ExternalUpdate, error) {
-	if p := cr.Spec.ForProvider.IsDefaultNetwork; p != nil && !*p && cr.Status.AtProvider.IsDefaultNetwork {
+	p := cr.Spec.ForProvider.IsDefaultNetwork
+	if p != nil && !*p && cr.Status.AtProvider.IsDefaultNetwork {
 		return managed.ExternalUpdate{}, errors.New("isDefaultNetwork is false, but this is the account's default virtual network: an account always has one default, so make another VirtualNetwork the default (isDefaultNetwork: true) and this one follows")
+	}
+	if ptr.Deref(p, false) && !cr.Status.AtProvider.IsDefaultNetwork {
+		holder, err := e.defaultClaimedByOlder(ctx, cr)
+		if err != nil {
+			return managed.ExternalUpdate{}, err
+		}
+		if holder != "" {
+			return managed.ExternalUpdate{}, errors.New(fmt.Sprintf("conflict: VirtualNetwork %s, older, also asks to be the account's default virtual network; an account has one default, so it keeps it and this one does not take it. Unset isDefaultNetwork on one of them", holder))
+		}
 	}
 	_, err := e.teamnet.UpdateVirtualNetwork(ctx, meta.GetExternalName(cr), input(cr.Spec.ForProvider, e.identity(cr).Mark()))
 	return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update virtual network")
@@ -187,7 +236,7 @@ func (e *external) deletable(ctx context.Context, cr *v1alpha1.VirtualNetwork, i
 	if cr.Status.AtProvider.IsDefaultNetwork {
 		return &InUseError{ID: id, Reason: "is the account's default; make another VirtualNetwork the default (isDefaultNetwork: true) first"}
 	}
-	rs, err := e.teamnet.ListCIDRRoutes(ctx, cloudflare.CIDRRouteFilter{VirtualNetworkID: id})
+	rs, err := e.teamnet.ListCIDRRoutesNow(ctx, cloudflare.CIDRRouteFilter{VirtualNetworkID: id})
 	if err != nil {
 		return errors.Wrap(err, "cannot list the routes of the virtual network")
 	}

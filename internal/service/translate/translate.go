@@ -78,9 +78,9 @@ func PrivateRoutes(in Input) Result {
 	if res.Tunnel == "" {
 		return keep(res, fmt.Sprintf("annotation %s is required with %s: name a CloudflareTunnel in namespace %s", v1alpha1.AnnotationTunnel, v1alpha1.AnnotationPrivateRoute, svc.Namespace))
 	}
-	vnet, vnetSet := a[v1alpha1.AnnotationVirtualNetwork]
-	vnet = strings.TrimSpace(vnet)
-	if vnetSet && len(validation.IsDNS1123Subdomain(vnet)) > 0 {
+	// Empty is the account's default virtual network, as unset is.
+	vnet := strings.TrimSpace(a[v1alpha1.AnnotationVirtualNetwork])
+	if vnet != "" && len(validation.IsDNS1123Subdomain(vnet)) > 0 {
 		return keep(res, fmt.Sprintf("annotation %s is %q: it must name a VirtualNetwork in namespace %s; nothing is changed until it does", v1alpha1.AnnotationVirtualNetwork, vnet, svc.Namespace))
 	}
 	ips, why := clusterIPs(svc)
@@ -142,9 +142,13 @@ func route(in Input, tunnel, vnet string, ip netip.Addr) *ztv1alpha1.NetworkRout
 	r := &ztv1alpha1.NetworkRoute{
 		TypeMeta: metav1.TypeMeta{APIVersion: ztv1alpha1.SchemeGroupVersion.String(), Kind: ztv1alpha1.NetworkRouteKind},
 		ObjectMeta: metav1.ObjectMeta{
-			// The address is in the name: a Service recreated with another
-			// IP gets a new route, and the old one goes, never both kept.
-			Name:      publish.ObjectName(svc.Name, publish.KindNetworkRoute, network),
+			// The address and the virtual network are in the name: a
+			// Service recreated with another IP, or moved to another
+			// virtual network, gets a new route, and the old one goes,
+			// never both kept (a route cannot be moved across virtual
+			// networks reliably: with none named, its virtual network is
+			// filled in from Cloudflare).
+			Name:      publish.ObjectName(svc.Name, publish.KindNetworkRoute, network+"@"+vnet),
 			Namespace: svc.Namespace,
 			Labels:    map[string]string{publish.LabelService: publish.LabelValue(svc.Name), publish.LabelTunnel: publish.LabelValue(tunnel)},
 			// Not blocking the owner's deletion: that would need the

@@ -83,7 +83,7 @@ func TestPrivateRoutes(t *testing.T) {
 		"Typo":         {svc: service(map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPrivateRoute: "yes"}, nil), want: outcome{Reasons: []string{ReasonInvalidAnnotation}, KeepExisting: true}},
 		"NoTunnel":     {svc: service(map[string]string{v1alpha1.AnnotationPrivateRoute: "true"}, nil), want: outcome{Wanted: true, Reasons: []string{ReasonInvalidAnnotation}, KeepExisting: true}},
 		"BadVNetName":  {svc: service(routed("Blue Net"), nil), want: outcome{Wanted: true, Reasons: []string{ReasonInvalidAnnotation}, KeepExisting: true}},
-		"EmptyVNetSet": {svc: service(routed(""), nil), want: outcome{Wanted: true, Reasons: []string{ReasonInvalidAnnotation}, KeepExisting: true}},
+		"EmptyVNetIsTheDefault": {svc: service(routed(""), nil), want: outcome{Wanted: true, Networks: []string{"10.96.0.12/32"}}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -118,6 +118,10 @@ func TestRouteObject(t *testing.T) {
 	other := PrivateRoutes(Input{Service: service(routed(), func(s *corev1.Service) { s.Spec.ClusterIPs = []string{"10.96.0.13"} })}).Routes[0]
 	if other.Name == r.Name {
 		t.Errorf("a new cluster IP keeps the route's name %s: the old route would be moved, not replaced", r.Name)
+	}
+	blue := PrivateRoutes(Input{Service: service(routed("blue"), nil)}).Routes[0]
+	if blue.Name == r.Name {
+		t.Errorf("another virtual network keeps the route's name %s: the old route would stay in its virtual network", r.Name)
 	}
 }
 
