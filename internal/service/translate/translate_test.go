@@ -79,10 +79,10 @@ func TestPrivateRoutes(t *testing.T) {
 		"ExternalName": {svc: service(routed(), func(s *corev1.Service) {
 			s.Spec.Type, s.Spec.ClusterIP, s.Spec.ClusterIPs, s.Spec.ExternalName = corev1.ServiceTypeExternalName, "", nil, "db.example.com"
 		}), want: outcome{Wanted: true, Reasons: []string{ReasonNoClusterIP}}},
-		"NoIPYet":      {svc: service(routed(), func(s *corev1.Service) { s.Spec.ClusterIP, s.Spec.ClusterIPs = "", nil }), want: outcome{Wanted: true, Reasons: []string{ReasonNoClusterIP}}},
-		"Typo":         {svc: service(map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPrivateRoute: "yes"}, nil), want: outcome{Reasons: []string{ReasonInvalidAnnotation}, KeepExisting: true}},
-		"NoTunnel":     {svc: service(map[string]string{v1alpha1.AnnotationPrivateRoute: "true"}, nil), want: outcome{Wanted: true, Reasons: []string{ReasonInvalidAnnotation}, KeepExisting: true}},
-		"BadVNetName":  {svc: service(routed("Blue Net"), nil), want: outcome{Wanted: true, Reasons: []string{ReasonInvalidAnnotation}, KeepExisting: true}},
+		"NoIPYet":               {svc: service(routed(), func(s *corev1.Service) { s.Spec.ClusterIP, s.Spec.ClusterIPs = "", nil }), want: outcome{Wanted: true, Reasons: []string{ReasonNoClusterIP}}},
+		"Typo":                  {svc: service(map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPrivateRoute: "yes"}, nil), want: outcome{Reasons: []string{ReasonInvalidAnnotation}, KeepExisting: true}},
+		"NoTunnel":              {svc: service(map[string]string{v1alpha1.AnnotationPrivateRoute: "true"}, nil), want: outcome{Wanted: true, Reasons: []string{ReasonInvalidAnnotation}, KeepExisting: true}},
+		"BadVNetName":           {svc: service(routed("Blue Net"), nil), want: outcome{Wanted: true, Reasons: []string{ReasonInvalidAnnotation}, KeepExisting: true}},
 		"EmptyVNetIsTheDefault": {svc: service(routed(""), nil), want: outcome{Wanted: true, Networks: []string{"10.96.0.12/32"}}},
 	}
 	for name, tc := range cases {
