@@ -31,9 +31,9 @@ type NetworkRouteParameters struct {
 	TunnelIDSelector *xpv2.NamespacedSelector `json:"tunnelIdSelector,omitempty"`
 
 	// VirtualNetworkID is the ID of the virtual network the route belongs
-	// to. Unset, the route goes to the account's default virtual network,
-	// whose ID is then filled in (a route stays in its virtual network when
-	// the account's default changes).
+	// to. Unset, the route goes to the account's default virtual network
+	// when it is made (status.atProvider.virtualNetworkId says which), and
+	// stays there when the account's default changes.
 	// +optional
 	// +crossplane:generate:reference:type=VirtualNetwork
 	VirtualNetworkID *string `json:"virtualNetworkId,omitempty"`

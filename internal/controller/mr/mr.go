@@ -59,6 +59,9 @@ type Kind[T resource.ModernManaged] struct {
 	// TunnelIDs lists the tunnel IDs the resource points Cloudflare at, so a
 	// tunnel another namespace manages can be refused (tenancy.go).
 	TunnelIDs func(mg T) []string
+	// VirtualNetworkIDs lists the virtual network IDs the resource puts
+	// routes into, so one another namespace manages can be refused.
+	VirtualNetworkIDs func(mg T) []string
 	// Hostnames lists the hostnames the resource publishes or routes, for
 	// the provider config's allowed hostname suffixes.
 	Hostnames func(mg T) []string
@@ -86,7 +89,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 			return nil, err
 		}
 		ext := k.External(Connection{Cloudflare: c, Kube: kube, Config: *cfg})
-		guarded := &tenancyGuard[T]{TypedExternalClient: ext, kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs, settle: 2 * o.PollInterval}
+		guarded := &tenancyGuard[T]{TypedExternalClient: ext, kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs, virtualNetworkIDs: k.VirtualNetworkIDs, settle: 2 * o.PollInterval}
 		return &guardrails[T]{TypedExternalClient: guarded, config: *cfg, hostnames: k.Hostnames}, nil
 	})
 

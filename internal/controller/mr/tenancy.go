@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -42,6 +43,16 @@ type ForeignTunnelError struct {
 
 func (e *ForeignTunnelError) Error() string {
 	return fmt.Sprintf("tunnel %s is managed by Tunnel %s in another namespace; a resource may only use tunnels managed in its own namespace (or ones no namespace manages)", e.ID, e.By)
+}
+
+// ForeignVirtualNetworkError says a raw virtual network ID names a virtual
+// network that another namespace manages.
+type ForeignVirtualNetworkError struct {
+	ID, By string
+}
+
+func (e *ForeignVirtualNetworkError) Error() string {
+	return fmt.Sprintf("virtual network %s is managed by VirtualNetwork %s in another namespace; a route may only use virtual networks managed in its own namespace (or ones no namespace manages, such as the account's default)", e.ID, e.By)
 }
 
 // firstClaim is the oldest managed resource of the list, other than mg and
@@ -90,6 +101,8 @@ type tenancyGuard[T resource.ModernManaged] struct {
 	kind      string
 	newList   func() client.ObjectList
 	tunnelIDs func(T) []string
+	// virtualNetworkIDs, like tunnelIDs, for virtual networks.
+	virtualNetworkIDs func(T) []string
 	// settle is how long after a resource became Synced its claim is still
 	// checked. Two resources adopting one object in the same instant each
 	// see the other without an ID and both take it; once both IDs are
@@ -146,41 +159,68 @@ func (g *tenancyGuard[T]) Observe(ctx context.Context, mg T) (managed.ExternalOb
 }
 
 // checkTunnels refuses a tunnel ID that a Tunnel in another namespace
-// manages, unless a Tunnel in mg's own namespace manages it too.
+// manages, unless a Tunnel in mg's own namespace manages it too; and a
+// virtual network ID likewise.
 func (g *tenancyGuard[T]) checkTunnels(ctx context.Context, mg T) error {
-	if g.tunnelIDs == nil {
-		return nil
+	if g.tunnelIDs != nil {
+		by, id, err := managedElsewhere(ctx, g.kube, &ztv1alpha1.TunnelList{}, mg.GetNamespace(), g.tunnelIDs(mg))
+		if err != nil {
+			return errors.Wrap(err, "cannot list Tunnels")
+		}
+		if by != "" {
+			return &ForeignTunnelError{ID: id, By: by}
+		}
 	}
-	ids := g.tunnelIDs(mg)
+	if g.virtualNetworkIDs != nil {
+		by, id, err := managedElsewhere(ctx, g.kube, &ztv1alpha1.VirtualNetworkList{}, mg.GetNamespace(), g.virtualNetworkIDs(mg))
+		if err != nil {
+			return errors.Wrap(err, "cannot list VirtualNetworks")
+		}
+		if by != "" {
+			return &ForeignVirtualNetworkError{ID: id, By: by}
+		}
+	}
+	return nil
+}
+
+// managedElsewhere finds, among ids, one that a managed resource of the list
+// in another namespace than ns manages (its external-name) while none in ns
+// does, and names that resource ("namespace/name").
+func managedElsewhere(ctx context.Context, kube client.Reader, l client.ObjectList, ns string, ids []string) (by, id string, err error) {
 	if len(ids) == 0 {
-		return nil
+		return "", "", nil
 	}
-	l := &ztv1alpha1.TunnelList{}
-	if err := g.kube.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
-		return errors.Wrap(err, "cannot list Tunnels")
+	if err := kube.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
+		if apimeta.IsNoMatchError(err) {
+			// A kind not installed (safe start) manages nothing.
+			return "", "", nil
+		}
+		return "", "", err
+	}
+	ml, ok := l.(resource.ManagedList)
+	if !ok {
+		return "", "", errors.Errorf("%T is not a managed resource list", l)
 	}
 	for _, id := range ids {
 		if id == "" {
 			continue
 		}
-		var foreign string
-		own := false
-		for i := range l.Items {
-			t := &l.Items[i]
-			if meta.GetExternalName(t) != id {
+		foreign, own := "", false
+		for _, m := range ml.GetItems() {
+			if meta.GetExternalName(m) != id {
 				continue
 			}
-			if t.GetNamespace() == mg.GetNamespace() {
+			if m.GetNamespace() == ns {
 				own = true
 				break
 			}
-			foreign = t.GetNamespace() + "/" + t.GetName()
+			foreign = m.GetNamespace() + "/" + m.GetName()
 		}
 		if !own && foreign != "" {
-			return &ForeignTunnelError{ID: id, By: foreign}
+			return foreign, id, nil
 		}
 	}
-	return nil
+	return "", "", nil
 }
 
 // CreateSkew is the clock-skew allowance when an object's creation time in

@@ -126,7 +126,8 @@ func TestLateInitialize(t *testing.T) {
 	if !LateInitialize(&p, r) {
 		t.Fatal("LateInitialize filled nothing")
 	}
-	want := v1alpha1.NetworkRouteParameters{Network: "10.0.0.0/8", VirtualNetworkID: ptr.To("v1"), Comment: ptr.To("team a")}
+	// The virtual network stays unset: it was the default's choice.
+	want := v1alpha1.NetworkRouteParameters{Network: "10.0.0.0/8", Comment: ptr.To("team a")}
 	if diff := cmp.Diff(want, p); diff != "" {
 		t.Errorf("-want +got:\n%s", diff)
 	}

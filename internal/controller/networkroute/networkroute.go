@@ -39,6 +39,9 @@ var kind = mr.Kind[*v1alpha1.NetworkRoute]{
 	TunnelIDs: func(cr *v1alpha1.NetworkRoute) []string {
 		return []string{ptr.Deref(cr.Spec.ForProvider.TunnelID, "")}
 	},
+	VirtualNetworkIDs: func(cr *v1alpha1.NetworkRoute) []string {
+		return []string{ptr.Deref(cr.Spec.ForProvider.VirtualNetworkID, "")}
+	},
 }
 
 // Setup adds the NetworkRoute controller.
@@ -224,21 +227,19 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.NetworkRoute) (mana
 	}, nil
 }
 
-// LateInitialize fills unset optional fields from Cloudflare: the virtual
-// network the route landed in (the account's default when none was named)
-// and the comment's user part, never the ownership marker.
+// LateInitialize fills an unset comment with the user part of Cloudflare's,
+// never the ownership marker. An unset virtual network stays unset: the
+// route went to the account's default when it was made (status says
+// which), and a raw ID in the spec would be checked as the resource's own
+// choice (a default another namespace's VirtualNetwork manages would then
+// be refused).
 func LateInitialize(p *v1alpha1.NetworkRouteParameters, r *cloudflare.CIDRRoute) bool {
-	changed := false
-	if p.VirtualNetworkID == nil && r.VirtualNetworkID != "" {
-		p.VirtualNetworkID = ptr.To(r.VirtualNetworkID)
-		changed = true
-	}
 	if p.Comment == nil {
 		user, _, _ := ownership.Split(r.Comment)
 		p.Comment = ptr.To(user)
-		changed = true
+		return true
 	}
-	return changed
+	return false
 }
 
 // Diff compares the desired route with Cloudflare's, networks masked; ""

@@ -120,8 +120,8 @@ func TestNetworkRouteLifecycle(t *testing.T) {
 	if r == nil || r.Network != "10.20.0.0/16" || r.TunnelID != tunnelID || r.VirtualNetworkID != defaultVNet(t) {
 		t.Fatalf("Cloudflare route %+v, want 10.20.0.0/16 → %s in the default virtual network", r, tunnelID)
 	}
-	if got := ptr.Deref(cr.Spec.ForProvider.VirtualNetworkID, ""); got != r.VirtualNetworkID {
-		t.Errorf("virtualNetworkId late-initialised to %q, want the default %s", got, r.VirtualNetworkID)
+	if cr.Spec.ForProvider.VirtualNetworkID != nil || cr.Status.AtProvider.VirtualNetworkID != r.VirtualNetworkID {
+		t.Errorf("virtualNetworkId %v in the spec, %q in status; want it unset and the default %s in status", cr.Spec.ForProvider.VirtualNetworkID, cr.Status.AtProvider.VirtualNetworkID, r.VirtualNetworkID)
 	}
 	if _, mark, _ := ownership.Split(r.Comment); mark != p.Mark(t, v1alpha1.NetworkRouteKind, cr) {
 		t.Errorf("comment %q carries no ownership marker of this resource", r.Comment)
@@ -284,8 +284,8 @@ func TestNetworkRouteImportObserveOnly(t *testing.T) {
 	if err := p.Get(cr); err != nil {
 		t.Fatal(err)
 	}
-	if ptr.Deref(cr.Spec.ForProvider.Comment, "") != "original" || ptr.Deref(cr.Spec.ForProvider.VirtualNetworkID, "") != existing.VirtualNetworkID {
-		t.Errorf("spec not late-initialised from Cloudflare: %+v", cr.Spec.ForProvider)
+	if ptr.Deref(cr.Spec.ForProvider.Comment, "") != "original" || cr.Status.AtProvider.VirtualNetworkID != existing.VirtualNetworkID {
+		t.Errorf("spec not late-initialised from Cloudflare, or status without the virtual network: %+v, %+v", cr.Spec.ForProvider, cr.Status.AtProvider)
 	}
 	if got := cfRoute(t, existing.ID); got == nil || got.Comment != "original" {
 		t.Errorf("observe-only changed the route: %+v", got)

@@ -187,3 +187,28 @@ func TestVirtualNetworkDefault(t *testing.T) {
 	}
 	p.DeleteAndWait(t, vn)
 }
+
+// A raw virtual network ID of a VirtualNetwork another namespace manages is
+// refused, as a raw tunnel ID of another namespace's Tunnel is: one
+// namespace must not put routes into another's virtual network (and so hold
+// up its deletion).
+func TestAnotherNamespacesVirtualNetworkIsRefused(t *testing.T) {
+	theirs := p.Namespace(t)
+	vn := virtualNetwork(theirs, "private", "private-"+theirs)
+	p.Create(t, vn)
+	p.WaitReady(t, vn)
+	ns := p.Namespace(t)
+	readyTunnel(t, ns, "edge")
+	cr := routeTo(ns, "sneaky", "10.95.0.0/16", "edge")
+	cr.Spec.ForProvider.VirtualNetworkID = ptr.To(meta.GetExternalName(vn))
+	p.Create(t, cr)
+	c := p.WaitSynced(t, cr, "refused", func(c xpv2.Condition) bool {
+		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "is managed by VirtualNetwork "+theirs+"/private in another namespace")
+	})
+	t.Logf("reported: %s", c.Message)
+	if rs := liveRoutes(t, "10.95.0.0/16"); len(rs) != 0 {
+		t.Errorf("a route was made in another namespace's virtual network: %+v", rs)
+	}
+	p.DeleteAndWait(t, cr)
+	p.DeleteAndWait(t, vn)
+}

@@ -27,8 +27,8 @@ func networkRoute(owner string, edit func(*ztv1alpha1.NetworkRoute)) *ztv1alpha1
 	return r
 }
 
-// resolved is a route as the managed reconciler leaves it: references
-// resolved, the default virtual network late-initialised.
+// resolved is a route as the managed reconciler leaves it: its references
+// resolved to IDs.
 func resolved(r *ztv1alpha1.NetworkRoute) {
 	r.Spec.ForProvider.TunnelID = ptr.To("tunnel-1")
 	r.Spec.ForProvider.VirtualNetworkID = ptr.To("default-vnet")

@@ -237,8 +237,8 @@ func (r *Reconciler) apply(ctx context.Context, svc *corev1.Service, want *ztv1a
 }
 
 // CopySpec sets cur to want's labels, owner, and desired fields, keeping
-// what the managed reconciler added (resolved IDs, the late-initialised
-// virtual network when none is named). It reports whether anything changed.
+// what the managed reconciler added (IDs its references resolved to). It
+// reports whether anything changed.
 func CopySpec(cur, want *ztv1alpha1.NetworkRoute) bool {
 	before := cur.DeepCopy()
 	cur.SetLabels(want.GetLabels())
