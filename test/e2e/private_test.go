@@ -75,6 +75,7 @@ func TestAServiceRoutedPrivatelyInAVirtualNetwork(t *testing.T) {
 		t.Errorf("NetworkRoutes %+v, want one Ready", routes.Items)
 	}
 
+	deleted := time.Now()
 	if err := env.kube.Delete(ctx, svc); err != nil {
 		t.Fatal(err)
 	}
@@ -88,11 +89,19 @@ func TestAServiceRoutedPrivatelyInAVirtualNetwork(t *testing.T) {
 				return fmt.Errorf("route %s still live", r.ID)
 			}
 		}
+		seen := false
 		for _, v := range st.VirtualNetworks {
-			if v.Name == vn.Spec.ForProvider.Name && v.DeletedAt == nil {
-				return fmt.Errorf("virtual network %s still live", v.ID)
+			if v.Name == vn.Spec.ForProvider.Name {
+				if v.DeletedAt == nil {
+					return fmt.Errorf("virtual network %s still live", v.ID)
+				}
+				seen = true
 			}
+		}
+		if !seen {
+			return fmt.Errorf("no virtual network %q in the simulator at all", vn.Spec.ForProvider.Name)
 		}
 		return nil
 	})
+	t.Logf("route and virtual network deleted in Cloudflare %s after the Service's deletion", time.Since(deleted).Round(10*time.Millisecond))
 }
