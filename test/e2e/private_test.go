@@ -67,13 +67,20 @@ func TestAServiceRoutedPrivatelyInAVirtualNetwork(t *testing.T) {
 		return fmt.Errorf("no live route for %s through tunnel %q in virtual network %q", network, cft.Status.TunnelID, meta.GetExternalName(vn))
 	})
 	t.Logf("%s routed %s after the Service was created", network, time.Since(start).Round(100*time.Millisecond))
-	routes := &ztv1alpha1.NetworkRouteList{}
-	if err := env.kube.List(ctx, routes, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	if len(routes.Items) != 1 || routes.Items[0].GetCondition(xpv2.TypeReady).Status != corev1.ConditionTrue {
-		t.Errorf("NetworkRoutes %+v, want one Ready", routes.Items)
-	}
+	// Cloudflare holds the route before its NetworkRoute has observed it.
+	eventually(t, time.Minute, "one NetworkRoute, Ready", func() error {
+		routes := &ztv1alpha1.NetworkRouteList{}
+		if err := env.kube.List(ctx, routes, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		if len(routes.Items) != 1 {
+			return fmt.Errorf("%d NetworkRoutes", len(routes.Items))
+		}
+		if c := routes.Items[0].GetCondition(xpv2.TypeReady); c.Status != corev1.ConditionTrue {
+			return fmt.Errorf("NetworkRoute %s Ready=%s %s: %s", routes.Items[0].Name, c.Status, c.Reason, c.Message)
+		}
+		return nil
+	})
 
 	deleted := time.Now()
 	if err := env.kube.Delete(ctx, svc); err != nil {
