@@ -21,6 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
@@ -101,6 +103,10 @@ func main() {
 	kingpin.FatalIfError(clientgoscheme.AddToScheme(mgr.GetScheme()), "Cannot add Kubernetes APIs to scheme")
 	kingpin.FatalIfError(apis.AddToScheme(mgr.GetScheme()), "Cannot add provider APIs to scheme")
 	kingpin.FatalIfError(apiextensionsv1.AddToScheme(mgr.GetScheme()), "Cannot add CustomResourceDefinition API to scheme")
+	// Gateway API kinds the GatewayBinding controller reads (it starts only
+	// once their CRDs are installed).
+	kingpin.FatalIfError(gwv1.Install(mgr.GetScheme()), "Cannot add Gateway API to scheme")
+	kingpin.FatalIfError(gwv1beta1.Install(mgr.GetScheme()), "Cannot add Gateway API v1beta1 to scheme")
 	kingpin.FatalIfError(mgr.AddHealthzCheck("healthz", healthz.Ping), "Cannot add health check")
 	kingpin.FatalIfError(mgr.AddReadyzCheck("readyz", healthz.Ping), "Cannot add readiness check")
 

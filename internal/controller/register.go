@@ -11,6 +11,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/cloudflaretunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/config"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/dnsrecord"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/gatewaybinding"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/hostnameroute"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/ingress"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
@@ -81,6 +82,9 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, s Settings) error {
 		return err
 	}
 	if err := service.SetupGated(mgr, o); err != nil {
+		return err
+	}
+	if err := gatewaybinding.SetupGated(mgr, o, gatewaybinding.Options{ClusterDomain: s.ClusterDomain}); err != nil {
 		return err
 	}
 	return ingress.SetupGated(mgr, o, ingress.Options{ClusterDomain: s.ClusterDomain})

@@ -27,6 +27,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
@@ -55,7 +57,7 @@ type Env struct {
 // Scheme returns a scheme with Kubernetes' and the provider's types.
 func Scheme() *kruntime.Scheme {
 	s := kruntime.NewScheme()
-	for _, add := range []func(*kruntime.Scheme) error{clientgoscheme.AddToScheme, apis.AddToScheme, apiextensionsv1.AddToScheme} {
+	for _, add := range []func(*kruntime.Scheme) error{clientgoscheme.AddToScheme, apis.AddToScheme, apiextensionsv1.AddToScheme, gwv1.Install, gwv1beta1.Install} {
 		if err := add(s); err != nil {
 			panic(err)
 		}
@@ -194,5 +196,32 @@ func Eventually(t *testing.T, timeout time.Duration, what string, fn func() erro
 			t.Fatalf("timed out after %s waiting for %s: %v", timeout, what, err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// ThirdPartyCRDs is the directory of the third-party CRDs tests install
+// (gateway-api/ and external-dns/), copied from their Go modules by
+// hack/thirdparty-crds.sh, which returns at once when they are cached.
+func ThirdPartyCRDs() (string, error) {
+	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "hack", "thirdparty-crds.sh"))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("cannot fetch the third-party CRDs: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// InstallThirdPartyCRDs installs one directory of ThirdPartyCRDs
+// ("gateway-api" or "external-dns") and waits until the API server serves
+// it: tests install them while the provider runs, as a user would.
+func (e *Env) InstallThirdPartyCRDs(t *testing.T, which string) {
+	t.Helper()
+	dir, err := ThirdPartyCRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := envtest.InstallCRDs(e.Config, envtest.CRDInstallOptions{Paths: []string{filepath.Join(dir, which)}, ErrorIfPathMissing: true, Scheme: e.Scheme}); err != nil {
+		t.Fatalf("cannot install the %s CRDs: %v", which, err)
 	}
 }

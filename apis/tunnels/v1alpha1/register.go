@@ -57,8 +57,16 @@ var (
 	PublicHostnameGroupVersionKind = SchemeGroupVersion.WithKind(PublicHostnameKind)
 )
 
+// GatewayBinding type metadata.
+var (
+	GatewayBindingKind             = reflect.TypeOf(GatewayBinding{}).Name()
+	GatewayBindingGroupKind        = schema.GroupKind{Group: Group, Kind: GatewayBindingKind}.String()
+	GatewayBindingGroupVersionKind = SchemeGroupVersion.WithKind(GatewayBindingKind)
+)
+
 func init() {
 	SchemeBuilder.Register(&CloudflareTunnel{}, &CloudflareTunnelList{})
+	SchemeBuilder.Register(&GatewayBinding{}, &GatewayBindingList{})
 	SchemeBuilder.Register(&PublicHostname{}, &PublicHostnameList{})
 	SchemeBuilder.Register(&ProviderConfig{}, &ProviderConfigList{})
 	SchemeBuilder.Register(&ClusterProviderConfig{}, &ClusterProviderConfigList{})
@@ -85,6 +93,13 @@ const (
 	// namespace, its private route belongs to; unset is the account's
 	// default virtual network.
 	AnnotationVirtualNetwork = "tunnels.cloudflare.com/virtual-network"
+	// AnnotationDNS on a public Ingress says who writes its hostnames' DNS
+	// records: DNSRecord (default), ExternalDNS (one DNSEndpoint for
+	// external-dns) or None.
+	AnnotationDNS = "tunnels.cloudflare.com/dns"
+	// AnnotationExternalDNSProxiedKey overrides the provider-specific
+	// property of the Ingress's DNSEndpoint that marks records proxied.
+	AnnotationExternalDNSProxiedKey = "tunnels.cloudflare.com/external-dns-proxied-key"
 
 	// Origin options of a public Ingress's hostnames (PublicHostname
 	// spec.originRequest and the Service origins' protocol).

@@ -1,0 +1,442 @@
+// Package gatewaybinding publishes a Gateway listener's accepted HTTPRoute
+// hostnames through a CloudflareTunnel: it writes one PublicHostname per
+// hostname (and, in ExternalDNS mode, one DNSEndpoint) and reports on the
+// GatewayBinding. It never writes a route's status, which belongs to the
+// Gateway's own controller. The translation is the pure
+// internal/gateway/translate; this controller reads the world and converges.
+package gatewaybinding
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	kmeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/externaldns"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/gateway/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
+)
+
+const (
+	name      = "gatewaybinding"
+	finalizer = "tunnels.cloudflare.com/gateway-binding"
+)
+
+// Gateway API kinds the binding reads; it starts once they are installed.
+var (
+	GatewayGroupVersionKind        = gwv1.SchemeGroupVersion.WithKind("Gateway")
+	GatewayClassGroupVersionKind   = gwv1.SchemeGroupVersion.WithKind("GatewayClass")
+	HTTPRouteGroupVersionKind      = gwv1.SchemeGroupVersion.WithKind("HTTPRoute")
+	ReferenceGrantGroupVersionKind = gwv1beta1.SchemeGroupVersion.WithKind("ReferenceGrant")
+)
+
+// Options of the controller, set at setup.
+type Options struct {
+	// ClusterDomain of Service DNS names; "" is cluster.local.
+	ClusterDomain string
+}
+
+// Setup adds the GatewayBinding controller.
+func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
+	r := &Reconciler{kube: mgr.GetClient(), reader: mgr.GetAPIReader(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), clusterDomain: opts.ClusterDomain}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		WithOptions(o.ForControllerRuntime()).
+		For(&v1alpha1.GatewayBinding{}).
+		Owns(&v1alpha1.PublicHostname{}).
+		Watches(&gwv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace)).
+		Watches(&gwv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace)).
+		Watches(&gwv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(r.all)).
+		// A grant or an origin Service of another namespace moves the
+		// bindings that use that namespace.
+		Watches(&gwv1beta1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.usingNamespace)).
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.usingNamespace)).
+		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace)).
+		Watches(&ztv1alpha1.Tunnel{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace)).
+		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
+}
+
+// SetupGated adds the controller once its own kinds and the Gateway API
+// kinds it reads are installed: a cluster without Gateway API runs every
+// other controller as before.
+func SetupGated(mgr ctrl.Manager, o controller.Options, opts Options) error {
+	o.Gate.Register(func() {
+		if err := Setup(mgr, o, opts); err != nil {
+			o.Logger.Info("Cannot set up GatewayBinding controller", "error", err)
+		}
+	}, v1alpha1.GatewayBindingGroupVersionKind, v1alpha1.PublicHostnameGroupVersionKind, v1alpha1.CloudflareTunnelGroupVersionKind, ztv1alpha1.TunnelGroupVersionKind,
+		GatewayGroupVersionKind, GatewayClassGroupVersionKind, HTTPRouteGroupVersionKind, ReferenceGrantGroupVersionKind)
+	return nil
+}
+
+// Reconciler reconciles GatewayBindings.
+type Reconciler struct {
+	kube client.Client
+	// reader reads GRPCRoutes uncached: the kind may not be installed, and
+	// a cache would wait for it.
+	reader        client.Reader
+	log           logging.Logger
+	record        event.Recorder
+	clusterDomain string
+}
+
+func (r *Reconciler) bindings(ctx context.Context, opts ...client.ListOption) []v1alpha1.GatewayBinding {
+	l := &v1alpha1.GatewayBindingList{}
+	if err := r.kube.List(ctx, l, opts...); err != nil {
+		r.log.Debug("cannot list GatewayBindings", "error", err)
+		return nil
+	}
+	return l.Items
+}
+
+func requests(bs []v1alpha1.GatewayBinding, keep func(*v1alpha1.GatewayBinding) bool) []reconcile.Request {
+	var reqs []reconcile.Request
+	for i := range bs {
+		if keep(&bs[i]) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: bs[i].Namespace, Name: bs[i].Name}})
+		}
+	}
+	return reqs
+}
+
+func (r *Reconciler) inNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	return requests(r.bindings(ctx, client.InNamespace(o.GetNamespace())), func(*v1alpha1.GatewayBinding) bool { return true })
+}
+
+func (r *Reconciler) all(ctx context.Context, _ client.Object) []reconcile.Request {
+	return requests(r.bindings(ctx), func(*v1alpha1.GatewayBinding) bool { return true })
+}
+
+func (r *Reconciler) usingNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	return requests(r.bindings(ctx), func(b *v1alpha1.GatewayBinding) bool {
+		return b.Namespace == o.GetNamespace() || b.Spec.Origin.Namespace == o.GetNamespace()
+	})
+}
+
+// Reconcile converges one binding's PublicHostnames and DNS.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	if err != nil {
+		// controller-runtime's own log of it is not the provider's.
+		r.log.Debug("Cannot reconcile", "request", req, "error", err)
+	}
+	return res, err
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	b := &v1alpha1.GatewayBinding{}
+	if err := r.kube.Get(ctx, req.NamespacedName, b); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if meta.WasDeleted(b) {
+		return r.release(ctx, b)
+	}
+	if !controllerutil.ContainsFinalizer(b, finalizer) {
+		controllerutil.AddFinalizer(b, finalizer)
+		if err := r.kube.Update(ctx, b); err != nil {
+			return reconcile.Result{}, errors.Wrap(err, "cannot add finalizer")
+		}
+	}
+	in, err := r.read(ctx, b)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	res := translate.Translate(in)
+	tunnelID, tunnelCond, err := r.tunnel(ctx, b)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if !tunnelCond.OK {
+		// A typo must not take a working site down: nothing is created,
+		// and what the binding publishes stays.
+		res.Accepted, res.KeepExisting, res.Published = tunnelCond, true, nil
+	}
+	if res.KeepExisting {
+		res.Published = nil
+	}
+	if err := r.converge(ctx, b, res); err != nil {
+		return reconcile.Result{}, err
+	}
+	phs, err := r.owned(ctx, b)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	obs := Observe(res.Hostnames, phs, b.Spec.DNS.Mode, tunnelID)
+	dns, err := r.applyDNS(ctx, b, obs, tunnelID, res.KeepExisting)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	r.report(b, res, obs)
+	setStatus(b, res, obs, dns)
+	if err := r.kube.Status().Update(ctx, b); err != nil {
+		return reconcile.Result{}, errors.Wrap(err, "cannot update GatewayBinding status")
+	}
+	if !dns.OK || !obs.Programmed.OK || !res.ResolvedRefs.OK || !res.Accepted.OK {
+		// The PublicHostnames' changes requeue the binding; a missing CRD
+		// installed later does not.
+		return reconcile.Result{RequeueAfter: 10 * time.Second}, nil
+	}
+	return reconcile.Result{}, nil
+}
+
+// read gathers what the translation needs.
+func (r *Reconciler) read(ctx context.Context, b *v1alpha1.GatewayBinding) (translate.Input, error) {
+	in := translate.Input{Binding: b, ClusterDomain: r.clusterDomain}
+	gw := &gwv1.Gateway{}
+	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: b.Spec.GatewayRef.Name}, gw); err == nil {
+		in.Gateway = gw
+	} else if !kerrors.IsNotFound(err) {
+		return in, errors.Wrap(err, "cannot get Gateway")
+	}
+	if in.Gateway != nil {
+		gc := &gwv1.GatewayClass{}
+		if err := r.kube.Get(ctx, types.NamespacedName{Name: string(in.Gateway.Spec.GatewayClassName)}, gc); err == nil {
+			in.Class = gc
+		} else if !kerrors.IsNotFound(err) {
+			return in, errors.Wrap(err, "cannot get GatewayClass")
+		}
+	}
+	routes := &gwv1.HTTPRouteList{}
+	if err := r.kube.List(ctx, routes, client.InNamespace(b.Namespace)); err != nil {
+		return in, errors.Wrap(err, "cannot list HTTPRoutes")
+	}
+	in.HTTPRoutes = routes.Items
+	grpc := &gwv1.GRPCRouteList{}
+	if err := r.reader.List(ctx, grpc, client.InNamespace(b.Namespace)); err == nil {
+		in.GRPCRoutes = grpc.Items
+	} else if !kmeta.IsNoMatchError(err) && !kerrors.IsNotFound(err) {
+		return in, errors.Wrap(err, "cannot list GRPCRoutes")
+	}
+	ns := b.Spec.Origin.Namespace
+	if ns == "" {
+		ns = b.Namespace
+	}
+	svc := &corev1.Service{}
+	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: b.Spec.Origin.Name}, svc); err == nil {
+		in.OriginService = svc
+	} else if !kerrors.IsNotFound(err) {
+		return in, errors.Wrap(err, "cannot get the origin Service")
+	}
+	if ns != b.Namespace {
+		grants := &gwv1beta1.ReferenceGrantList{}
+		if err := r.kube.List(ctx, grants, client.InNamespace(ns)); err != nil {
+			return in, errors.Wrap(err, "cannot list ReferenceGrants")
+		}
+		in.Grants = grants.Items
+	}
+	return in, nil
+}
+
+// tunnel checks the CloudflareTunnel and returns its tunnel's ID ("" until
+// Cloudflare has made it).
+func (r *Reconciler) tunnel(ctx context.Context, b *v1alpha1.GatewayBinding) (string, translate.Condition, error) {
+	n := b.Spec.TunnelRef.Name
+	cft := &v1alpha1.CloudflareTunnel{}
+	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: n}, cft); err != nil {
+		if kerrors.IsNotFound(err) {
+			return "", translate.Condition{Reason: "TunnelNotFound", Message: fmt.Sprintf("no CloudflareTunnel %q in namespace %s (a tunnel is used only from its own namespace); nothing is created, and whatever the binding already publishes stays as it is", n, b.Namespace)}, nil
+		}
+		return "", translate.Condition{}, errors.Wrap(err, "cannot get CloudflareTunnel")
+	}
+	if meta.WasDeleted(cft) {
+		return "", translate.Condition{Reason: "TunnelDeleting", Message: fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is published through it", n)}, nil
+	}
+	tun := &ztv1alpha1.Tunnel{}
+	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: n}, tun); client.IgnoreNotFound(err) != nil {
+		return "", translate.Condition{}, errors.Wrap(err, "cannot get Tunnel")
+	}
+	return tunnelIDOf(tun), translate.Condition{OK: true}, nil
+}
+
+// tunnelIDOf is a Tunnel MR's Cloudflare ID, once Cloudflare made it.
+func tunnelIDOf(tun *ztv1alpha1.Tunnel) string { return meta.GetExternalName(tun) }
+
+// owned lists the PublicHostnames this binding controls.
+func (r *Reconciler) owned(ctx context.Context, b *v1alpha1.GatewayBinding) ([]v1alpha1.PublicHostname, error) {
+	l := &v1alpha1.PublicHostnameList{}
+	if err := r.kube.List(ctx, l, client.InNamespace(b.Namespace), client.MatchingLabels{translate.LabelBinding: publish.LabelValue(b.Name)}); err != nil {
+		return nil, errors.Wrap(err, "cannot list PublicHostnames")
+	}
+	var out []v1alpha1.PublicHostname
+	for _, ph := range l.Items {
+		if c := metav1.GetControllerOf(&ph); c != nil && c.UID == b.UID {
+			out = append(out, ph)
+		}
+	}
+	return out, nil
+}
+
+// converge writes the wanted PublicHostnames and deletes the binding's
+// others, unless the translation keeps them.
+func (r *Reconciler) converge(ctx context.Context, b *v1alpha1.GatewayBinding, res translate.Result) error {
+	want := map[string]bool{}
+	for _, ph := range res.Published {
+		want[ph.Name] = true
+		if err := r.apply(ctx, b, ph); err != nil {
+			return err
+		}
+	}
+	if res.KeepExisting {
+		return nil
+	}
+	have, err := r.owned(ctx, b)
+	if err != nil {
+		return err
+	}
+	for i := range have {
+		ph := &have[i]
+		if want[ph.Name] || meta.WasDeleted(ph) || kept(ph, res.KeepRoutes) {
+			continue
+		}
+		if err := r.kube.Delete(ctx, ph); client.IgnoreNotFound(err) != nil {
+			return errors.Wrapf(err, "cannot delete PublicHostname %s", ph.Name)
+		}
+		r.record.Event(b, event.Normal("DeletingPublicHostname", fmt.Sprintf("Deleting PublicHostname %s (%s): no accepted route of the listener names it any more", ph.Name, ph.Spec.Hostname)))
+	}
+	return nil
+}
+
+func kept(ph *v1alpha1.PublicHostname, routes []string) bool {
+	for _, r := range routes {
+		if ph.Labels[translate.LabelRoute] == publish.LabelValue(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// apply creates or updates one PublicHostname, refusing to touch one that
+// another owner controls.
+func (r *Reconciler) apply(ctx context.Context, b *v1alpha1.GatewayBinding, want *v1alpha1.PublicHostname) error {
+	cur := &v1alpha1.PublicHostname{}
+	err := r.kube.Get(ctx, client.ObjectKeyFromObject(want), cur)
+	if kerrors.IsNotFound(err) {
+		if err := r.kube.Create(ctx, want); err != nil {
+			return errors.Wrapf(err, "cannot create PublicHostname %s", want.Name)
+		}
+		r.record.Event(b, event.Normal("CreatedPublicHostname", fmt.Sprintf("Created PublicHostname %s for %s", want.Name, want.Spec.Hostname)))
+		return nil
+	}
+	if err != nil {
+		return errors.Wrapf(err, "cannot get PublicHostname %s", want.Name)
+	}
+	if c := metav1.GetControllerOf(cur); c == nil || c.UID != b.UID {
+		r.warn(b, "NameConflict", fmt.Sprintf("PublicHostname %s exists and is not controlled by this GatewayBinding; left alone", want.Name))
+		return nil
+	}
+	if meta.WasDeleted(cur) || (equalSpec(cur.Spec, want.Spec) && equalLabels(cur.Labels, want.Labels)) {
+		return nil
+	}
+	cur.Spec, cur.Labels = want.Spec, want.Labels
+	return errors.Wrapf(r.kube.Update(ctx, cur), "cannot update PublicHostname %s", want.Name)
+}
+
+// applyDNS writes the binding's DNSEndpoint in ExternalDNS mode (and
+// removes it in the others) and says whether the hostnames' DNS is ready.
+func (r *Reconciler) applyDNS(ctx context.Context, b *v1alpha1.GatewayBinding, obs Observation, tunnelID string, keep bool) (translate.Condition, error) {
+	if b.Spec.DNS.Mode != v1alpha1.DNSModeExternalDNS {
+		if err := externaldns.Delete(ctx, r.kube, b.Namespace, b.Name, b.UID); err != nil {
+			return translate.Condition{}, err
+		}
+		b.Status.DNSEndpoint = ""
+		return obs.DNSReady, nil
+	}
+	if tunnelID == "" {
+		return translate.Condition{Reason: "WaitingForTunnel", Message: "waiting for the tunnel's ID, the records' target"}, nil
+	}
+	if keep {
+		return translate.Condition{OK: b.GetCondition(TypeDNSReady).Status == corev1.ConditionTrue, Reason: "Kept", Message: "the binding's references do not resolve: its DNSEndpoint stays as it is"}, nil
+	}
+	key := b.Spec.DNS.ExternalDNS.DeepCopy()
+	proxied := v1alpha1.DefaultExternalDNSProxiedKey
+	if key != nil && key.ProxiedKey != "" {
+		proxied = key.ProxiedKey
+	}
+	owner := metav1.OwnerReference{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GatewayBindingKind, Name: b.Name, UID: b.UID, Controller: ptrTo(true), BlockOwnerDeletion: ptrTo(true)}
+	want := externaldns.Endpoint(b.Name, b.Namespace, map[string]string{translate.LabelBinding: publish.LabelValue(b.Name)}, owner, obs.Accepted, tunnelID+".cfargotunnel.com", proxied)
+	out, err := externaldns.Apply(ctx, r.kube, want)
+	if err != nil {
+		return translate.Condition{}, err
+	}
+	b.Status.DNSEndpoint = ""
+	if out == externaldns.Written && len(obs.Accepted) > 0 {
+		b.Status.DNSEndpoint = b.Name
+	}
+	reason := map[externaldns.Outcome]string{externaldns.Written: "EndpointWritten", externaldns.CRDMissing: "DNSEndpointCRDMissing", externaldns.Conflict: "DNSEndpointConflict"}[out]
+	return translate.Condition{OK: out == externaldns.Written, Reason: reason, Message: externaldns.Describe(out, b.Name, len(obs.Accepted))}, nil
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// report raises a Warning for what the user must act on, once per change
+// of the condition (the status keeps saying it).
+func (r *Reconciler) report(b *v1alpha1.GatewayBinding, res translate.Result, obs Observation) {
+	for _, c := range []struct {
+		t    xpv2.ConditionType
+		cond translate.Condition
+	}{{TypeAccepted, res.Accepted}, {TypeResolvedRefs, res.ResolvedRefs}} {
+		cur := b.GetCondition(c.t)
+		if !c.cond.OK && (string(cur.Reason) != c.cond.Reason || cur.Message != c.cond.Message) {
+			r.warn(b, c.cond.Reason, c.cond.Message)
+		}
+	}
+	old := map[string]string{}
+	for _, h := range b.Status.Hostnames {
+		old[h.Route+" "+h.Hostname] = h.State + h.Message
+	}
+	for _, h := range obs.Hostnames {
+		if (h.State == v1alpha1.HostnameConflict || h.State == v1alpha1.HostnameNotSupported) && old[h.Route+" "+h.Hostname] != h.State+h.Message {
+			r.warn(b, "Hostname"+h.State, fmt.Sprintf("%s of %s: %s", h.Hostname, h.Route, h.Message))
+		}
+	}
+}
+
+func (r *Reconciler) warn(b *v1alpha1.GatewayBinding, reason, msg string) {
+	r.record.Event(b, event.Warning(event.Reason(reason), errors.New(msg)))
+}
+
+// release deletes what the binding made and lets it go once its
+// PublicHostnames are gone (each waits for Cloudflare to confirm).
+func (r *Reconciler) release(ctx context.Context, b *v1alpha1.GatewayBinding) (reconcile.Result, error) {
+	if !controllerutil.ContainsFinalizer(b, finalizer) {
+		return reconcile.Result{}, nil
+	}
+	if err := r.converge(ctx, b, translate.Result{}); err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := externaldns.Delete(ctx, r.kube, b.Namespace, b.Name, b.UID); err != nil {
+		return reconcile.Result{}, err
+	}
+	left, err := r.owned(ctx, b)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if len(left) > 0 {
+		return reconcile.Result{RequeueAfter: 2 * time.Second}, nil
+	}
+	controllerutil.RemoveFinalizer(b, finalizer)
+	return reconcile.Result{}, errors.Wrap(client.IgnoreNotFound(r.kube.Update(ctx, b)), "cannot remove finalizer")
+}

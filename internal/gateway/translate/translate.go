@@ -1,0 +1,430 @@
+// Package translate turns a GatewayBinding, the Gateway listener it names
+// and the HTTPRoutes attached to that listener into published hostnames: one
+// PublicHostname per concrete hostname that the Gateway's own controller has
+// accepted, each sending every request to the Gateway implementation's
+// Service, which does the path and header routing. It is pure: the
+// controller reads the world, this package decides.
+package translate
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
+)
+
+// Labels on the PublicHostnames a binding makes.
+const (
+	LabelBinding = "tunnels.cloudflare.com/gateway-binding"
+	LabelRoute   = "tunnels.cloudflare.com/httproute"
+)
+
+// Reasons of the ResolvedRefs and Accepted conditions, as Gateway API names
+// them where it has a name.
+const (
+	ReasonResolved             = "ResolvedRefs"
+	ReasonGatewayNotFound      = "GatewayNotFound"
+	ReasonGatewayClassNotFound = "GatewayClassNotFound"
+	ReasonListenerNotFound     = "ListenerNotFound"
+	ReasonRefNotPermitted      = "RefNotPermitted"
+	ReasonBackendNotFound      = "BackendNotFound"
+	ReasonAccepted             = "Accepted"
+	ReasonUnsupportedProtocol  = "UnsupportedProtocol"
+)
+
+// HostnameNotAccepted is the state of a hostname whose route the Gateway's
+// controller has not accepted (or not yet accepted as it is now).
+const HostnameNotAccepted = "NotAccepted"
+
+const gatewayGroup = gwv1.GroupName
+
+// Input is what one translation needs.
+type Input struct {
+	Binding *v1alpha1.GatewayBinding
+	// Gateway named by the binding; nil when there is none.
+	Gateway *gwv1.Gateway
+	// Class of the Gateway; nil when there is none.
+	Class *gwv1.GatewayClass
+	// HTTPRoutes of the binding's namespace.
+	HTTPRoutes []gwv1.HTTPRoute
+	// GRPCRoutes of the binding's namespace, reported as not supported
+	// when attached to the listener.
+	GRPCRoutes []gwv1.GRPCRoute
+	// OriginService named by the binding; nil when there is none.
+	OriginService *corev1.Service
+	// Grants of the origin Service's namespace.
+	Grants []gwv1beta1.ReferenceGrant
+	// ClusterDomain of Service DNS names; "" is cluster.local.
+	ClusterDomain string
+}
+
+// Condition is one condition's verdict.
+type Condition struct {
+	OK      bool
+	Reason  string
+	Message string
+}
+
+// Result is what a binding should publish.
+type Result struct {
+	Accepted     Condition
+	ResolvedRefs Condition
+	// Hostnames seen on the listener's routes, each with its state before
+	// publishing (Pending for the ones published).
+	Hostnames []v1alpha1.BoundHostname
+	// Published are the PublicHostnames wanted.
+	Published []*v1alpha1.PublicHostname
+	// KeepExisting: a reference does not resolve in a way a typo could
+	// cause; nothing already published is removed (bad input never takes
+	// a working site down). A refused ReferenceGrant is not such a case:
+	// revoking a grant unpublishes.
+	KeepExisting bool
+	// KeepRoutes are routes whose acceptance is out of date (the Gateway's
+	// controller has not answered their latest generation): what they
+	// publish stays until it does.
+	KeepRoutes []string
+}
+
+// Translate decides what a binding publishes.
+func Translate(in Input) Result {
+	res := Result{Accepted: Condition{OK: true, Reason: ReasonAccepted, Message: "the listener's HTTPRoutes are published through CloudflareTunnel " + in.Binding.Spec.TunnelRef.Name}}
+	listener, origin, ok := resolve(in, &res)
+	if !ok {
+		return res
+	}
+	seen := map[string]bool{}
+	routes := slices.Clone(in.HTTPRoutes)
+	slices.SortFunc(routes, func(a, b gwv1.HTTPRoute) int { return olderFirst(&a.ObjectMeta, &b.ObjectMeta) })
+	for i := range routes {
+		route := &routes[i]
+		ref, attached := attachment(route.Spec.ParentRefs, route.Namespace, in.Gateway, listener)
+		if !attached {
+			continue
+		}
+		id := "HTTPRoute/" + route.Name
+		hosts := EffectiveHostnames(route.Spec.Hostnames, listener.Hostname)
+		accepted, stale, why := acceptance(route.Status.Parents, ref, route.Namespace, route.Generation, in.Class.Spec.ControllerName)
+		if !accepted {
+			if stale {
+				res.KeepRoutes = append(res.KeepRoutes, route.Name)
+			}
+			for _, h := range hosts {
+				res.Hostnames = append(res.Hostnames, v1alpha1.BoundHostname{Hostname: h.Name, Route: id, State: HostnameNotAccepted, Message: why})
+			}
+			continue
+		}
+		for _, h := range hosts {
+			bh := v1alpha1.BoundHostname{Hostname: h.Name, Route: id}
+			switch {
+			case h.Problem != "":
+				bh.State, bh.Message = v1alpha1.HostnameNotSupported, h.Problem
+			case seen[h.Name]:
+				continue // an older route of this binding publishes it
+			default:
+				seen[h.Name] = true
+				ph := publicHostname(in.Binding, route.Name, h.Name, origin)
+				res.Published = append(res.Published, ph)
+				bh.State, bh.PublicHostname = v1alpha1.HostnamePending, ph.Name
+			}
+			res.Hostnames = append(res.Hostnames, bh)
+		}
+	}
+	for _, r := range in.GRPCRoutes {
+		if _, attached := attachment(r.Spec.ParentRefs, r.Namespace, in.Gateway, listener); !attached {
+			continue
+		}
+		for _, h := range EffectiveHostnames(r.Spec.Hostnames, listener.Hostname) {
+			res.Hostnames = append(res.Hostnames, v1alpha1.BoundHostname{Hostname: h.Name, Route: "GRPCRoute/" + r.Name, State: v1alpha1.HostnameNotSupported,
+				Message: "GRPCRoutes are not published: a GatewayBinding publishes HTTPRoutes"})
+		}
+	}
+	return res
+}
+
+// resolve checks the binding's references: the Gateway and its class, the
+// listener, and the origin Service (with the grant another namespace's
+// Service needs). It returns the listener and the origin URL.
+func resolve(in Input, res *Result) (*gwv1.Listener, string, bool) {
+	b := in.Binding
+	fail := func(reason, keep string, format string, args ...any) (*gwv1.Listener, string, bool) {
+		res.ResolvedRefs = Condition{Reason: reason, Message: fmt.Sprintf(format, args...) + keep}
+		res.KeepExisting = keep != ""
+		return nil, "", false
+	}
+	const kept = "; whatever the binding already publishes stays as it is until the reference resolves"
+	if in.Gateway == nil {
+		return fail(ReasonGatewayNotFound, kept, "no Gateway %q in namespace %s", b.Spec.GatewayRef.Name, b.Namespace)
+	}
+	if in.Class == nil {
+		return fail(ReasonGatewayClassNotFound, kept, "Gateway %s names GatewayClass %q, which does not exist: the binding cannot tell which controller accepts its routes", in.Gateway.Name, in.Gateway.Spec.GatewayClassName)
+	}
+	var listener *gwv1.Listener
+	for i := range in.Gateway.Spec.Listeners {
+		if string(in.Gateway.Spec.Listeners[i].Name) == b.Spec.GatewayRef.SectionName {
+			listener = &in.Gateway.Spec.Listeners[i]
+		}
+	}
+	if listener == nil {
+		return fail(ReasonListenerNotFound, kept, "Gateway %s has no listener %q (it has %s)", in.Gateway.Name, b.Spec.GatewayRef.SectionName, listenerNames(in.Gateway))
+	}
+	if listener.Protocol != gwv1.HTTPProtocolType && listener.Protocol != gwv1.HTTPSProtocolType {
+		res.Accepted = Condition{Reason: ReasonUnsupportedProtocol, Message: fmt.Sprintf("listener %s speaks %s: a GatewayBinding publishes HTTP and HTTPS listeners%s", listener.Name, listener.Protocol, kept)}
+		res.ResolvedRefs = Condition{OK: true, Reason: ReasonResolved, Message: "the Gateway and its listener exist"}
+		res.KeepExisting = true
+		return nil, "", false
+	}
+	o := b.Spec.Origin
+	ns := originNamespace(b)
+	if ns != b.Namespace && !Permitted(in.Grants, b.Namespace, o.Name) {
+		return fail(ReasonRefNotPermitted, "", "Service %s/%s is in another namespace, and no ReferenceGrant there allows GatewayBindings of namespace %s to use it (from: group %s, kind %s, namespace %s; to: kind Service); nothing is published", ns, o.Name, b.Namespace, v1alpha1.Group, v1alpha1.GatewayBindingKind, b.Namespace)
+	}
+	if in.OriginService == nil {
+		return fail(ReasonBackendNotFound, kept, "origin Service %s/%s does not exist", ns, o.Name)
+	}
+	port, ok := servicePort(in.OriginService, o.Port.String())
+	if !ok {
+		return fail(ReasonBackendNotFound, kept, "origin Service %s/%s has no port %s", ns, o.Name, o.Port.String())
+	}
+	res.ResolvedRefs = Condition{OK: true, Reason: ReasonResolved, Message: fmt.Sprintf("Gateway %s listener %s; origin %s/%s port %d", in.Gateway.Name, listener.Name, ns, o.Name, port)}
+	return listener, OriginURL(b, port, in.ClusterDomain), true
+}
+
+func listenerNames(gw *gwv1.Gateway) string {
+	var names []string
+	for _, l := range gw.Spec.Listeners {
+		names = append(names, string(l.Name))
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+func originNamespace(b *v1alpha1.GatewayBinding) string {
+	if b.Spec.Origin.Namespace != "" {
+		return b.Spec.Origin.Namespace
+	}
+	return b.Namespace
+}
+
+// OriginURL is where cloudflared sends the binding's requests: the origin
+// Service's cluster DNS name and port number.
+func OriginURL(b *v1alpha1.GatewayBinding, port int32, clusterDomain string) string {
+	if clusterDomain == "" {
+		clusterDomain = "cluster.local"
+	}
+	proto := b.Spec.Origin.Protocol
+	if proto == "" {
+		proto = v1alpha1.ProtocolHTTP
+	}
+	return fmt.Sprintf("%s://%s.%s.svc.%s:%d", proto, b.Spec.Origin.Name, originNamespace(b), clusterDomain, port)
+}
+
+// servicePort finds a Service's port by number or name.
+func servicePort(svc *corev1.Service, port string) (int32, bool) {
+	n, err := strconv.Atoi(port)
+	for _, p := range svc.Spec.Ports {
+		if (err == nil && int(p.Port) == n) || (err != nil && p.Name == port) {
+			return p.Port, true
+		}
+	}
+	return 0, false
+}
+
+// Permitted says whether a ReferenceGrant of the Service's namespace lets
+// GatewayBindings of namespace from use the Service named name.
+func Permitted(grants []gwv1beta1.ReferenceGrant, from, name string) bool {
+	for _, g := range grants {
+		fromOK := slices.ContainsFunc(g.Spec.From, func(f gwv1beta1.ReferenceGrantFrom) bool {
+			return string(f.Group) == v1alpha1.Group && string(f.Kind) == v1alpha1.GatewayBindingKind && string(f.Namespace) == from
+		})
+		toOK := slices.ContainsFunc(g.Spec.To, func(t gwv1beta1.ReferenceGrantTo) bool {
+			return t.Group == "" && t.Kind == "Service" && (t.Name == nil || *t.Name == "" || string(*t.Name) == name)
+		})
+		if fromOK && toOK {
+			return true
+		}
+	}
+	return false
+}
+
+// attachment finds the parent reference by which a route of namespace ns
+// attaches to the listener of gw: one naming the Gateway, with no section
+// or the listener's, and no port or the listener's.
+func attachment(refs []gwv1.ParentReference, ns string, gw *gwv1.Gateway, l *gwv1.Listener) (gwv1.ParentReference, bool) {
+	for _, ref := range refs {
+		if refersTo(ref, ns, gw) && (ref.SectionName == nil || *ref.SectionName == l.Name) && (ref.Port == nil || *ref.Port == l.Port) {
+			return ref, true
+		}
+	}
+	return gwv1.ParentReference{}, false
+}
+
+func refersTo(ref gwv1.ParentReference, ns string, gw *gwv1.Gateway) bool {
+	group := string(ptr.Deref(ref.Group, gatewayGroup))
+	kind := string(ptr.Deref(ref.Kind, "Gateway"))
+	refNS := string(ptr.Deref(ref.Namespace, gwv1.Namespace(ns)))
+	return group == gatewayGroup && kind == "Gateway" && refNS == gw.Namespace && string(ref.Name) == gw.Name
+}
+
+// sameParent says whether a status entry's parent reference is ref, with
+// defaults applied: the Gateway's controller copies the reference it
+// answers about.
+func sameParent(a, b gwv1.ParentReference, ns string) bool {
+	norm := func(r gwv1.ParentReference) string {
+		return strings.Join([]string{
+			string(ptr.Deref(r.Group, gatewayGroup)), string(ptr.Deref(r.Kind, "Gateway")),
+			string(ptr.Deref(r.Namespace, gwv1.Namespace(ns))), string(r.Name),
+			string(ptr.Deref(r.SectionName, "")), strconv.Itoa(int(ptr.Deref(r.Port, 0))),
+		}, "/")
+	}
+	return norm(a) == norm(b)
+}
+
+// acceptance reads the Gateway's controller's answer about a route's
+// attachment: accepted (for the route's current generation), or stale (it
+// accepted an older generation and has not answered the current one), and
+// why not in the user's words.
+func acceptance(parents []gwv1.RouteParentStatus, ref gwv1.ParentReference, ns string, generation int64, controller gwv1.GatewayController) (accepted, stale bool, why string) {
+	for _, p := range parents {
+		if p.ControllerName != controller || !sameParent(p.ParentRef, ref, ns) {
+			continue
+		}
+		for _, c := range p.Conditions {
+			if c.Type != string(gwv1.RouteConditionAccepted) {
+				continue
+			}
+			current := c.ObservedGeneration == 0 || c.ObservedGeneration >= generation
+			switch {
+			case c.Status == metav1.ConditionTrue && current:
+				return true, false, ""
+			case c.Status == metav1.ConditionTrue:
+				return false, true, fmt.Sprintf("waiting for %s to accept the route's generation %d (it accepted generation %d); what the route published stays until then", controller, generation, c.ObservedGeneration)
+			default:
+				return false, false, fmt.Sprintf("%s did not accept the route: %s: %s", controller, c.Reason, c.Message)
+			}
+		}
+	}
+	return false, false, fmt.Sprintf("waiting for %s to accept the route (no Accepted condition in its status for this Gateway)", controller)
+}
+
+// Hostname is one effective hostname of a route on a listener, or a
+// problem that keeps it from being published.
+type Hostname struct {
+	Name    string
+	Problem string
+}
+
+// EffectiveHostnames are the hostnames a route serves on a listener, as
+// Gateway API matches them: the route's hostnames that intersect the
+// listener's, narrowed to the more specific of the two; the listener's
+// when the route names none. Wildcards and hostnames the listener does not
+// match come back with a problem.
+func EffectiveHostnames(route []gwv1.Hostname, listener *gwv1.Hostname) []Hostname {
+	lh := strings.ToLower(string(ptr.Deref(listener, "")))
+	var out []Hostname
+	add := func(name, problem string) {
+		if !slices.ContainsFunc(out, func(h Hostname) bool { return h.Name == name }) {
+			out = append(out, Hostname{Name: name, Problem: problem})
+		}
+	}
+	if len(route) == 0 {
+		route = []gwv1.Hostname{gwv1.Hostname(lh)}
+	}
+	for _, r := range route {
+		rh := strings.ToLower(string(r))
+		h, ok := intersect(rh, lh)
+		switch {
+		case !ok:
+			add(rh, fmt.Sprintf("the listener's hostname %s does not match it", lh))
+		case h == "":
+			add("*", "neither the route nor the listener names a hostname: it matches any hostname, which cannot be published; name the route's hostnames")
+		case strings.HasPrefix(h, "*."):
+			add(h, "a wildcard hostname is not published; name the route's concrete hostnames")
+		default:
+			add(h, "")
+		}
+	}
+	return out
+}
+
+// intersect is the hostname both match, the more specific one; "" when
+// neither names one.
+func intersect(route, listener string) (string, bool) {
+	switch {
+	case listener == "":
+		return route, true
+	case route == "":
+		return listener, true
+	case matches(listener, route):
+		return route, true
+	case matches(route, listener):
+		return listener, true
+	}
+	return "", false
+}
+
+// matches says whether pattern (a hostname or "*.suffix", which matches
+// one or more labels before the suffix) matches host (which may itself be
+// a wildcard, matched by its suffix).
+func matches(pattern, host string) bool {
+	if pattern == host {
+		return true
+	}
+	suffix, wild := strings.CutPrefix(pattern, "*")
+	return wild && strings.HasSuffix(host, suffix) && len(strings.TrimPrefix(host, "*")) > len(suffix)
+}
+
+func olderFirst(a, b *metav1.ObjectMeta) int {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		if a.CreationTimestamp.Before(&b.CreationTimestamp) {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(a.Name, b.Name)
+}
+
+// DNSFor is the PublicHostname DNS mode of a binding's DNS mode: only
+// DNSRecord mode has the PublicHostnames make their records.
+func DNSFor(mode string) string {
+	if mode == "" || mode == v1alpha1.DNSModeDNSRecord {
+		return v1alpha1.DNSManaged
+	}
+	return v1alpha1.DNSNone
+}
+
+func publicHostname(b *v1alpha1.GatewayBinding, route, host, origin string) *v1alpha1.PublicHostname {
+	return &v1alpha1.PublicHostname{
+		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.PublicHostnameKind},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      publish.ObjectName(b.Name, publish.KindPublicHostname, host),
+			Namespace: b.Namespace,
+			Labels: map[string]string{
+				LabelBinding:        publish.LabelValue(b.Name),
+				LabelRoute:          publish.LabelValue(route),
+				publish.LabelTunnel: publish.LabelValue(b.Spec.TunnelRef.Name),
+			},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GatewayBindingKind,
+				Name: b.Name, UID: b.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+			}},
+		},
+		Spec: v1alpha1.PublicHostnameSpec{
+			TunnelRef:     b.Spec.TunnelRef,
+			Hostname:      host,
+			Origin:        &v1alpha1.Origin{URL: ptr.To(origin)},
+			OriginRequest: b.Spec.OriginRequest.DeepCopy(),
+			DNS:           DNSFor(b.Spec.DNS.Mode),
+		},
+	}
+}
