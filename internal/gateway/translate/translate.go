@@ -14,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
@@ -348,8 +349,10 @@ func EffectiveHostnames(route []gwv1.Hostname, listener *gwv1.Hostname) []Hostna
 			add(rh, fmt.Sprintf("the listener's hostname %s does not match it", lh))
 		case h == "":
 			add("*", "neither the route nor the listener names a hostname: it matches any hostname, which cannot be published; name the route's hostnames")
-		case strings.HasPrefix(h, "*."):
+		case strings.Contains(h, "*"):
 			add(h, "a wildcard hostname is not published; name the route's concrete hostnames")
+		case len(validation.IsDNS1123Subdomain(h)) > 0:
+			add(h, "not a valid hostname")
 		default:
 			add(h, "")
 		}
