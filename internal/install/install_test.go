@@ -287,6 +287,8 @@ func TestManifestsAreAccepted(t *testing.T) {
 // checked there, not by the offline schema validation of make lint.
 func TestExamplesAreAccepted(t *testing.T) {
 	ctx := context.Background()
+	// examples/gateway holds Gateway API objects beside the binding.
+	env.InstallThirdPartyCRDs(t, "gateway-api")
 	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "examples", "*", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no examples: %v", err)

@@ -72,6 +72,12 @@ type GatewayServiceOrigin struct {
 	Protocol string `json:"protocol,omitempty"`
 }
 
+// GatewayOrigin is where cloudflared sends the binding's requests.
+type GatewayOrigin struct {
+	// Service of the Gateway implementation.
+	Service GatewayServiceOrigin `json:"service"`
+}
+
 // ExternalDNSOptions shape the DNSEndpoint written in ExternalDNS mode.
 type ExternalDNSOptions struct {
 	// ProxiedKey is the provider-specific property that marks a record
@@ -108,7 +114,7 @@ type GatewayBindingSpec struct {
 	GatewayRef GatewayListenerReference `json:"gatewayRef"`
 
 	// Origin is the Gateway implementation's Service.
-	Origin GatewayServiceOrigin `json:"origin"`
+	Origin GatewayOrigin `json:"origin"`
 
 	// OriginRequest options of cloudflared's requests to the origin. TLS
 	// verification of an https origin is on unless noTLSVerify turns it off.

@@ -132,7 +132,7 @@ func (r *Reconciler) all(ctx context.Context, _ client.Object) []reconcile.Reque
 
 func (r *Reconciler) usingNamespace(ctx context.Context, o client.Object) []reconcile.Request {
 	return requests(r.bindings(ctx), func(b *v1alpha1.GatewayBinding) bool {
-		return b.Namespace == o.GetNamespace() || b.Spec.Origin.Namespace == o.GetNamespace()
+		return b.Namespace == o.GetNamespace() || b.Spec.Origin.Service.Namespace == o.GetNamespace()
 	})
 }
 
@@ -230,12 +230,12 @@ func (r *Reconciler) read(ctx context.Context, b *v1alpha1.GatewayBinding) (tran
 	} else if !kmeta.IsNoMatchError(err) && !kerrors.IsNotFound(err) {
 		return in, errors.Wrap(err, "cannot list GRPCRoutes")
 	}
-	ns := b.Spec.Origin.Namespace
+	ns := b.Spec.Origin.Service.Namespace
 	if ns == "" {
 		ns = b.Namespace
 	}
 	svc := &corev1.Service{}
-	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: b.Spec.Origin.Name}, svc); err == nil {
+	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: b.Spec.Origin.Service.Name}, svc); err == nil {
 		in.OriginService = svc
 	} else if !kerrors.IsNotFound(err) {
 		return in, errors.Wrap(err, "cannot get the origin Service")

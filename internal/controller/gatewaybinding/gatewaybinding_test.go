@@ -114,7 +114,7 @@ func binding(ns string, mutate ...func(*v1alpha1.GatewayBinding)) *v1alpha1.Gate
 		Spec: v1alpha1.GatewayBindingSpec{
 			TunnelRef:  v1alpha1.LocalReference{Name: "edge"},
 			GatewayRef: v1alpha1.GatewayListenerReference{Name: "public", SectionName: "web"},
-			Origin:     v1alpha1.GatewayServiceOrigin{Name: "traefik", Port: intstr.FromString("web")},
+			Origin:     v1alpha1.GatewayOrigin{Service: v1alpha1.GatewayServiceOrigin{Name: "traefik", Port: intstr.FromString("web")}},
 		},
 	}
 	for _, m := range mutate {
@@ -414,7 +414,7 @@ func TestCrossNamespaceOriginNeedsAGrant(t *testing.T) {
 	p.Create(t, traefikService(infra))
 	host := "x-" + ns + ".example.com"
 	createRoute(t, route(ns, "app", "web", host), true)
-	b := binding(ns, func(b *v1alpha1.GatewayBinding) { b.Spec.Origin.Namespace = infra })
+	b := binding(ns, func(b *v1alpha1.GatewayBinding) { b.Spec.Origin.Service.Namespace = infra })
 	p.Create(t, b)
 
 	c := waitCondition(t, b, gatewaybinding.TypeResolvedRefs, corev1.ConditionFalse, translate.ReasonRefNotPermitted)

@@ -17,6 +17,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -41,6 +42,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
 )
 
@@ -102,6 +104,9 @@ type Reconciler struct {
 	// five minutes), and the repeats would crowd out the failures that
 	// matter, such as a name another installation holds.
 	reported sync.Map
+	// endpoints says, by Ingress UID, whether the Ingress may have a
+	// DNSEndpoint (see dropDNSEndpoint).
+	endpoints sync.Map
 }
 
 func (r *Reconciler) ingressesOfTunnel(ctx context.Context, o client.Object) []reconcile.Request {
@@ -191,6 +196,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		if err != nil {
 			return result, err
 		}
+		if err := r.dropDNSEndpoint(ctx, ing); err != nil {
+			return result, err
+		}
 		return result, r.updateAddress(ctx, ing, "")
 	}
 	cft := &v1alpha1.CloudflareTunnel{}
@@ -263,11 +271,73 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	if !d.keepExisting {
+		written, err := r.applyDNSEndpoint(ctx, ing, res, ms, meta.GetExternalName(tun))
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if !written && result.RequeueAfter == 0 {
+			// Nothing watches for the DNSEndpoint kind being installed.
+			result.RequeueAfter = 10 * time.Second
+		}
+	}
 	if err := r.updateAddress(ctx, ing, Address(ms, res.Public, meta.GetExternalName(tun))); err != nil {
 		return reconcile.Result{}, err
 	}
 	r.reportManagedFailures(ing, ms)
 	return result, nil
+}
+
+// dropDNSEndpoint deletes the Ingress's DNSEndpoint if it may have one:
+// one this process wrote, or, once per Ingress, one an earlier run may have
+// written. Most Ingresses never have one, and asking on every reconcile
+// would cost an API request each.
+func (r *Reconciler) dropDNSEndpoint(ctx context.Context, ing *networkingv1.Ingress) error {
+	if maybe, seen := r.endpoints.Load(ing.UID); seen && !maybe.(bool) {
+		return nil
+	}
+	if err := externaldns.Delete(ctx, r.kube, ing.Namespace, ing.Name, ing.UID); err != nil {
+		return err
+	}
+	r.endpoints.Store(ing.UID, false)
+	return nil
+}
+
+// applyDNSEndpoint writes the DNSEndpoint of a public Ingress in
+// ExternalDNS mode: a proxied CNAME to the tunnel for each hostname its
+// tunnel accepted. In the other modes it removes the Ingress's DNSEndpoint,
+// if it has one.
+func (r *Reconciler) applyDNSEndpoint(ctx context.Context, ing *networkingv1.Ingress, res translate.Result, ms []Owned, tunnelID string) (bool, error) {
+	if !res.Public || res.DNSMode != v1alpha1.DNSModeExternalDNS {
+		return true, r.dropDNSEndpoint(ctx, ing)
+	}
+	r.endpoints.Store(ing.UID, true)
+	if tunnelID == "" {
+		return true, nil // the tunnel's ID arriving requeues the Ingress
+	}
+	var hosts []string
+	for _, m := range ms {
+		if ph, ok := m.(*v1alpha1.PublicHostname); ok && !meta.WasDeleted(ph) && ph.GetCondition(publichostname.TypeAccepted).Status == corev1.ConditionTrue {
+			hosts = append(hosts, ph.Spec.Hostname)
+		}
+	}
+	owner := metav1.OwnerReference{APIVersion: networkingv1.SchemeGroupVersion.String(), Kind: "Ingress", Name: ing.Name, UID: ing.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+	want := externaldns.Endpoint(ing.Name, ing.Namespace, map[string]string{translate.LabelIngress: translate.LabelValue(ing.Name)}, owner, hosts, tunnelID+".cfargotunnel.com", res.ExternalDNSProxiedKey)
+	out, err := externaldns.Apply(ctx, r.kube, want)
+	if err != nil {
+		return false, err
+	}
+	key := string(ing.UID) + "/dnsendpoint"
+	if out == externaldns.Written {
+		r.reported.Delete(key)
+		return true, nil
+	}
+	msg := externaldns.Describe(out, ing.Name, len(hosts))
+	if last, ok := r.reported.Load(key); !ok || last != msg {
+		r.reported.Store(key, msg)
+		r.warn(ing, map[externaldns.Outcome]string{externaldns.CRDMissing: "DNSEndpointCRDMissing", externaldns.Conflict: "DNSEndpointConflict"}[out], msg)
+	}
+	return false, nil
 }
 
 func (r *Reconciler) warn(ing *networkingv1.Ingress, reason, msg string) {
@@ -578,6 +648,10 @@ func (r *Reconciler) release(ctx context.Context, ing *networkingv1.Ingress) (re
 	if len(left) > 0 {
 		return reconcile.Result{RequeueAfter: 2 * time.Second}, nil
 	}
+	if err := externaldns.Delete(ctx, r.kube, ing.Namespace, ing.Name, ing.UID); err != nil {
+		return reconcile.Result{}, err
+	}
+	r.endpoints.Delete(ing.UID)
 	if err := r.updateAddress(ctx, ing, ""); err != nil && !meta.WasDeleted(ing) {
 		return reconcile.Result{}, err
 	}

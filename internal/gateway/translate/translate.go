@@ -183,7 +183,7 @@ func resolve(in Input, res *Result) (*gwv1.Listener, string, bool) {
 		res.KeepExisting = true
 		return nil, "", false
 	}
-	o := b.Spec.Origin
+	o := b.Spec.Origin.Service
 	ns := originNamespace(b)
 	if ns != b.Namespace && !Permitted(in.Grants, b.Namespace, o.Name) {
 		return fail(ReasonRefNotPermitted, "", "Service %s/%s is in another namespace, and no ReferenceGrant there allows GatewayBindings of namespace %s to use it (from: group %s, kind %s, namespace %s; to: kind Service); nothing is published", ns, o.Name, b.Namespace, v1alpha1.Group, v1alpha1.GatewayBindingKind, b.Namespace)
@@ -211,8 +211,8 @@ func listenerNames(gw *gwv1.Gateway) string {
 }
 
 func originNamespace(b *v1alpha1.GatewayBinding) string {
-	if b.Spec.Origin.Namespace != "" {
-		return b.Spec.Origin.Namespace
+	if b.Spec.Origin.Service.Namespace != "" {
+		return b.Spec.Origin.Service.Namespace
 	}
 	return b.Namespace
 }
@@ -223,11 +223,11 @@ func OriginURL(b *v1alpha1.GatewayBinding, port int32, clusterDomain string) str
 	if clusterDomain == "" {
 		clusterDomain = "cluster.local"
 	}
-	proto := b.Spec.Origin.Protocol
+	proto := b.Spec.Origin.Service.Protocol
 	if proto == "" {
 		proto = v1alpha1.ProtocolHTTP
 	}
-	return fmt.Sprintf("%s://%s.%s.svc.%s:%d", proto, b.Spec.Origin.Name, originNamespace(b), clusterDomain, port)
+	return fmt.Sprintf("%s://%s.%s.svc.%s:%d", proto, b.Spec.Origin.Service.Name, originNamespace(b), clusterDomain, port)
 }
 
 // servicePort finds a Service's port by number or name.

@@ -106,7 +106,7 @@ func fixture() Input {
 			Spec: v1alpha1.GatewayBindingSpec{
 				TunnelRef:  v1alpha1.LocalReference{Name: "edge"},
 				GatewayRef: v1alpha1.GatewayListenerReference{Name: "public", SectionName: "web"},
-				Origin:     v1alpha1.GatewayServiceOrigin{Name: "traefik", Port: intstr.FromString("web")},
+				Origin:     v1alpha1.GatewayOrigin{Service: v1alpha1.GatewayServiceOrigin{Name: "traefik", Port: intstr.FromString("web")}},
 			},
 		},
 		Gateway: &gwv1.Gateway{
@@ -218,8 +218,8 @@ func TestTranslate(t *testing.T) {
 		},
 		"APortByNumberAndHTTPS": {
 			edit: func(in *Input) {
-				in.Binding.Spec.Origin.Port = intstr.FromInt32(80)
-				in.Binding.Spec.Origin.Protocol = "https"
+				in.Binding.Spec.Origin.Service.Port = intstr.FromInt32(80)
+				in.Binding.Spec.Origin.Service.Protocol = "https"
 				in.HTTPRoutes = []gwv1.HTTPRoute{accepted("shop", 1, traefik, "web", "a.example.com")}
 			},
 			want: []string{"a.example.com https://traefik.apps.svc.cluster.local:80 Managed shop"},
@@ -229,19 +229,19 @@ func TestTranslate(t *testing.T) {
 		"NoListener":       {edit: func(in *Input) { in.Binding.Spec.GatewayRef.SectionName = "wbe" }, resolvedRefs: ReasonListenerNotFound, keepExisting: true},
 		"ATCPListener":     {edit: func(in *Input) { in.Binding.Spec.GatewayRef.SectionName = "tcp" }, acceptedCond: ReasonUnsupportedProtocol, keepExisting: true},
 		"NoService":        {edit: func(in *Input) { in.OriginService = nil }, resolvedRefs: ReasonBackendNotFound, keepExisting: true},
-		"NoSuchPortName":   {edit: func(in *Input) { in.Binding.Spec.Origin.Port = intstr.FromString("websecure") }, resolvedRefs: ReasonBackendNotFound, keepExisting: true},
-		"NoSuchPortNumber": {edit: func(in *Input) { in.Binding.Spec.Origin.Port = intstr.FromInt32(443) }, resolvedRefs: ReasonBackendNotFound, keepExisting: true},
+		"NoSuchPortName":   {edit: func(in *Input) { in.Binding.Spec.Origin.Service.Port = intstr.FromString("websecure") }, resolvedRefs: ReasonBackendNotFound, keepExisting: true},
+		"NoSuchPortNumber": {edit: func(in *Input) { in.Binding.Spec.Origin.Service.Port = intstr.FromInt32(443) }, resolvedRefs: ReasonBackendNotFound, keepExisting: true},
 		// A revoked grant unpublishes: it is not a typo.
 		"AnotherNamespaceWithoutAGrant": {
 			edit: func(in *Input) {
-				in.Binding.Spec.Origin.Namespace = "traefik"
+				in.Binding.Spec.Origin.Service.Namespace = "traefik"
 				in.HTTPRoutes = []gwv1.HTTPRoute{accepted("shop", 1, traefik, "web", "a.example.com")}
 			},
 			resolvedRefs: ReasonRefNotPermitted,
 		},
 		"AnotherNamespaceWithAGrant": {
 			edit: func(in *Input) {
-				in.Binding.Spec.Origin.Namespace = "traefik"
+				in.Binding.Spec.Origin.Service.Namespace = "traefik"
 				in.Grants = []gwv1beta1.ReferenceGrant{grant("apps", "traefik")}
 				in.HTTPRoutes = []gwv1.HTTPRoute{accepted("shop", 1, traefik, "web", "a.example.com")}
 			},
@@ -318,7 +318,7 @@ func FuzzTranslate(f *testing.F) {
 		in := fixture()
 		in.Binding.Spec.GatewayRef.SectionName = section
 		if port > 0 {
-			in.Binding.Spec.Origin.Port = intstr.FromInt32(port)
+			in.Binding.Spec.Origin.Service.Port = intstr.FromInt32(port)
 			in.OriginService.Spec.Ports = []corev1.ServicePort{{Port: port}}
 		}
 		if listenerHost != "" {

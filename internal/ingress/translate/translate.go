@@ -104,6 +104,11 @@ type Result struct {
 	// tunnel's configuration orders them, without the catch-all.
 	Rules  []ztv1alpha1.IngressRule
 	Public bool
+	// DNSMode of the published hostnames (tv1alpha1.DNSModeDNSRecord,
+	// DNSModeExternalDNS or DNSModeNone), and the provider-specific key that
+	// marks the records of an ExternalDNS DNSEndpoint proxied.
+	DNSMode               string
+	ExternalDNSProxiedKey string
 	// Problems in the input; what depends on a bad part is not produced.
 	Problems []Problem
 	// Notes are things the user should know that change nothing in the
@@ -250,6 +255,7 @@ func (t *translator) translate() Result {
 		return r
 	}
 	before := len(t.problems)
+	r.DNSMode, r.ExternalDNSProxiedKey = t.dns()
 	opts, access := t.originOptions(), t.access()
 	t.protocol()
 	if len(t.problems) > before {
@@ -259,6 +265,14 @@ func (t *translator) translate() Result {
 		return r
 	}
 	r.Published = t.published(hosts, opts, access)
+	if r.DNSMode != tv1alpha1.DNSModeDNSRecord {
+		// The PublicHostnames publish the rules; the records are
+		// external-dns's (the controller writes its DNSEndpoint) or the
+		// user's.
+		for _, ph := range r.Published {
+			ph.Spec.DNS = tv1alpha1.DNSNone
+		}
+	}
 	for _, ph := range r.Published {
 		res := publish.Rules(ph.Spec, publish.Env{Namespace: t.ing.Namespace, ClusterDomain: t.in.ClusterDomain})
 		for _, p := range res.Problems {
@@ -269,6 +283,33 @@ func (t *translator) translate() Result {
 	cfg := publish.TunnelConfig(r.Rules)
 	r.Rules = cfg.Ingress[:len(cfg.Ingress)-1]
 	return r
+}
+
+// dns parses the DNS mode annotation (DNSRecord by default) and the
+// ExternalDNS proxied key. A bad value is a Problem, which publishes
+// nothing new: the hostnames keep the DNS they have.
+func (t *translator) dns() (string, string) {
+	mode := tv1alpha1.DNSModeDNSRecord
+	if v, ok := t.ing.Annotations[tv1alpha1.AnnotationDNS]; ok {
+		switch {
+		case strings.EqualFold(v, tv1alpha1.DNSModeDNSRecord):
+		case strings.EqualFold(v, tv1alpha1.DNSModeExternalDNS):
+			mode = tv1alpha1.DNSModeExternalDNS
+		case strings.EqualFold(v, tv1alpha1.DNSModeNone):
+			mode = tv1alpha1.DNSModeNone
+		default:
+			t.problem(tv1alpha1.AnnotationDNS, "must be %s, %s or %s, not %s", tv1alpha1.DNSModeDNSRecord, tv1alpha1.DNSModeExternalDNS, tv1alpha1.DNSModeNone, clip(v))
+		}
+	}
+	key := tv1alpha1.DefaultExternalDNSProxiedKey
+	if v, ok := t.ing.Annotations[tv1alpha1.AnnotationExternalDNSProxiedKey]; ok {
+		if v == "" || len(v) > 253 || strings.ContainsFunc(v, func(r rune) bool { return r <= ' ' || r > '~' }) {
+			t.problem(tv1alpha1.AnnotationExternalDNSProxiedKey, "must be a provider-specific property name (1-253 printable characters, no spaces), not %s", clip(v))
+		} else {
+			key = v
+		}
+	}
+	return mode, key
 }
 
 // public parses the public annotation; anything but true/false is a Problem
