@@ -163,6 +163,23 @@ func (c *corpus) ingress(name string, ann map[string]string, mutate ...func(*net
 	return ing
 }
 
+// binding is a GatewayBinding of listener public/web on tunnel "edge" to
+// the Service traefik:80.
+func (c *corpus) binding(name string, mutate ...func(*tv1alpha1.GatewayBinding)) *tv1alpha1.GatewayBinding {
+	b := &tv1alpha1.GatewayBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: name},
+		Spec: tv1alpha1.GatewayBindingSpec{
+			TunnelRef:  tv1alpha1.LocalReference{Name: "edge"},
+			GatewayRef: tv1alpha1.GatewayListenerReference{Name: "public", SectionName: "web"},
+			Origin:     tv1alpha1.GatewayOrigin{Service: tv1alpha1.GatewayServiceOrigin{Name: "traefik", Port: intstr.FromInt32(80)}},
+		},
+	}
+	for _, m := range mutate {
+		m(b)
+	}
+	return b
+}
+
 func (c *corpus) route(name, hostname string, mutate ...func(*ztv1alpha1.HostnameRoute)) *ztv1alpha1.HostnameRoute {
 	r := &ztv1alpha1.HostnameRoute{
 		ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: name},
@@ -689,6 +706,37 @@ func entries() []entry {
 			}},
 		{name: "Ingress/AnnotationsOver256KiB", answer: rejected, want: []string{"metadata.annotations", "Too long"},
 			obj: func(c *corpus) client.Object { return c.ingress("huge-annotation", ann(vpcA, long(300<<10))) }},
+
+		{name: "Ingress/DNSModeUnknown", answer: warned, reason: "InvalidIngress", want: []string{tv1alpha1.AnnotationDNS, "Route53"},
+			obj: func(c *corpus) client.Object {
+				return c.ingress("dns-mode", ann(publicA, "true", hostnameA, "dns-mode."+c.ns+".svc.cluster.local", tv1alpha1.AnnotationDNS, "Route53"))
+			}},
+		{name: "Ingress/ExternalDNSProxiedKeyWithSpaces", answer: warned, reason: "InvalidIngress", want: []string{tv1alpha1.AnnotationExternalDNSProxiedKey, "no spaces"},
+			obj: func(c *corpus) client.Object {
+				return c.ingress("dns-key", ann(publicA, "true", hostnameA, "dns-key."+c.ns+".svc.cluster.local", tv1alpha1.AnnotationDNS, "ExternalDNS", tv1alpha1.AnnotationExternalDNSProxiedKey, "cloudflare proxied"))
+			}},
+
+		// ---- GatewayBinding: refused by the schema --------------------
+		{name: "GatewayBinding/DNSModeUnknown", answer: rejected, want: []string{"spec.dns.mode", `Unsupported value: "Route53"`},
+			obj: func(c *corpus) client.Object {
+				return c.binding("dns-mode", func(b *tv1alpha1.GatewayBinding) { b.Spec.DNS.Mode = "Route53" })
+			}},
+		{name: "GatewayBinding/OriginProtocolTCP", answer: rejected, want: []string{"spec.origin.service.protocol", `Unsupported value: "tcp"`},
+			obj: func(c *corpus) client.Object {
+				return c.binding("tcp", func(b *tv1alpha1.GatewayBinding) { b.Spec.Origin.Service.Protocol = "tcp" })
+			}},
+		{name: "GatewayBinding/ListenerUpperCase", answer: rejected, want: []string{"spec.gatewayRef.sectionName", "should match"},
+			obj: func(c *corpus) client.Object {
+				return c.binding("upper", func(b *tv1alpha1.GatewayBinding) { b.Spec.GatewayRef.SectionName = "Web" })
+			}},
+		{name: "GatewayBinding/OriginNamespaceNotAName", answer: rejected, want: []string{"spec.origin.service.namespace", "should match"},
+			obj: func(c *corpus) client.Object {
+				return c.binding("bad-ns", func(b *tv1alpha1.GatewayBinding) { b.Spec.Origin.Service.Namespace = "../kube-system" })
+			}},
+		{name: "GatewayBinding/NoOriginService", answer: rejected, want: []string{"spec.origin.service"},
+			obj: func(c *corpus) client.Object {
+				return c.binding("no-origin", func(b *tv1alpha1.GatewayBinding) { b.Spec.Origin = tv1alpha1.GatewayOrigin{} })
+			}},
 
 		// ---- PublicHostname: refused by the schema --------------------
 		{name: "PublicHostname/AccessAudTagNotHex", answer: rejected, want: []string{"spec.access.audTags[0]", "should match"},

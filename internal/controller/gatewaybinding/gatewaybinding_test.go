@@ -248,18 +248,7 @@ func states(b *v1alpha1.GatewayBinding) map[string]string {
 
 func waitEvent(t *testing.T, ns, name, reason, contains string) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("Warning %s on %s mentioning %q", reason, name, contains), func() error {
-		evs := &corev1.EventList{}
-		if err := p.Client.List(context.Background(), evs, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		for _, e := range evs.Items {
-			if e.InvolvedObject.Name == name && e.Type == corev1.EventTypeWarning && e.Reason == reason && strings.Contains(e.Message, contains) {
-				return nil
-			}
-		}
-		return fmt.Errorf("not yet")
-	})
+	p.WaitWarning(t, ns, name, reason, contains)
 }
 
 // The provider runs normally without Gateway API: the binding's controller

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
@@ -136,18 +135,7 @@ func tunnelConfig(t *testing.T, id string) string {
 
 func waitEvent(t *testing.T, ns, name, reason, contains string) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("Warning %s on %s mentioning %q", reason, name, contains), func() error {
-		evs := &corev1.EventList{}
-		if err := p.Client.List(context.Background(), evs, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		for _, e := range evs.Items {
-			if e.InvolvedObject.Name == name && e.Type == corev1.EventTypeWarning && e.Reason == reason && strings.Contains(e.Message, contains) {
-				return nil
-			}
-		}
-		return fmt.Errorf("not yet")
-	})
+	p.WaitWarning(t, ns, name, reason, contains)
 }
 
 func deleteIngress(t *testing.T, ing *networkingv1.Ingress) {

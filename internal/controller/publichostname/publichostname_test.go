@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
@@ -130,18 +129,7 @@ func waitReady(t *testing.T, ph *v1alpha1.PublicHostname) {
 
 func waitEvent(t *testing.T, ns, name, reason, contains string) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("Warning %s on %s mentioning %q", reason, name, contains), func() error {
-		evs := &corev1.EventList{}
-		if err := p.Client.List(context.Background(), evs, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		for _, e := range evs.Items {
-			if e.InvolvedObject.Name == name && e.Type == corev1.EventTypeWarning && e.Reason == reason && strings.Contains(e.Message, contains) {
-				return nil
-			}
-		}
-		return fmt.Errorf("not yet")
-	})
+	p.WaitWarning(t, ns, name, reason, contains)
 }
 
 // A hostname published with no Ingress at all: its DNS record, its rule with

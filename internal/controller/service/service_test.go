@@ -125,18 +125,7 @@ func waitUnrouted(t *testing.T, ns, svc, ip string) {
 
 func waitEvent(t *testing.T, ns, name, reason, contains string) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("Warning %s on %s mentioning %q", reason, name, contains), func() error {
-		evs := &corev1.EventList{}
-		if err := p.Client.List(context.Background(), evs, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		for _, e := range evs.Items {
-			if e.InvolvedObject.Name == name && e.Type == corev1.EventTypeWarning && e.Reason == reason && strings.Contains(e.Message, contains) {
-				return nil
-			}
-		}
-		return fmt.Errorf("not yet")
-	})
+	p.WaitWarning(t, ns, name, reason, contains)
 }
 
 func edit(t *testing.T, svc *corev1.Service, fn func(*corev1.Service)) {

@@ -374,3 +374,21 @@ func (p *Provider) ClusterConfig(t *testing.T, name string, edit func(*v1alpha1.
 	t.Cleanup(func() { _ = p.Client.Delete(context.Background(), cpc) })
 	return cpc
 }
+
+// WaitWarning waits for a Warning event of reason on the object name in ns
+// whose message contains contains.
+func (p *Provider) WaitWarning(t *testing.T, ns, name, reason, contains string) {
+	t.Helper()
+	testenv.Eventually(t, 60*time.Second, fmt.Sprintf("Warning %s on %s mentioning %q", reason, name, contains), func() error {
+		evs := &corev1.EventList{}
+		if err := p.Client.List(context.Background(), evs, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range evs.Items {
+			if e.InvolvedObject.Name == name && e.Type == corev1.EventTypeWarning && e.Reason == reason && strings.Contains(e.Message, contains) {
+				return nil
+			}
+		}
+		return fmt.Errorf("not yet")
+	})
+}
