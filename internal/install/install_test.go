@@ -466,7 +466,7 @@ var needs = []need{
 	{group: "gateway.networking.k8s.io", resource: "gateways", verbs: verbs("get list watch"), why: "gatewaybinding: Get, Watches"},
 	{group: "gateway.networking.k8s.io", resource: "gatewayclasses", verbs: verbs("get list watch"), why: "gatewaybinding: Get, Watches (the class's controller name)"},
 	{group: "gateway.networking.k8s.io", resource: "httproutes", verbs: verbs("get list watch"), why: "gatewaybinding: List, Watches"},
-	{group: "gateway.networking.k8s.io", resource: "grpcroutes", verbs: verbs("get list watch"), why: "gatewaybinding: APIReader List (reported as not supported)"},
+	{group: "gateway.networking.k8s.io", resource: "grpcroutes", verbs: verbs("get list watch"), why: "gatewaybinding: List through the cache (reported as not supported)"},
 	{group: "gateway.networking.k8s.io", resource: "referencegrants", verbs: verbs("get list watch"), why: "gatewaybinding: List, Watches (cross-namespace origin)"},
 	{group: "externaldns.k8s.io", resource: "dnsendpoints", verbs: verbs("get create update delete"), why: "gatewaybinding, ingress: ExternalDNS mode (uncached Get, Create, Update, Delete)"},
 	{group: "apiextensions.k8s.io", resource: "customresourcedefinitions", verbs: verbs("get list watch"), why: "customresourcesgate (safe start)"},

@@ -39,6 +39,11 @@ func TestAGatewayBindingThroughTheBinary(t *testing.T) {
 			t.Fatalf("cannot install the %s CRDs: %v", d, err)
 		}
 	}
+	eventually(t, time.Minute, "the CRDs established", func() error {
+		_, err := env.kubectl("wait", "--for=condition=Established", "--timeout=20s",
+			"crd/gateways.gateway.networking.k8s.io", "crd/httproutes.gateway.networking.k8s.io", "crd/dnsendpoints.externaldns.k8s.io")
+		return err
+	})
 	ns := namespace(t, "gateway")
 	create := func(o client.Object) {
 		t.Helper()

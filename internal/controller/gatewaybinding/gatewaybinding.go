@@ -15,6 +15,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	kmeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -61,8 +62,14 @@ type Options struct {
 
 // Setup adds the GatewayBinding controller.
 func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
-	r := &Reconciler{kube: mgr.GetClient(), reader: mgr.GetAPIReader(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), clusterDomain: opts.ClusterDomain}
-	return ctrl.NewControllerManagedBy(mgr).
+	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), clusterDomain: opts.ClusterDomain}
+	b := ctrl.NewControllerManagedBy(mgr)
+	if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gwv1.GroupName, Kind: "GRPCRoute"}, gwv1.GroupVersion.Version); err == nil {
+		// Reported as not supported; an optional kind, watched when
+		// installed with the others.
+		b = b.Watches(&gwv1.GRPCRoute{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace))
+	}
+	return b.
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
 		For(&v1alpha1.GatewayBinding{}).
@@ -94,10 +101,11 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, opts Options) error {
 
 // Reconciler reconciles GatewayBindings.
 type Reconciler struct {
-	kube client.Client
-	// reader reads GRPCRoutes uncached: the kind may not be installed, and
-	// a cache would wait for it.
-	reader        client.Reader
+	// kube reads through the manager's cache. GRPCRoutes are read through
+	// it too, but not watched: the kind may not be installed (the list
+	// then fails at once with no match, and the cache starts an informer
+	// once it is).
+	kube          client.Client
 	log           logging.Logger
 	record        event.Recorder
 	clusterDomain string
@@ -184,7 +192,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	obs := Observe(res.Hostnames, phs, b.Spec.DNS.Mode, tunnelID)
+	obs := Observe(append(res.Hostnames, keptHostnames(phs, res)...), phs, b.Spec.DNS.Mode, tunnelID)
 	dns, err := r.applyDNS(ctx, b, obs, tunnelID, res.KeepExisting)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -225,7 +233,7 @@ func (r *Reconciler) read(ctx context.Context, b *v1alpha1.GatewayBinding) (tran
 	}
 	in.HTTPRoutes = routes.Items
 	grpc := &gwv1.GRPCRouteList{}
-	if err := r.reader.List(ctx, grpc, client.InNamespace(b.Namespace)); err == nil {
+	if err := r.kube.List(ctx, grpc, client.InNamespace(b.Namespace)); err == nil {
 		in.GRPCRoutes = grpc.Items
 	} else if !kmeta.IsNoMatchError(err) && !kerrors.IsNotFound(err) {
 		return in, errors.Wrap(err, "cannot list GRPCRoutes")
@@ -317,6 +325,27 @@ func (r *Reconciler) converge(ctx context.Context, b *v1alpha1.GatewayBinding, r
 		r.record.Event(b, event.Normal("DeletingPublicHostname", fmt.Sprintf("Deleting PublicHostname %s (%s): no accepted route of the listener names it any more", ph.Name, ph.Spec.Hostname)))
 	}
 	return nil
+}
+
+// keptHostnames are the hostnames the binding still publishes for routes
+// whose latest generation the Gateway's controller has not answered: they
+// stay in status, as on the tunnel, until it does.
+func keptHostnames(phs []v1alpha1.PublicHostname, res translate.Result) []v1alpha1.BoundHostname {
+	listed := map[string]bool{}
+	for _, h := range res.Hostnames {
+		if h.PublicHostname != "" {
+			listed[h.PublicHostname] = true
+		}
+	}
+	var out []v1alpha1.BoundHostname
+	for i := range phs {
+		ph := &phs[i]
+		if listed[ph.Name] || meta.WasDeleted(ph) || !kept(ph, res.KeepRoutes) {
+			continue
+		}
+		out = append(out, v1alpha1.BoundHostname{Hostname: ph.Spec.Hostname, Route: "HTTPRoute/" + ph.Labels[translate.LabelRoute], State: v1alpha1.HostnamePending, PublicHostname: ph.Name})
+	}
+	return out
 }
 
 func kept(ph *v1alpha1.PublicHostname, routes []string) bool {

@@ -253,7 +253,8 @@ func waitEvent(t *testing.T, ns, name, reason, contains string) {
 
 // The provider runs normally without Gateway API: the binding's controller
 // waits for the CRDs (the CRD gate) while everything else works, and starts
-// once they are installed. This test must run first in the package.
+// once they are installed. It must run first in the package: the others
+// are parallel, so they start once it is done.
 func TestWaitsForGatewayAPI(t *testing.T) {
 	ns := p.Namespace(t)
 	cr := &v1alpha1.CloudflareTunnel{
@@ -289,6 +290,7 @@ func TestWaitsForGatewayAPI(t *testing.T) {
 // wildcards and GRPCRoutes are reported, not published; and no route is
 // ever written by the provider.
 func TestPublishesTheAcceptedHostnames(t *testing.T) {
+	t.Parallel() // each in its own namespace, after TestWaitsForGatewayAPI
 	w := setup(t)
 	ns := w.ns
 	a, bHost, c := "a-"+ns+".example.com", "b-"+ns+".example.com", "c-"+ns+".example.com"
@@ -344,6 +346,38 @@ func TestPublishesTheAcceptedHostnames(t *testing.T) {
 		return nil
 	})
 
+	// The late route changed: until Traefik answers its new generation, the
+	// route keeps what it published; then the set follows.
+	d := "d-" + ns + ".example.com"
+	late := route(ns, "late", "")
+	if err := p.Get(late); err != nil {
+		t.Fatal(err)
+	}
+	late.Spec.Hostnames = []gwv1.Hostname{gwv1.Hostname(d)}
+	if err := p.Client.Update(context.Background(), late, client.FieldOwner(routeManager)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the edit seen as not yet accepted", func() error {
+		if s := states(get(t, b))["HTTPRoute/late "+d]; s != translate.HostnameNotAccepted {
+			return fmt.Errorf("state of %s = %q", d, s)
+		}
+		return nil
+	})
+	if got := rules(t, w.tunnelID); got[c] != origin || got[d] != "" {
+		t.Errorf("before Traefik answers: rules %v, want %s kept and %s not yet", got, c, d)
+	}
+	if s := states(b)["HTTPRoute/late "+c]; s != v1alpha1.HostnamePublished {
+		t.Errorf("before Traefik answers: %s is %q in status, want still Published", c, s)
+	}
+	answer(t, late, true)
+	eventually(t, "the edit published", func() error {
+		got := rules(t, w.tunnelID)
+		if _, ok := got[c]; ok || got[d] != origin {
+			return fmt.Errorf("rules %v, want %s and not %s", got, d, c)
+		}
+		return nil
+	})
+
 	// Traefik withdraws its acceptance of shop: a and b are unpublished,
 	// DNS records included.
 	if err := p.Get(shop); err != nil {
@@ -367,12 +401,12 @@ func TestPublishesTheAcceptedHostnames(t *testing.T) {
 	if err := p.Client.Delete(context.Background(), route(ns, "late", "")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, c+" unpublished", func() error {
+	eventually(t, d+" unpublished", func() error {
 		if got := publicHostnames(t, b); len(got) > 0 {
 			return fmt.Errorf("PublicHostnames left: %v", got)
 		}
-		if _, ok := rules(t, w.tunnelID)[c]; ok {
-			return fmt.Errorf("rule for %s still there", c)
+		if _, ok := rules(t, w.tunnelID)[d]; ok {
+			return fmt.Errorf("rule for %s still there", d)
 		}
 		return nil
 	})
@@ -397,6 +431,7 @@ func TestPublishesTheAcceptedHostnames(t *testing.T) {
 // ReferenceGrant: without it nothing is published (RefNotPermitted); the
 // grant publishes; revoking it unpublishes and removes the DNS records.
 func TestCrossNamespaceOriginNeedsAGrant(t *testing.T) {
+	t.Parallel() // each in its own namespace, after TestWaitsForGatewayAPI
 	w := setup(t)
 	ns := w.ns
 	infra := p.Namespace(t)
@@ -450,6 +485,7 @@ func TestCrossNamespaceOriginNeedsAGrant(t *testing.T) {
 // keeps what is published; the fix resumes. Deleting the binding removes
 // exactly what it made.
 func TestATypoKeepsTheSiteUp(t *testing.T) {
+	t.Parallel() // each in its own namespace, after TestWaitsForGatewayAPI
 	w := setup(t)
 	host := "typo-" + w.ns + ".example.com"
 	createRoute(t, route(w.ns, "app", "web", host), true)
@@ -471,7 +507,19 @@ func TestATypoKeepsTheSiteUp(t *testing.T) {
 		t.Fatalf("the typo took %s down", host)
 	}
 
+	// A tunnel typo, with the listener fixed: Accepted=False, still kept.
 	get(t, b).Spec.GatewayRef.SectionName = "web"
+	b.Spec.TunnelRef.Name = "egde"
+	if err := p.Client.Update(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	waitCondition(t, b, gatewaybinding.TypeAccepted, corev1.ConditionFalse, "TunnelNotFound")
+	waitEvent(t, w.ns, b.Name, "TunnelNotFound", "egde")
+	if got := publicHostnames(t, b); len(got) != 1 || len(records(t, host)) != 1 {
+		t.Fatalf("the tunnel typo took %s down (PublicHostnames %v)", host, got)
+	}
+
+	get(t, b).Spec.TunnelRef.Name = "edge"
 	if err := p.Client.Update(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
@@ -494,6 +542,7 @@ func TestATypoKeepsTheSiteUp(t *testing.T) {
 // A hostname another source published first is a conflict told on the
 // binding; the other's is never taken over.
 func TestAHostnameAlreadyPublishedIsAConflict(t *testing.T) {
+	t.Parallel() // each in its own namespace, after TestWaitsForGatewayAPI
 	w := setup(t)
 	host := "taken-" + w.ns + ".example.com"
 	mine := &v1alpha1.PublicHostname{
@@ -527,9 +576,10 @@ func TestAHostnameAlreadyPublishedIsAConflict(t *testing.T) {
 // DNS modes: None writes nothing and lists the records needed; ExternalDNS
 // reports DNSReady=False while the DNSEndpoint kind is missing (with the
 // hostnames on the tunnel), and writes one DNSEndpoint, accepted by its
-// CRD's schema, once it is installed. Must run before any other test
+// CRD's schema, once it is installed. The only test of the package that
 // installs external-dns's CRD.
 func TestDNSModes(t *testing.T) {
+	t.Parallel() // each in its own namespace, after TestWaitsForGatewayAPI
 	w := setup(t)
 	// The admin listener's hostname is the ext route's: it names none.
 	none, ext := "none-"+w.ns+".example.com", "admin-"+w.ns+".example.com"
@@ -590,6 +640,32 @@ func TestDNSModes(t *testing.T) {
 	// None mode writes no DNSEndpoint.
 	if err := p.Client.Get(context.Background(), client.ObjectKey{Namespace: w.ns, Name: byNone.Name}, ep); err == nil {
 		t.Errorf("DNS mode None wrote DNSEndpoint %s", byNone.Name)
+	}
+
+	// A DNSEndpoint of the binding's name that someone else wrote is left
+	// alone: DNSEndpointConflict.
+	foreign := &unstructured.Unstructured{}
+	foreign.SetGroupVersionKind(externaldns.GroupVersionKind)
+	foreign.SetNamespace(w.ns)
+	foreign.SetName("taken")
+	foreign.Object["spec"] = map[string]any{"endpoints": []any{map[string]any{"dnsName": "other.example.com", "recordType": "A", "targets": []any{"192.0.2.1"}}}}
+	p.Create(t, foreign)
+	taken := binding(w.ns, func(b *v1alpha1.GatewayBinding) {
+		b.Name = "taken"
+		b.Spec.GatewayRef.SectionName = "admin"
+		b.Spec.DNS.Mode = v1alpha1.DNSModeExternalDNS
+	})
+	p.Create(t, taken)
+	waitCondition(t, taken, gatewaybinding.TypeDNSReady, corev1.ConditionFalse, "DNSEndpointConflict")
+	if err := p.Get(foreign); err != nil {
+		t.Fatal(err)
+	}
+	if got := externaldns.Hosts(foreign); !cmp.Equal(got, []string{"other.example.com"}) || len(foreign.GetOwnerReferences()) > 0 {
+		t.Errorf("the foreign DNSEndpoint was changed: hosts %v, owners %v", got, foreign.GetOwnerReferences())
+	}
+	p.DeleteAndWait(t, taken)
+	if err := p.Get(foreign); err != nil {
+		t.Errorf("deleting the binding deleted a DNSEndpoint it did not make: %v", err)
 	}
 
 	// The binding's deletion takes its DNSEndpoint along.
