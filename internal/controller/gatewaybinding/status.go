@@ -146,6 +146,14 @@ func setStatus(b *v1alpha1.GatewayBinding, res translate.Result, obs Observation
 		condition(TypeProgrammed, obs.Programmed),
 		condition(TypeDNSReady, dns),
 	}
+	if res.KeepExisting {
+		// What was published stays, and so does what was said about it.
+		for i, t := range []xpv2.ConditionType{TypeProgrammed, TypeDNSReady} {
+			if cur := b.GetCondition(t); cur.Status != corev1.ConditionUnknown {
+				conds[2+i] = cur
+			}
+		}
+	}
 	ready := xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionTrue, Reason: "Available", Message: obs.Programmed.Message, LastTransitionTime: metav1.Now()}
 	for _, c := range conds {
 		if c.Status != corev1.ConditionTrue {
@@ -160,7 +168,7 @@ func setStatus(b *v1alpha1.GatewayBinding, res translate.Result, obs Observation
 		}
 		b.SetConditions(c)
 	}
-	if !res.ResolvedRefs.OK || !res.Accepted.OK {
+	if res.KeepExisting {
 		// The references do not resolve: what was reported stays, as what
 		// was published does.
 		b.Status.ObservedGeneration = b.Generation

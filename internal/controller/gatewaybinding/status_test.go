@@ -11,6 +11,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/gateway/translate"
 )
 
 // ph is a PublicHostname as its tunnel answered it: accepted (in
@@ -94,5 +95,42 @@ func TestObserve(t *testing.T) {
 				t.Errorf("accepted (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A reference that stops resolving keeps what was published, and what the
+// status said about it: only Ready and the failing condition change.
+func TestSetStatusKeepsWhatIsKept(t *testing.T) {
+	b := &v1alpha1.GatewayBinding{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
+	published := []v1alpha1.BoundHostname{{Hostname: "a", Route: "HTTPRoute/r", State: v1alpha1.HostnamePublished}}
+	ok := translate.Condition{OK: true, Reason: "OK"}
+	setStatus(b, translate.Result{Accepted: ok, ResolvedRefs: ok}, Observation{Hostnames: published, Programmed: translate.Condition{OK: true, Reason: ReasonProgrammed}}, translate.Condition{OK: true, Reason: ReasonRecordsReady})
+
+	b.Generation = 2
+	typo := translate.Result{Accepted: ok, ResolvedRefs: translate.Condition{Reason: translate.ReasonListenerNotFound, Message: "no listener"}, KeepExisting: true}
+	setStatus(b, typo, Observation{Programmed: translate.Condition{Reason: ReasonNoHostnames}}, translate.Condition{OK: true, Reason: ReasonRecordsReady})
+	for ct, want := range map[xpv2.ConditionType]string{
+		TypeResolvedRefs: translate.ReasonListenerNotFound,
+		TypeProgrammed:   ReasonProgrammed,
+		TypeDNSReady:     ReasonRecordsReady,
+		xpv2.TypeReady:   translate.ReasonListenerNotFound,
+	} {
+		if got := b.GetCondition(ct); string(got.Reason) != want {
+			t.Errorf("%s reason = %q, want %q", ct, got.Reason, want)
+		}
+	}
+	if diff := cmp.Diff(published, b.Status.Hostnames); diff != "" {
+		t.Errorf("hostnames (-want +got):\n%s", diff)
+	}
+
+	// A revoked grant is no typo: what is said follows what is unpublished.
+	b.Generation = 3
+	revoked := translate.Result{Accepted: ok, ResolvedRefs: translate.Condition{Reason: translate.ReasonRefNotPermitted}}
+	setStatus(b, revoked, Observation{Programmed: translate.Condition{Reason: ReasonNoHostnames}}, translate.Condition{OK: true, Reason: ReasonRecordsReady})
+	if got := b.GetCondition(TypeProgrammed); string(got.Reason) != ReasonNoHostnames {
+		t.Errorf("Programmed after a revoked grant = %q, want %s", got.Reason, ReasonNoHostnames)
+	}
+	if len(b.Status.Hostnames) != 0 {
+		t.Errorf("hostnames after a revoked grant = %+v, want none", b.Status.Hostnames)
 	}
 }
