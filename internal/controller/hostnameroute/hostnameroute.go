@@ -122,6 +122,14 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.HostnameRoute) (man
 		ID:      func(r *cloudflare.HostnameRoute) string { return r.ID },
 		Deleted: (*cloudflare.HostnameRoute).Deleted,
 	})
+	var conflict *ConflictError
+	if errors.As(err, &conflict) && meta.WasDeleted(cr) {
+		// Never created (someone else routes the hostname): there is
+		// nothing of this resource's to delete, and the other route is
+		// left alone. Without this, a resource that got its finalizer
+		// before the conflict showed could never be deleted.
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
 	if err != nil || r == nil {
 		return managed.ExternalObservation{ResourceExists: false}, errors.Wrap(err, "cannot observe hostname route")
 	}

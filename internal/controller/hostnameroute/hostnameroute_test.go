@@ -179,6 +179,10 @@ func TestHostnameRouteConflictIsNeverTakenOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	cr := routeTo(ns, "db", host, "mine")
+	// With the managed reconciler's finalizer from the start, as when the
+	// first observation did not see the other route yet (a cached list):
+	// the resource must still be deletable.
+	cr.Finalizers = []string{"finalizer.managedresource.crossplane.io"}
 	p.Create(t, cr)
 	c := p.WaitSynced(t, cr, "conflict reported", func(c xpv2.Condition) bool {
 		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "conflict") && strings.Contains(c.Message, other.ID)
