@@ -343,6 +343,10 @@ func TestPublishesTheAcceptedHostnames(t *testing.T) {
 		if got := rules(t, w.tunnelID)[c]; got != origin {
 			return fmt.Errorf("rule for %s = %q", c, got)
 		}
+		// Its DNS record too: the step below checks that it stays so.
+		if s := states(get(t, b))["HTTPRoute/late "+c]; s != v1alpha1.HostnamePublished {
+			return fmt.Errorf("state of %s = %q", c, s)
+		}
 		return nil
 	})
 
