@@ -45,6 +45,25 @@ func TestTwoClustersOneAccount(t *testing.T) {
 	a.namespace(t, ns)
 	a.workload(t, ns, tunnel, apps)
 	eventually(t, 3*time.Minute, "the first cluster's managed resources Ready", a.allReady(t, ns, 1+2+2+1))
+	// And its public hostname in the tunnel's configuration: the managed
+	// resources are Ready before the CloudflareTunnel writes it, and a
+	// write after the fingerprint below would look like the second
+	// cluster's doing.
+	eventually(t, 2*time.Minute, "the first cluster's public hostnames Ready", func() error {
+		l := &v1alpha1.PublicHostnameList{}
+		if err := a.kube.List(ctx, l, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		if len(l.Items) == 0 {
+			return fmt.Errorf("no PublicHostname yet")
+		}
+		for _, ph := range l.Items {
+			if c := ph.GetCondition(xpv2.TypeReady); c.Status != corev1.ConditionTrue {
+				return fmt.Errorf("PublicHostname %s: Ready=%s %s: %s", ph.Name, c.Status, c.Reason, c.Message)
+			}
+		}
+		return nil
+	})
 	cft := &v1alpha1.CloudflareTunnel{}
 	if err := a.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: tunnel}, cft); err != nil {
 		t.Fatal(err)
