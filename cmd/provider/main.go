@@ -38,6 +38,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 	providercontroller "github.com/context-labs/provider-cloudflare-tunnel/internal/controller"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+	providermetrics "github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/version"
 )
 
@@ -111,7 +112,9 @@ func main() {
 	kingpin.FatalIfError(mgr.AddReadyzCheck("readyz", healthz.Ping), "Cannot add readiness check")
 
 	mrMetrics, stateMetrics := managed.NewMRMetricRecorder(), statemetrics.NewMRStateMetrics()
-	metrics.Registry.MustRegister(mrMetrics, stateMetrics)
+	// Every metric the provider serves is documented in docs/metrics.md.
+	own := providermetrics.New()
+	metrics.Registry.MustRegister(mrMetrics, stateMetrics, budgets, own)
 	o := controller.Options{
 		MetricOptions: &controller.MetricOptions{
 			PollStateMetricInterval: *pollStateMetric,
@@ -138,6 +141,7 @@ func main() {
 	}
 	kingpin.FatalIfError(providercontroller.SetupGated(mgr, o, providercontroller.Settings{
 		ClusterDomain: *clusterDomain,
+		Metrics:       own,
 		Managed:       mr.Settings{Cloudflare: cloudflare.Options{Budgets: budgets, Caches: cloudflare.NewCaches(), Env: os.LookupEnv}},
 	}), "Cannot setup controllers")
 	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start controller manager")

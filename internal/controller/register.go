@@ -21,6 +21,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/virtualnetwork"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/vpcservice"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 )
 
 // DefaultMaxReconcileRate is --max-reconcile-rate's default: reconciles per
@@ -47,6 +48,9 @@ type Settings struct {
 	// ConfigBatchWindow of CloudflareTunnels' configuration writes; 0 is
 	// cloudflaretunnel.DefaultConfigBatchWindow.
 	ConfigBatchWindow time.Duration
+	// Metrics are the provider's own metrics (docs/metrics.md); nil
+	// records none.
+	Metrics *metrics.Metrics
 }
 
 // SetupGated registers every controller to start once its CRDs are
@@ -68,24 +72,26 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, s Settings) error {
 		virtualnetwork.SetupGated,
 		vpcservice.SetupGated,
 	} {
-		if err := setup(mgr, o, s.Managed); err != nil {
+		managed := s.Managed
+		managed.Metrics = s.Metrics
+		if err := setup(mgr, o, managed); err != nil {
 			return err
 		}
 	}
 	if err := config.SetupGated(mgr, o, s.Managed.Cloudflare.Env); err != nil {
 		return err
 	}
-	if err := cloudflaretunnel.SetupGated(mgr, o, cloudflaretunnel.Options{ConfigBatchWindow: s.ConfigBatchWindow}); err != nil {
+	if err := cloudflaretunnel.SetupGated(mgr, o, cloudflaretunnel.Options{ConfigBatchWindow: s.ConfigBatchWindow, Metrics: s.Metrics}); err != nil {
 		return err
 	}
 	if err := publichostname.SetupGated(mgr, o, publichostname.Options{ClusterDomain: s.ClusterDomain}); err != nil {
 		return err
 	}
-	if err := service.SetupGated(mgr, o); err != nil {
+	if err := service.SetupGated(mgr, o, service.Options{Metrics: s.Metrics}); err != nil {
 		return err
 	}
-	if err := gatewaybinding.SetupGated(mgr, o, gatewaybinding.Options{ClusterDomain: s.ClusterDomain}); err != nil {
+	if err := gatewaybinding.SetupGated(mgr, o, gatewaybinding.Options{ClusterDomain: s.ClusterDomain, Metrics: s.Metrics}); err != nil {
 		return err
 	}
-	return ingress.SetupGated(mgr, o, ingress.Options{ClusterDomain: s.ClusterDomain})
+	return ingress.SetupGated(mgr, o, ingress.Options{ClusterDomain: s.ClusterDomain, Metrics: s.Metrics})
 }

@@ -42,6 +42,7 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
@@ -72,6 +73,8 @@ const (
 type Options struct {
 	// ConfigBatchWindow; 0 is DefaultConfigBatchWindow.
 	ConfigBatchWindow time.Duration
+	// Metrics are the provider's own metrics; nil records none.
+	Metrics *metrics.Metrics
 }
 
 // Setup adds the CloudflareTunnel controller.
@@ -82,10 +85,11 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		window = DefaultConfigBatchWindow
 	}
 	r := &Reconciler{
-		window: window,
-		kube:   mgr.GetClient(),
-		log:    o.Logger.WithValues("controller", name),
-		record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)),
+		window:  window,
+		metrics: opts.Metrics,
+		kube:    mgr.GetClient(),
+		log:     o.Logger.WithValues("controller", name),
+		record:  event.NewAPIRecorder(mgr.GetEventRecorderFor(name)),
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
@@ -178,8 +182,10 @@ func labelledTunnel(_ context.Context, o client.Object) []reconcile.Request {
 
 // Reconciler reconciles CloudflareTunnels.
 type Reconciler struct {
-	batch  configBatcher
-	window time.Duration
+	batch configBatcher
+	// metrics count the configuration changes the batch window holds back.
+	metrics *metrics.Metrics
+	window  time.Duration
 
 	kube   client.Client
 	log    logging.Logger
@@ -479,6 +485,8 @@ func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTun
 			case !equality.Semantic.DeepEqual(current, want):
 				if hold = r.batch.hold(cr.UID, r.window); hold == 0 {
 					tun.Spec.ForProvider.Config = want
+				} else {
+					r.metrics.ConfigurationHeld()
 				}
 			}
 		}

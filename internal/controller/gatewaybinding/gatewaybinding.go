@@ -38,6 +38,7 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/gateway/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
@@ -58,11 +59,13 @@ var (
 type Options struct {
 	// ClusterDomain of Service DNS names; "" is cluster.local.
 	ClusterDomain string
+	// Metrics count the bindings by what became of them; nil counts none.
+	Metrics *metrics.Metrics
 }
 
 // Setup adds the GatewayBinding controller.
 func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
-	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), clusterDomain: opts.ClusterDomain}
+	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), clusterDomain: opts.ClusterDomain, metrics: opts.Metrics}
 	b := ctrl.NewControllerManagedBy(mgr)
 	if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gwv1.GroupName, Kind: "GRPCRoute"}, gwv1.GroupVersion.Version); err == nil {
 		// Reported as not supported; an optional kind, watched when
@@ -109,6 +112,7 @@ type Reconciler struct {
 	log           logging.Logger
 	record        event.Recorder
 	clusterDomain string
+	metrics       *metrics.Metrics
 }
 
 func (r *Reconciler) bindings(ctx context.Context, opts ...client.ListOption) []v1alpha1.GatewayBinding {
@@ -157,9 +161,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	b := &v1alpha1.GatewayBinding{}
 	if err := r.kube.Get(ctx, req.NamespacedName, b); err != nil {
+		if kerrors.IsNotFound(err) {
+			r.metrics.ForgetSource(sourceKind, req.NamespacedName)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if meta.WasDeleted(b) {
+		r.metrics.ForgetSource(sourceKind, req.NamespacedName)
 		return r.release(ctx, b)
 	}
 	if !controllerutil.ContainsFinalizer(b, finalizer) {
@@ -198,6 +206,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	r.report(b, res, obs)
+	r.metrics.SetSource(sourceKind, req.NamespacedName, sourceState(res, obs))
 	setStatus(b, res, obs, dns)
 	if err := r.kube.Status().Update(ctx, b); err != nil {
 		return reconcile.Result{}, errors.Wrap(err, "cannot update GatewayBinding status")

@@ -14,6 +14,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/gateway/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 )
 
 // Condition types of a GatewayBinding.
@@ -190,3 +191,27 @@ func condition(t xpv2.ConditionType, c translate.Condition) xpv2.Condition {
 func equalSpec(a, b v1alpha1.PublicHostnameSpec) bool { return equality.Semantic.DeepEqual(a, b) }
 
 func equalLabels(a, b map[string]string) bool { return equality.Semantic.DeepEqual(a, b) }
+
+// sourceKind labels GatewayBindings in the provider's source metrics.
+const sourceKind = "GatewayBinding"
+
+// sourceState is what the source metrics say of a binding: a reference or
+// hostname that needs fixing outweighs a hostname another source holds.
+func sourceState(res translate.Result, obs Observation) metrics.SourceState {
+	if !res.Accepted.OK || !res.ResolvedRefs.OK {
+		return metrics.SourceProblem
+	}
+	conflict := false
+	for _, h := range obs.Hostnames {
+		switch h.State {
+		case v1alpha1.HostnameNotSupported:
+			return metrics.SourceProblem
+		case v1alpha1.HostnameConflict:
+			conflict = true
+		}
+	}
+	if conflict {
+		return metrics.SourceConflict
+	}
+	return metrics.SourceTranslated
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/gateway/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 )
 
 // ph is a PublicHostname as its tunnel answered it: accepted (in
@@ -132,5 +133,30 @@ func TestSetStatusKeepsWhatIsKept(t *testing.T) {
 	}
 	if len(b.Status.Hostnames) != 0 {
 		t.Errorf("hostnames after a revoked grant = %+v, want none", b.Status.Hostnames)
+	}
+}
+
+func TestSourceState(t *testing.T) {
+	ok := translate.Condition{OK: true}
+	bad := translate.Condition{Reason: "GatewayNotFound"}
+	host := func(state string) v1alpha1.BoundHostname { return v1alpha1.BoundHostname{State: state} }
+	cases := map[string]struct {
+		res  translate.Result
+		obs  Observation
+		want metrics.SourceState
+	}{
+		"AllPublished":       {res: translate.Result{Accepted: ok, ResolvedRefs: ok}, obs: Observation{Hostnames: []v1alpha1.BoundHostname{host(v1alpha1.HostnamePublished), host(v1alpha1.HostnamePending)}}, want: metrics.SourceTranslated},
+		"NotAccepted":        {res: translate.Result{Accepted: bad, ResolvedRefs: ok}, want: metrics.SourceProblem},
+		"RefsUnresolved":     {res: translate.Result{Accepted: ok, ResolvedRefs: bad}, want: metrics.SourceProblem},
+		"AnotherSourceHolds": {res: translate.Result{Accepted: ok, ResolvedRefs: ok}, obs: Observation{Hostnames: []v1alpha1.BoundHostname{host(v1alpha1.HostnamePublished), host(v1alpha1.HostnameConflict)}}, want: metrics.SourceConflict},
+		// A wildcard needs the user to act, which outweighs the conflict.
+		"Wildcard": {res: translate.Result{Accepted: ok, ResolvedRefs: ok}, obs: Observation{Hostnames: []v1alpha1.BoundHostname{host(v1alpha1.HostnameConflict), host(v1alpha1.HostnameNotSupported)}}, want: metrics.SourceProblem},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := sourceState(tc.res, tc.obs); got != tc.want {
+				t.Errorf("sourceState = %s, want %s", got, tc.want)
+			}
+		})
 	}
 }

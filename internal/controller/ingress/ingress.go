@@ -44,6 +44,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 )
 
 // Class and controller names this provider answers to.
@@ -59,12 +60,14 @@ const (
 type Options struct {
 	// ClusterDomain of Service DNS names; "" is cluster.local.
 	ClusterDomain string
+	// Metrics count the Ingresses by what became of them; nil counts none.
+	Metrics *metrics.Metrics
 }
 
 // Setup adds the Ingress translator.
 func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 	name := "ingress"
-	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), clusterDomain: opts.ClusterDomain}
+	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), clusterDomain: opts.ClusterDomain, metrics: opts.Metrics}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
@@ -98,6 +101,7 @@ type Reconciler struct {
 	log           logging.Logger
 	record        event.Recorder
 	clusterDomain string
+	metrics       *metrics.Metrics
 	// reported is the failure last repeated on an Ingress for each managed
 	// resource (by UID), so each is repeated once, not on every reconcile:
 	// client-go drops an object's events past a burst of 25 (then one per
@@ -162,10 +166,29 @@ func Ours(ing *networkingv1.Ingress, classes []networkingv1.IngressClass) bool {
 	return false
 }
 
+// sourceKind labels Ingresses in the provider's source metrics.
+const sourceKind = "Ingress"
+
+// sourceState is what the source metrics say of a translated object: a
+// problem outweighs a conflict, since fixing the input comes first.
+func sourceState(problem, conflict bool) metrics.SourceState {
+	switch {
+	case problem:
+		return metrics.SourceProblem
+	case conflict:
+		return metrics.SourceConflict
+	default:
+		return metrics.SourceTranslated
+	}
+}
+
 // Reconcile converges an Ingress's managed resources.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	ing := &networkingv1.Ingress{}
 	if err := r.kube.Get(ctx, req.NamespacedName, ing); err != nil {
+		if kerrors.IsNotFound(err) {
+			r.metrics.ForgetSource(sourceKind, req.NamespacedName)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	classes := &networkingv1.IngressClassList{}
@@ -173,6 +196,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, errors.Wrap(err, "cannot list IngressClasses")
 	}
 	ours := Ours(ing, classes.Items)
+	if !ours || meta.WasDeleted(ing) {
+		r.metrics.ForgetSource(sourceKind, req.NamespacedName)
+	}
 	if !ours && !controllerutil.ContainsFinalizer(ing, finalizer) {
 		return reconcile.Result{}, nil
 	}
@@ -190,6 +216,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 	tunnelName := ing.Annotations[v1alpha1.AnnotationTunnel]
 	if strings.TrimSpace(tunnelName) == "" {
+		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
 		r.warn(ing, "MissingTunnelAnnotation", fmt.Sprintf("annotation %s is required: name a CloudflareTunnel in namespace %s", v1alpha1.AnnotationTunnel, ing.Namespace))
 		// The annotation was removed (or never set): nothing is wanted.
 		result, err := r.converge(ctx, ing, desired{})
@@ -207,6 +234,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			// Nothing is created, and nothing made earlier is touched: the
 			// tunnel it was on keeps its rules (a typo must not take a
 			// working site down).
+			r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
 			r.warn(ing, "TunnelNotFound", fmt.Sprintf("annotation %s: no CloudflareTunnel %q in namespace %s (a tunnel is used only from its own namespace); nothing is created, and whatever this Ingress already publishes stays as it is until it names a tunnel that exists", v1alpha1.AnnotationTunnel, tunnelName, ing.Namespace))
 			return reconcile.Result{RequeueAfter: time.Minute}, nil
 		}
@@ -215,6 +243,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if meta.WasDeleted(cft) {
 		// A tunnel on its way out takes no new work; what is there stays
 		// (the tunnel's deletion waits for its Ingresses).
+		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
 		r.warn(ing, "TunnelDeleting", fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is published through it; remove the %s annotation or name another tunnel", tunnelName, v1alpha1.AnnotationTunnel))
 		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
@@ -256,6 +285,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	for h, winner := range lost {
 		r.warn(ing, "HostnameConflict", conflictMessage(h, res.Written[h], winner))
 	}
+	r.metrics.SetSource(sourceKind, req.NamespacedName, sourceState(len(res.Problems) > 0, len(lost) > 0))
 	// Bad input must not cost what already works: with a problem in the
 	// Ingress, create and update the valid private routes and VPC services
 	// but delete nothing, and leave its public hostnames as they are (a

@@ -15,6 +15,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
 )
 
@@ -25,6 +26,7 @@ type Connection struct {
 	Cloudflare cloudflare.API
 	Kube       client.Client
 	Config     clients.Config
+	Metrics    *metrics.Metrics // nil records none
 }
 
 // Identity is mg's identity for ownership markers.

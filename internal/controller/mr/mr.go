@@ -28,6 +28,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 )
 
 // DefaultCreationGracePeriod is how long after a create an Observe that
@@ -44,6 +45,8 @@ type Settings struct {
 	Cloudflare cloudflare.Options
 	// CreationGracePeriod; 0 is DefaultCreationGracePeriod.
 	CreationGracePeriod time.Duration
+	// Metrics are the provider's own metrics; nil records none.
+	Metrics *metrics.Metrics
 }
 
 // Kind describes one managed resource kind to Setup.
@@ -88,7 +91,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 		if err := owner.withOwner(ctx, cfg); err != nil {
 			return nil, err
 		}
-		ext := k.External(Connection{Cloudflare: c, Kube: kube, Config: *cfg})
+		ext := k.External(Connection{Cloudflare: c, Kube: kube, Config: *cfg, Metrics: s.Metrics})
 		guarded := &tenancyGuard[T]{TypedExternalClient: ext, kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs, virtualNetworkIDs: k.VirtualNetworkIDs, settle: 2 * o.PollInterval}
 		return &guardrails[T]{TypedExternalClient: guarded, config: *cfg, hostnames: k.Hostnames}, nil
 	})

@@ -32,15 +32,22 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/service/translate"
 )
 
 const name = "service"
 
+// Options of the Service controller, set at setup.
+type Options struct {
+	// Metrics count the Services by what became of them; nil counts none.
+	Metrics *metrics.Metrics
+}
+
 // Setup adds the Service controller.
-func Setup(mgr ctrl.Manager, o controller.Options) error {
-	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name))}
+func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
+	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), metrics: opts.Metrics}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
@@ -56,9 +63,9 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 
 // SetupGated adds the Service controller once the kinds it reads and
 // writes exist.
-func SetupGated(mgr ctrl.Manager, o controller.Options) error {
+func SetupGated(mgr ctrl.Manager, o controller.Options, opts Options) error {
 	o.Gate.Register(func() {
-		if err := Setup(mgr, o); err != nil {
+		if err := Setup(mgr, o, opts); err != nil {
 			o.Logger.Info("Cannot set up Service controller", "error", err)
 		}
 	}, v1alpha1.CloudflareTunnelGroupVersionKind, ztv1alpha1.TunnelGroupVersionKind, ztv1alpha1.NetworkRouteGroupVersionKind)
@@ -67,9 +74,10 @@ func SetupGated(mgr ctrl.Manager, o controller.Options) error {
 
 // Reconciler converges the NetworkRoutes of Services.
 type Reconciler struct {
-	kube   client.Client
-	log    logging.Logger
-	record event.Recorder
+	kube    client.Client
+	log     logging.Logger
+	record  event.Recorder
+	metrics *metrics.Metrics
 	// reported is the failure last repeated on a Service for each route
 	// (by UID), so each is said once, not on every reconcile.
 	reported sync.Map
@@ -99,6 +107,9 @@ func (r *Reconciler) servicesOfTunnel(ctx context.Context, o client.Object) []re
 	return reqs
 }
 
+// sourceKind labels Services in the provider's source metrics.
+const sourceKind = "Service"
+
 // Reconcile converges one Service's NetworkRoutes.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	svc := &corev1.Service{}
@@ -108,14 +119,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		// Gone: its routes go too (no finalizer on Services, so this also
 		// runs for a Service deleted while the provider was down).
+		r.metrics.ForgetSource(sourceKind, req.NamespacedName)
 		return reconcile.Result{}, r.converge(ctx, req.Namespace, req.Name, nil, nil, false)
 	}
 	if meta.WasDeleted(svc) {
+		r.metrics.ForgetSource(sourceKind, req.NamespacedName)
 		return reconcile.Result{}, r.converge(ctx, svc.Namespace, svc.Name, svc, nil, false)
 	}
 	res := translate.PrivateRoutes(translate.Input{Service: svc})
 	for _, p := range res.Problems {
 		r.warn(svc, p.Reason, p.Message)
+	}
+	switch {
+	case len(res.Problems) > 0 || res.KeepExisting:
+		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
+	case !res.Wanted:
+		r.metrics.ForgetSource(sourceKind, req.NamespacedName)
+	default:
+		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceTranslated)
 	}
 	if res.KeepExisting {
 		return reconcile.Result{}, nil
@@ -127,12 +148,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: svc.Namespace, Name: res.Tunnel}, cft); err != nil {
 		if kerrors.IsNotFound(err) {
 			// A typo must not take routes down: what exists stays.
+			r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
 			r.warn(svc, "TunnelNotFound", fmt.Sprintf("annotation %s: no CloudflareTunnel %q in namespace %s (a tunnel is used only from its own namespace); nothing is created, and whatever this Service already routes stays as it is until it names a tunnel that exists", v1alpha1.AnnotationTunnel, res.Tunnel, svc.Namespace))
 			return reconcile.Result{RequeueAfter: time.Minute}, nil
 		}
 		return reconcile.Result{}, errors.Wrap(err, "cannot get CloudflareTunnel")
 	}
 	if meta.WasDeleted(cft) {
+		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
 		r.warn(svc, "TunnelDeleting", fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is routed through it; remove the %s annotation or name another tunnel", res.Tunnel, v1alpha1.AnnotationTunnel))
 		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}

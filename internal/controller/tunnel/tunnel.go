@@ -23,6 +23,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 )
 
 // Connection detail keys published to writeConnectionSecretToRef.
@@ -37,7 +38,7 @@ var kind = mr.Kind[*v1alpha1.Tunnel]{
 	NewObj:  func() *v1alpha1.Tunnel { return &v1alpha1.Tunnel{} },
 	NewList: func() client.ObjectList { return &v1alpha1.TunnelList{} },
 	External: func(c mr.Connection) managed.TypedExternalClient[*v1alpha1.Tunnel] {
-		return &external{tunnels: c.Cloudflare, teamnet: c.Cloudflare, kube: c.Kube, accountID: c.Cloudflare.Account()}
+		return &external{tunnels: c.Cloudflare, teamnet: c.Cloudflare, kube: c.Kube, accountID: c.Cloudflare.Account(), metrics: c.Metrics}
 	},
 	Hostnames: configHostnames,
 }
@@ -74,6 +75,7 @@ type external struct {
 	teamnet   cloudflare.TeamnetAPI
 	kube      client.Client
 	accountID string
+	metrics   *metrics.Metrics
 
 	// What Observe saw, for Update in the same reconcile.
 	observedName   string
@@ -264,6 +266,7 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.Tunnel) (managed.Ext
 			return managed.ExternalUpdate{}, errors.Wrap(err, "cannot encode tunnel configuration")
 		}
 		tc, err := e.tunnels.UpdateTunnelConfiguration(ctx, id, doc)
+		e.metrics.ConfigurationWritten(err)
 		if err != nil {
 			return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update tunnel configuration")
 		}

@@ -9,8 +9,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -47,15 +47,20 @@ func (o Options) rate() rate.Limit {
 
 // Budget is the request budget of one token.
 type Budget struct {
-	lim *rate.Limiter
+	lim     *rate.Limiter
+	metrics *metrics
+	waiting atomic.Int64 // requests in Wait
 
 	mu          sync.Mutex
 	pausedUntil time.Time
 	window      time.Duration // pause used when a 429 carries no usable Retry-After
+	// Cloudflare's own count for the token (its Ratelimit headers), which
+	// includes every other tool using it; remaining < 0 until seen.
+	remaining, quota int
 }
 
-func newBudget(o Options) *Budget {
-	return &Budget{lim: rate.NewLimiter(o.rate(), o.Burst), window: o.Window}
+func newBudget(o Options, m *metrics) *Budget {
+	return &Budget{lim: rate.NewLimiter(o.rate(), o.Burst), metrics: m, window: o.Window, remaining: -1}
 }
 
 func (b *Budget) setOptions(o Options) {
@@ -78,7 +83,11 @@ func (b *Budget) defaultPause() time.Duration {
 // have to wait at all.
 func (b *Budget) Wait(ctx context.Context) error {
 	start := time.Now()
-	defer func() { waitSeconds.Observe(time.Since(start).Seconds()) }()
+	b.waiting.Add(1)
+	defer func() {
+		b.waiting.Add(-1)
+		b.metrics.wait.Observe(time.Since(start).Seconds())
+	}()
 	for {
 		if err := b.waitPause(ctx); err != nil {
 			return err
@@ -115,12 +124,37 @@ func (b *Budget) waitPause(ctx context.Context) error {
 // existing pause, because a late 429 with a small Retry-After must not lift
 // the block an earlier one announced.
 func (b *Budget) Pause(d time.Duration) {
-	until := time.Now().Add(d)
+	now := time.Now()
+	until := now.Add(d)
 	b.mu.Lock()
 	if until.After(b.pausedUntil) {
+		// Only the extension counts as penalty: a pause that overlaps the
+		// current one is not served twice.
+		b.metrics.pauseSeconds.Add(until.Sub(later(now, b.pausedUntil)).Seconds())
 		b.pausedUntil = until
 	}
 	b.mu.Unlock()
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// observeCloudflare records Cloudflare's own count of what is left of the
+// token's window, from a response's Ratelimit headers.
+func (b *Budget) observeCloudflare(remaining, quota int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.remaining, b.quota = remaining, quota
+}
+
+func (b *Budget) cloudflareView() (remaining, quota int, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.remaining, b.quota, b.remaining >= 0
 }
 
 // PausedUntil is when the current pause ends; in the past when not paused.
@@ -132,45 +166,21 @@ func (b *Budget) PausedUntil() time.Time {
 
 // Registry hands out one Budget per token. Budgets are keyed by the token's
 // SHA-256 so the secret never sits in a map that could be dumped or logged.
+//
+// A Registry is also the Prometheus collector of its budgets' metrics: the
+// provider makes one registry at start and registers it once.
 type Registry struct {
 	mu      sync.Mutex
 	opts    Options
 	budgets map[string]*Budget
+	metrics *metrics
 }
 
 // NewRegistry returns a registry whose budgets use o (defaults filled in).
 // A process must spend one budget per token, whichever controller asks: the
 // provider makes one registry at start and passes it to every client.
 func NewRegistry(o Options) *Registry {
-	r := &Registry{opts: o.withDefaults(), budgets: map[string]*Budget{}}
-	registries.add(r)
-	return r
-}
-
-// registries are every registry of the process, for the paused-budgets
-// gauge (Prometheus' registry is process-wide too).
-var registries = &registrySet{}
-
-type registrySet struct {
-	mu  sync.Mutex
-	all []*Registry
-}
-
-func (s *registrySet) add(r *Registry) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.all = append(s.all, r)
-}
-
-func (s *registrySet) paused() int {
-	s.mu.Lock()
-	all := slices.Clone(s.all)
-	s.mu.Unlock()
-	n := 0
-	for _, r := range all {
-		n += r.pausedCount()
-	}
-	return n
+	return &Registry{opts: o.withDefaults(), budgets: map[string]*Budget{}, metrics: newMetrics()}
 }
 
 // For returns the budget of token, creating it on first use.
@@ -181,7 +191,7 @@ func (r *Registry) For(token string) *Budget {
 	defer r.mu.Unlock()
 	b, ok := r.budgets[key]
 	if !ok {
-		b = newBudget(r.opts)
+		b = newBudget(r.opts, r.metrics)
 		r.budgets[key] = b
 	}
 	return b
@@ -197,17 +207,4 @@ func (r *Registry) SetOptions(o Options) {
 	for _, b := range r.budgets {
 		b.setOptions(o)
 	}
-}
-
-func (r *Registry) pausedCount() int {
-	now := time.Now()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, b := range r.budgets {
-		if now.Before(b.PausedUntil()) {
-			n++
-		}
-	}
-	return n
 }

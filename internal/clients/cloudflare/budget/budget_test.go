@@ -114,7 +114,7 @@ func TestRateLimitedPausesAllCallers(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := &http.Client{Transport: &Transport{Next: srv.Client().Transport, Budget: b}}
-	limited := counterValue(t, rateLimitedTotal)
+	limited := counterValue(t, b.metrics.rateLimited)
 	ctx := context.Background()
 
 	if code, err := get(ctx, c, srv.URL+"/x"); err != nil || code != http.StatusTooManyRequests {
@@ -148,7 +148,7 @@ func TestRateLimitedPausesAllCallers(t *testing.T) {
 	if d := ts[0].Sub(first); d > 3*time.Second {
 		t.Errorf("requests resumed only %v after the 429", d)
 	}
-	if d := counterValue(t, rateLimitedTotal) - limited; d != 1 {
+	if d := counterValue(t, b.metrics.rateLimited) - limited; d != 1 {
 		t.Errorf("cloudflare_rate_limited_total rose by %v; want 1", d)
 	}
 }

@@ -6,35 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
-
-// Metric labels carry only the operation and outcome, never the token.
-var (
-	requestsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "cloudflare_requests_total",
-		Help: "Cloudflare API requests by operation and outcome.",
-	}, []string{"operation", "outcome"})
-	rateLimitedTotal = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "cloudflare_rate_limited_total",
-		Help: "HTTP 429 responses received from the Cloudflare API.",
-	})
-	waitSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "cloudflare_budget_wait_seconds",
-		Help:    "Time each request spent waiting for the token's request budget, including zero waits.",
-		Buckets: prometheus.ExponentialBuckets(0.001, 4, 10), // 1ms .. ~4.4m, to cover a 5m pause
-	})
-	pausedBudgets = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "cloudflare_budget_paused",
-		Help: "Number of API tokens whose requests are paused after a 429.",
-	}, func() float64 { return float64(registries.paused()) })
-)
-
-func init() {
-	metrics.Registry.MustRegister(requestsTotal, rateLimitedTotal, waitSeconds, pausedBudgets)
-}
 
 // Transport is an http.RoundTripper that spends a Budget on every request and
 // pauses the whole budget when Cloudflare answers 429. The 429 response is
@@ -66,12 +38,15 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	resp, err := next.RoundTrip(req)
 	if err != nil {
-		requestsTotal.WithLabelValues(op, "transport_error").Inc()
+		t.Budget.metrics.requests.WithLabelValues(op, "transport_error").Inc()
 		return nil, err
 	}
-	requestsTotal.WithLabelValues(op, outcome(resp.StatusCode)).Inc()
+	t.Budget.metrics.requests.WithLabelValues(op, outcome(resp.StatusCode)).Inc()
+	if remaining, quota, ok := rateLimitHeaders(resp.Header); ok {
+		t.Budget.observeCloudflare(remaining, quota)
+	}
 	if resp.StatusCode == http.StatusTooManyRequests {
-		rateLimitedTotal.Inc()
+		t.Budget.metrics.rateLimited.Inc()
 		t.Budget.Pause(retryAfter(resp.Header.Get("Retry-After"), time.Now(), t.Budget.defaultPause()))
 	}
 	return resp, nil
@@ -90,6 +65,31 @@ func outcome(code int) string {
 	default:
 		return "other"
 	}
+}
+
+// ratelimitRemaining and ratelimitQuota read Cloudflare's rate-limit headers
+// (the IETF RateLimit fields draft): `Ratelimit: "default";r=<remaining>;t=<reset>`
+// and `Ratelimit-Policy: "burst";q=<quota>;w=<window>`.
+var (
+	ratelimitRemaining = regexp.MustCompile(`(?:^|;)\s*r=(\d+)`)
+	ratelimitQuota     = regexp.MustCompile(`(?:^|;)\s*q=(\d+)`)
+)
+
+// rateLimitHeaders says how many requests Cloudflare still allows the token
+// in its current window, and the window's quota, when the response says.
+func rateLimitHeaders(h http.Header) (remaining, quota int, ok bool) {
+	m := ratelimitRemaining.FindStringSubmatch(h.Get("Ratelimit"))
+	if m == nil {
+		return 0, 0, false
+	}
+	remaining, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0, 0, false
+	}
+	if q := ratelimitQuota.FindStringSubmatch(h.Get("Ratelimit-Policy")); q != nil {
+		quota, _ = strconv.Atoi(q[1])
+	}
+	return remaining, quota, true
 }
 
 // minPause is the shortest pause after a 429: a zero, past or sub-second

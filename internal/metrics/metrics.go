@@ -1,0 +1,157 @@
+// Package metrics holds the provider's own Prometheus metrics beyond
+// crossplane-runtime's managed-resource metrics and the Cloudflare request
+// budget's (internal/clients/cloudflare/budget): what the sources translate
+// and how the tunnels' configuration writes are coalesced. docs/metrics.md
+// documents every metric the provider serves.
+//
+// Every method is safe on a nil receiver and then does nothing, so
+// controllers set up without metrics (most tests) need no stand-in.
+package metrics
+
+import (
+	"sort"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// SourceState is what became of one source object (an Ingress, a Service, a
+// GatewayBinding) the last time it was translated.
+type SourceState string
+
+// Source states.
+const (
+	// SourceTranslated: everything it asks for is written to the layer below.
+	SourceTranslated SourceState = "translated"
+	// SourceConflict: a hostname or object it wants belongs to another source
+	// or was not made by this provider, and is left alone.
+	SourceConflict SourceState = "conflict"
+	// SourceProblem: invalid input (annotation, reference, tunnel); what it
+	// already published is kept and a Warning event says what to fix.
+	SourceProblem SourceState = "problem"
+)
+
+// Metrics are the provider's own metrics. Make one with New and register
+// it once.
+type Metrics struct {
+	mu      sync.Mutex
+	sources map[sourceKey]SourceState
+
+	configWrites *prometheus.CounterVec
+	configHeld   prometheus.Counter
+}
+
+type sourceKey struct {
+	kind string
+	name types.NamespacedName
+}
+
+var descSources = prometheus.NewDesc("cloudflare_tunnel_sources",
+	"Source objects (Ingress, Service, GatewayBinding) the provider translates, by kind and by what became of them the last time: translated, conflict or problem.",
+	[]string{"kind", "state"}, nil)
+
+// New returns the provider's metrics.
+func New() *Metrics {
+	return &Metrics{
+		sources: map[sourceKey]SourceState{},
+		configWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cloudflare_tunnel_configuration_writes_total",
+			Help: "Writes of a tunnel's remote configuration (its published hostnames) to Cloudflare, by outcome (success, error).",
+		}, []string{"outcome"}),
+		configHeld: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cloudflare_tunnel_configuration_changes_coalesced_total",
+			Help: "Changes to a tunnel's configuration held back to go out with later ones in a single write (the batch window).",
+		}),
+	}
+}
+
+// SetSource records what became of a source object.
+func (m *Metrics) SetSource(kind string, name types.NamespacedName, s SourceState) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sources[sourceKey{kind, name}] = s
+}
+
+// ForgetSource drops a source object that is gone or no longer ours.
+func (m *Metrics) ForgetSource(kind string, name types.NamespacedName) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.sources, sourceKey{kind, name})
+}
+
+// ConfigurationWritten counts one write of a tunnel's configuration.
+func (m *Metrics) ConfigurationWritten(err error) {
+	if m == nil {
+		return
+	}
+	outcome := "success"
+	if err != nil {
+		outcome = "error"
+	}
+	m.configWrites.WithLabelValues(outcome).Inc()
+}
+
+// ConfigurationHeld counts a configuration change held back by the batch
+// window.
+func (m *Metrics) ConfigurationHeld() {
+	if m == nil {
+		return
+	}
+	m.configHeld.Inc()
+}
+
+// Describe implements prometheus.Collector.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descSources
+	m.configWrites.Describe(ch)
+	m.configHeld.Describe(ch)
+}
+
+// Collect implements prometheus.Collector. Every state of every kind seen
+// is reported, zeros included, so a count that falls to zero reads as zero
+// rather than vanishing.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	m.configWrites.Collect(ch)
+	m.configHeld.Collect(ch)
+	for _, c := range m.sourceCounts() {
+		ch <- prometheus.MustNewConstMetric(descSources, prometheus.GaugeValue, float64(c.n), c.kind, string(c.state))
+	}
+}
+
+type sourceCount struct {
+	kind  string
+	state SourceState
+	n     int
+}
+
+func (m *Metrics) sourceCounts() []sourceCount {
+	m.mu.Lock()
+	counts := map[string]map[SourceState]int{}
+	for k, s := range m.sources {
+		if counts[k.kind] == nil {
+			counts[k.kind] = map[SourceState]int{}
+		}
+		counts[k.kind][s]++
+	}
+	m.mu.Unlock()
+	var out []sourceCount
+	for kind, byState := range counts {
+		for _, s := range []SourceState{SourceTranslated, SourceConflict, SourceProblem} {
+			out = append(out, sourceCount{kind: kind, state: s, n: byState[s]})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].kind != out[j].kind {
+			return out[i].kind < out[j].kind
+		}
+		return out[i].state < out[j].state
+	})
+	return out
+}

@@ -1,0 +1,83 @@
+package metrics
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestSources(t *testing.T) {
+	m := New()
+	a, b, c := types.NamespacedName{Namespace: "n", Name: "a"}, types.NamespacedName{Namespace: "n", Name: "b"}, types.NamespacedName{Namespace: "m", Name: "a"}
+	m.SetSource("Ingress", a, SourceTranslated)
+	m.SetSource("Ingress", b, SourceProblem)
+	m.SetSource("Ingress", c, SourceTranslated)
+	m.SetSource("Service", a, SourceConflict)
+	// An object's latest state replaces the one before; a forgotten one
+	// leaves the count.
+	m.SetSource("Ingress", b, SourceConflict)
+	m.ForgetSource("Ingress", c)
+	m.ForgetSource("GatewayBinding", c) // never seen: nothing happens
+
+	want := `
+# HELP cloudflare_tunnel_sources Source objects (Ingress, Service, GatewayBinding) the provider translates, by kind and by what became of them the last time: translated, conflict or problem.
+# TYPE cloudflare_tunnel_sources gauge
+cloudflare_tunnel_sources{kind="Ingress",state="conflict"} 1
+cloudflare_tunnel_sources{kind="Ingress",state="problem"} 0
+cloudflare_tunnel_sources{kind="Ingress",state="translated"} 1
+cloudflare_tunnel_sources{kind="Service",state="conflict"} 1
+cloudflare_tunnel_sources{kind="Service",state="problem"} 0
+cloudflare_tunnel_sources{kind="Service",state="translated"} 0
+`
+	if err := testutil.CollectAndCompare(m, strings.NewReader(want), "cloudflare_tunnel_sources"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestConfigurationWrites(t *testing.T) {
+	m := New()
+	m.ConfigurationWritten(nil)
+	m.ConfigurationWritten(nil)
+	m.ConfigurationWritten(errors.New("boom"))
+	m.ConfigurationHeld()
+	want := `
+# HELP cloudflare_tunnel_configuration_changes_coalesced_total Changes to a tunnel's configuration held back to go out with later ones in a single write (the batch window).
+# TYPE cloudflare_tunnel_configuration_changes_coalesced_total counter
+cloudflare_tunnel_configuration_changes_coalesced_total 1
+# HELP cloudflare_tunnel_configuration_writes_total Writes of a tunnel's remote configuration (its published hostnames) to Cloudflare, by outcome (success, error).
+# TYPE cloudflare_tunnel_configuration_writes_total counter
+cloudflare_tunnel_configuration_writes_total{outcome="error"} 1
+cloudflare_tunnel_configuration_writes_total{outcome="success"} 2
+`
+	if err := testutil.CollectAndCompare(m, strings.NewReader(want)); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestNilMetricsDoNothing(t *testing.T) {
+	var m *Metrics
+	m.SetSource("Ingress", types.NamespacedName{Name: "a"}, SourceTranslated)
+	m.ForgetSource("Ingress", types.NamespacedName{Name: "a"})
+	m.ConfigurationWritten(nil)
+	m.ConfigurationHeld()
+}
+
+func TestMetricsFollowPrometheusConventions(t *testing.T) {
+	m := New()
+	m.SetSource("Ingress", types.NamespacedName{Name: "a"}, SourceTranslated)
+	m.ConfigurationWritten(nil)
+	problems, err := testutil.CollectAndLint(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: %s", p.Metric, p.Text)
+	}
+	if err := prometheus.NewPedanticRegistry().Register(m); err != nil {
+		t.Error(err)
+	}
+}
