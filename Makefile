@@ -16,23 +16,33 @@ help: ## Show this help.
 	@awk 'BEGIN{FS=":.*##"} /^[a-zA-Z_-]+:.*##/{printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: generate
-generate: ## Regenerate deepcopy, managed-resource methods, reference resolvers and CRDs.
+CHART := cluster/charts/provider-cloudflare-tunnel
+
+generate: ## Regenerate deepcopy, managed-resource methods, reference resolvers and CRDs (also the Helm chart's copy).
 	$(GO) generate -tags generate ./apis/...
 	$(GO) run ./hack/apidocs package/crds docs/api-reference.md
+	rm -rf $(CHART)/crds && cp -r package/crds $(CHART)/crds
 	$(GO) mod tidy
 
 .PHONY: check-diff
 check-diff: generate ## Fail when generated files are stale.
-	@if [ -n "$$(git status --porcelain -- apis package docs go.mod go.sum)" ]; then \
+	@if [ -n "$$(git status --porcelain -- apis package docs $(CHART)/crds go.mod go.sum)" ]; then \
 		echo "Generated files are out of date; run 'make generate' and commit:"; \
-		git status --porcelain -- apis package docs go.mod go.sum; git diff --stat -- apis package docs go.mod go.sum; exit 1; fi
+		git status --porcelain -- apis package docs $(CHART)/crds go.mod go.sum; git diff --stat -- apis package docs $(CHART)/crds go.mod go.sum; exit 1; fi
 	@echo "generated files are up to date"
 
 .PHONY: lint
-lint: ## go vet, gofmt and example validation.
+lint: ## go vet, gofmt, example validation and helm lint of the chart.
 	$(GO) vet ./...
+	cd tools/promrules && GOWORK=off $(GO) vet ./...
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@bash hack/validate-examples.sh
+	@helm="$$(bash hack/helm.sh)"; "$$helm" lint --strict $(CHART) && \
+		"$$helm" lint --strict $(CHART) --set credentials.create=true,credentials.apiToken=x,providerConfig.create=true,replicas=2,metrics.serviceMonitor.enabled=true,metrics.podMonitor.enabled=true,metrics.prometheusRule.enabled=true,metrics.dashboard.enabled=true
+
+.PHONY: helm
+helm: ## Build helm (cached by version) and print its path.
+	@bash hack/helm.sh
 
 .PHONY: validate-examples
 validate-examples: ## Validate examples/ against package/crds with the crossplane CLI.
@@ -47,10 +57,11 @@ envtest-assets: ## Build kube-apiserver and etcd for tests (cached by version) a
 	@bash hack/envtest-bins.sh
 
 .PHONY: test
-test: ## Unit and integration tests (real kube-apiserver + etcd).
-	@assets="$$(bash hack/envtest-bins.sh)"; \
-	echo "control plane binaries: $$assets"; \
-	KUBEBUILDER_ASSETS="$$assets" $(GO) test -count=1 -timeout 30m ./...
+test: ## Unit and integration tests (real kube-apiserver + etcd), the Helm chart and the alerting rules.
+	@assets="$$(bash hack/envtest-bins.sh)"; helm="$$(bash hack/helm.sh)"; \
+	echo "control plane binaries: $$assets"; echo "helm: $$helm"; \
+	KUBEBUILDER_ASSETS="$$assets" HELM="$$helm" $(GO) test -count=1 -timeout 30m ./...
+	cd tools/promrules && GOWORK=off $(GO) test -count=1 ./...
 
 # Not part of `make test`: minutes of wall time against the real rate limit.
 # N is the number of Ingresses, STEADY the steady-state window measured after

@@ -160,7 +160,13 @@ func readDocuments(path string) ([]*unstructured.Unstructured, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r := utilyaml.NewYAMLReader(bufio.NewReader(f))
+	return decodeDocuments(f)
+}
+
+// decodeDocuments splits a multi-document YAML stream into objects, skipping
+// empty documents.
+func decodeDocuments(in io.Reader) ([]*unstructured.Unstructured, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(in))
 	var out []*unstructured.Unstructured
 	for i := 0; ; i++ {
 		raw, err := r.Read()

@@ -200,8 +200,9 @@ func Eventually(t *testing.T, timeout time.Duration, what string, fn func() erro
 }
 
 // ThirdPartyCRDs is the directory of the third-party CRDs tests install
-// (gateway-api/ and external-dns/), copied from their Go modules by
-// hack/thirdparty-crds.sh, which returns at once when they are cached.
+// (gateway-api/, external-dns/ and prometheus-operator/), taken from their
+// Go modules by hack/thirdparty-crds.sh, which returns at once when they
+// are cached.
 func ThirdPartyCRDs() (string, error) {
 	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "hack", "thirdparty-crds.sh"))
 	cmd.Stderr = os.Stderr
@@ -212,8 +213,23 @@ func ThirdPartyCRDs() (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// Helm is the path of the helm binary: HELM if set (make test sets it),
+// else the project's build script's (which returns at once when cached).
+func Helm() (string, error) {
+	if bin := os.Getenv("HELM"); bin != "" {
+		return bin, nil
+	}
+	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "hack", "helm.sh"))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("cannot build helm (run make helm): %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
 // InstallThirdPartyCRDs installs one directory of ThirdPartyCRDs
-// ("gateway-api" or "external-dns") and waits until the API server serves
+// ("gateway-api", "external-dns" or "prometheus-operator") and waits until the API server serves
 // it: tests install them while the provider runs, as a user would.
 func (e *Env) InstallThirdPartyCRDs(t *testing.T, which string) {
 	t.Helper()

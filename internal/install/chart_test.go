@@ -1,0 +1,276 @@
+package install_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
+)
+
+const (
+	chartDir = "cluster/charts/provider-cloudflare-tunnel"
+	// release is the release name README.md installs with; its objects
+	// are then named as cluster/install names them.
+	release = "provider-cloudflare-tunnel"
+)
+
+// allOptions turns on every optional object and sets every flag, so a
+// server-side dry run sees everything the chart can render.
+var allOptions = []string{
+	"--set", "replicas=2",
+	"--set", "credentials.create=true,credentials.apiToken=chart-test-token,credentials.accountID=0123456789abcdef0123456789abcdef",
+	"--set", "providerConfig.create=true,providerConfig.endpoint=http://127.0.0.1:8787/client/v4/,providerConfig.ownerID=chart-test",
+	"--set", "ingressClass.default=true",
+	"--set", "provider.logLevel=debug,provider.pollInterval=30s,provider.syncInterval=2h,provider.maxReconcileRate=50",
+	"--set", "cloudflare.rateLimit=1200,cloudflare.rateWindow=5m,cloudflare.budgetBurst=5",
+	"--set-json", `cloudflare.budgetFraction=0.5`,
+	"--set", "podLabels.team=platform,podAnnotations.note=chart-test,priorityClassName=system-cluster-critical",
+	"--set", "metrics.serviceMonitor.enabled=true,metrics.podMonitor.enabled=true,metrics.prometheusRule.enabled=true,metrics.dashboard.enabled=true",
+	"--set", "metrics.serviceMonitor.labels.release=prometheus",
+}
+
+// helmTemplate renders the chart as `helm template` does, into the
+// namespace ns, and returns its documents (or helm's error output).
+func helmTemplate(t *testing.T, ns string, args ...string) ([]*unstructured.Unstructured, error) {
+	t.Helper()
+	helm, err := testenv.Helm()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(helm, append([]string{"template", release, filepath.Join(testenv.RepoRoot(), chartDir), "--namespace", ns}, args...)...)
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%w: %s", err, stderr.String())
+	}
+	docs, err := decodeDocuments(&stdout)
+	if err != nil {
+		t.Fatalf("helm template output: %v", err)
+	}
+	return docs, nil
+}
+
+// helmLabels are the labels Helm charts add by convention; cluster/install
+// has no release, so they are all the two may differ in.
+var helmLabels = []string{"app.kubernetes.io/instance", "app.kubernetes.io/version", "app.kubernetes.io/managed-by", "helm.sh/chart"}
+
+func withoutHelmLabels(u *unstructured.Unstructured) map[string]any {
+	u = u.DeepCopy()
+	for _, path := range [][]string{{"metadata", "labels"}, {"spec", "selector", "matchLabels"}, {"spec", "template", "metadata", "labels"}} {
+		m, found, _ := unstructured.NestedStringMap(u.Object, path...)
+		if !found {
+			continue
+		}
+		for _, l := range helmLabels {
+			delete(m, l)
+		}
+		_ = unstructured.SetNestedStringMap(u.Object, m, path...)
+	}
+	return u.Object
+}
+
+func key(u *unstructured.Unstructured) string {
+	return u.GetKind() + " " + client.ObjectKeyFromObject(u).String()
+}
+
+// TestChartRendersTheInstall keeps one source of truth: with default values
+// the chart renders exactly cluster/install's objects (but the Namespace,
+// which Helm's --namespace makes), label for label and rule for rule, so the
+// RBAC checks of this package hold for the chart too.
+func TestChartRendersTheInstall(t *testing.T) {
+	docs, err := helmTemplate(t, namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chart := map[string]map[string]any{}
+	for _, d := range docs {
+		chart[key(d)] = withoutHelmLabels(d)
+	}
+	install := map[string]map[string]any{}
+	for _, d := range installDocuments(t) {
+		if d.obj.GetKind() == "Namespace" {
+			continue
+		}
+		install[key(d.obj)] = d.obj.Object
+	}
+	if diff := cmp.Diff(install, chart); diff != "" {
+		t.Errorf("helm template (defaults) differs from cluster/install (-install +chart):\n%s", diff)
+	}
+}
+
+// TestChartCRDsAreThePackages: the chart's crds/ is make generate's copy
+// of package/crds.
+func TestChartCRDsAreThePackages(t *testing.T) {
+	root := testenv.RepoRoot()
+	list := func(dir string) []string {
+		names, err := filepath.Glob(filepath.Join(root, dir, "*.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range names {
+			names[i] = filepath.Base(names[i])
+		}
+		sort.Strings(names)
+		return names
+	}
+	pkg, chart := list(crdDir), list(filepath.Join(chartDir, "crds"))
+	if diff := cmp.Diff(pkg, chart); diff != "" || len(pkg) == 0 {
+		t.Fatalf("chart crds/ and package/crds hold different files (run make generate) (-package +chart):\n%s", diff)
+	}
+	for _, name := range pkg {
+		a, _ := os.ReadFile(filepath.Join(root, crdDir, name))
+		b, _ := os.ReadFile(filepath.Join(root, chartDir, "crds", name))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs between package/crds and the chart (run make generate)", name)
+		}
+	}
+}
+
+// TestChartIsAccepted server-side dry-runs everything the chart renders
+// with every option on, in a namespace enforcing the restricted Pod
+// Security Standard, with the Prometheus Operator's CRDs installed.
+func TestChartIsAccepted(t *testing.T) {
+	ctx := context.Background()
+	env.InstallThirdPartyCRDs(t, "prometheus-operator")
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "chart-test", Labels: map[string]string{
+		"pod-security.kubernetes.io/enforce":         "restricted",
+		"pod-security.kubernetes.io/enforce-version": "latest",
+	}}}
+	if err := env.Client.Create(ctx, ns); err != nil && !kerrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	docs, err := helmTemplate(t, ns.Name, allOptions...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for _, d := range docs {
+		kinds[d.GetKind()] = true
+		t.Run(key(d), func(t *testing.T) {
+			namespaced, err := env.Client.IsObjectNamespaced(d)
+			if err != nil {
+				t.Fatalf("unknown kind: %v", err)
+			}
+			if namespaced && d.GetNamespace() != ns.Name {
+				t.Errorf("namespace is %q, want the release's, %q", d.GetNamespace(), ns.Name)
+			}
+			if err := apply(ctx, d, client.DryRunAll); err != nil {
+				t.Errorf("API server rejects it: %v", err)
+			}
+		})
+	}
+	for _, k := range []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Deployment", "IngressClass", "Secret", "ClusterProviderConfig", "Service", "ServiceMonitor", "PodMonitor", "PrometheusRule", "ConfigMap"} {
+		if !kinds[k] {
+			t.Errorf("no %s rendered with every option on", k)
+		}
+	}
+
+	t.Run("PodPassesRestrictedPodSecurity", func(t *testing.T) {
+		var dep *appsv1.Deployment
+		for _, d := range docs {
+			if d.GetKind() == "Deployment" {
+				dep = convert[appsv1.Deployment](t, d)
+			}
+		}
+		tmpl := dep.Spec.Template
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "provider", Labels: tmpl.Labels, Annotations: tmpl.Annotations}, Spec: tmpl.Spec}
+		// priorityClassName needs the class to exist; the built-in one does.
+		if err := env.Client.Create(ctx, pod, client.DryRunAll); err != nil {
+			t.Errorf("the provider's pod does not pass the restricted Pod Security Standard: %v", err)
+		}
+	})
+
+	t.Run("FlagsFromValues", func(t *testing.T) {
+		var args []string
+		for _, d := range docs {
+			if d.GetKind() == "Deployment" {
+				args = convert[appsv1.Deployment](t, d).Spec.Template.Spec.Containers[0].Args
+			}
+		}
+		want := []string{"--leader-election", "--cluster-domain=cluster.local", "--debug", "--poll=30s", "--sync=2h", "--max-reconcile-rate=50",
+			"--cloudflare-rate-limit=1200", "--cloudflare-rate-window=5m", "--cloudflare-budget-fraction=0.5", "--cloudflare-budget-burst=5"}
+		if diff := cmp.Diff(want, args); diff != "" {
+			t.Errorf("provider args (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("RulesAndDashboardAreTheFiles", func(t *testing.T) {
+		root := filepath.Join(testenv.RepoRoot(), chartDir, "files")
+		raw, _ := os.ReadFile(filepath.Join(root, "alerts.yaml"))
+		var alerts map[string]any
+		if err := yaml.Unmarshal(raw, &alerts); err != nil {
+			t.Fatal(err)
+		}
+		dashboard, _ := os.ReadFile(filepath.Join(root, "dashboard.json"))
+		for _, d := range docs {
+			switch d.GetKind() {
+			case "PrometheusRule":
+				spec, _, _ := unstructured.NestedMap(d.Object, "spec")
+				if diff := cmp.Diff(alerts, spec); diff != "" || len(alerts) == 0 {
+					t.Errorf("PrometheusRule spec differs from files/alerts.yaml (-file +rendered):\n%s", diff)
+				}
+			case "ConfigMap":
+				data, _, _ := unstructured.NestedStringMap(d.Object, "data")
+				if data["provider-cloudflare-tunnel.json"] != string(dashboard) {
+					t.Error("the dashboard ConfigMap does not hold files/dashboard.json")
+				}
+				if d.GetLabels()["grafana_dashboard"] != "1" {
+					t.Errorf("dashboard ConfigMap labels %v lack grafana_dashboard=1 (Grafana's sidecar looks for it)", d.GetLabels())
+				}
+			}
+		}
+	})
+}
+
+// TestChartRefusesInvalidValues: a typo or a wrong type is an error naming
+// the value, not a silent default.
+func TestChartRefusesInvalidValues(t *testing.T) {
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"UnknownKey":               {args: []string{"--set", "replica=2"}, want: "additional properties 'replica' not allowed"},
+		"NestedTypo":               {args: []string{"--set", "provider.pollIntervall=30s"}, want: "additional properties 'pollIntervall' not allowed"},
+		"WrongType":                {args: []string{"--set", "replicas=two"}, want: "/replicas"},
+		"BadDuration":              {args: []string{"--set", "provider.pollInterval=1minute"}, want: "/provider/pollInterval"},
+		"UnknownLogLevel":          {args: []string{"--set", "provider.logLevel=trace"}, want: "/provider/logLevel"},
+		"FractionAboveOne":         {args: []string{"--set-json", "cloudflare.budgetFraction=1.5"}, want: "/cloudflare/budgetFraction"},
+		"FractionAsStringAboveOne": {args: []string{"--set", "cloudflare.budgetFraction=1.5"}, want: "/cloudflare/budgetFraction"},
+		"CredentialsWithoutToken":  {args: []string{"--set", "credentials.create=true"}, want: "/credentials/apiToken"},
+		"BadAccountID":             {args: []string{"--set", "credentials.accountID=not-an-id"}, want: "/credentials/accountID"},
+		"EndpointNotAURL":          {args: []string{"--set", "providerConfig.endpoint=localhost:8787"}, want: "/providerConfig/endpoint"},
+		"TwoReplicasNoElection":    {args: []string{"--set", "replicas=2,leaderElection=false"}, want: "replicas > 1 needs leaderElection: true"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := helmTemplate(t, namespace, tc.args...)
+			if err == nil {
+				t.Fatalf("helm template %v succeeded; want it refused", tc.args)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not say %q", err, tc.want)
+			}
+		})
+	}
+	// A string that is a valid fraction (what --set makes of 0.5) passes.
+	if _, err := helmTemplate(t, namespace, "--set", "cloudflare.budgetFraction=0.5"); err != nil {
+		t.Errorf("--set cloudflare.budgetFraction=0.5 refused: %v", err)
+	}
+}
