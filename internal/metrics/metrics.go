@@ -37,6 +37,7 @@ const (
 type Metrics struct {
 	mu      sync.Mutex
 	sources map[sourceKey]SourceState
+	kinds   map[string]bool // every kind ever seen, so its counts fall to zero rather than vanish
 
 	configWrites *prometheus.CounterVec
 	configHeld   prometheus.Counter
@@ -55,6 +56,7 @@ var descSources = prometheus.NewDesc("cloudflare_tunnel_sources",
 func New() *Metrics {
 	return &Metrics{
 		sources: map[sourceKey]SourceState{},
+		kinds:   map[string]bool{},
 		configWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cloudflare_tunnel_configuration_writes_total",
 			Help: "Writes of a tunnel's remote configuration (its published hostnames) to Cloudflare, by outcome (success, error).",
@@ -74,6 +76,7 @@ func (m *Metrics) SetSource(kind string, name types.NamespacedName, s SourceStat
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sources[sourceKey{kind, name}] = s
+	m.kinds[kind] = true
 }
 
 // ForgetSource drops a source object that is gone or no longer ours.
@@ -114,9 +117,9 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.configHeld.Describe(ch)
 }
 
-// Collect implements prometheus.Collector. Every state of every kind seen
-// is reported, zeros included, so a count that falls to zero reads as zero
-// rather than vanishing.
+// Collect implements prometheus.Collector. Every state of every kind ever
+// seen is reported, zeros included, so a count that falls to zero (the last
+// Ingress deleted) reads as zero rather than vanishing.
 func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.configWrites.Collect(ch)
 	m.configHeld.Collect(ch)
@@ -134,10 +137,10 @@ type sourceCount struct {
 func (m *Metrics) sourceCounts() []sourceCount {
 	m.mu.Lock()
 	counts := map[string]map[SourceState]int{}
+	for kind := range m.kinds {
+		counts[kind] = map[SourceState]int{}
+	}
 	for k, s := range m.sources {
-		if counts[k.kind] == nil {
-			counts[k.kind] = map[SourceState]int{}
-		}
 		counts[k.kind][s]++
 	}
 	m.mu.Unlock()

@@ -22,10 +22,15 @@ func TestSources(t *testing.T) {
 	m.SetSource("Ingress", b, SourceConflict)
 	m.ForgetSource("Ingress", c)
 	m.ForgetSource("GatewayBinding", c) // never seen: nothing happens
+	m.SetSource("GatewayBinding", a, SourceTranslated)
+	m.ForgetSource("GatewayBinding", a) // the last one gone: zeros, not nothing
 
 	want := `
 # HELP cloudflare_tunnel_sources Source objects (Ingress, Service, GatewayBinding) the provider translates, by kind and by what became of them the last time: translated, conflict or problem.
 # TYPE cloudflare_tunnel_sources gauge
+cloudflare_tunnel_sources{kind="GatewayBinding",state="conflict"} 0
+cloudflare_tunnel_sources{kind="GatewayBinding",state="problem"} 0
+cloudflare_tunnel_sources{kind="GatewayBinding",state="translated"} 0
 cloudflare_tunnel_sources{kind="Ingress",state="conflict"} 1
 cloudflare_tunnel_sources{kind="Ingress",state="problem"} 0
 cloudflare_tunnel_sources{kind="Ingress",state="translated"} 1

@@ -43,8 +43,11 @@ type foreignObjects struct {
 }
 
 // liveIDs are the IDs of every live object in the account.
-func liveIDs() map[string]bool {
-	st := env.sim.Snapshot()
+func liveIDs() map[string]bool { return liveIDsOf(env.sim) }
+
+// liveIDsOf lists the IDs of the live objects of a simulated account.
+func liveIDsOf(s *sim.Server) map[string]bool {
+	st := s.Snapshot()
 	ids := map[string]bool{}
 	for _, x := range st.Tunnels {
 		if x.DeletedAt == nil {

@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -148,7 +149,9 @@ func start(bins string) (*harness, error) {
 	// added by the tests themselves.
 	h.token = "e2e-api-token-" + randomHex(16)
 	h.account = randomHex(16)
-	h.sim = sim.New(sim.Options{Token: h.token, AccountID: h.account, Zones: []string{zone}})
+	// A rate limit far above what the suite sends: never reached, but the
+	// responses carry Cloudflare's Ratelimit headers, as real ones do.
+	h.sim = sim.New(sim.Options{Token: h.token, AccountID: h.account, Zones: []string{zone}, RateLimit: 1_000_000})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return h, err
@@ -167,6 +170,21 @@ func start(bins string) (*harness, error) {
 // token. A second harness sharing h's simulator is a second cluster on the
 // same Cloudflare account.
 func (h *harness) boot(ctx context.Context, name string, nodes int) error {
+	if err := h.startCluster(name, nodes); err != nil {
+		return err
+	}
+	if err := h.installPlain(ctx, name); err != nil {
+		return err
+	}
+	// No --leader-election: a killed process keeps its lease until it
+	// expires (a minute), which would stall every restart the fault tests
+	// make; the lease permissions are checked by the access reviews instead.
+	return h.runProvider(ctx, name, providerNamespace, providerSA, []string{"--debug", "--poll", poll.String()})
+}
+
+// startCluster starts a local cluster named name (its state in
+// h.out/name) and connects the harness's admin clients to it.
+func (h *harness) startCluster(name string, nodes int) error {
 	h.cluster = filepath.Join(h.out, name)
 	fmt.Println("e2e: starting the local cluster", name)
 	kc, err := run(h.root, []string{"CLUSTER_DIR=" + h.cluster, "BIN_DIR=" + h.bins, fmt.Sprintf("KWOK_NODES=%d", nodes)}, "bash", "hack/local-cluster-up.sh")
@@ -181,53 +199,62 @@ func (h *harness) boot(ctx context.Context, name string, nodes int) error {
 	if h.kube, err = client.New(h.restCfg, client.Options{Scheme: testenv.Scheme()}); err != nil {
 		return err
 	}
-	if h.clientset, err = kubernetes.NewForConfig(h.restCfg); err != nil {
-		return err
-	}
+	h.clientset, err = kubernetes.NewForConfig(h.restCfg)
+	return err
+}
 
-	// Install as README.md says for plain manifests: the CRDs, then
-	// cluster/install (namespace, ServiceAccount, RBAC, Deployment,
-	// IngressClass). The Deployment's pod is a KWOK fake, so the provider
-	// itself runs here on the host — with that ServiceAccount's token.
+// installPlain installs the provider as README.md says for plain
+// manifests: the CRDs, then cluster/install (namespace, ServiceAccount,
+// RBAC, Deployment, IngressClass), then credentials for the simulated
+// account as examples/provider/config.yaml shows them. The Deployment's pod
+// is a KWOK fake, so the provider itself runs on the host (runProvider).
+func (h *harness) installPlain(ctx context.Context, name string) error {
 	fmt.Println("e2e: installing CRDs and cluster/install in", name)
 	if _, err := h.kubectl("apply", "--server-side", "-f", filepath.Join(h.manifestRoot(), "package", "crds")); err != nil {
 		return err
 	}
-	// Right after the apply a CRD may have no conditions yet, which
-	// kubectl wait reports as an error rather than waiting.
-	for i := 0; ; i++ {
-		_, err := h.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=20s")
-		if err == nil {
-			break
-		}
-		if i == 5 {
-			return err
-		}
-		time.Sleep(time.Second)
+	if err := h.waitCRDsEstablished(); err != nil {
+		return err
 	}
 	if _, err := h.kubectl("apply", "-k", filepath.Join(h.manifestRoot(), "cluster", "install")); err != nil {
 		return err
 	}
-
-	// Credentials, as examples/provider/config.yaml shows them.
 	if err := h.kube.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: providerNamespace, Name: "cloudflare-credentials"},
 		StringData: map[string]string{"CLOUDFLARE_API_TOKEN": h.token, "CLOUDFLARE_ACCOUNT_ID": h.account},
 	}); err != nil {
 		return err
 	}
-	if err := h.kube.Create(ctx, &v1alpha1.ClusterProviderConfig{
+	return h.kube.Create(ctx, &v1alpha1.ClusterProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: "default"},
 		Spec: v1alpha1.ProviderConfigSpec{
 			Credentials: v1alpha1.ProviderCredentials{Source: "Secret", SecretRef: &v1alpha1.SecretKeySelector{Namespace: providerNamespace, Name: "cloudflare-credentials"}},
 			Endpoint:    ptr.To(h.simURL),
 		},
-	}); err != nil {
-		return err
-	}
+	})
+}
 
-	// The provider's identity: a token of its ServiceAccount, nothing more.
-	tr, err := h.clientset.CoreV1().ServiceAccounts(providerNamespace).CreateToken(ctx, providerSA, &authv1.TokenRequest{
+// waitCRDsEstablished waits until every CRD is served. Right after an
+// apply a CRD may have no conditions yet, which kubectl wait reports as an
+// error rather than waiting.
+func (h *harness) waitCRDsEstablished() error {
+	for i := 0; ; i++ {
+		_, err := h.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=20s")
+		if err == nil {
+			return nil
+		}
+		if i == 5 {
+			return err
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// runProvider runs the provider binary on the host as the ServiceAccount
+// ns/sa — a token of it, nothing more — with args, plus a metrics and a
+// health address of its own.
+func (h *harness) runProvider(ctx context.Context, name, ns, sa string, args []string) error {
+	tr, err := h.clientset.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authv1.TokenRequest{
 		Spec: authv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3 * 3600)},
 	}, metav1.CreateOptions{})
 	if err != nil {
@@ -256,13 +283,10 @@ func (h *harness) boot(ctx context.Context, name string, nodes int) error {
 		bin = filepath.Join(h.out, "provider")
 	}
 	h.provider = &providerProcess{
-		bin: bin,
-		log: filepath.Join(h.out, strings.TrimPrefix(name+"-", "cluster-")+"provider.log"),
-		// No --leader-election: a killed process keeps its lease until it
-		// expires (a minute), which would stall every restart below; the
-		// lease permissions are checked by the access reviews instead.
-		args: []string{"--debug", "--poll", poll.String(), "--metrics-bind-address", metricsAddr, "--health-probe-bind-address", "127.0.0.1:0"},
-		env:  []string{"KUBECONFIG=" + saKubeconfig, "POD_NAMESPACE=" + providerNamespace},
+		bin:  bin,
+		log:  filepath.Join(h.out, strings.TrimPrefix(name+"-", "cluster-")+"provider.log"),
+		args: append(slices.Clone(args), "--metrics-bind-address", metricsAddr, "--health-probe-bind-address", "127.0.0.1:0"),
+		env:  []string{"KUBECONFIG=" + saKubeconfig, "POD_NAMESPACE=" + ns},
 	}
 	return h.provider.start()
 }

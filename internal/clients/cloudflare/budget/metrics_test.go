@@ -32,6 +32,8 @@ func TestRateLimitHeaders(t *testing.T) {
 		// t= or w= must not be read as the remaining count.
 		"NoRemaining": {ratelimit: `"default";t=300`, want: want{}},
 		"Garbage":     {ratelimit: `r=lots`, want: want{}},
+		// Found by FuzzRateLimitHeaders: a number followed by junk is no number.
+		"TrailingJunk": {ratelimit: `"default";r=5A;t=3`, want: want{}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -67,29 +67,33 @@ func outcome(code int) string {
 	}
 }
 
-// ratelimitRemaining and ratelimitQuota read Cloudflare's rate-limit headers
-// (the IETF RateLimit fields draft): `Ratelimit: "default";r=<remaining>;t=<reset>`
-// and `Ratelimit-Policy: "burst";q=<quota>;w=<window>`.
-var (
-	ratelimitRemaining = regexp.MustCompile(`(?:^|;)\s*r=(\d+)`)
-	ratelimitQuota     = regexp.MustCompile(`(?:^|;)\s*q=(\d+)`)
-)
-
 // rateLimitHeaders says how many requests Cloudflare still allows the token
-// in its current window, and the window's quota, when the response says.
+// in its current window, and the window's quota, when the response says. It
+// reads Cloudflare's rate-limit headers (the IETF RateLimit fields draft):
+// `Ratelimit: "default";r=<remaining>;t=<reset>` and
+// `Ratelimit-Policy: "burst";q=<quota>;w=<window>`.
 func rateLimitHeaders(h http.Header) (remaining, quota int, ok bool) {
-	m := ratelimitRemaining.FindStringSubmatch(h.Get("Ratelimit"))
-	if m == nil {
+	remaining, ok = param(h.Get("Ratelimit"), "r")
+	if !ok {
 		return 0, 0, false
 	}
-	remaining, err := strconv.Atoi(m[1])
-	if err != nil {
-		return 0, 0, false
-	}
-	if q := ratelimitQuota.FindStringSubmatch(h.Get("Ratelimit-Policy")); q != nil {
-		quota, _ = strconv.Atoi(q[1])
-	}
+	quota, _ = param(h.Get("Ratelimit-Policy"), "q")
 	return remaining, quota, true
+}
+
+// param reads the non-negative integer parameter key of a ;-separated
+// structured field; anything but digits is no value.
+func param(field, key string) (int, bool) {
+	for _, p := range strings.Split(field, ";") {
+		v, found := strings.CutPrefix(strings.TrimSpace(p), key+"=")
+		if !found || v == "" || strings.Trim(v, "0123456789") != "" {
+			continue
+		}
+		if n, err := strconv.Atoi(v); err == nil {
+			return n, true
+		}
+	}
+	return 0, false
 }
 
 // minPause is the shortest pause after a 429: a zero, past or sub-second
