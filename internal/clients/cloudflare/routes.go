@@ -2,11 +2,12 @@ package cloudflare
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	cf "github.com/cloudflare/cloudflare-go/v7"
 	"github.com/cloudflare/cloudflare-go/v7/zero_trust"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/hostname"
 )
 
 // HostnameRoute maps a private hostname to a tunnel.
@@ -114,10 +115,7 @@ func (c *Client) DeleteHostnameRoute(ctx context.Context, id string) error {
 	return wrap(err, "cannot delete hostname route")
 }
 
-// NormalizeHostname is the form Cloudflare stores a route's hostname in:
-// lower case, without surrounding dots, without a leading "*." label.
-// Compare hostnames in this form, or a reconciler never settles.
-func NormalizeHostname(h string) string {
-	h = strings.Trim(strings.ToLower(strings.TrimSpace(h)), ".")
-	return strings.Trim(strings.TrimPrefix(h, "*."), ".")
-}
+// NormalizeHostname is the form Cloudflare stores a route's hostname in
+// (hostname.Normalize): compare hostnames in this form, or a reconciler
+// never settles.
+func NormalizeHostname(h string) string { return hostname.Normalize(h) }

@@ -1,4 +1,4 @@
-package cloudflare
+package hostname
 
 import (
 	"regexp"
@@ -14,7 +14,7 @@ import (
 // accept it (any case), with an optional leading "*." and trailing dot.
 var fuzzHostnameRe = regexp.MustCompile(`^(\*\.)?[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?)*\.?$`)
 
-// FuzzNormalizeHostname: hostname routes are compared in the form Cloudflare
+// FuzzNormalize: hostname routes are compared in the form Cloudflare
 // stores them, so that form must be the simulator's (the project's model of
 // Cloudflare), lower case and without surrounding dots, and it must be a
 // fixed point — otherwise the route reconciler sees a difference on every
@@ -25,7 +25,7 @@ var fuzzHostnameRe = regexp.MustCompile(`^(\*\.)?[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[
 // "*.*.x" Cloudflare stores "*.x", which normalises to "x"; for ". x" it
 // stores " x". The HostnameRoute CRD accepts such hostnames (it has no
 // pattern); the Ingress translator never produces them.
-func FuzzNormalizeHostname(f *testing.F) {
+func FuzzNormalize(f *testing.F) {
 	for _, s := range []string{
 		"redis.team-a.svc.cluster.local", "*.internal.local", "App.Example.COM.", ".a.example.com.", " a.example.com ",
 		"*.", "*", "..", "", "*.*.x", ". x", "*..x", "İ.example.com", "\u212a.example.com", "a\u00a0", "*.A.",
@@ -33,15 +33,15 @@ func FuzzNormalizeHostname(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, h string) {
-		n := NormalizeHostname(h)
+		n := Normalize(h)
 		if s := sim.NormalizeHostname(h); s != n {
-			t.Fatalf("NormalizeHostname(%q) = %q, but the simulated API stores %q", h, n, s)
+			t.Fatalf("Normalize(%q) = %q, but the simulated API stores %q", h, n, s)
 		}
 		if strings.ToLower(n) != n || strings.HasPrefix(n, ".") || strings.HasSuffix(n, ".") {
-			t.Fatalf("NormalizeHostname(%q) = %q: not lower case, or a dot at an end", h, n)
+			t.Fatalf("Normalize(%q) = %q: not lower case, or a dot at an end", h, n)
 		}
-		if n == strings.TrimSpace(n) && !strings.HasPrefix(n, "*.") && NormalizeHostname(n) != n {
-			t.Fatalf("NormalizeHostname(%q) = %q, which normalises to %q: a route for it never settles", h, n, NormalizeHostname(n))
+		if n == strings.TrimSpace(n) && !strings.HasPrefix(n, "*.") && Normalize(n) != n {
+			t.Fatalf("Normalize(%q) = %q, which normalises to %q: a route for it never settles", h, n, Normalize(n))
 		}
 		if len(h) > 254 || !fuzzHostnameRe.MatchString(h) {
 			return
@@ -51,12 +51,12 @@ func FuzzNormalizeHostname(f *testing.F) {
 		// settles against what the API stores.
 		want := strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(h, "*."), "."))
 		if n != want {
-			t.Fatalf("NormalizeHostname(%q) = %q, want %q", h, n, want)
+			t.Fatalf("Normalize(%q) = %q, want %q", h, n, want)
 		}
 		if errs := validation.IsDNS1123Subdomain(n); len(n) <= 253 && len(errs) > 0 {
-			t.Fatalf("NormalizeHostname(%q) = %q: %v", h, n, errs)
+			t.Fatalf("Normalize(%q) = %q: %v", h, n, errs)
 		}
-		if got := NormalizeHostname(sim.NormalizeHostname(h)); got != n {
+		if got := Normalize(sim.NormalizeHostname(h)); got != n {
 			t.Fatalf("the route for %q is stored as %q, which compares as %q, not %q", h, sim.NormalizeHostname(h), got, n)
 		}
 	})
