@@ -25,6 +25,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 if [[ -f "$DEST/.complete" ]]; then echo "$DEST"; exit 0; fi
 mkdir -p "$CACHE_ROOT"
+if command -v flock >/dev/null; then   # test packages run in parallel and may all ask at once
+  exec 9>"$CACHE_ROOT/.lock"; flock 9
+  if [[ -f "$DEST/.complete" ]]; then echo "$DEST"; exit 0; fi
+fi
 work="$(mktemp -d)"; out="$DEST.tmp.$$"; trap 'rm -rf "$work" "$out"' EXIT
 cd "$work"   # outside any module: nothing is added to the project's go.sum
 moddir() { GOFLAGS=-modcacherw GOWORK=off go mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'; }
