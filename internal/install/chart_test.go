@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -41,13 +42,26 @@ var allOptions = []string{
 	"--set", "cloudflare.rateLimit=1200,cloudflare.rateWindow=5m,cloudflare.budgetBurst=5",
 	"--set-json", `cloudflare.budgetFraction=0.5`,
 	"--set", "podLabels.team=platform,podAnnotations.note=chart-test,priorityClassName=system-cluster-critical",
-	"--set", "metrics.serviceMonitor.enabled=true,metrics.podMonitor.enabled=true,metrics.prometheusRule.enabled=true,metrics.dashboard.enabled=true",
-	"--set", "metrics.serviceMonitor.labels.release=prometheus",
+	"--set", "metrics.service.enabled=true,metrics.prometheusRule.enabled=true,metrics.dashboard.enabled=true",
+	"--set", "metrics.serviceMonitor.labels.release=prometheus,metrics.podMonitor.labels.release=prometheus",
+}
+
+// monitors are the two ways the chart has Prometheus scrape the provider;
+// one at a time (both would scrape each pod twice).
+var monitors = [][]string{
+	{"--set", "metrics.serviceMonitor.enabled=true"},
+	{"--set", "metrics.podMonitor.enabled=true"},
 }
 
 // helmTemplate renders the chart as `helm template` does, into the
 // namespace ns, and returns its documents (or helm's error output).
 func helmTemplate(t *testing.T, ns string, args ...string) ([]*unstructured.Unstructured, error) {
+	t.Helper()
+	return helmTemplateRelease(t, release, ns, args...)
+}
+
+// helmTemplateRelease is helmTemplate for another release name.
+func helmTemplateRelease(t *testing.T, release, ns string, args ...string) ([]*unstructured.Unstructured, error) {
 	t.Helper()
 	helm, err := testenv.Helm()
 	if err != nil {
@@ -156,9 +170,21 @@ func TestChartIsAccepted(t *testing.T) {
 	if err := env.Client.Create(ctx, ns); err != nil && !kerrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	docs, err := helmTemplate(t, ns.Name, allOptions...)
-	if err != nil {
-		t.Fatal(err)
+	var docs []*unstructured.Unstructured
+	for i, monitor := range monitors {
+		rendered, err := helmTemplate(t, ns.Name, append(slices.Clone(allOptions), monitor...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			docs = rendered
+		}
+		for _, d := range rendered {
+			if i > 0 && d.GetKind() != "PodMonitor" {
+				continue // the rest is the first render's
+			}
+			docs = append(docs, d)
+		}
 	}
 	kinds := map[string]bool{}
 	for _, d := range docs {
@@ -257,6 +283,7 @@ func TestChartRefusesInvalidValues(t *testing.T) {
 		"BadAccountID":             {args: []string{"--set", "credentials.accountID=not-an-id"}, want: "/credentials/accountID"},
 		"EndpointNotAURL":          {args: []string{"--set", "providerConfig.endpoint=localhost:8787"}, want: "/providerConfig/endpoint"},
 		"TwoReplicasNoElection":    {args: []string{"--set", "replicas=2,leaderElection=false"}, want: "replicas > 1 needs leaderElection: true"},
+		"BothMonitors":             {args: []string{"--set", "metrics.serviceMonitor.enabled=true,metrics.podMonitor.enabled=true"}, want: "would scrape each pod twice"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -272,5 +299,30 @@ func TestChartRefusesInvalidValues(t *testing.T) {
 	// A string that is a valid fraction (what --set makes of 0.5) passes.
 	if _, err := helmTemplate(t, namespace, "--set", "cloudflare.budgetFraction=0.5"); err != nil {
 		t.Errorf("--set cloudflare.budgetFraction=0.5 refused: %v", err)
+	}
+}
+
+// TestChartLongReleaseName: every name stays within what the API server
+// accepts (a Service name is a 63-character DNS label) for a long release
+// name.
+func TestChartLongReleaseName(t *testing.T) {
+	ctx := context.Background()
+	long := "cloudflare-edge-production-eu-west-1" // 36 characters, without the chart's name
+	docs, err := helmTemplateRelease(t, long, namespace, "--set", "metrics.serviceMonitor.enabled=true,metrics.dashboard.enabled=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.InstallThirdPartyCRDs(t, "prometheus-operator")
+	applyNamespace(t, ctx, installDocuments(t))
+	for _, d := range docs {
+		if d.GetKind() != "Service" {
+			continue
+		}
+		if err := apply(ctx, d, client.DryRunAll); err != nil {
+			t.Errorf("%s (%d characters): %v", key(d), len(d.GetName()), err)
+		}
+		if !strings.Contains(d.GetName(), "provider-cloudflare-tunnel") {
+			t.Errorf("Service %s: the alerts' job regex .*provider-cloudflare-tunnel.* would not match it", d.GetName())
+		}
 	}
 }

@@ -25,10 +25,10 @@ const (
 	// SourceTranslated: everything it asks for is written to the layer below.
 	SourceTranslated SourceState = "translated"
 	// SourceConflict: a hostname or object it wants belongs to another source
-	// or was not made by this provider, and is left alone.
+	// or was not made for it, and is left alone.
 	SourceConflict SourceState = "conflict"
-	// SourceProblem: invalid input (annotation, reference, tunnel); what it
-	// already published is kept and a Warning event says what to fix.
+	// SourceProblem: invalid or incomplete input (an annotation, a
+	// reference, a missing tunnel); a Warning event says what to fix.
 	SourceProblem SourceState = "problem"
 )
 
@@ -54,7 +54,7 @@ var descSources = prometheus.NewDesc("cloudflare_tunnel_sources",
 
 // New returns the provider's metrics.
 func New() *Metrics {
-	return &Metrics{
+	m := &Metrics{
 		sources: map[sourceKey]SourceState{},
 		kinds:   map[string]bool{},
 		configWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -63,9 +63,15 @@ func New() *Metrics {
 		}, []string{"outcome"}),
 		configHeld: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "cloudflare_tunnel_configuration_changes_coalesced_total",
-			Help: "Changes to a tunnel's configuration held back to go out with later ones in a single write (the batch window).",
+			Help: "Writes of a tunnel's configuration held back by the batch window so that the changes arriving meanwhile go out in that one write.",
 		}),
 	}
+	// Both outcomes exist from the start: an alert on errors without
+	// successes must see a success count of zero, not no series at all.
+	for _, o := range []string{"success", "error"} {
+		m.configWrites.WithLabelValues(o)
+	}
+	return m
 }
 
 // SetSource records what became of a source object.

@@ -50,7 +50,7 @@ func TestConfigurationWrites(t *testing.T) {
 	m.ConfigurationWritten(errors.New("boom"))
 	m.ConfigurationHeld()
 	want := `
-# HELP cloudflare_tunnel_configuration_changes_coalesced_total Changes to a tunnel's configuration held back to go out with later ones in a single write (the batch window).
+# HELP cloudflare_tunnel_configuration_changes_coalesced_total Writes of a tunnel's configuration held back by the batch window so that the changes arriving meanwhile go out in that one write.
 # TYPE cloudflare_tunnel_configuration_changes_coalesced_total counter
 cloudflare_tunnel_configuration_changes_coalesced_total 1
 # HELP cloudflare_tunnel_configuration_writes_total Writes of a tunnel's remote configuration (its published hostnames) to Cloudflare, by outcome (success, error).
@@ -59,6 +59,18 @@ cloudflare_tunnel_configuration_writes_total{outcome="error"} 1
 cloudflare_tunnel_configuration_writes_total{outcome="success"} 2
 `
 	if err := testutil.CollectAndCompare(m, strings.NewReader(want)); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestConfigurationWritesStartAtZero(t *testing.T) {
+	want := `
+# HELP cloudflare_tunnel_configuration_writes_total Writes of a tunnel's remote configuration (its published hostnames) to Cloudflare, by outcome (success, error).
+# TYPE cloudflare_tunnel_configuration_writes_total counter
+cloudflare_tunnel_configuration_writes_total{outcome="error"} 0
+cloudflare_tunnel_configuration_writes_total{outcome="success"} 0
+`
+	if err := testutil.CollectAndCompare(New(), strings.NewReader(want), "cloudflare_tunnel_configuration_writes_total"); err != nil {
 		t.Error(err)
 	}
 }

@@ -82,7 +82,7 @@ func TestTheHelmChart(t *testing.T) {
 		"providerConfig": map[string]any{"create": true, "endpoint": h.simURL},
 		"provider":       map[string]any{"logLevel": "debug", "pollInterval": poll.String()},
 		"metrics": map[string]any{
-			"serviceMonitor": map[string]any{"enabled": true}, "podMonitor": map[string]any{"enabled": true},
+			"serviceMonitor": map[string]any{"enabled": true},
 			"prometheusRule": map[string]any{"enabled": true}, "dashboard": map[string]any{"enabled": true},
 		},
 	})
@@ -104,7 +104,7 @@ func TestTheHelmChart(t *testing.T) {
 			t.Fatalf("the chart made no ClusterProviderConfig default: %v", err)
 		}
 	}
-	for _, kind := range []string{"servicemonitors", "podmonitors", "prometheusrules"} {
+	for _, kind := range []string{"servicemonitors", "prometheusrules"} {
 		if out, err := h.kubectl("-n", providerNamespace, "get", kind+".monitoring.coreos.com", chartRelease, "-o", "name"); err != nil || out == "" {
 			t.Errorf("no %s %s: %v", kind, chartRelease, err)
 		}

@@ -117,6 +117,10 @@ var cases = map[string]map[string]alertCase{
 	"CloudflareTunnelConfigurationWritesFailing": {
 		"Succeeding": {series: "cloudflare_tunnel_configuration_writes_total{outcome=\"success\"} 0+1x40\ncloudflare_tunnel_configuration_writes_total{outcome=\"error\"} 0x40", at: 40 * time.Minute},
 		"OnlyErrors": {series: "cloudflare_tunnel_configuration_writes_total{outcome=\"success\"} 5x40\ncloudflare_tunnel_configuration_writes_total{outcome=\"error\"} 0+1x40", at: 40 * time.Minute, firing: []map[string]string{{}}},
+		// A token without Tunnel permission: nothing ever succeeds (the
+		// provider makes both series at zero), or only errors were scraped.
+		"FailingFromTheStart": {series: "cloudflare_tunnel_configuration_writes_total{outcome=\"success\"} 0x40\ncloudflare_tunnel_configuration_writes_total{outcome=\"error\"} 0+1x40", at: 40 * time.Minute, firing: []map[string]string{{}}},
+		"NoSuccessSeries":     {series: "cloudflare_tunnel_configuration_writes_total{outcome=\"error\"} 0+1x40", at: 40 * time.Minute, firing: []map[string]string{{}}},
 		// An error now and then among successful writes is retried.
 		"ErrorsAmongSuccesses": {series: "cloudflare_tunnel_configuration_writes_total{outcome=\"success\"} 0+1x40\ncloudflare_tunnel_configuration_writes_total{outcome=\"error\"} 0+1x40", at: 40 * time.Minute},
 	},

@@ -21,6 +21,7 @@ const DefaultConfigBatchWindow = 5 * time.Second
 type configBatcher struct {
 	mu   sync.Mutex
 	last map[types.UID]time.Time
+	held map[types.UID]bool // a change waits for the window, not yet written
 	now  func() time.Time
 }
 
@@ -41,7 +42,26 @@ func (b *configBatcher) hold(uid types.UID, window time.Duration) time.Duration 
 		b.last = map[types.UID]time.Time{}
 	}
 	b.last[uid] = t
+	delete(b.held, uid)
 	return 0
+}
+
+// newlyHeld records that uid's changed configuration is held back, and
+// says whether it is the first change held since the last write: the
+// changes that arrive meanwhile go out in that same write, which is what
+// the coalescing metric counts (once, however often the tunnel is
+// reconciled while it waits).
+func (b *configBatcher) newlyHeld(uid types.UID) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.held[uid] {
+		return false
+	}
+	if b.held == nil {
+		b.held = map[types.UID]bool{}
+	}
+	b.held[uid] = true
+	return true
 }
 
 // forget drops a deleted CloudflareTunnel.
@@ -49,4 +69,5 @@ func (b *configBatcher) forget(uid types.UID) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.last, uid)
+	delete(b.held, uid)
 }

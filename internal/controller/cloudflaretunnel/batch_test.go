@@ -1,6 +1,7 @@
 package cloudflaretunnel
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -33,5 +34,29 @@ func TestConfigBatcher(t *testing.T) {
 	b.forget("a")
 	if got := b.hold("a", window); got != 0 {
 		t.Errorf("after forget: hold = %v, want 0", got)
+	}
+}
+
+func TestConfigBatcherCountsEachHeldWriteOnce(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	b := &configBatcher{now: func() time.Time { return now }}
+	const window = 5 * time.Second
+	b.hold("a", window) // written
+	var first []bool
+	for range 3 { // three reconciles while the change waits
+		if b.hold("a", window) > 0 {
+			first = append(first, b.newlyHeld("a"))
+		}
+		now = now.Add(time.Second)
+	}
+	now = now.Add(window)
+	if got := b.hold("a", window); got != 0 {
+		t.Fatalf("after the window: hold = %v, want 0 (written)", got)
+	}
+	if b.hold("a", window) > 0 {
+		first = append(first, b.newlyHeld("a")) // a new change after that write
+	}
+	if want := []bool{true, false, false, true}; !slices.Equal(first, want) {
+		t.Errorf("newlyHeld = %v, want %v: one per write held back, however many reconciles", first, want)
 	}
 }

@@ -485,7 +485,7 @@ func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTun
 			case !equality.Semantic.DeepEqual(current, want):
 				if hold = r.batch.hold(cr.UID, r.window); hold == 0 {
 					tun.Spec.ForProvider.Config = want
-				} else {
+				} else if r.batch.newlyHeld(cr.UID) {
 					r.metrics.ConfigurationHeld()
 				}
 			}

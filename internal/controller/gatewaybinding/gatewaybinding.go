@@ -193,7 +193,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if res.KeepExisting {
 		res.Published = nil
 	}
-	if err := r.converge(ctx, b, res); err != nil {
+	nameTaken, err := r.converge(ctx, b, res)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
 	phs, err := r.owned(ctx, b)
@@ -206,7 +207,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	r.report(b, res, obs)
-	r.metrics.SetSource(sourceKind, req.NamespacedName, sourceState(res, obs))
+	r.metrics.SetSource(sourceKind, req.NamespacedName, sourceState(res, obs, nameTaken))
 	setStatus(b, res, obs, dns)
 	if err := r.kube.Status().Update(ctx, b); err != nil {
 		return reconcile.Result{}, errors.Wrap(err, "cannot update GatewayBinding status")
@@ -307,21 +308,24 @@ func (r *Reconciler) owned(ctx context.Context, b *v1alpha1.GatewayBinding) ([]v
 }
 
 // converge writes the wanted PublicHostnames and deletes the binding's
-// others, unless the translation keeps them.
-func (r *Reconciler) converge(ctx context.Context, b *v1alpha1.GatewayBinding, res translate.Result) error {
+// others, unless the translation keeps them. conflict says a wanted one's
+// name is taken by a PublicHostname the binding does not control.
+func (r *Reconciler) converge(ctx context.Context, b *v1alpha1.GatewayBinding, res translate.Result) (conflict bool, err error) {
 	want := map[string]bool{}
 	for _, ph := range res.Published {
 		want[ph.Name] = true
-		if err := r.apply(ctx, b, ph); err != nil {
-			return err
+		taken, err := r.apply(ctx, b, ph)
+		if err != nil {
+			return conflict, err
 		}
+		conflict = conflict || taken
 	}
 	if res.KeepExisting {
-		return nil
+		return conflict, nil
 	}
 	have, err := r.owned(ctx, b)
 	if err != nil {
-		return err
+		return conflict, err
 	}
 	for i := range have {
 		ph := &have[i]
@@ -329,11 +333,11 @@ func (r *Reconciler) converge(ctx context.Context, b *v1alpha1.GatewayBinding, r
 			continue
 		}
 		if err := r.kube.Delete(ctx, ph); client.IgnoreNotFound(err) != nil {
-			return errors.Wrapf(err, "cannot delete PublicHostname %s", ph.Name)
+			return conflict, errors.Wrapf(err, "cannot delete PublicHostname %s", ph.Name)
 		}
 		r.record.Event(b, event.Normal("DeletingPublicHostname", fmt.Sprintf("Deleting PublicHostname %s (%s): no accepted route of the listener names it any more", ph.Name, ph.Spec.Hostname)))
 	}
-	return nil
+	return conflict, nil
 }
 
 // keptHostnames are the hostnames the binding still publishes for routes
@@ -368,28 +372,28 @@ func kept(ph *v1alpha1.PublicHostname, routes []string) bool {
 
 // apply creates or updates one PublicHostname, refusing to touch one that
 // another owner controls.
-func (r *Reconciler) apply(ctx context.Context, b *v1alpha1.GatewayBinding, want *v1alpha1.PublicHostname) error {
+func (r *Reconciler) apply(ctx context.Context, b *v1alpha1.GatewayBinding, want *v1alpha1.PublicHostname) (taken bool, _ error) {
 	cur := &v1alpha1.PublicHostname{}
 	err := r.kube.Get(ctx, client.ObjectKeyFromObject(want), cur)
 	if kerrors.IsNotFound(err) {
 		if err := r.kube.Create(ctx, want); err != nil {
-			return errors.Wrapf(err, "cannot create PublicHostname %s", want.Name)
+			return false, errors.Wrapf(err, "cannot create PublicHostname %s", want.Name)
 		}
 		r.record.Event(b, event.Normal("CreatedPublicHostname", fmt.Sprintf("Created PublicHostname %s for %s", want.Name, want.Spec.Hostname)))
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return errors.Wrapf(err, "cannot get PublicHostname %s", want.Name)
+		return false, errors.Wrapf(err, "cannot get PublicHostname %s", want.Name)
 	}
 	if c := metav1.GetControllerOf(cur); c == nil || c.UID != b.UID {
 		r.warn(b, "NameConflict", fmt.Sprintf("PublicHostname %s exists and is not controlled by this GatewayBinding; left alone", want.Name))
-		return nil
+		return true, nil
 	}
 	if meta.WasDeleted(cur) || (equalSpec(cur.Spec, want.Spec) && equalLabels(cur.Labels, want.Labels)) {
-		return nil
+		return false, nil
 	}
 	cur.Spec, cur.Labels = want.Spec, want.Labels
-	return errors.Wrapf(r.kube.Update(ctx, cur), "cannot update PublicHostname %s", want.Name)
+	return false, errors.Wrapf(r.kube.Update(ctx, cur), "cannot update PublicHostname %s", want.Name)
 }
 
 // applyDNS writes the binding's DNSEndpoint in ExternalDNS mode (and
@@ -462,7 +466,7 @@ func (r *Reconciler) release(ctx context.Context, b *v1alpha1.GatewayBinding) (r
 	if !controllerutil.ContainsFinalizer(b, finalizer) {
 		return reconcile.Result{}, nil
 	}
-	if err := r.converge(ctx, b, translate.Result{}); err != nil {
+	if _, err := r.converge(ctx, b, translate.Result{}); err != nil {
 		return reconcile.Result{}, err
 	}
 	if err := externaldns.Delete(ctx, r.kube, b.Namespace, b.Name, b.UID); err != nil {

@@ -196,12 +196,13 @@ func equalLabels(a, b map[string]string) bool { return equality.Semantic.DeepEqu
 const sourceKind = "GatewayBinding"
 
 // sourceState is what the source metrics say of a binding: a reference or
-// hostname that needs fixing outweighs a hostname another source holds.
-func sourceState(res translate.Result, obs Observation) metrics.SourceState {
+// hostname that needs fixing outweighs a hostname another source holds (or
+// a PublicHostname name another object took, nameTaken).
+func sourceState(res translate.Result, obs Observation, nameTaken bool) metrics.SourceState {
 	if !res.Accepted.OK || !res.ResolvedRefs.OK {
 		return metrics.SourceProblem
 	}
-	conflict := false
+	conflict := nameTaken
 	for _, h := range obs.Hostnames {
 		switch h.State {
 		case v1alpha1.HostnameNotSupported:

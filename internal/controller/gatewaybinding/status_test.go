@@ -141,20 +141,22 @@ func TestSourceState(t *testing.T) {
 	bad := translate.Condition{Reason: "GatewayNotFound"}
 	host := func(state string) v1alpha1.BoundHostname { return v1alpha1.BoundHostname{State: state} }
 	cases := map[string]struct {
-		res  translate.Result
-		obs  Observation
-		want metrics.SourceState
+		res       translate.Result
+		obs       Observation
+		nameTaken bool
+		want      metrics.SourceState
 	}{
-		"AllPublished":       {res: translate.Result{Accepted: ok, ResolvedRefs: ok}, obs: Observation{Hostnames: []v1alpha1.BoundHostname{host(v1alpha1.HostnamePublished), host(v1alpha1.HostnamePending)}}, want: metrics.SourceTranslated},
-		"NotAccepted":        {res: translate.Result{Accepted: bad, ResolvedRefs: ok}, want: metrics.SourceProblem},
-		"RefsUnresolved":     {res: translate.Result{Accepted: ok, ResolvedRefs: bad}, want: metrics.SourceProblem},
-		"AnotherSourceHolds": {res: translate.Result{Accepted: ok, ResolvedRefs: ok}, obs: Observation{Hostnames: []v1alpha1.BoundHostname{host(v1alpha1.HostnamePublished), host(v1alpha1.HostnameConflict)}}, want: metrics.SourceConflict},
+		"APublicHostnameNameTaken": {res: translate.Result{Accepted: ok, ResolvedRefs: ok}, nameTaken: true, want: metrics.SourceConflict},
+		"AllPublished":             {res: translate.Result{Accepted: ok, ResolvedRefs: ok}, obs: Observation{Hostnames: []v1alpha1.BoundHostname{host(v1alpha1.HostnamePublished), host(v1alpha1.HostnamePending)}}, want: metrics.SourceTranslated},
+		"NotAccepted":              {res: translate.Result{Accepted: bad, ResolvedRefs: ok}, want: metrics.SourceProblem},
+		"RefsUnresolved":           {res: translate.Result{Accepted: ok, ResolvedRefs: bad}, want: metrics.SourceProblem},
+		"AnotherSourceHolds":       {res: translate.Result{Accepted: ok, ResolvedRefs: ok}, obs: Observation{Hostnames: []v1alpha1.BoundHostname{host(v1alpha1.HostnamePublished), host(v1alpha1.HostnameConflict)}}, want: metrics.SourceConflict},
 		// A wildcard needs the user to act, which outweighs the conflict.
 		"Wildcard": {res: translate.Result{Accepted: ok, ResolvedRefs: ok}, obs: Observation{Hostnames: []v1alpha1.BoundHostname{host(v1alpha1.HostnameConflict), host(v1alpha1.HostnameNotSupported)}}, want: metrics.SourceProblem},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := sourceState(tc.res, tc.obs); got != tc.want {
+			if got := sourceState(tc.res, tc.obs, tc.nameTaken); got != tc.want {
 				t.Errorf("sourceState = %s, want %s", got, tc.want)
 			}
 		})

@@ -624,6 +624,8 @@ func (r *Reconciler) apply(ctx context.Context, ing *networkingv1.Ingress, want 
 		return errors.Wrapf(err, "cannot get %s %s", kindOf(want), want.GetName())
 	}
 	if c := metav1.GetControllerOf(cur); c == nil || c.UID != ing.UID {
+		// After the translation's own state: this one stands.
+		r.metrics.SetSource(sourceKind, client.ObjectKeyFromObject(ing), metrics.SourceConflict)
 		r.warn(ing, "NameConflict", fmt.Sprintf("%s %s exists and is not controlled by this Ingress; left alone", kindOf(want), want.GetName()))
 		return nil
 	}

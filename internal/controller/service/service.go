@@ -247,6 +247,8 @@ func (r *Reconciler) apply(ctx context.Context, svc *corev1.Service, want *ztv1a
 		return errors.Wrapf(err, "cannot get NetworkRoute %s", want.Name)
 	}
 	if c := metav1.GetControllerOf(cur); c == nil || c.Kind != "Service" || c.Name != svc.Name {
+		// After the translation's own state: this one stands.
+		r.metrics.SetSource(sourceKind, client.ObjectKeyFromObject(svc), metrics.SourceConflict)
 		r.warn(svc, "NameConflict", fmt.Sprintf("NetworkRoute %s exists and is not controlled by this Service; left alone", want.Name))
 		return nil
 	}

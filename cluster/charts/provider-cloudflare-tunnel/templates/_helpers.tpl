@@ -11,6 +11,20 @@ release name when it already says what it is (the default install is
 {{- end -}}
 {{- end -}}
 
+{{/*
+The metrics Service's name: a DNS label (63 characters), which keeps the
+chart's name, so the scrape job (named after it) matches the alerts' and the
+dashboard's job=~".*provider-cloudflare-tunnel.*".
+*/}}
+{{- define "pct.metricsService" -}}
+{{- $full := include "pct.fullname" . -}}
+{{- if le (len $full) 55 -}}
+{{- printf "%s-metrics" $full -}}
+{{- else -}}
+{{- printf "%s-%s-metrics" (.Release.Name | trunc 28 | trimSuffix "-") .Chart.Name -}}
+{{- end -}}
+{{- end -}}
+
 {{/* The labels that select the provider's pods (immutable once installed). */}}
 {{- define "pct.selectorLabels" -}}
 app.kubernetes.io/name: {{ .Chart.Name }}

@@ -55,8 +55,11 @@ type Budget struct {
 	pausedUntil time.Time
 	window      time.Duration // pause used when a 429 carries no usable Retry-After
 	// Cloudflare's own count for the token (its Ratelimit headers), which
-	// includes every other tool using it; remaining < 0 until seen.
+	// includes every other tool using it; remaining < 0 until seen. It
+	// holds until the window resets: a token that goes quiet after a busy
+	// spell must not read as nearly spent for ever.
 	remaining, quota int
+	resetAt          time.Time
 }
 
 func newBudget(o Options, m *metrics) *Budget {
@@ -144,17 +147,27 @@ func later(a, b time.Time) time.Time {
 }
 
 // observeCloudflare records Cloudflare's own count of what is left of the
-// token's window, from a response's Ratelimit headers.
-func (b *Budget) observeCloudflare(remaining, quota int) {
+// token's window, from a response's Ratelimit headers, seen at now.
+func (b *Budget) observeCloudflare(v rateLimitView, now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.remaining, b.quota = remaining, quota
+	b.remaining = v.Remaining
+	if v.Quota > 0 { // a response without the policy keeps the quota known
+		b.quota = v.Quota
+	}
+	reset := v.Reset
+	if reset <= 0 {
+		reset = b.window
+	}
+	b.resetAt = now.Add(reset)
 }
 
-func (b *Budget) cloudflareView() (remaining, quota int, ok bool) {
+// cloudflareView is Cloudflare's last count for the token, while its
+// window has not reset.
+func (b *Budget) cloudflareView(now time.Time) (remaining, quota int, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.remaining, b.quota, b.remaining >= 0
+	return b.remaining, b.quota, b.remaining >= 0 && now.Before(b.resetAt)
 }
 
 // PausedUntil is when the current pause ends; in the past when not paused.

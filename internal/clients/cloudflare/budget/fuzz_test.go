@@ -20,18 +20,18 @@ func FuzzRateLimitHeaders(f *testing.F) {
 		h := http.Header{}
 		h.Set("Ratelimit", ratelimit)
 		h.Set("Ratelimit-Policy", policy)
-		remaining, quota, ok := rateLimitHeaders(h)
+		v, ok := rateLimitHeaders(h)
 		if !ok {
-			if remaining != 0 || quota != 0 {
-				t.Errorf("not ok, but remaining %d quota %d", remaining, quota)
+			if v != (rateLimitView{}) {
+				t.Errorf("not ok, but %+v", v)
 			}
 			return
 		}
-		if remaining < 0 || quota < 0 {
-			t.Errorf("negative: remaining %d quota %d from %q, %q", remaining, quota, ratelimit, policy)
+		if v.Remaining < 0 || v.Quota < 0 || v.Reset < 0 {
+			t.Errorf("negative: %+v from %q, %q", v, ratelimit, policy)
 		}
-		if !hasParam(h.Get("Ratelimit"), "r", remaining) {
-			t.Errorf("remaining %d is not an r= parameter of %q", remaining, h.Get("Ratelimit"))
+		if !hasParam(h.Get("Ratelimit"), "r", v.Remaining) {
+			t.Errorf("remaining %d is not an r= parameter of %q", v.Remaining, h.Get("Ratelimit"))
 		}
 	})
 }

@@ -52,7 +52,7 @@ var (
 	descAllowedRate = prometheus.NewDesc("cloudflare_budget_allowed_requests_per_second",
 		"The pace the provider allows itself per API token: --cloudflare-rate-limit × --cloudflare-budget-fraction / --cloudflare-rate-window.", nil, nil)
 	descRemaining = prometheus.NewDesc("cloudflare_rate_limit_remaining_requests",
-		"Requests Cloudflare says are left in the current rate-limit window (its Ratelimit header, counting every tool that uses the token), for the API token with the fewest.", nil, nil)
+		"Requests Cloudflare says are left in the current rate-limit window (its Ratelimit header, counting every tool that uses the token), for the API token with the fewest; a reading holds until its window resets.", nil, nil)
 	descQuota = prometheus.NewDesc("cloudflare_rate_limit_quota_requests",
 		"The rate-limit window's quota Cloudflare announces (its Ratelimit-Policy header), for the same API token.", nil, nil)
 )
@@ -86,6 +86,8 @@ func (r *Registry) Collect(ch chan<- prometheus.Metric) {
 	}
 	if s.remaining >= 0 {
 		gauge(descRemaining, float64(s.remaining))
+	}
+	if s.quota > 0 {
 		gauge(descQuota, float64(s.quota))
 	}
 }
@@ -112,7 +114,7 @@ func (r *Registry) snapshot(now time.Time) registrySnapshot {
 		}
 		s.waiting += int(b.waiting.Load())
 		s.available = min(s.available, max(b.lim.TokensAt(now), 0))
-		if rem, quota, ok := b.cloudflareView(); ok && (s.remaining < 0 || rem < s.remaining) {
+		if rem, quota, ok := b.cloudflareView(now); ok && (s.remaining < 0 || rem < s.remaining) {
 			s.remaining, s.quota = rem, quota
 		}
 	}

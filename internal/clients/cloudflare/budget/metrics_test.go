@@ -18,16 +18,16 @@ import (
 
 func TestRateLimitHeaders(t *testing.T) {
 	type want struct {
-		Remaining, Quota int
-		OK               bool
+		View rateLimitView
+		OK   bool
 	}
 	cases := map[string]struct {
 		ratelimit, policy string
 		want              want
 	}{
-		"CloudflareFormat":      {ratelimit: `"default";r=1187;t=283`, policy: `"burst";q=1200;w=300`, want: want{1187, 1200, true}},
-		"SpacesAfterSemicolons": {ratelimit: `"default"; r=5; t=3`, policy: `"burst"; q=20; w=30`, want: want{5, 20, true}},
-		"NoPolicy":              {ratelimit: `"default";r=0;t=300`, want: want{0, 0, true}},
+		"CloudflareFormat":      {ratelimit: `"default";r=1187;t=283`, policy: `"burst";q=1200;w=300`, want: want{rateLimitView{1187, 1200, 283 * time.Second}, true}},
+		"SpacesAfterSemicolons": {ratelimit: `"default"; r=5; t=3`, policy: `"burst"; q=20; w=30`, want: want{rateLimitView{5, 20, 3 * time.Second}, true}},
+		"NoPolicyNoReset":       {ratelimit: `"default";r=0`, want: want{rateLimitView{}, true}},
 		"NoHeader":              {policy: `"burst";q=1200;w=300`, want: want{}},
 		// t= or w= must not be read as the remaining count.
 		"NoRemaining": {ratelimit: `"default";t=300`, want: want{}},
@@ -45,11 +45,37 @@ func TestRateLimitHeaders(t *testing.T) {
 				h.Set("Ratelimit-Policy", tc.policy)
 			}
 			var got want
-			got.Remaining, got.Quota, got.OK = rateLimitHeaders(h)
+			got.View, got.OK = rateLimitHeaders(h)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("rateLimitHeaders(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestCloudflareViewHoldsUntilItsWindowResets: a token that went quiet after
+// a busy spell must not read as nearly spent for ever; a response without
+// the policy header keeps the quota known.
+func TestCloudflareViewHoldsUntilItsWindowResets(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	r := NewRegistry(Options{Window: 5 * time.Minute})
+	busy, quiet := r.For("busy"), r.For("quiet")
+	quiet.observeCloudflare(rateLimitView{Remaining: 3, Quota: 1200, Reset: 30 * time.Second}, now)
+	busy.observeCloudflare(rateLimitView{Remaining: 900, Quota: 1200, Reset: 200 * time.Second}, now)
+	busy.observeCloudflare(rateLimitView{Remaining: 899}, now.Add(time.Second)) // no policy, no reset: the window's length
+
+	for _, c := range []struct {
+		at                   time.Duration
+		remaining, wantQuota int
+	}{
+		{at: 10 * time.Second, remaining: 3, wantQuota: 1200},            // the quiet token is the one nearest to running out
+		{at: time.Minute, remaining: 899, wantQuota: 1200},               // its window reset: the busy one's count is what is known
+		{at: 5*time.Minute + 2*time.Second, remaining: -1, wantQuota: 0}, // every window reset: nothing is known
+	} {
+		s := r.snapshot(now.Add(c.at))
+		if s.remaining != c.remaining || (c.remaining >= 0 && s.quota != c.wantQuota) {
+			t.Errorf("at +%v: remaining %d quota %d, want %d of %d", c.at, s.remaining, s.quota, c.remaining, c.wantQuota)
+		}
 	}
 }
 

@@ -42,8 +42,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	t.Budget.metrics.requests.WithLabelValues(op, outcome(resp.StatusCode)).Inc()
-	if remaining, quota, ok := rateLimitHeaders(resp.Header); ok {
-		t.Budget.observeCloudflare(remaining, quota)
+	if v, ok := rateLimitHeaders(resp.Header); ok {
+		t.Budget.observeCloudflare(v, time.Now())
 	}
 	if resp.StatusCode == http.StatusTooManyRequests {
 		t.Budget.metrics.rateLimited.Inc()
@@ -67,18 +67,31 @@ func outcome(code int) string {
 	}
 }
 
-// rateLimitHeaders says how many requests Cloudflare still allows the token
-// in its current window, and the window's quota, when the response says. It
-// reads Cloudflare's rate-limit headers (the IETF RateLimit fields draft):
-// `Ratelimit: "default";r=<remaining>;t=<reset>` and
-// `Ratelimit-Policy: "burst";q=<quota>;w=<window>`.
-func rateLimitHeaders(h http.Header) (remaining, quota int, ok bool) {
-	remaining, ok = param(h.Get("Ratelimit"), "r")
+// rateLimitView is what Cloudflare says of a token's current rate-limit
+// window: the requests left, the window's quota (0 when not said) and the
+// time until it resets (0 when not said).
+type rateLimitView struct {
+	Remaining, Quota int
+	Reset            time.Duration
+}
+
+// rateLimitHeaders reads Cloudflare's rate-limit headers (the IETF
+// RateLimit fields draft), `Ratelimit: "default";r=<remaining>;t=<reset>`
+// and `Ratelimit-Policy: "burst";q=<quota>;w=<window>`, when the response
+// has them.
+func rateLimitHeaders(h http.Header) (rateLimitView, bool) {
+	remaining, ok := param(h.Get("Ratelimit"), "r")
 	if !ok {
-		return 0, 0, false
+		return rateLimitView{}, false
 	}
-	quota, _ = param(h.Get("Ratelimit-Policy"), "q")
-	return remaining, quota, true
+	v := rateLimitView{Remaining: remaining}
+	v.Quota, _ = param(h.Get("Ratelimit-Policy"), "q")
+	if reset, ok := param(h.Get("Ratelimit"), "t"); ok {
+		// A day at most: Cloudflare's windows are minutes, and a larger
+		// number would overflow the duration.
+		v.Reset = time.Duration(min(reset, 86400)) * time.Second
+	}
+	return v, true
 }
 
 // param reads the non-negative integer parameter key of a ;-separated
