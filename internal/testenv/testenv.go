@@ -31,6 +31,7 @@ import (
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/gate"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
@@ -71,11 +72,19 @@ func assets() (string, error) {
 	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
 		return dir, nil
 	}
-	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "hack", "envtest-bins.sh"))
+	dir, err := hackScript("envtest-bins.sh")
+	return dir, errors.Wrap(err, "cannot build the envtest control plane (run make envtest-assets)")
+}
+
+// hackScript runs one of the project's hack/ scripts that build or fetch
+// something into a cache and print its path (each returns at once when
+// cached), and returns that path.
+func hackScript(name string) (string, error) {
+	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "hack", name))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("cannot build the envtest control plane (run make envtest-assets): %w", err)
+		return "", err
 	}
 	return strings.TrimSpace(string(out)), nil
 }
@@ -204,13 +213,8 @@ func Eventually(t *testing.T, timeout time.Duration, what string, fn func() erro
 // Go modules by hack/thirdparty-crds.sh, which returns at once when they
 // are cached.
 func ThirdPartyCRDs() (string, error) {
-	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "hack", "thirdparty-crds.sh"))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("cannot fetch the third-party CRDs: %w", err)
-	}
-	return strings.TrimSpace(string(out)), nil
+	dir, err := hackScript("thirdparty-crds.sh")
+	return dir, errors.Wrap(err, "cannot fetch the third-party CRDs")
 }
 
 // Helm is the path of the helm binary: HELM if set (make test sets it),
@@ -219,13 +223,8 @@ func Helm() (string, error) {
 	if bin := os.Getenv("HELM"); bin != "" {
 		return bin, nil
 	}
-	cmd := exec.Command("bash", filepath.Join(RepoRoot(), "hack", "helm.sh"))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("cannot build helm (run make helm): %w", err)
-	}
-	return strings.TrimSpace(string(out)), nil
+	bin, err := hackScript("helm.sh")
+	return bin, errors.Wrap(err, "cannot build helm (run make helm)")
 }
 
 // InstallThirdPartyCRDs installs one directory of ThirdPartyCRDs
