@@ -87,7 +87,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, s Settings) error {
 	if err := publichostname.SetupGated(mgr, o, publichostname.Options{ClusterDomain: s.ClusterDomain}); err != nil {
 		return err
 	}
-	if err := service.SetupGated(mgr, o, service.Options{Metrics: s.Metrics}); err != nil {
+	if err := service.SetupGated(mgr, o, service.Options{ClusterDomain: s.ClusterDomain, Metrics: s.Metrics}); err != nil {
 		return err
 	}
 	if err := gatewaybinding.SetupGated(mgr, o, gatewaybinding.Options{ClusterDomain: s.ClusterDomain, Metrics: s.Metrics}); err != nil {

@@ -100,6 +100,13 @@ const (
 	// AnnotationExternalDNSProxiedKey overrides the provider-specific
 	// property of the Ingress's DNSEndpoint that marks records proxied.
 	AnnotationExternalDNSProxiedKey = "tunnels.cloudflare.com/external-dns-proxied-key"
+	// AnnotationPort on a Service names or numbers the port its VPC service
+	// and public hostname reach; a Service with one port needs none.
+	AnnotationPort = "tunnels.cloudflare.com/port"
+	// AnnotationProtocol on a Service is how cloudflared speaks to it:
+	// http, https, http2, tcp, ssh or rdp (default: the port's appProtocol
+	// or name, else http).
+	AnnotationProtocol = "tunnels.cloudflare.com/protocol"
 
 	// Origin options of a public Ingress's hostnames (PublicHostname
 	// spec.originRequest and the Service origins' protocol).

@@ -38,10 +38,9 @@ import (
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
@@ -375,10 +374,7 @@ func (r *Reconciler) warn(ing *networkingv1.Ingress, reason, msg string) {
 }
 
 // Owned is what an Ingress makes: managed resources and PublicHostnames.
-type Owned interface {
-	client.Object
-	resource.Conditioned
-}
+type Owned = source.Owned
 
 func managedItems(l client.ObjectList) []Owned {
 	var out []Owned
@@ -553,7 +549,7 @@ func (r *Reconciler) owned(ctx context.Context, ing *networkingv1.Ingress) ([]Ow
 func (r *Reconciler) converge(ctx context.Context, ing *networkingv1.Ingress, d desired) (reconcile.Result, error) {
 	want := map[string]bool{}
 	for _, o := range d.objs {
-		want[key(o)] = true
+		want[source.Key(o)] = true
 		if err := r.apply(ctx, ing, o); err != nil {
 			return reconcile.Result{}, err
 		}
@@ -563,14 +559,14 @@ func (r *Reconciler) converge(ctx context.Context, ing *networkingv1.Ingress, d 
 		return reconcile.Result{}, err
 	}
 	for _, m := range have {
-		if want[key(m)] || meta.WasDeleted(m) || d.keepExisting || handedOver(m, d.objs) {
+		if want[source.Key(m)] || meta.WasDeleted(m) || d.keepExisting || handedOver(m, d.objs) {
 			continue
 		}
 		if err := r.kube.Delete(ctx, m); client.IgnoreNotFound(err) != nil {
-			return reconcile.Result{}, errors.Wrapf(err, "cannot delete %s %s", kindOf(m), m.GetName())
+			return reconcile.Result{}, errors.Wrapf(err, "cannot delete %s %s", source.Kind(m), m.GetName())
 		}
 		// Its own finalizer deletes the Cloudflare object: it is not gone yet.
-		r.record.Event(ing, event.Normal("Deleting"+event.Reason(kindOf(m)), fmt.Sprintf("Deleting %s %s, no longer wanted; it goes once Cloudflare confirms the deletion", kindOf(m), m.GetName())))
+		r.record.Event(ing, event.Normal("Deleting"+event.Reason(source.Kind(m)), fmt.Sprintf("Deleting %s %s, no longer wanted; it goes once Cloudflare confirms the deletion", source.Kind(m), m.GetName())))
 	}
 	return reconcile.Result{}, nil
 }
@@ -592,22 +588,6 @@ func handedOver(m client.Object, wanted []Owned) bool {
 	return false
 }
 
-func kindOf(m client.Object) string {
-	switch m.(type) {
-	case *ztv1alpha1.HostnameRoute:
-		return ztv1alpha1.HostnameRouteKind
-	case *connv1alpha1.VPCService:
-		return connv1alpha1.VPCServiceKind
-	case *dnsv1alpha1.DNSRecord:
-		return dnsv1alpha1.DNSRecordKind
-	case *v1alpha1.PublicHostname:
-		return v1alpha1.PublicHostnameKind
-	}
-	return "object"
-}
-
-func key(m client.Object) string { return kindOf(m) + "/" + m.GetName() }
-
 // apply writes the desired spec of one managed resource, refusing to touch
 // one that another owner controls.
 func (r *Reconciler) apply(ctx context.Context, ing *networkingv1.Ingress, want Owned) error {
@@ -615,55 +595,28 @@ func (r *Reconciler) apply(ctx context.Context, ing *networkingv1.Ingress, want 
 	err := r.kube.Get(ctx, client.ObjectKeyFromObject(want), cur)
 	if kerrors.IsNotFound(err) {
 		if err := r.kube.Create(ctx, want); err != nil {
-			return errors.Wrapf(err, "cannot create %s %s", kindOf(want), want.GetName())
+			return errors.Wrapf(err, "cannot create %s %s", source.Kind(want), want.GetName())
 		}
-		r.record.Event(ing, event.Normal("Created"+event.Reason(kindOf(want)), fmt.Sprintf("Created %s %s", kindOf(want), want.GetName())))
+		r.record.Event(ing, event.Normal("Created"+event.Reason(source.Kind(want)), fmt.Sprintf("Created %s %s", source.Kind(want), want.GetName())))
 		return nil
 	}
 	if err != nil {
-		return errors.Wrapf(err, "cannot get %s %s", kindOf(want), want.GetName())
+		return errors.Wrapf(err, "cannot get %s %s", source.Kind(want), want.GetName())
 	}
 	if c := metav1.GetControllerOf(cur); c == nil || c.UID != ing.UID {
 		// After the translation's own state: this one stands.
 		r.metrics.SetSource(sourceKind, client.ObjectKeyFromObject(ing), metrics.SourceConflict)
-		r.warn(ing, "NameConflict", fmt.Sprintf("%s %s exists and is not controlled by this Ingress; left alone", kindOf(want), want.GetName()))
+		r.warn(ing, "NameConflict", fmt.Sprintf("%s %s exists and is not controlled by this Ingress; left alone", source.Kind(want), want.GetName()))
 		return nil
 	}
 	if meta.WasDeleted(cur) {
 		return nil // recreated once gone
 	}
-	changed := copySpec(cur, want)
+	changed := source.CopySpec(cur, want)
 	if !changed {
 		return nil
 	}
-	return errors.Wrapf(r.kube.Update(ctx, cur), "cannot update %s %s", kindOf(want), want.GetName())
-}
-
-// copySpec sets cur's forProvider (and labels) to want's, keeping what the
-// managed reconciler added (resolved IDs, late-initialised fields stay
-// unless the translation sets them). It reports whether anything changed.
-func copySpec(cur, want Owned) bool {
-	before := cur.DeepCopyObject()
-	cur.SetLabels(want.GetLabels())
-	switch c := cur.(type) {
-	case *ztv1alpha1.HostnameRoute:
-		w := want.(*ztv1alpha1.HostnameRoute)
-		c.Spec.ForProvider.Hostname = w.Spec.ForProvider.Hostname
-		c.Spec.ForProvider.TunnelIDRef = w.Spec.ForProvider.TunnelIDRef
-		c.Spec.ProviderConfigReference = w.Spec.ProviderConfigReference
-	case *connv1alpha1.VPCService:
-		w := want.(*connv1alpha1.VPCService)
-		if w.Spec.ForProvider.Host.ResolverNetwork != nil && c.Spec.ForProvider.Host.ResolverNetwork != nil {
-			// Keep the resolved tunnel ID; the reference re-resolves it.
-			w.Spec.ForProvider.Host.ResolverNetwork.TunnelID = c.Spec.ForProvider.Host.ResolverNetwork.TunnelID
-		}
-		c.Spec.ForProvider = w.Spec.ForProvider
-		c.Spec.ProviderConfigReference = w.Spec.ProviderConfigReference
-		c.Spec.AdoptByName = w.Spec.AdoptByName
-	case *v1alpha1.PublicHostname:
-		c.Spec = want.(*v1alpha1.PublicHostname).Spec
-	}
-	return !equalObjects(before, cur)
+	return errors.Wrapf(r.kube.Update(ctx, cur), "cannot update %s %s", source.Kind(want), want.GetName())
 }
 
 // release deletes everything the Ingress made and removes the finalizer
@@ -738,27 +691,13 @@ func (r *Reconciler) updateAddress(ctx context.Context, ing *networkingv1.Ingres
 	return errors.Wrap(r.kube.Status().Update(ctx, ing), "cannot update Ingress address")
 }
 
-// failureReason names a managed resource's failure for an event: a name
-// taken by an object this provider did not create, a guardrail of the
-// provider config, or any other Cloudflare error.
-func failureReason(msg string) string {
-	switch {
-	case mr.IsTakenMessage(msg):
-		return "NameTaken"
-	case clients.IsNotAllowedMessage(msg):
-		return "NotAllowed"
-	default:
-		return "CloudflareError"
-	}
-}
-
 // reportManagedFailures repeats a managed resource's failure (a hostname
 // routed to another tunnel, a public hostname in no zone of the account) on
 // the Ingress, where its author looks.
 func (r *Reconciler) reportManagedFailures(ing *networkingv1.Ingress, ms []Owned) {
-	sort.Slice(ms, func(i, j int) bool { return key(ms[i]) < key(ms[j]) })
+	sort.Slice(ms, func(i, j int) bool { return source.Key(ms[i]) < source.Key(ms[j]) })
 	for _, m := range ms {
-		reason, msg := failureOf(m)
+		reason, msg := source.Failure(m)
 		if msg == "" {
 			r.reported.Delete(m.GetUID())
 			continue
@@ -767,27 +706,6 @@ func (r *Reconciler) reportManagedFailures(ing *networkingv1.Ingress, ms []Owned
 			continue
 		}
 		r.reported.Store(m.GetUID(), msg)
-		r.warn(ing, reason, fmt.Sprintf("%s %s: %s", kindOf(m), m.GetName(), msg))
+		r.warn(ing, reason, fmt.Sprintf("%s %s: %s", source.Kind(m), m.GetName(), msg))
 	}
-}
-
-// failureOf is the failure of one object the Ingress made, if any: a
-// managed resource that cannot sync, or a PublicHostname that is not
-// published for a reason its author must act on.
-func failureOf(m Owned) (string, string) {
-	if ph, ok := m.(*v1alpha1.PublicHostname); ok {
-		c, ok := publichostname.Failure(ph)
-		if !ok {
-			return "", ""
-		}
-		if c.Type == publichostname.TypeDNSReady {
-			return failureReason(c.Message), c.Message
-		}
-		return string(c.Reason), c.Message
-	}
-	c := m.GetCondition(xpv2.TypeSynced)
-	if c.Status != corev1.ConditionFalse || c.Message == "" {
-		return "", ""
-	}
-	return failureReason(c.Message), c.Message
 }

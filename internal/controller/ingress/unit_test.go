@@ -23,6 +23,7 @@ import (
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
 )
@@ -49,7 +50,7 @@ func TestDesiredFrom(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var got []string
 			for _, o := range desiredFrom(res, tc.lost, tc.publish).objs {
-				got = append(got, key(o))
+				got = append(got, source.Key(o))
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("desired (-want +got):\n%s", diff)
@@ -125,9 +126,9 @@ func TestFailureOf(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			reason, msg := failureOf(tc.o)
+			reason, msg := source.Failure(tc.o)
 			if reason != tc.reason || (tc.in == "") != (msg == "") || (tc.in != "" && !strings.Contains(msg, tc.in)) {
-				t.Errorf("failureOf() = %q, %q; want %q mentioning %q", reason, msg, tc.reason, tc.in)
+				t.Errorf("source.Failure() = %q, %q; want %q mentioning %q", reason, msg, tc.reason, tc.in)
 			}
 		})
 	}

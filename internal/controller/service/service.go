@@ -1,6 +1,8 @@
-// Package service routes the cluster IPs of annotated Services privately
-// through a tunnel: it writes one NetworkRoute per cluster IP and deletes
-// them with the annotation or the Service. The translation is the pure
+// Package service makes what annotated Services ask of a tunnel: one
+// NetworkRoute per cluster IP (private-route), and a private hostname route,
+// optionally a Workers VPC service and a public hostname, exactly as for an
+// Ingress whose one backend is the Service. It deletes them with the
+// annotations or the Service. The translation is the pure
 // internal/service/translate; this controller reads the world and converges.
 package service
 
@@ -30,8 +32,10 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
+	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	ingresstranslate "github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/service/translate"
@@ -41,21 +45,27 @@ const name = "service"
 
 // Options of the Service controller, set at setup.
 type Options struct {
+	// ClusterDomain of Service DNS names; "" is cluster.local.
+	ClusterDomain string
 	// Metrics count the Services by what became of them; nil counts none.
 	Metrics *metrics.Metrics
 }
 
 // Setup adds the Service controller.
 func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
-	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), metrics: opts.Metrics}
+	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), metrics: opts.Metrics, clusterDomain: opts.ClusterDomain}
+	made := handler.EnqueueRequestsFromMapFunc(serviceOfRoute)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
 		For(&corev1.Service{}).
-		// A route's change (Synced, deleted by hand) and, on start, every
-		// route made for a Service: a Service deleted while the provider
-		// was down has its routes removed then.
-		Watches(&ztv1alpha1.NetworkRoute{}, handler.EnqueueRequestsFromMapFunc(serviceOfRoute)).
+		// What was made for a Service changing (Synced, deleted by hand)
+		// and, on start, all of it: a Service deleted while the provider
+		// was down has its objects removed then.
+		Watches(&ztv1alpha1.NetworkRoute{}, made).
+		Watches(&ztv1alpha1.HostnameRoute{}, made).
+		Watches(&connv1alpha1.VPCService{}, made).
+		Watches(&v1alpha1.PublicHostname{}, made).
 		// A tunnel appearing or going moves its Services on.
 		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.servicesOfTunnel)).
 		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
@@ -68,22 +78,24 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		if err := Setup(mgr, o, opts); err != nil {
 			o.Logger.Info("Cannot set up Service controller", "error", err)
 		}
-	}, v1alpha1.CloudflareTunnelGroupVersionKind, ztv1alpha1.TunnelGroupVersionKind, ztv1alpha1.NetworkRouteGroupVersionKind)
+	}, v1alpha1.CloudflareTunnelGroupVersionKind, ztv1alpha1.TunnelGroupVersionKind, ztv1alpha1.NetworkRouteGroupVersionKind,
+		ztv1alpha1.HostnameRouteGroupVersionKind, connv1alpha1.VPCServiceGroupVersionKind, v1alpha1.PublicHostnameGroupVersionKind)
 	return nil
 }
 
-// Reconciler converges the NetworkRoutes of Services.
+// Reconciler converges what Services ask of their tunnels.
 type Reconciler struct {
-	kube    client.Client
-	log     logging.Logger
-	record  event.Recorder
-	metrics *metrics.Metrics
-	// reported is the failure last repeated on a Service for each route
-	// (by UID), so each is said once, not on every reconcile.
+	kube          client.Client
+	log           logging.Logger
+	record        event.Recorder
+	metrics       *metrics.Metrics
+	clusterDomain string
+	// reported is the failure last repeated on a Service for each object
+	// made for it (by UID), so each is said once, not on every reconcile.
 	reported sync.Map
 }
 
-// serviceOfRoute maps a route made for a Service to that Service.
+// serviceOfRoute maps an object made for a Service to that Service.
 func serviceOfRoute(_ context.Context, o client.Object) []reconcile.Request {
 	c := metav1.GetControllerOf(o)
 	if c == nil || c.Kind != "Service" || c.APIVersion != "v1" {
@@ -100,7 +112,7 @@ func (r *Reconciler) servicesOfTunnel(ctx context.Context, o client.Object) []re
 	}
 	var reqs []reconcile.Request
 	for _, s := range l.Items {
-		if strings.TrimSpace(s.Annotations[v1alpha1.AnnotationTunnel]) == o.GetName() && s.Annotations[v1alpha1.AnnotationPrivateRoute] != "" {
+		if strings.TrimSpace(s.Annotations[v1alpha1.AnnotationTunnel]) == o.GetName() {
 			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: s.Namespace, Name: s.Name}})
 		}
 	}
@@ -110,67 +122,140 @@ func (r *Reconciler) servicesOfTunnel(ctx context.Context, o client.Object) []re
 // sourceKind labels Services in the provider's source metrics.
 const sourceKind = "Service"
 
-// Reconcile converges one Service's NetworkRoutes.
+// Reconcile converges one Service's private routes and exposed objects.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	svc := &corev1.Service{}
 	if err := r.kube.Get(ctx, req.NamespacedName, svc); err != nil {
 		if !kerrors.IsNotFound(err) {
 			return reconcile.Result{}, errors.Wrap(err, "cannot get Service")
 		}
-		// Gone: its routes go too (no finalizer on Services, so this also
-		// runs for a Service deleted while the provider was down).
+		// Gone: what was made for it goes too (no finalizer on Services,
+		// so this also runs for a Service deleted while the provider was
+		// down).
 		r.metrics.ForgetSource(sourceKind, req.NamespacedName)
-		return reconcile.Result{}, r.converge(ctx, req.Namespace, req.Name, nil, nil, false)
+		return reconcile.Result{}, r.release(ctx, req.Namespace, req.Name, nil)
 	}
 	if meta.WasDeleted(svc) {
 		r.metrics.ForgetSource(sourceKind, req.NamespacedName)
-		return reconcile.Result{}, r.converge(ctx, svc.Namespace, svc.Name, svc, nil, false)
+		return reconcile.Result{}, r.release(ctx, svc.Namespace, svc.Name, svc)
 	}
-	res := translate.PrivateRoutes(translate.Input{Service: svc})
-	for _, p := range res.Problems {
-		r.warn(svc, p.Reason, p.Message)
-	}
-	switch {
-	case len(res.Problems) > 0 || res.KeepExisting:
-		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
-	case !res.Wanted:
+	routes := translate.PrivateRoutes(translate.Input{Service: svc})
+	exposure := translate.Expose(translate.ExposeInput{Service: svc, ClusterDomain: r.clusterDomain})
+	problem := r.reportProblems(svc, routes, exposure)
+	if !routes.Wanted && !exposure.Wanted {
 		r.metrics.ForgetSource(sourceKind, req.NamespacedName)
-	default:
-		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceTranslated)
+	} else {
+		r.metrics.SetSource(sourceKind, req.NamespacedName, sourceState(problem, false))
 	}
-	if res.KeepExisting {
+	if !routes.KeepExisting && (!routes.Wanted || len(routes.Routes) == 0) {
+		if err := r.converge(ctx, svc.Namespace, svc.Name, svc, nil, false); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	if !exposure.Wanted {
+		if _, _, err := r.convergeExposure(ctx, svc.Namespace, svc.Name, svc, exposed{}); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	routesWanted := !routes.KeepExisting && routes.Wanted && len(routes.Routes) > 0
+	if !routesWanted && !exposure.Wanted {
 		return reconcile.Result{}, nil
 	}
-	if !res.Wanted || len(res.Routes) == 0 {
-		return reconcile.Result{}, r.converge(ctx, svc.Namespace, svc.Name, svc, nil, false)
+	tunnel := routes.Tunnel
+	if exposure.Wanted {
+		tunnel = strings.TrimSpace(svc.Annotations[v1alpha1.AnnotationTunnel])
 	}
-	cft := &v1alpha1.CloudflareTunnel{}
-	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: svc.Namespace, Name: res.Tunnel}, cft); err != nil {
-		if kerrors.IsNotFound(err) {
-			// A typo must not take routes down: what exists stays.
+	tun, result, err := r.tunnel(ctx, svc, tunnel)
+	if tun == nil || err != nil {
+		if err == nil {
 			r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
-			r.warn(svc, "TunnelNotFound", fmt.Sprintf("annotation %s: no CloudflareTunnel %q in namespace %s (a tunnel is used only from its own namespace); nothing is created, and whatever this Service already routes stays as it is until it names a tunnel that exists", v1alpha1.AnnotationTunnel, res.Tunnel, svc.Namespace))
-			return reconcile.Result{RequeueAfter: time.Minute}, nil
 		}
-		return reconcile.Result{}, errors.Wrap(err, "cannot get CloudflareTunnel")
+		return result, err
+	}
+	conflict := false
+	if routesWanted {
+		routes = translate.PrivateRoutes(translate.Input{Service: svc, ProviderConfigRef: tun.Spec.ProviderConfigReference})
+		if err := r.converge(ctx, svc.Namespace, svc.Name, svc, routes.Routes, true); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	if exposure.Wanted {
+		exposure = translate.Expose(translate.ExposeInput{Service: svc, ClusterDomain: r.clusterDomain, Tunnel: ingresstranslate.Tunnel{
+			Name: tunnel, TunnelID: meta.GetExternalName(tun), ProviderConfigRef: tun.Spec.ProviderConfigReference, AdoptByName: tun.Spec.AdoptByName,
+		}})
+		kept, taken, err := r.convergeExposure(ctx, svc.Namespace, svc.Name, svc, desiredExposure(exposure))
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		conflict = taken
+		r.reportExposureFailures(svc, kept)
+	}
+	r.metrics.SetSource(sourceKind, req.NamespacedName, sourceState(problem, conflict))
+	return reconcile.Result{}, nil
+}
+
+func sourceState(problem, conflict bool) metrics.SourceState {
+	switch {
+	case problem:
+		return metrics.SourceProblem
+	case conflict:
+		return metrics.SourceConflict
+	default:
+		return metrics.SourceTranslated
+	}
+}
+
+// reportProblems repeats the translations' problems as Warning events and
+// says whether there were any.
+func (r *Reconciler) reportProblems(svc *corev1.Service, routes translate.Result, exposure translate.Exposure) bool {
+	for _, p := range routes.Problems {
+		r.warn(svc, p.Reason, p.Message)
+	}
+	for _, p := range exposure.Problems {
+		r.warn(svc, translate.ReasonInvalidAnnotation, p.String())
+	}
+	for _, n := range exposure.Notes {
+		r.warn(svc, n.Reason, n.String())
+	}
+	return len(routes.Problems) > 0 || routes.KeepExisting || len(exposure.Problems) > 0
+}
+
+// tunnel is the Tunnel MR of the CloudflareTunnel the Service names, or nil
+// when there is none to use yet (said with a Warning, and what the Service
+// has stays as it is: a typo must not take routes down).
+func (r *Reconciler) tunnel(ctx context.Context, svc *corev1.Service, name string) (*ztv1alpha1.Tunnel, reconcile.Result, error) {
+	cft := &v1alpha1.CloudflareTunnel{}
+	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: svc.Namespace, Name: name}, cft); err != nil {
+		if kerrors.IsNotFound(err) {
+			r.warn(svc, "TunnelNotFound", fmt.Sprintf("annotation %s: no CloudflareTunnel %q in namespace %s (a tunnel is used only from its own namespace); nothing is created, and whatever this Service already has stays as it is until it names a tunnel that exists", v1alpha1.AnnotationTunnel, name, svc.Namespace))
+			return nil, reconcile.Result{RequeueAfter: time.Minute}, nil
+		}
+		return nil, reconcile.Result{}, errors.Wrap(err, "cannot get CloudflareTunnel")
 	}
 	if meta.WasDeleted(cft) {
-		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
-		r.warn(svc, "TunnelDeleting", fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is routed through it; remove the %s annotation or name another tunnel", res.Tunnel, v1alpha1.AnnotationTunnel))
-		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
+		r.warn(svc, "TunnelDeleting", fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is made through it; remove the %s annotation or name another tunnel", name, v1alpha1.AnnotationTunnel))
+		return nil, reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
 	tun := &ztv1alpha1.Tunnel{}
-	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: svc.Namespace, Name: res.Tunnel}, tun); err != nil {
+	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: svc.Namespace, Name: name}, tun); err != nil {
 		if kerrors.IsNotFound(err) {
-			// Its credentials (the provider config the routes use) are the
-			// Tunnel's: wait for the CloudflareTunnel to make it rather
-			// than route with the default credentials meanwhile.
-			return reconcile.Result{RequeueAfter: 5 * time.Second}, nil
+			// Its credentials (the provider config everything made for the
+			// tunnel uses) are the Tunnel's: wait for the CloudflareTunnel
+			// to make it rather than use the default credentials meanwhile.
+			return nil, reconcile.Result{RequeueAfter: 5 * time.Second}, nil
 		}
-		return reconcile.Result{}, errors.Wrap(err, "cannot get Tunnel")
+		return nil, reconcile.Result{}, errors.Wrap(err, "cannot get Tunnel")
 	}
-	res = translate.PrivateRoutes(translate.Input{Service: svc, ProviderConfigRef: tun.Spec.ProviderConfigReference})
-	return reconcile.Result{}, r.converge(ctx, svc.Namespace, svc.Name, svc, res.Routes, true)
+	return tun, reconcile.Result{}, nil
+}
+
+// release deletes everything made for the Service called svcName.
+func (r *Reconciler) release(ctx context.Context, ns, svcName string, svc *corev1.Service) error {
+	if err := r.converge(ctx, ns, svcName, svc, nil, false); err != nil {
+		return err
+	}
+	_, _, err := r.convergeExposure(ctx, ns, svcName, svc, exposed{})
+	return err
 }
 
 func (r *Reconciler) warn(svc *corev1.Service, reason, msg string) {

@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
@@ -80,6 +81,28 @@ type Input struct {
 	Services map[string]*corev1.Service
 	// ClusterDomain of Service DNS names; "" is cluster.local.
 	ClusterDomain string
+	// Owner is the source the objects are made for when it is not the
+	// Ingress itself: a Service, translated through an Ingress built from
+	// its annotations so both sources give the same answers. nil is the
+	// Ingress.
+	Owner *Owner
+}
+
+// Owner is the source objects are made for: their controller reference,
+// the label that lists them, and what distinguishes their names from those
+// of an Ingress of the same name.
+type Owner struct {
+	APIVersion, Kind, Name string
+	UID                    types.UID
+	// Label is the label key holding the owner's name (publish.LabelService).
+	Label string
+	// KindPrefix goes before each kind in the objects' names, so a Service
+	// and an Ingress of one name never make objects of the same name.
+	KindPrefix string
+	// BlockOwnerDeletion in the objects' controller reference: it needs
+	// the right to set the owner's finalizers, which the provider has for
+	// Ingresses (it sets its own) and not for Services.
+	BlockOwnerDeletion bool
 }
 
 // A Problem is bad input. Field is an annotation key or a field path such as
@@ -720,19 +743,28 @@ func (t *translator) path(field string, p networkingv1.HTTPIngressPath) (*string
 const prefixSuffix = "(/|$)"
 
 func (t *translator) meta(kind, key string) metav1.ObjectMeta {
+	o := t.owner()
 	return metav1.ObjectMeta{
-		Name:      MRName(t.ing.Name, kind, key),
+		Name:      MRName(o.Name, o.KindPrefix+kind, key),
 		Namespace: t.ing.Namespace,
-		Labels:    map[string]string{LabelIngress: LabelValue(t.ing.Name), LabelTunnel: LabelValue(t.tunnel)},
+		Labels:    map[string]string{o.Label: LabelValue(o.Name), LabelTunnel: LabelValue(t.tunnel)},
 		OwnerReferences: []metav1.OwnerReference{{
-			APIVersion:         networkingv1.SchemeGroupVersion.String(),
-			Kind:               "Ingress",
-			Name:               t.ing.Name,
-			UID:                t.ing.UID,
+			APIVersion:         o.APIVersion,
+			Kind:               o.Kind,
+			Name:               o.Name,
+			UID:                o.UID,
 			Controller:         ptr.To(true),
-			BlockOwnerDeletion: ptr.To(true),
+			BlockOwnerDeletion: ptr.To(o.BlockOwnerDeletion),
 		}},
 	}
+}
+
+// owner is what the objects are made for: Input.Owner, or the Ingress.
+func (t *translator) owner() Owner {
+	if t.in.Owner != nil {
+		return *t.in.Owner
+	}
+	return Owner{APIVersion: networkingv1.SchemeGroupVersion.String(), Kind: "Ingress", Name: t.ing.Name, UID: t.ing.UID, Label: LabelIngress, BlockOwnerDeletion: true}
 }
 
 func (t *translator) spec() xpv2.ManagedResourceSpec {

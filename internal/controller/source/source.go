@@ -1,0 +1,111 @@
+// Package source holds what the source controllers (Ingress, Service) share
+// about the objects they make: what kind each is, how a desired one is
+// copied onto the one that exists, and what failure of one to repeat on the
+// source, where its author looks.
+package source
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+
+	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
+	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
+)
+
+// Owned is what a source makes: managed resources and PublicHostnames.
+type Owned interface {
+	client.Object
+	resource.Conditioned
+}
+
+// Kind of an object a source makes.
+func Kind(m client.Object) string {
+	switch m.(type) {
+	case *ztv1alpha1.HostnameRoute:
+		return ztv1alpha1.HostnameRouteKind
+	case *connv1alpha1.VPCService:
+		return connv1alpha1.VPCServiceKind
+	case *dnsv1alpha1.DNSRecord:
+		return dnsv1alpha1.DNSRecordKind
+	case *v1alpha1.PublicHostname:
+		return v1alpha1.PublicHostnameKind
+	case *ztv1alpha1.NetworkRoute:
+		return ztv1alpha1.NetworkRouteKind
+	}
+	return "object"
+}
+
+// Key identifies an object among those of one source: kind and name.
+func Key(m client.Object) string { return Kind(m) + "/" + m.GetName() }
+
+// CopySpec sets cur's forProvider (and labels) to want's, keeping what the
+// managed reconciler added (resolved IDs, late-initialised fields stay
+// unless the translation sets them). It reports whether anything changed.
+func CopySpec(cur, want Owned) bool {
+	before := cur.DeepCopyObject()
+	cur.SetLabels(want.GetLabels())
+	switch c := cur.(type) {
+	case *ztv1alpha1.HostnameRoute:
+		w := want.(*ztv1alpha1.HostnameRoute)
+		c.Spec.ForProvider.Hostname = w.Spec.ForProvider.Hostname
+		c.Spec.ForProvider.TunnelIDRef = w.Spec.ForProvider.TunnelIDRef
+		c.Spec.ProviderConfigReference = w.Spec.ProviderConfigReference
+	case *connv1alpha1.VPCService:
+		w := want.(*connv1alpha1.VPCService)
+		if w.Spec.ForProvider.Host.ResolverNetwork != nil && c.Spec.ForProvider.Host.ResolverNetwork != nil {
+			// Keep the resolved tunnel ID; the reference re-resolves it.
+			w.Spec.ForProvider.Host.ResolverNetwork.TunnelID = c.Spec.ForProvider.Host.ResolverNetwork.TunnelID
+		}
+		c.Spec.ForProvider = w.Spec.ForProvider
+		c.Spec.ProviderConfigReference = w.Spec.ProviderConfigReference
+		c.Spec.AdoptByName = w.Spec.AdoptByName
+	case *v1alpha1.PublicHostname:
+		c.Spec = want.(*v1alpha1.PublicHostname).Spec
+	}
+	return !equality.Semantic.DeepEqual(before, cur)
+}
+
+// FailureReason names a managed resource's failure for an event: a name
+// taken by an object this provider did not create, a guardrail of the
+// provider config, or any other Cloudflare error.
+func FailureReason(msg string) string {
+	switch {
+	case mr.IsTakenMessage(msg):
+		return "NameTaken"
+	case clients.IsNotAllowedMessage(msg):
+		return "NotAllowed"
+	default:
+		return "CloudflareError"
+	}
+}
+
+// Failure is the failure of one object a source made, if any, as an event
+// reason and message: a managed resource that cannot sync, or a
+// PublicHostname that is not published for a reason its author must act on.
+func Failure(m Owned) (string, string) {
+	if ph, ok := m.(*v1alpha1.PublicHostname); ok {
+		c, ok := publichostname.Failure(ph)
+		if !ok {
+			return "", ""
+		}
+		if c.Type == publichostname.TypeDNSReady {
+			return FailureReason(c.Message), c.Message
+		}
+		return string(c.Reason), c.Message
+	}
+	c := m.GetCondition(xpv2.TypeSynced)
+	if c.Status != corev1.ConditionFalse || c.Message == "" {
+		return "", ""
+	}
+	return FailureReason(c.Message), c.Message
+}
