@@ -292,7 +292,7 @@ func (c *corpus) cft(name string, mutate ...func(*tv1alpha1.CloudflareTunnel)) *
 func (c *corpus) hostname(name, host string, mutate ...func(*tv1alpha1.PublicHostname)) *tv1alpha1.PublicHostname {
 	ph := &tv1alpha1.PublicHostname{
 		ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: name},
-		Spec: tv1alpha1.PublicHostnameSpec{TunnelRef: tv1alpha1.LocalReference{Name: "edge"}, Hostname: host,
+		Spec: tv1alpha1.PublicHostnameSpec{TunnelRef: tv1alpha1.TunnelReference{Name: "edge"}, Hostname: host,
 			Origin: &tv1alpha1.Origin{Service: &tv1alpha1.ServiceOrigin{Name: "web", Port: intstr.FromInt32(80)}}},
 	}
 	for _, m := range mutate {

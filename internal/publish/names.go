@@ -16,6 +16,10 @@ const (
 	LabelTunnel         = "tunnels.cloudflare.com/tunnel"
 	LabelPublicHostname = "tunnels.cloudflare.com/public-hostname"
 	LabelService        = "tunnels.cloudflare.com/service"
+	// LabelTunnelNamespace is the tunnel's namespace on an object made for
+	// a source in another namespace (a shared tunnel); without it, the
+	// tunnel is in the object's namespace.
+	LabelTunnelNamespace = "tunnels.cloudflare.com/tunnel-namespace"
 )
 
 // Kind abbreviations used in the names of objects made for others.

@@ -22,7 +22,7 @@ func svc(name string, port intstr.IntOrString, proto string) *v1alpha1.Origin {
 }
 
 func spec(mutate ...func(*v1alpha1.PublicHostnameSpec)) v1alpha1.PublicHostnameSpec {
-	s := v1alpha1.PublicHostnameSpec{TunnelRef: v1alpha1.LocalReference{Name: "edge"}, Hostname: "app.example.com", Origin: svc("web", intstr.FromInt32(80), "")}
+	s := v1alpha1.PublicHostnameSpec{TunnelRef: v1alpha1.TunnelReference{Name: "edge"}, Hostname: "app.example.com", Origin: svc("web", intstr.FromInt32(80), "")}
 	for _, m := range mutate {
 		m(&s)
 	}

@@ -44,7 +44,7 @@ func TestAPublicHostnameWithoutAnIngressAndTheMetrics(t *testing.T) {
 	ph := &v1alpha1.PublicHostname{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"},
 		Spec: v1alpha1.PublicHostnameSpec{
-			TunnelRef:     v1alpha1.LocalReference{Name: "edge"},
+			TunnelRef:     v1alpha1.TunnelReference{Name: "edge"},
 			Hostname:      host,
 			Origin:        &v1alpha1.Origin{Service: &v1alpha1.ServiceOrigin{Name: "web", Port: intstr.FromInt32(443), Protocol: v1alpha1.ProtocolHTTPS}},
 			OriginRequest: &v1alpha1.OriginOptions{CAPoolSecretRef: &v1alpha1.LocalSecretKeySelector{Name: "web-ca", Key: "ca.crt"}},

@@ -15,6 +15,7 @@ const DefaultCloudflaredImage = "cloudflare/cloudflared:2025.8.1"
 // cloudflared Deployment that serves it.
 // +kubebuilder:validation:XValidation:rule="!(has(self.providerConfigRef) && has(self.credentialsSecretRef))",message="set providerConfigRef or credentialsSecretRef, not both"
 // +kubebuilder:validation:XValidation:rule="!has(self.providerConfigRef) || self.providerConfigRef.kind in ['ProviderConfig', 'ClusterProviderConfig']",message="providerConfigRef.kind is ProviderConfig or ClusterProviderConfig"
+// +kubebuilder:validation:XValidation:rule="!has(self.allowedNamespaces) || self.allowedNamespaces.from == 'Same' || (!has(self.credentialsSecretRef) && (!has(self.providerConfigRef) || self.providerConfigRef.kind == 'ClusterProviderConfig'))",message="a tunnel shared with other namespaces takes its credentials from a ClusterProviderConfig (the default, or providerConfigRef of kind ClusterProviderConfig): a namespace's ProviderConfig or credentialsSecretRef serves that namespace only"
 type CloudflareTunnelSpec struct {
 	// TunnelName is the tunnel's name in Cloudflare. Defaults to
 	// metadata.name. Immutable: it may be set to its default, or unset
@@ -34,6 +35,16 @@ type CloudflareTunnelSpec struct {
 	// rewrites its configuration and deletes it with this CloudflareTunnel.
 	// +optional
 	AdoptByName bool `json:"adoptByName,omitempty"`
+
+	// AllowedNamespaces says whose sources (Ingresses, Services,
+	// PublicHostnames) may use this tunnel: its own namespace's (the
+	// default), every namespace's, or those a label selector picks. They
+	// name it "<namespace>/<name>"; what they make stays in their own
+	// namespace. A tunnel used from other namespaces must take its
+	// credentials from a ClusterProviderConfig, which their resources can
+	// use too.
+	// +optional
+	AllowedNamespaces *AllowedNamespaces `json:"allowedNamespaces,omitempty"`
 
 	// Replicas of cloudflared. Each replica opens four connections to
 	// Cloudflare's edge; two or more keep the tunnel up through node
@@ -85,6 +96,27 @@ type CloudflareTunnelSpec struct {
 	// ProviderConfig for it is managed for this tunnel.
 	// +optional
 	CredentialsSecretRef *xpv2.LocalSecretReference `json:"credentialsSecretRef,omitempty"`
+}
+
+// Which namespaces may use a tunnel.
+const (
+	NamespacesFromSame     = "Same"
+	NamespacesFromAll      = "All"
+	NamespacesFromSelector = "Selector"
+)
+
+// AllowedNamespaces are the namespaces whose sources may use a tunnel, as a
+// Gateway listener's allowedRoutes.namespaces says for routes.
+// +kubebuilder:validation:XValidation:rule="self.from == 'Selector' ? has(self.selector) : !has(self.selector)",message="selector is set exactly when from is Selector"
+type AllowedNamespaces struct {
+	// From: Same (this tunnel's namespace only), All, or Selector.
+	// +kubebuilder:validation:Enum=Same;All;Selector
+	// +kubebuilder:default=Same
+	From string `json:"from"`
+	// Selector of the namespaces allowed besides the tunnel's own, when
+	// from is Selector.
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 }
 
 // CloudflareTunnelStatus is the observed state of a CloudflareTunnel.

@@ -46,6 +46,21 @@ type LocalReference struct {
 	Name string `json:"name"`
 }
 
+// TunnelReference names a CloudflareTunnel: in the referrer's namespace, or
+// in another whose tunnel allows the referrer's (spec.allowedNamespaces).
+type TunnelReference struct {
+	// Name of the CloudflareTunnel.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Namespace of the CloudflareTunnel; defaults to the referrer's. A
+	// tunnel of another namespace is used only if it allows this one.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+}
+
 // ServiceOrigin is a Service in the PublicHostname's namespace; cloudflared
 // reaches it by its cluster DNS name.
 type ServiceOrigin struct {
@@ -194,9 +209,9 @@ type Access struct {
 // CloudflareTunnel.
 // +kubebuilder:validation:XValidation:rule="has(self.origin) || (has(self.paths) && size(self.paths) > 0)",message="set origin, paths, or both"
 type PublicHostnameSpec struct {
-	// TunnelRef names the CloudflareTunnel in this namespace that serves
-	// the hostname.
-	TunnelRef LocalReference `json:"tunnelRef"`
+	// TunnelRef names the CloudflareTunnel that serves the hostname: in
+	// this namespace, or in another whose tunnel allows this one.
+	TunnelRef TunnelReference `json:"tunnelRef"`
 
 	// Hostname published, lower case; "*.example.com" publishes every
 	// name directly below example.com. Its zone must be in the account.

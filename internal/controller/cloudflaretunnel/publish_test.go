@@ -29,7 +29,7 @@ import (
 func ph(name, tunnel string, mutate ...func(*v1alpha1.PublicHostname)) v1alpha1.PublicHostname {
 	p := v1alpha1.PublicHostname{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name},
-		Spec:       v1alpha1.PublicHostnameSpec{TunnelRef: v1alpha1.LocalReference{Name: tunnel}, Hostname: name + ".example.com"},
+		Spec:       v1alpha1.PublicHostnameSpec{TunnelRef: v1alpha1.TunnelReference{Name: tunnel}, Hostname: name + ".example.com"},
 	}
 	for _, m := range mutate {
 		m(&p)

@@ -551,7 +551,7 @@ func TestAHostnameAlreadyPublishedIsAConflict(t *testing.T) {
 	host := "taken-" + w.ns + ".example.com"
 	mine := &v1alpha1.PublicHostname{
 		ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "first"},
-		Spec: v1alpha1.PublicHostnameSpec{TunnelRef: v1alpha1.LocalReference{Name: "edge"}, Hostname: host,
+		Spec: v1alpha1.PublicHostnameSpec{TunnelRef: v1alpha1.TunnelReference{Name: "edge"}, Hostname: host,
 			Origin: &v1alpha1.Origin{URL: ptr.To("http://first." + w.ns + ".svc.cluster.local:80")}},
 	}
 	p.Create(t, mine)

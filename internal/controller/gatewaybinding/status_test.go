@@ -19,7 +19,7 @@ import (
 // configuration version 3) or refused with reason, and with its DNS record
 // ready or not.
 func ph(name string, accepted bool, reason string, dnsReady bool) v1alpha1.PublicHostname {
-	p := v1alpha1.PublicHostname{ObjectMeta: metav1.ObjectMeta{Name: name, Generation: 1}, Spec: v1alpha1.PublicHostnameSpec{TunnelRef: v1alpha1.LocalReference{Name: "edge"}}}
+	p := v1alpha1.PublicHostname{ObjectMeta: metav1.ObjectMeta{Name: name, Generation: 1}, Spec: v1alpha1.PublicHostnameSpec{TunnelRef: v1alpha1.TunnelReference{Name: "edge"}}}
 	p.Status.Tunnel = &v1alpha1.PublishedStatus{Tunnel: "edge", Accepted: accepted, Reason: reason, Message: reason + " message", ObservedGeneration: 1}
 	if accepted {
 		p.Status.Tunnel.ConfigVersion = 3

@@ -256,7 +256,7 @@ func TestAnIngressLosesAHostnameToAnOlderPublicHostname(t *testing.T) {
 	host := "claimed-" + ns + ".example.com"
 	ph := &v1alpha1.PublicHostname{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hand-made"},
-		Spec: v1alpha1.PublicHostnameSpec{TunnelRef: v1alpha1.LocalReference{Name: "edge"}, Hostname: host,
+		Spec: v1alpha1.PublicHostnameSpec{TunnelRef: v1alpha1.TunnelReference{Name: "edge"}, Hostname: host,
 			Origin: &v1alpha1.Origin{URL: ptr.To("http_status:418")}},
 	}
 	p.Create(t, ph)

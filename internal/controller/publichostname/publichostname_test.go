@@ -68,7 +68,7 @@ func hostname(ns, name, host string, mutate ...func(*v1alpha1.PublicHostname)) *
 	ph := &v1alpha1.PublicHostname{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: v1alpha1.PublicHostnameSpec{
-			TunnelRef: v1alpha1.LocalReference{Name: "edge"},
+			TunnelRef: v1alpha1.TunnelReference{Name: "edge"},
 			Hostname:  host,
 			Origin:    &v1alpha1.Origin{Service: &v1alpha1.ServiceOrigin{Name: "web", Port: intstr.FromString("https"), Protocol: v1alpha1.ProtocolHTTPS}},
 		},

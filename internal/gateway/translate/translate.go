@@ -423,7 +423,7 @@ func publicHostname(b *v1alpha1.GatewayBinding, route, host, origin string) *v1a
 			}},
 		},
 		Spec: v1alpha1.PublicHostnameSpec{
-			TunnelRef:     b.Spec.TunnelRef,
+			TunnelRef:     v1alpha1.TunnelReference{Name: b.Spec.TunnelRef.Name},
 			Hostname:      host,
 			Origin:        &v1alpha1.Origin{URL: ptr.To(origin)},
 			OriginRequest: b.Spec.OriginRequest.DeepCopy(),

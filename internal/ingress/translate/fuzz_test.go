@@ -148,15 +148,24 @@ func FuzzAnnotations(f *testing.F) {
 		checkProblemMessages(t, got)
 
 		// The tunnel annotation gates everything.
+		// "<name>", or "<namespace>/<name>" for a tunnel shared with it.
 		tun := strings.TrimSpace(ann[tv1alpha1.AnnotationTunnel])
-		if tun == "" || len(tun) > 253 || !fzSubdomainRe.MatchString(tun) {
+		tunNS, crossNS := "", false
+		if i := strings.Index(tun, "/"); i >= 0 {
+			tunNS, tun, crossNS = tun[:i], tun[i+1:], true
+		}
+		wantNS := tunNS
+		if tunNS == ing.Namespace {
+			wantNS = ""
+		}
+		if tun == "" || len(tun) > 253 || !fzSubdomainRe.MatchString(tun) || crossNS && (len(tunNS) > 63 || !fzLabelRe.MatchString(tunNS)) {
 			if fs := fzProblemFields(got); !slices.Equal(fs, []string{tv1alpha1.AnnotationTunnel}) || len(got.Routes)+len(got.Services)+len(got.Published)+len(got.Rules) > 0 {
 				t.Fatalf("tunnel %q: problems %v and %d objects, want only a tunnel problem and nothing", tun, fs, len(got.Routes)+len(got.Services)+len(got.Published)+len(got.Rules))
 			}
 			return
 		}
 		for _, r := range got.Routes {
-			if r.Labels[LabelTunnel] != LabelValue(tun) || r.Spec.ForProvider.TunnelIDRef.Name != tun {
+			if r.Labels[LabelTunnel] != LabelValue(tun) || r.Spec.ForProvider.TunnelIDRef.Name != tun || r.Spec.ForProvider.TunnelIDRef.Namespace != wantNS || r.Labels["tunnels.cloudflare.com/tunnel-namespace"] != wantNS {
 				t.Errorf("route %s is not on tunnel %q: %v %+v", r.Name, tun, r.Labels, r.Spec.ForProvider.TunnelIDRef)
 			}
 		}
@@ -237,7 +246,7 @@ func FuzzAnnotations(f *testing.F) {
 			}
 			return
 		}
-		if len(got.Published) != 1 || got.Published[0].Spec.Hostname != wantPublicName || got.Published[0].Spec.TunnelRef.Name != tun || got.Published[0].Spec.DNS != tv1alpha1.DNSManaged {
+		if len(got.Published) != 1 || got.Published[0].Spec.Hostname != wantPublicName || got.Published[0].Spec.TunnelRef.Name != tun || got.Published[0].Spec.TunnelRef.Namespace != wantNS || got.Published[0].Spec.DNS != tv1alpha1.DNSManaged {
 			t.Fatalf("public hostnames %v, want %s on tunnel %s with its DNS record", summarizeFz(got), wantPublicName, tun)
 		}
 		if len(got.Rules) == 0 {

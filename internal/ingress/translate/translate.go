@@ -26,6 +26,7 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
 // Labels on every object made from an Ingress, so the controller can list
@@ -58,9 +59,12 @@ func (t *translator) serviceDomain() string {
 
 // Tunnel is the CloudflareTunnel an Ingress is exposed through.
 type Tunnel struct {
-	// Name of the CloudflareTunnel, which is also its Tunnel MR's name, in the
-	// Ingress's namespace. Defaults to the tunnel annotation's value.
+	// Name of the CloudflareTunnel, which is also its Tunnel MR's name.
+	// Defaults to the tunnel annotation's value.
 	Name string
+	// Namespace of the CloudflareTunnel and its Tunnel MR; "" is the
+	// Ingress's.
+	Namespace string
 	// TunnelID is the Cloudflare tunnel ID (the Tunnel MR's external-name);
 	// "" while not known yet.
 	TunnelID string
@@ -171,11 +175,14 @@ type host struct {
 }
 
 type translator struct {
-	in       Input
-	ing      *networkingv1.Ingress
-	tunnel   string
-	problems []Problem
-	notes    []Note
+	in     Input
+	ing    *networkingv1.Ingress
+	tunnel string
+	// tunnelNamespace is the tunnel's namespace: the Ingress's, or that of
+	// a tunnel shared with it.
+	tunnelNamespace string
+	problems        []Problem
+	notes           []Note
 }
 
 func (t *translator) note(reason, field, format string, args ...any) {
@@ -215,18 +222,24 @@ func (t *translator) translate() Result {
 		return Result{}
 	}
 	ann := ing.Annotations
-	t.tunnel = strings.TrimSpace(ann[tv1alpha1.AnnotationTunnel])
-	if t.tunnel == "" {
+	raw := strings.TrimSpace(ann[tv1alpha1.AnnotationTunnel])
+	if raw == "" {
 		t.problem(tv1alpha1.AnnotationTunnel, "required: the name of a CloudflareTunnel in this namespace")
 		return Result{}
 	}
+	ref, bad := sharing.Parse(raw, ing.Namespace)
 	if t.in.Tunnel.Name != "" {
-		t.tunnel = t.in.Tunnel.Name // the caller's lookup is authoritative
+		// The caller's lookup is authoritative.
+		ref, bad = sharing.Ref{Namespace: t.in.Tunnel.Namespace, Name: t.in.Tunnel.Name}, ""
+		if ref.Namespace == "" {
+			ref.Namespace = ing.Namespace
+		}
 	}
-	if errs := validation.IsDNS1123Subdomain(t.tunnel); len(errs) > 0 {
-		t.problem(tv1alpha1.AnnotationTunnel, "%s is not a valid CloudflareTunnel name", clip(t.tunnel))
+	if bad != "" {
+		t.problem(tv1alpha1.AnnotationTunnel, "%s", bad)
 		return Result{}
 	}
+	t.tunnel, t.tunnelNamespace = ref.Name, ref.Namespace
 	if ing.Name == "" || ing.Namespace == "" {
 		t.problem("metadata", "the Ingress needs a name and a namespace")
 		return Result{}
@@ -643,7 +656,7 @@ func (t *translator) published(hosts []host, opts *tv1alpha1.OriginOptions, acce
 		routed[k] = desc
 		spec := specs[h]
 		if spec == nil {
-			spec = &tv1alpha1.PublicHostnameSpec{TunnelRef: tv1alpha1.LocalReference{Name: t.tunnel}, Hostname: h, OriginRequest: opts, Access: access, DNS: tv1alpha1.DNSManaged}
+			spec = &tv1alpha1.PublicHostnameSpec{TunnelRef: tv1alpha1.TunnelReference{Name: t.tunnel, Namespace: t.otherNamespace()}, Hostname: h, OriginRequest: opts, Access: access, DNS: tv1alpha1.DNSManaged}
 			specs[h] = spec
 		}
 		if path == nil {
@@ -747,7 +760,7 @@ func (t *translator) meta(kind, key string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
 		Name:      MRName(o.Name, o.KindPrefix+kind, key),
 		Namespace: t.ing.Namespace,
-		Labels:    map[string]string{o.Label: LabelValue(o.Name), LabelTunnel: LabelValue(t.tunnel)},
+		Labels:    t.labels(o),
 		OwnerReferences: []metav1.OwnerReference{{
 			APIVersion:         o.APIVersion,
 			Kind:               o.Kind,
@@ -757,6 +770,25 @@ func (t *translator) meta(kind, key string) metav1.ObjectMeta {
 			BlockOwnerDeletion: ptr.To(o.BlockOwnerDeletion),
 		}},
 	}
+}
+
+// otherNamespace is the tunnel's namespace when it is not the source's
+// (a shared tunnel), else "".
+func (t *translator) otherNamespace() string {
+	if t.tunnelNamespace == t.ing.Namespace {
+		return ""
+	}
+	return t.tunnelNamespace
+}
+
+// labels of an object made for the source: its owner and its tunnel (with
+// the tunnel's namespace when it is another's, so that tunnel finds it).
+func (t *translator) labels(o Owner) map[string]string {
+	l := map[string]string{o.Label: LabelValue(o.Name), LabelTunnel: LabelValue(t.tunnel)}
+	if ns := t.otherNamespace(); ns != "" {
+		l[publish.LabelTunnelNamespace] = ns
+	}
+	return l
 }
 
 // owner is what the objects are made for: Input.Owner, or the Ingress.
@@ -773,7 +805,7 @@ func (t *translator) spec() xpv2.ManagedResourceSpec {
 
 // tunnelRef resolves Always so a recreated Tunnel's new ID propagates.
 func (t *translator) tunnelRef() *xpv2.NamespacedReference {
-	return &xpv2.NamespacedReference{Name: t.tunnel, Policy: &xpv2.Policy{Resolve: ptr.To(xpv2.ResolvePolicyAlways)}}
+	return &xpv2.NamespacedReference{Name: t.tunnel, Namespace: t.otherNamespace(), Policy: &xpv2.Policy{Resolve: ptr.To(xpv2.ResolvePolicyAlways)}}
 }
 
 func (t *translator) route(hostname string) *ztv1alpha1.HostnameRoute {
