@@ -46,6 +46,9 @@ type Env struct {
 	// Services of the namespace by name, for named ports. A Service origin
 	// with a numbered port needs none.
 	Services map[string]*corev1.Service
+	// TunnelNamespace is the namespace of the tunnel's cloudflared, where
+	// CA Secrets are mounted from; "" is Namespace.
+	TunnelNamespace string
 }
 
 // A Problem keeps a PublicHostname from being published: Field is a field
@@ -363,6 +366,9 @@ func (b *builder) originRequest(o *v1alpha1.OriginOptions) (*ztv1alpha1.OriginRe
 			b.problem(f+".caPoolSecretRef", "names no valid Secret key: %s/%s", Clip(s.Name), Clip(s.Key))
 		} else if ptr.Deref(o.NoTLSVerify, false) {
 			b.problem(f+".caPoolSecretRef", "is ignored when noTLSVerify is true: set one or the other")
+		} else if ns := b.env.TunnelNamespace; ns != "" && ns != b.env.Namespace {
+			// Verification fails closed: no rule without its CA.
+			b.problem(f+".caPoolSecretRef", "names a Secret of namespace %s, but the tunnel's cloudflared runs in namespace %s and mounts only Secrets of its own: a hostname published through a shared tunnel cannot verify its origin against a CA of its namespace; use a publicly trusted certificate with originServerName, or a tunnel of this namespace", b.env.Namespace, ns)
 		} else {
 			pool = s.DeepCopy()
 			out.CAPool = ptr.To(CAPoolPath(*s))

@@ -8,6 +8,7 @@ package sharing
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,12 +50,21 @@ func Parse(v, sourceNamespace string) (Ref, string) {
 		ns, name = sourceNamespace, v
 	}
 	if cross && len(validation.IsDNS1123Label(ns)) > 0 {
-		return Ref{}, fmt.Sprintf("%q is not a namespace: name a tunnel as <name> or <namespace>/<name>", ns)
+		return Ref{}, fmt.Sprintf("%s is not a namespace: name a tunnel as <name> or <namespace>/<name>", clip(ns))
 	}
 	if len(validation.IsDNS1123Subdomain(name)) > 0 {
-		return Ref{}, fmt.Sprintf("%q is not a CloudflareTunnel name: name a tunnel as <name> or <namespace>/<name>", name)
+		return Ref{}, fmt.Sprintf("%s is not a CloudflareTunnel name: name a tunnel as <name> or <namespace>/<name>", clip(name))
 	}
 	return Ref{Namespace: ns, Name: name}, ""
+}
+
+// clip quotes user input for a message, shortened so that a huge annotation
+// cannot blow up events and conditions.
+func clip(s string) string {
+	if len(s) > 64 {
+		s = s[:64] + "..."
+	}
+	return strconv.Quote(s)
 }
 
 // Allows says whether sources in ns (its labels: nil when they are not
@@ -115,4 +125,18 @@ func Lookup(ctx context.Context, kube client.Reader, sourceNamespace string, ref
 		return nil, Refusal{Reason: ReasonTunnelNotShared, Message: fmt.Sprintf("CloudflareTunnel %s does not allow namespace %s (its spec.allowedNamespaces)", ref, sourceNamespace)}, nil
 	}
 	return cft, Refusal{}, nil
+}
+
+// Names says whether a tunnel annotation of a source in namespace
+// sourceNamespace names the tunnel ns/name.
+func Names(annotation, sourceNamespace, ns, name string) bool {
+	ref, bad := Parse(annotation, sourceNamespace)
+	return bad == "" && ref.Namespace == ns && ref.Name == name
+}
+
+// CrossNamespace says whether a tunnel annotation names a tunnel of another
+// namespace, whose sharing policy (and the namespace's labels) decide.
+func CrossNamespace(annotation, sourceNamespace string) bool {
+	ref, bad := Parse(annotation, sourceNamespace)
+	return bad == "" && ref.Namespace != sourceNamespace
 }

@@ -21,10 +21,12 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -44,6 +46,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
 // Condition types and reasons of a CloudflareTunnel.
@@ -112,6 +115,8 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		// A DNS record of a previous version, taken over or deleted, ends
 		// the carrying over of its hostname's rules.
 		Watches(&dnsv1alpha1.DNSRecord{}, handler.EnqueueRequestsFromMapFunc(labelledTunnel)).
+		// A namespace's labels decide whether a shared tunnel serves it.
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.sharedBySelector), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
 }
 
@@ -143,14 +148,14 @@ func enqueueTunnelsOf(q workqueue.TypedRateLimitingInterface[reconcile.Request],
 	if !ok {
 		return
 	}
-	add := func(name string) {
-		if name != "" {
-			q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ph.Namespace, Name: name}})
+	add := func(t types.NamespacedName) {
+		if t.Name != "" {
+			q.Add(reconcile.Request{NamespacedName: t})
 		}
 	}
-	add(ph.Spec.TunnelRef.Name)
-	if t := ph.Status.Tunnel; t != nil && t.Tunnel != ph.Spec.TunnelRef.Name {
-		add(t.Tunnel)
+	add(publichostname.Tunnel(ph))
+	if t := ph.Status.Tunnel; t != nil && t.Tunnel != publichostname.TunnelName(ph) {
+		add(publichostname.Answered(ph))
 	}
 }
 
@@ -171,13 +176,34 @@ func (hostnameTunnels) Generic(_ context.Context, e ctrlevent.TypedGenericEvent[
 	enqueueTunnelsOf(q, e.Object)
 }
 
-// labelledTunnel maps an object made for a tunnel to that tunnel.
+// labelledTunnel maps an object made for a tunnel to that tunnel: in the
+// object's namespace, or the one its tunnel-namespace label names.
 func labelledTunnel(_ context.Context, o client.Object) []reconcile.Request {
 	name := o.GetLabels()[publish.LabelTunnel]
 	if name == "" {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+	ns := o.GetNamespace()
+	if other := o.GetLabels()[publish.LabelTunnelNamespace]; other != "" {
+		ns = other
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
+}
+
+// sharedBySelector maps a namespace whose labels changed to the tunnels
+// that pick namespaces by label: which of them it may use changed.
+func (r *Reconciler) sharedBySelector(ctx context.Context, _ client.Object) []reconcile.Request {
+	l := &v1alpha1.CloudflareTunnelList{}
+	if err := r.kube.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, cr := range l.Items {
+		if a := cr.Spec.AllowedNamespaces; a != nil && a.From == v1alpha1.NamespacesFromSelector {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: cr.Namespace, Name: cr.Name}})
+		}
+	}
+	return reqs
 }
 
 // Reconciler reconciles CloudflareTunnels.
@@ -293,9 +319,9 @@ func (r *Reconciler) apply(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	cl := claims(phs)
+	cl := claims(cr, phs)
 	pub := publication{Decision: publish.Decide(cl), claims: cl}
-	pub.caPools = caPools(phs, pub.Decision)
+	pub.caPools = caPools(cr, phs, pub.Decision)
 	if pub.carried, err = r.carriedOver(ctx, cr); err != nil {
 		return reconcile.Result{}, err
 	}
@@ -642,16 +668,18 @@ func (r *Reconciler) recordOp(cr *v1alpha1.CloudflareTunnel, op controllerutil.O
 // has moved; one being deleted is leaving.
 func (r *Reconciler) published(ctx context.Context, cr *v1alpha1.CloudflareTunnel) ([]v1alpha1.PublicHostname, error) {
 	l := &v1alpha1.PublicHostnameList{}
-	if err := r.kube.List(ctx, l, client.InNamespace(cr.Namespace), client.MatchingFields{publichostname.TunnelIndex: cr.Name}); err != nil {
+	self := types.NamespacedName{Namespace: cr.Namespace, Name: cr.Name}
+	if err := r.kube.List(ctx, l, client.MatchingFields{publichostname.TunnelIndex: publichostname.IndexKey(self)}); err != nil {
 		return nil, errors.Wrap(err, "cannot list PublicHostnames")
 	}
+	allowed := map[string]bool{cr.Namespace: true}
 	var out []v1alpha1.PublicHostname
 	for _, ph := range l.Items {
 		if meta.WasDeleted(&ph) {
 			continue
 		}
-		if name := ph.Spec.TunnelRef.Name; name != cr.Name {
-			err := r.kube.Get(ctx, types.NamespacedName{Namespace: cr.Namespace, Name: name}, &v1alpha1.CloudflareTunnel{})
+		if t := publichostname.Tunnel(&ph); t != self {
+			err := r.kube.Get(ctx, t, &v1alpha1.CloudflareTunnel{})
 			if err == nil {
 				continue // moved
 			}
@@ -659,29 +687,49 @@ func (r *Reconciler) published(ctx context.Context, cr *v1alpha1.CloudflareTunne
 				return nil, errors.Wrap(err, "cannot get CloudflareTunnel")
 			}
 		}
-		out = append(out, ph)
+		ok, seen := allowed[ph.Namespace]
+		if !seen {
+			ns := &corev1.Namespace{}
+			if err := r.kube.Get(ctx, types.NamespacedName{Name: ph.Namespace}, ns); client.IgnoreNotFound(err) != nil {
+				return nil, errors.Wrap(err, "cannot get Namespace")
+			}
+			ok = sharing.Allows(cr, ph.Namespace, ns.Labels)
+			allowed[ph.Namespace] = ok
+		}
+		if ok {
+			out = append(out, ph) // a namespace no longer allowed is unpublished
+		}
 	}
 	return out, nil
 }
 
+// claimName names a PublicHostname among the tunnel's claims: by name in
+// the tunnel's namespace, "<namespace>/<name>" in another.
+func claimName(cr *v1alpha1.CloudflareTunnel, ph *v1alpha1.PublicHostname) string {
+	return publichostname.AnswerName(types.NamespacedName{Namespace: ph.Namespace, Name: ph.Name}, cr.Namespace)
+}
+
 // claims are the PublicHostnames' claims on their hostnames.
-func claims(phs []v1alpha1.PublicHostname) []publish.Claim {
+func claims(cr *v1alpha1.CloudflareTunnel, phs []v1alpha1.PublicHostname) []publish.Claim {
 	out := make([]publish.Claim, 0, len(phs))
 	for _, ph := range phs {
 		host, _ := publish.Hostname(ph.Spec.Hostname)
-		out = append(out, publish.Claim{Name: ph.Name, Hostname: host, Created: ph.CreationTimestamp, Rules: ph.Status.Rules})
+		out = append(out, publish.Claim{Name: claimName(cr, &ph), Hostname: host, Created: ph.CreationTimestamp, Rules: ph.Status.Rules})
 	}
 	return out
 }
 
 // caPools are the CA Secrets the published rules name, for cloudflared to
 // mount; each once, in a stable order.
-func caPools(phs []v1alpha1.PublicHostname, d publish.Decision) []v1alpha1.LocalSecretKeySelector {
+func caPools(cr *v1alpha1.CloudflareTunnel, phs []v1alpha1.PublicHostname, d publish.Decision) []v1alpha1.LocalSecretKeySelector {
 	seen := map[v1alpha1.LocalSecretKeySelector]bool{}
 	var out []v1alpha1.LocalSecretKeySelector
 	for _, ph := range phs {
 		host, _ := publish.Hostname(ph.Spec.Hostname)
-		if d.Holder[host] != ph.Name || len(ph.Status.Rules) == 0 {
+		if d.Holder[host] != claimName(cr, &ph) || len(ph.Status.Rules) == 0 || ph.Namespace != cr.Namespace {
+			// Only Secrets of the tunnel's namespace can be mounted; a
+			// hostname of another namespace cannot name one (refused
+			// when its rules are resolved).
 			continue
 		}
 		for _, p := range ph.Status.CAPools {
@@ -703,8 +751,8 @@ func caPools(phs []v1alpha1.PublicHostname, d publish.Decision) []v1alpha1.Local
 // Answer is what a CloudflareTunnel tells a PublicHostname: whether it holds
 // its hostname here and, once Cloudflare has the configuration, its version.
 func Answer(cr *v1alpha1.CloudflareTunnel, ph *v1alpha1.PublicHostname, d publish.Decision, configVersion int) v1alpha1.PublishedStatus {
-	st := v1alpha1.PublishedStatus{Tunnel: cr.Name, ObservedGeneration: ph.Status.RulesGeneration}
-	if holder, lost := d.Lost[ph.Name]; lost {
+	st := v1alpha1.PublishedStatus{Tunnel: publichostname.AnswerName(types.NamespacedName{Namespace: cr.Namespace, Name: cr.Name}, ph.Namespace), ObservedGeneration: ph.Status.RulesGeneration}
+	if holder, lost := d.Lost[claimName(cr, ph)]; lost {
 		st.Reason, st.ClaimedBy = "HostnameConflict", holder
 		st.Message = fmt.Sprintf("hostname %s is already published through CloudflareTunnel %s by PublicHostname %s, the older claim; this one is not published", ph.Spec.Hostname, cr.Name, holder)
 		return st
@@ -764,35 +812,56 @@ func (r *Reconciler) users(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (
 	}
 	var names []string
 	for _, ph := range phs {
-		names = append(names, describe(v1alpha1.PublicHostnameKind, &ph))
+		names = append(names, describe(v1alpha1.PublicHostnameKind, &ph, cr.Namespace))
 	}
 	onThis := client.MatchingLabels{publish.LabelTunnel: publish.LabelValue(cr.Name)}
 	routes, services, networks := &ztv1alpha1.HostnameRouteList{}, &connv1alpha1.VPCServiceList{}, &ztv1alpha1.NetworkRouteList{}
 	for _, l := range []client.ObjectList{routes, services, networks} {
-		if err := r.kube.List(ctx, l, client.InNamespace(cr.Namespace), onThis); err != nil {
+		// In every namespace: a shared tunnel's users make theirs in their own.
+		if err := r.kube.List(ctx, l, onThis); err != nil {
 			return nil, errors.Wrap(err, "cannot list the managed resources made for this tunnel")
 		}
 	}
 	for _, m := range routes.Items {
-		names = append(names, describe(ztv1alpha1.HostnameRouteKind, &m))
+		if madeFor(cr, &m) {
+			names = append(names, describe(ztv1alpha1.HostnameRouteKind, &m, cr.Namespace))
+		}
 	}
 	for _, m := range services.Items {
-		names = append(names, describe(connv1alpha1.VPCServiceKind, &m))
+		if madeFor(cr, &m) {
+			names = append(names, describe(connv1alpha1.VPCServiceKind, &m, cr.Namespace))
+		}
 	}
 	for _, m := range networks.Items {
-		names = append(names, describe(ztv1alpha1.NetworkRouteKind, &m))
+		if madeFor(cr, &m) {
+			names = append(names, describe(ztv1alpha1.NetworkRouteKind, &m, cr.Namespace))
+		}
 	}
 	sort.Strings(names)
 	return slices.Compact(names), nil
 }
 
-// describe names an object with the one that made it: a user deletes an
-// Ingress, not the route it made.
-func describe(kind string, o metav1.Object) string {
-	if c := metav1.GetControllerOf(o); c != nil && c.Kind != v1alpha1.CloudflareTunnelKind {
-		return c.Kind + " " + c.Name
+// madeFor says whether an object labelled with cr's name was made for cr:
+// in its namespace without a tunnel-namespace label, or labelled with it.
+func madeFor(cr *v1alpha1.CloudflareTunnel, o metav1.Object) bool {
+	if ns := o.GetLabels()[publish.LabelTunnelNamespace]; ns != "" {
+		return ns == cr.Namespace
 	}
-	return kind + " " + o.GetName()
+	return o.GetNamespace() == cr.Namespace
+}
+
+// describe names an object with the one that made it: a user deletes an
+// Ingress, not the route it made. Objects of other namespaces (a shared
+// tunnel's users) say which.
+func describe(kind string, o metav1.Object, tunnelNamespace string) string {
+	name := o.GetName()
+	if c := metav1.GetControllerOf(o); c != nil && c.Kind != v1alpha1.CloudflareTunnelKind {
+		kind, name = c.Kind, c.Name
+	}
+	if o.GetNamespace() != tunnelNamespace {
+		name = o.GetNamespace() + "/" + name
+	}
+	return kind + " " + name
 }
 
 // delete tears down in the order that lets Cloudflare agree: no Ingress may

@@ -33,7 +33,10 @@ var kind = mr.Kind[*v1alpha1.HostnameRoute]{
 	},
 	Hostnames: func(cr *v1alpha1.HostnameRoute) []string { return []string{cr.Spec.ForProvider.Hostname} },
 	References: func(cr *v1alpha1.HostnameRoute) []*string {
-		return []*string{mr.RefNamespace(cr.Spec.ForProvider.TunnelIDRef), mr.SelectorNamespace(cr.Spec.ForProvider.TunnelIDSelector)}
+		return []*string{mr.SelectorNamespace(cr.Spec.ForProvider.TunnelIDSelector)}
+	},
+	TunnelRefs: func(cr *v1alpha1.HostnameRoute) []*xpv2.NamespacedReference {
+		return []*xpv2.NamespacedReference{cr.Spec.ForProvider.TunnelIDRef}
 	},
 	TunnelIDs: func(cr *v1alpha1.HostnameRoute) []string {
 		return []string{ptr.Deref(cr.Spec.ForProvider.TunnelID, "")}

@@ -19,9 +19,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -44,6 +46,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
 // Class and controller names this provider answers to.
@@ -80,6 +83,8 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		// A backend Service appearing, changing its ports or going away
 		// changes the rules and VPC services of the Ingresses naming it.
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfService)).
+		// A namespace's labels decide which shared tunnels it may use.
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.sharedIngressesIn), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
 }
 
@@ -112,14 +117,32 @@ type Reconciler struct {
 	endpoints sync.Map
 }
 
+// ingressesOfTunnel are the Ingresses naming a tunnel: of its namespace,
+// or of any namespace it may be shared with.
 func (r *Reconciler) ingressesOfTunnel(ctx context.Context, o client.Object) []reconcile.Request {
 	l := &networkingv1.IngressList{}
-	if err := r.kube.List(ctx, l, client.InNamespace(o.GetNamespace())); err != nil {
+	if err := r.kube.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	var reqs []reconcile.Request
 	for _, i := range l.Items {
-		if i.Annotations[v1alpha1.AnnotationTunnel] == o.GetName() {
+		if a, ok := i.Annotations[v1alpha1.AnnotationTunnel]; ok && sharing.Names(a, i.Namespace, o.GetNamespace(), o.GetName()) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: i.Namespace, Name: i.Name}})
+		}
+	}
+	return reqs
+}
+
+// sharedIngressesIn are the Ingresses of a namespace naming a tunnel of
+// another.
+func (r *Reconciler) sharedIngressesIn(ctx context.Context, o client.Object) []reconcile.Request {
+	l := &networkingv1.IngressList{}
+	if err := r.kube.List(ctx, l, client.InNamespace(o.GetName()), client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, i := range l.Items {
+		if a, ok := i.Annotations[v1alpha1.AnnotationTunnel]; ok && sharing.CrossNamespace(a, i.Namespace) {
 			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: i.Namespace, Name: i.Name}})
 		}
 	}
@@ -227,17 +250,38 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return result, r.updateAddress(ctx, ing, "")
 	}
-	cft := &v1alpha1.CloudflareTunnel{}
-	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ing.Namespace, Name: tunnelName}, cft); err != nil {
-		if kerrors.IsNotFound(err) {
-			// Nothing is created, and nothing made earlier is touched: the
-			// tunnel it was on keeps its rules (a typo must not take a
-			// working site down).
-			r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
-			r.warn(ing, "TunnelNotFound", fmt.Sprintf("annotation %s: no CloudflareTunnel %q in namespace %s (a tunnel is used only from its own namespace); nothing is created, and whatever this Ingress already publishes stays as it is until it names a tunnel that exists", v1alpha1.AnnotationTunnel, tunnelName, ing.Namespace))
-			return reconcile.Result{RequeueAfter: time.Minute}, nil
+	ref, bad := sharing.Parse(tunnelName, ing.Namespace)
+	if bad != "" {
+		// A typo keeps what works, as any bad annotation does.
+		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
+		r.warn(ing, "InvalidIngress", v1alpha1.AnnotationTunnel+": "+bad)
+		return reconcile.Result{}, nil
+	}
+	cft, refusal, err := sharing.Lookup(ctx, r.kube, ing.Namespace, ref)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	switch refusal.Reason {
+	case sharing.ReasonTunnelNotFound:
+		// Nothing is created, and nothing made earlier is touched: the
+		// tunnel it was on keeps its rules (a typo must not take a
+		// working site down).
+		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
+		r.warn(ing, "TunnelNotFound", fmt.Sprintf("annotation %s: %s (name a tunnel of another namespace as <namespace>/<name>); nothing is created, and whatever this Ingress already publishes stays as it is until it names a tunnel that exists", v1alpha1.AnnotationTunnel, refusal.Message))
+		return reconcile.Result{RequeueAfter: time.Minute}, nil
+	case sharing.ReasonTunnelNotShared:
+		// Policy, not a typo: nothing goes through a tunnel that does not
+		// allow this namespace, and what went through it is unpublished.
+		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
+		r.warn(ing, sharing.ReasonTunnelNotShared, fmt.Sprintf("annotation %s: %s; nothing is published through it, and what this Ingress published there is removed", v1alpha1.AnnotationTunnel, refusal.Message))
+		result, err := r.converge(ctx, ing, desired{})
+		if err != nil {
+			return result, err
 		}
-		return reconcile.Result{}, errors.Wrap(err, "cannot get CloudflareTunnel")
+		if err := r.dropDNSEndpoint(ctx, ing); err != nil {
+			return result, err
+		}
+		return reconcile.Result{RequeueAfter: time.Minute}, r.updateAddress(ctx, ing, "")
 	}
 	if meta.WasDeleted(cft) {
 		// A tunnel on its way out takes no new work; what is there stays
@@ -247,7 +291,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
 	tun := &ztv1alpha1.Tunnel{}
-	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ing.Namespace, Name: tunnelName}, tun); client.IgnoreNotFound(err) != nil {
+	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, tun); client.IgnoreNotFound(err) != nil {
 		return reconcile.Result{}, errors.Wrap(err, "cannot get Tunnel")
 	}
 	// Only the Services the backends name: listing the namespace would copy
@@ -266,7 +310,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 	res := translate.Translate(translate.Input{
 		Ingress:       ing,
-		Tunnel:        translate.Tunnel{Name: tunnelName, TunnelID: meta.GetExternalName(tun), ProviderConfigRef: tun.Spec.ProviderConfigReference, AdoptByName: tun.Spec.AdoptByName},
+		Tunnel:        translate.Tunnel{Name: ref.Name, Namespace: ref.Namespace, TunnelID: meta.GetExternalName(tun), ProviderConfigRef: tun.Spec.ProviderConfigReference, AdoptByName: tun.Spec.AdoptByName},
 		Services:      services,
 		ClusterDomain: r.clusterDomain,
 	})
@@ -468,7 +512,7 @@ func claimedHostnames(o client.Object) []string {
 	if !ok || ing.Annotations[v1alpha1.AnnotationTunnel] == "" {
 		return nil
 	}
-	return translate.Translate(translate.Input{Ingress: ing, Tunnel: translate.Tunnel{Name: ing.Annotations[v1alpha1.AnnotationTunnel]}}).Hostnames
+	return translate.Translate(translate.Input{Ingress: ing}).Hostnames
 }
 
 // conflictMessage explains a lost hostname claim in the user's own words.

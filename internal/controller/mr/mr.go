@@ -11,6 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 )
@@ -59,6 +61,10 @@ type Kind[T resource.ModernManaged] struct {
 	// References lists the namespaces of the kind's references and
 	// selectors, so references into other namespaces can be refused.
 	References func(mg T) []*string
+	// TunnelRefs are the kind's references to Tunnels: one may name a
+	// Tunnel of another namespace when its CloudflareTunnel is shared with
+	// the resource's namespace (spec.allowedNamespaces).
+	TunnelRefs func(mg T) []*xpv2.NamespacedReference
 	// TunnelIDs lists the tunnel IDs the resource points Cloudflare at, so a
 	// tunnel another namespace manages can be refused (tenancy.go).
 	TunnelIDs func(mg T) []string
@@ -105,7 +111,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 		// natural key and ownership marker), so an unknown create outcome
 		// heals itself instead of waiting for a human.
 		managed.WithDeterministicExternalName(true),
-		managed.WithReferenceResolver(sameNamespaceResolver(kube, k.References)),
+		managed.WithReferenceResolver(sameNamespaceResolver(kube, k.References, k.TunnelRefs)),
 		managed.WithPollInterval(o.PollInterval),
 		managed.WithCreationGracePeriod(grace),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
@@ -146,21 +152,52 @@ func SetupGated[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options
 
 // sameNamespaceResolver refuses references into other namespaces before
 // resolving: the provider can read every namespace, its users should not be
-// able to borrow another team's tunnel through it.
-func sameNamespaceResolver[T resource.ModernManaged](kube client.Client, refs func(T) []*string) managed.ReferenceResolver {
+// able to borrow another team's tunnel through it. The one exception is a
+// Tunnel whose CloudflareTunnel is shared with the resource's namespace.
+func sameNamespaceResolver[T resource.ModernManaged](kube client.Client, refs func(T) []*string, tunnelRefs func(T) []*xpv2.NamespacedReference) managed.ReferenceResolver {
 	simple := managed.NewAPISimpleReferenceResolver(kube)
 	return managed.ReferenceResolverFn(func(ctx context.Context, mg resource.Managed) error {
+		t, ok := mg.(T)
+		if !ok {
+			return simple.ResolveReferences(ctx, mg)
+		}
 		if refs != nil {
-			if t, ok := mg.(T); ok {
-				for _, ns := range refs(t) {
-					if ns != nil && *ns != "" && *ns != mg.GetNamespace() {
-						return errors.New(fmt.Sprintf("references to other namespaces are not allowed: %q is not %q", *ns, mg.GetNamespace()))
-					}
+			for _, ns := range refs(t) {
+				if ns != nil && *ns != "" && *ns != mg.GetNamespace() {
+					return errors.New(fmt.Sprintf("references to other namespaces are not allowed: %q is not %q", *ns, mg.GetNamespace()))
+				}
+			}
+		}
+		if tunnelRefs != nil {
+			for _, ref := range tunnelRefs(t) {
+				if err := sharedTunnelRef(ctx, kube, mg.GetNamespace(), ref); err != nil {
+					return err
 				}
 			}
 		}
 		return simple.ResolveReferences(ctx, mg)
 	})
+}
+
+// sharedTunnelRef refuses a reference to a Tunnel of another namespace
+// unless its CloudflareTunnel is shared with ns.
+func sharedTunnelRef(ctx context.Context, kube client.Reader, ns string, ref *xpv2.NamespacedReference) error {
+	if ref == nil || ref.Namespace == "" || ref.Namespace == ns {
+		return nil
+	}
+	tun := &ztv1alpha1.Tunnel{}
+	if err := kube.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, tun); err != nil {
+		// A Tunnel that is not there shares nothing; resolution says so.
+		return errors.Wrapf(client.IgnoreNotFound(err), "cannot get Tunnel %s/%s", ref.Namespace, ref.Name)
+	}
+	shared, err := sharedWith(kube, ns, false)(ctx, tun)
+	if err != nil {
+		return err
+	}
+	if !shared {
+		return errors.New(fmt.Sprintf("references to other namespaces are not allowed: Tunnel %s/%s is not shared with namespace %q (its CloudflareTunnel's spec.allowedNamespaces)", ref.Namespace, ref.Name, ns))
+	}
+	return nil
 }
 
 // RefNamespace returns a reference's namespace field, if any.

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -19,7 +20,9 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
 // ClaimedError says a Cloudflare object is already managed by another
@@ -42,7 +45,7 @@ type ForeignTunnelError struct {
 }
 
 func (e *ForeignTunnelError) Error() string {
-	return fmt.Sprintf("tunnel %s is managed by Tunnel %s in another namespace; a resource may only use tunnels managed in its own namespace (or ones no namespace manages)", e.ID, e.By)
+	return fmt.Sprintf("tunnel %s is managed by Tunnel %s in another namespace; a resource may only use tunnels managed in its own namespace, ones shared with it (the CloudflareTunnel's spec.allowedNamespaces), or ones no namespace manages", e.ID, e.By)
 }
 
 // ForeignVirtualNetworkError says a raw virtual network ID names a virtual
@@ -163,7 +166,7 @@ func (g *tenancyGuard[T]) Observe(ctx context.Context, mg T) (managed.ExternalOb
 // virtual network ID likewise.
 func (g *tenancyGuard[T]) checkTunnels(ctx context.Context, mg T) error {
 	if g.tunnelIDs != nil {
-		by, id, err := managedElsewhere(ctx, g.kube, &ztv1alpha1.TunnelList{}, mg.GetNamespace(), g.tunnelIDs(mg))
+		by, id, err := managedElsewhere(ctx, g.kube, &ztv1alpha1.TunnelList{}, mg.GetNamespace(), g.tunnelIDs(mg), sharedWith(g.kube, mg.GetNamespace(), meta.WasDeleted(mg)))
 		if err != nil {
 			return errors.Wrap(err, "cannot list Tunnels")
 		}
@@ -172,7 +175,7 @@ func (g *tenancyGuard[T]) checkTunnels(ctx context.Context, mg T) error {
 		}
 	}
 	if g.virtualNetworkIDs != nil {
-		by, id, err := managedElsewhere(ctx, g.kube, &ztv1alpha1.VirtualNetworkList{}, mg.GetNamespace(), g.virtualNetworkIDs(mg))
+		by, id, err := managedElsewhere(ctx, g.kube, &ztv1alpha1.VirtualNetworkList{}, mg.GetNamespace(), g.virtualNetworkIDs(mg), nil)
 		if err != nil {
 			return errors.Wrap(err, "cannot list VirtualNetworks")
 		}
@@ -183,10 +186,41 @@ func (g *tenancyGuard[T]) checkTunnels(ctx context.Context, mg T) error {
 	return nil
 }
 
+// sharedWith says whether a Tunnel of another namespace is shared with ns:
+// its CloudflareTunnel's spec.allowedNamespaces allows ns. While deleting,
+// a tunnel shared at all will do: a namespace taken out of the allowed set
+// must still remove what it made through the tunnel (each kind's ownership
+// check, its marker or its claim on the ID, still keeps it off objects it
+// did not make).
+func sharedWith(kube client.Reader, ns string, deleting bool) func(context.Context, resource.Managed) (bool, error) {
+	return func(ctx context.Context, m resource.Managed) (bool, error) {
+		c := metav1.GetControllerOf(m)
+		if c == nil || c.Kind != v1alpha1.CloudflareTunnelKind {
+			return false, nil // a Tunnel made by hand is its namespace's alone
+		}
+		cft := &v1alpha1.CloudflareTunnel{}
+		if err := kube.Get(ctx, types.NamespacedName{Namespace: m.GetNamespace(), Name: c.Name}, cft); err != nil {
+			return false, client.IgnoreNotFound(errors.Wrap(err, "cannot get CloudflareTunnel"))
+		}
+		if cft.UID != c.UID || !sharing.Shared(cft) {
+			return false, nil
+		}
+		if deleting {
+			return true, nil
+		}
+		n := &corev1.Namespace{}
+		if err := kube.Get(ctx, types.NamespacedName{Name: ns}, n); err != nil {
+			return false, errors.Wrap(err, "cannot get Namespace")
+		}
+		return sharing.Allows(cft, ns, n.Labels), nil
+	}
+}
+
 // managedElsewhere finds, among ids, one that a managed resource of the list
 // in another namespace than ns manages (its external-name) while none in ns
-// does, and names that resource ("namespace/name").
-func managedElsewhere(ctx context.Context, kube client.Reader, l client.ObjectList, ns string, ids []string) (by, id string, err error) {
+// does, nor one that shared says is shared with ns, and names that resource
+// ("namespace/name").
+func managedElsewhere(ctx context.Context, kube client.Reader, l client.ObjectList, ns string, ids []string, shared func(context.Context, resource.Managed) (bool, error)) (by, id string, err error) {
 	if len(ids) == 0 {
 		return "", "", nil
 	}
@@ -213,6 +247,16 @@ func managedElsewhere(ctx context.Context, kube client.Reader, l client.ObjectLi
 			if m.GetNamespace() == ns {
 				own = true
 				break
+			}
+			if shared != nil {
+				ok, err := shared(ctx, m)
+				if err != nil {
+					return "", "", err
+				}
+				if ok {
+					own = true
+					break
+				}
 			}
 			foreign = m.GetNamespace() + "/" + m.GetName()
 		}

@@ -34,7 +34,10 @@ var kind = mr.Kind[*v1alpha1.NetworkRoute]{
 	},
 	References: func(cr *v1alpha1.NetworkRoute) []*string {
 		p := cr.Spec.ForProvider
-		return []*string{mr.RefNamespace(p.TunnelIDRef), mr.SelectorNamespace(p.TunnelIDSelector), mr.RefNamespace(p.VirtualNetworkIDRef), mr.SelectorNamespace(p.VirtualNetworkIDSelector)}
+		return []*string{mr.SelectorNamespace(p.TunnelIDSelector), mr.RefNamespace(p.VirtualNetworkIDRef), mr.SelectorNamespace(p.VirtualNetworkIDSelector)}
+	},
+	TunnelRefs: func(cr *v1alpha1.NetworkRoute) []*xpv2.NamespacedReference {
+		return []*xpv2.NamespacedReference{cr.Spec.ForProvider.TunnelIDRef}
 	},
 	TunnelIDs: func(cr *v1alpha1.NetworkRoute) []string {
 		return []string{ptr.Deref(cr.Spec.ForProvider.TunnelID, "")}

@@ -20,9 +20,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -38,6 +40,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
 // Condition types and reasons of a PublicHostname.
@@ -60,6 +63,7 @@ const (
 	ReasonNotAccepted       xpv2.ConditionReason = "NotAccepted"
 	ReasonNoRules           xpv2.ConditionReason = "NoRules"
 	ReasonReconcileError    xpv2.ConditionReason = "ReconcileError"
+	ReasonTunnelNotShared   xpv2.ConditionReason = sharing.ReasonTunnelNotShared
 
 	finalizer = "tunnels.cloudflare.com/publichostname"
 )
@@ -92,6 +96,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		// lets a hostname that names it be published.
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.onService)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.onSecret)).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.onNamespace), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
 }
 
@@ -130,8 +135,42 @@ func secretsOf(o client.Object) []string {
 }
 
 // TunnelIndex indexes PublicHostnames by the CloudflareTunnel they name and
-// the one that last published them.
+// the one that last published them, as IndexKey gives it: in any namespace,
+// since a tunnel may be shared.
 const TunnelIndex = "tunnels.cloudflare.com/tunnel"
+
+// IndexKey is a tunnel's key in TunnelIndex.
+func IndexKey(t types.NamespacedName) string { return t.Namespace + "/" + t.Name }
+
+// Tunnel is the CloudflareTunnel a PublicHostname names.
+func Tunnel(ph *v1alpha1.PublicHostname) types.NamespacedName {
+	ns := ph.Spec.TunnelRef.Namespace
+	if ns == "" {
+		ns = ph.Namespace
+	}
+	return types.NamespacedName{Namespace: ns, Name: ph.Spec.TunnelRef.Name}
+}
+
+// TunnelName is how a PublicHostname's answer names its tunnel: by name in
+// its own namespace, "<namespace>/<name>" in another.
+func TunnelName(ph *v1alpha1.PublicHostname) string { return AnswerName(Tunnel(ph), ph.Namespace) }
+
+// AnswerName is how a tunnel names itself in the answer to a PublicHostname
+// of namespace ns.
+func AnswerName(t types.NamespacedName, ns string) string {
+	if t.Namespace == ns {
+		return t.Name
+	}
+	return t.Namespace + "/" + t.Name
+}
+
+// Answered is the tunnel that last answered a PublicHostname.
+func Answered(ph *v1alpha1.PublicHostname) types.NamespacedName {
+	if ns, name, ok := strings.Cut(ph.Status.Tunnel.Tunnel, "/"); ok {
+		return types.NamespacedName{Namespace: ns, Name: name}
+	}
+	return types.NamespacedName{Namespace: ph.Namespace, Name: ph.Status.Tunnel.Tunnel}
+}
 
 const serviceIndex = "tunnels.cloudflare.com/service"
 
@@ -140,9 +179,9 @@ func tunnelsOf(o client.Object) []string {
 	if !ok {
 		return nil
 	}
-	out := []string{ph.Spec.TunnelRef.Name}
-	if t := ph.Status.Tunnel; t != nil && t.Tunnel != "" && t.Tunnel != ph.Spec.TunnelRef.Name {
-		out = append(out, t.Tunnel)
+	out := []string{IndexKey(Tunnel(ph))}
+	if t := ph.Status.Tunnel; t != nil && t.Tunnel != "" && t.Tunnel != TunnelName(ph) {
+		out = append(out, IndexKey(Answered(ph)))
 	}
 	return out
 }
@@ -174,7 +213,23 @@ func ServiceOrigins(spec v1alpha1.PublicHostnameSpec) []v1alpha1.ServiceOrigin {
 }
 
 func (r *Reconciler) onTunnel(ctx context.Context, o client.Object) []reconcile.Request {
-	return r.requests(ctx, o.GetNamespace(), client.MatchingFields{TunnelIndex: o.GetName()})
+	return r.requests(ctx, "", client.MatchingFields{TunnelIndex: IndexKey(types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()})})
+}
+
+// onNamespace: a namespace's labels decide which shared tunnels its
+// PublicHostnames may use.
+func (r *Reconciler) onNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	l := &v1alpha1.PublicHostnameList{}
+	if err := r.kube.List(ctx, l, client.InNamespace(o.GetName())); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, ph := range l.Items {
+		if Tunnel(&ph).Namespace != ph.Namespace {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ph.Namespace, Name: ph.Name}})
+		}
+	}
+	return reqs
 }
 
 func (r *Reconciler) onSecret(ctx context.Context, o client.Object) []reconcile.Request {
@@ -239,19 +294,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // apply resolves the rules, converges the DNS record and computes the
 // conditions.
 func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (reconcile.Result, error) {
-	cft := &v1alpha1.CloudflareTunnel{}
-	err := r.kube.Get(ctx, types.NamespacedName{Namespace: ph.Namespace, Name: ph.Spec.TunnelRef.Name}, cft)
-	if kerrors.IsNotFound(err) {
+	ref := Tunnel(ph)
+	cft, refusal, err := sharing.Lookup(ctx, r.kube, ph.Namespace, sharing.Ref{Namespace: ref.Namespace, Name: ref.Name})
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	switch refusal.Reason {
+	case sharing.ReasonTunnelNotFound:
 		// A typo must not take a working hostname down: what it has (its
 		// DNS record, its rules on the tunnel that published it) stays
 		// until it names a tunnel that exists.
-		msg := fmt.Sprintf("spec.tunnelRef: no CloudflareTunnel %q in namespace %s; nothing is changed: whatever this hostname already publishes stays as it is until it names a tunnel that exists", ph.Spec.TunnelRef.Name, ph.Namespace)
+		msg := fmt.Sprintf("spec.tunnelRef: %s; nothing is changed: whatever this hostname already publishes stays as it is until it names a tunnel that exists", refusal.Message)
 		r.warnOnce(ph, xpv2.TypeReady, ReasonTunnelNotFound, msg)
 		ph.SetConditions(cond(TypeAccepted, false, ReasonTunnelNotFound, msg), cond(xpv2.TypeReady, false, ReasonTunnelNotFound, msg))
 		return reconcile.Result{RequeueAfter: time.Minute}, nil
-	}
-	if err != nil {
-		return reconcile.Result{}, errors.Wrap(err, "cannot get CloudflareTunnel")
+	case sharing.ReasonTunnelNotShared:
+		// Policy: the tunnel publishes nothing of this namespace's, so
+		// its DNS record must not point there either.
+		return reconcile.Result{RequeueAfter: time.Minute}, r.unpublish(ctx, ph, refusal.Message)
 	}
 	if err := r.resolve(ctx, ph); err != nil {
 		return reconcile.Result{}, err
@@ -262,7 +322,7 @@ func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (re
 		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
 	tun := &ztv1alpha1.Tunnel{}
-	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ph.Namespace, Name: cft.Name}, tun); client.IgnoreNotFound(err) != nil {
+	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: cft.Namespace, Name: cft.Name}, tun); client.IgnoreNotFound(err) != nil {
 		return reconcile.Result{}, errors.Wrap(err, "cannot get Tunnel")
 	}
 	dns, err := r.applyDNS(ctx, ph, tun)
@@ -283,6 +343,25 @@ func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (re
 	return reconcile.Result{}, nil
 }
 
+// unpublish takes the hostname off a tunnel that does not allow its
+// namespace: its DNS record goes, and the answer it had is forgotten.
+func (r *Reconciler) unpublish(ctx context.Context, ph *v1alpha1.PublicHostname, why string) error {
+	have, err := r.records(ctx, ph)
+	if err != nil {
+		return err
+	}
+	for i := range have {
+		if err := r.deleteRecord(ctx, ph, &have[i]); err != nil {
+			return err
+		}
+	}
+	msg := fmt.Sprintf("spec.tunnelRef: %s; the hostname is not published through it", why)
+	r.warnOnce(ph, xpv2.TypeReady, ReasonTunnelNotShared, msg)
+	ph.Status.Tunnel = nil
+	ph.SetConditions(cond(TypeAccepted, false, ReasonTunnelNotShared, msg), cond(TypeDNSReady, false, ReasonTunnelNotShared, msg), cond(xpv2.TypeReady, false, ReasonTunnelNotShared, msg))
+	return nil
+}
+
 // resolve turns the spec into rules. A spec that is not valid keeps the
 // rules of the last one that was, so bad input loses nothing.
 func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname) error {
@@ -301,7 +380,7 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname) e
 		}
 		services[s.Name] = svc
 	}
-	res := publish.Rules(ph.Spec, publish.Env{Namespace: ph.Namespace, ClusterDomain: r.clusterDomain, Services: services})
+	res := publish.Rules(ph.Spec, publish.Env{Namespace: ph.Namespace, ClusterDomain: r.clusterDomain, Services: services, TunnelNamespace: Tunnel(ph).Namespace})
 	for _, pool := range res.CAPools {
 		// cloudflared starts only with every CA file it is told to use, so
 		// a rule must not name one that is not there.
@@ -379,8 +458,8 @@ func (r *Reconciler) warnOnce(ph *v1alpha1.PublicHostname, t xpv2.ConditionType,
 func AcceptedCondition(ph *v1alpha1.PublicHostname) xpv2.Condition {
 	t := ph.Status.Tunnel
 	switch {
-	case t == nil || t.Tunnel != ph.Spec.TunnelRef.Name:
-		return cond(TypeAccepted, false, ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to publish the hostname", ph.Spec.TunnelRef.Name))
+	case t == nil || t.Tunnel != TunnelName(ph):
+		return cond(TypeAccepted, false, ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to publish the hostname", TunnelName(ph)))
 	case !t.Accepted:
 		return cond(TypeAccepted, false, xpv2.ConditionReason(t.Reason), t.Message)
 	}
@@ -397,9 +476,9 @@ func ReadyCondition(ph *v1alpha1.PublicHostname) xpv2.Condition {
 	}
 	t := ph.Status.Tunnel
 	if t.ObservedGeneration != ph.Generation || t.ConfigVersion == 0 {
-		return cond(xpv2.TypeReady, false, ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to write the hostname's rules to Cloudflare", ph.Spec.TunnelRef.Name))
+		return cond(xpv2.TypeReady, false, ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to write the hostname's rules to Cloudflare", TunnelName(ph)))
 	}
-	return cond(xpv2.TypeReady, true, ReasonPublished, fmt.Sprintf("published: %d rules in version %d of tunnel %s's configuration", t.Rules, t.ConfigVersion, ph.Spec.TunnelRef.Name))
+	return cond(xpv2.TypeReady, true, ReasonPublished, fmt.Sprintf("published: %d rules in version %d of tunnel %s's configuration", t.Rules, t.ConfigVersion, TunnelName(ph)))
 }
 
 func cond(t xpv2.ConditionType, ok bool, reason xpv2.ConditionReason, msg string) xpv2.Condition {
@@ -419,10 +498,10 @@ func (r *Reconciler) applyDNS(ctx context.Context, ph *v1alpha1.PublicHostname, 
 	}
 	want := ph.Spec.DNS != v1alpha1.DNSNone
 	answer := ph.Status.Tunnel
-	if want && (answer == nil || answer.Tunnel != ph.Spec.TunnelRef.Name) {
+	if want && (answer == nil || answer.Tunnel != TunnelName(ph)) {
 		// Not answered yet (new, or moved to another tunnel): what it has
 		// stays until its tunnel says the hostname is its.
-		return cond(TypeDNSReady, false, ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to accept the hostname", ph.Spec.TunnelRef.Name)), nil
+		return cond(TypeDNSReady, false, ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to accept the hostname", TunnelName(ph))), nil
 	}
 	if want && !answer.Accepted {
 		// The hostname is another PublicHostname's: this one must not
@@ -459,7 +538,7 @@ func (r *Reconciler) applyDNS(ctx context.Context, ph *v1alpha1.PublicHostname, 
 		// now would point the name at a tunnel that does not serve it; one
 		// taken over from an older version would end the tunnel's carrying
 		// over of that version's rules before these can replace them.
-		return cond(TypeDNSReady, false, ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to take the hostname's rules before its DNS record is made", ph.Spec.TunnelRef.Name)), nil
+		return cond(TypeDNSReady, false, ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to take the hostname's rules before its DNS record is made", TunnelName(ph))), nil
 	}
 	if mine == nil {
 		if mine, err = r.adopt(ctx, ph, host); err != nil {
@@ -558,6 +637,9 @@ func DesiredRecord(ph *v1alpha1.PublicHostname, tun *ztv1alpha1.Tunnel, host str
 		}
 	}
 	labels[publish.LabelTunnel] = publish.LabelValue(ph.Spec.TunnelRef.Name)
+	if t := Tunnel(ph); t.Namespace != ph.Namespace {
+		labels[publish.LabelTunnelNamespace] = t.Namespace
+	}
 	labels[publish.LabelPublicHostname] = publish.LabelValue(ph.Name)
 	return &dnsv1alpha1.DNSRecord{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ph.Namespace, Name: publish.ObjectName(ph.Name, publish.KindDNSRecord, host), Labels: labels},

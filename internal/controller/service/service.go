@@ -9,7 +9,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,8 +18,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -39,6 +40,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/service/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
 const name = "service"
@@ -68,6 +70,8 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		Watches(&v1alpha1.PublicHostname{}, made).
 		// A tunnel appearing or going moves its Services on.
 		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.servicesOfTunnel)).
+		// A namespace's labels decide which shared tunnels it may use.
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.sharedServicesIn), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
 }
 
@@ -104,15 +108,33 @@ func serviceOfRoute(_ context.Context, o client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: c.Name}}}
 }
 
+// servicesOfTunnel are the Services naming a tunnel: of its namespace, or
+// of any namespace it may be shared with.
 func (r *Reconciler) servicesOfTunnel(ctx context.Context, o client.Object) []reconcile.Request {
 	l := &corev1.ServiceList{}
-	if err := r.kube.List(ctx, l, client.InNamespace(o.GetNamespace())); err != nil {
+	if err := r.kube.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
 		r.log.Debug("cannot list the Services of a tunnel", "error", err)
 		return nil
 	}
 	var reqs []reconcile.Request
 	for _, s := range l.Items {
-		if strings.TrimSpace(s.Annotations[v1alpha1.AnnotationTunnel]) == o.GetName() {
+		if a, ok := s.Annotations[v1alpha1.AnnotationTunnel]; ok && sharing.Names(a, s.Namespace, o.GetNamespace(), o.GetName()) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: s.Namespace, Name: s.Name}})
+		}
+	}
+	return reqs
+}
+
+// sharedServicesIn are the Services of a namespace naming a tunnel of
+// another.
+func (r *Reconciler) sharedServicesIn(ctx context.Context, o client.Object) []reconcile.Request {
+	l := &corev1.ServiceList{}
+	if err := r.kube.List(ctx, l, client.InNamespace(o.GetName()), client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, s := range l.Items {
+		if a, ok := s.Annotations[v1alpha1.AnnotationTunnel]; ok && sharing.CrossNamespace(a, s.Namespace) {
 			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: s.Namespace, Name: s.Name}})
 		}
 	}
@@ -161,11 +183,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !routesWanted && !exposure.Wanted {
 		return reconcile.Result{}, nil
 	}
-	tunnel := routes.Tunnel
-	if exposure.Wanted {
-		tunnel = strings.TrimSpace(svc.Annotations[v1alpha1.AnnotationTunnel])
+	ref, bad := sharing.Parse(svc.Annotations[v1alpha1.AnnotationTunnel], svc.Namespace)
+	if bad != "" {
+		// Reported by the translations; what the Service has stays.
+		return reconcile.Result{}, nil
 	}
-	tun, result, err := r.tunnel(ctx, svc, tunnel)
+	tun, notShared, result, err := r.tunnel(ctx, svc, ref)
+	if notShared {
+		// Not shared with this namespace: unpublish what went through it.
+		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
+		return reconcile.Result{RequeueAfter: time.Minute}, r.release(ctx, svc.Namespace, svc.Name, svc)
+	}
 	if tun == nil || err != nil {
 		if err == nil {
 			r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
@@ -181,7 +209,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if exposure.Wanted {
 		exposure = translate.Expose(translate.ExposeInput{Service: svc, ClusterDomain: r.clusterDomain, Tunnel: ingresstranslate.Tunnel{
-			Name: tunnel, TunnelID: meta.GetExternalName(tun), ProviderConfigRef: tun.Spec.ProviderConfigReference, AdoptByName: tun.Spec.AdoptByName,
+			Name: ref.Name, Namespace: ref.Namespace, TunnelID: meta.GetExternalName(tun), ProviderConfigRef: tun.Spec.ProviderConfigReference, AdoptByName: tun.Spec.AdoptByName,
 		}})
 		kept, taken, err := r.convergeExposure(ctx, svc.Namespace, svc.Name, svc, desiredExposure(exposure))
 		if err != nil {
@@ -222,31 +250,37 @@ func (r *Reconciler) reportProblems(svc *corev1.Service, routes translate.Result
 
 // tunnel is the Tunnel MR of the CloudflareTunnel the Service names, or nil
 // when there is none to use yet (said with a Warning, and what the Service
-// has stays as it is: a typo must not take routes down).
-func (r *Reconciler) tunnel(ctx context.Context, svc *corev1.Service, name string) (*ztv1alpha1.Tunnel, reconcile.Result, error) {
-	cft := &v1alpha1.CloudflareTunnel{}
-	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: svc.Namespace, Name: name}, cft); err != nil {
-		if kerrors.IsNotFound(err) {
-			r.warn(svc, "TunnelNotFound", fmt.Sprintf("annotation %s: no CloudflareTunnel %q in namespace %s (a tunnel is used only from its own namespace); nothing is created, and whatever this Service already has stays as it is until it names a tunnel that exists", v1alpha1.AnnotationTunnel, name, svc.Namespace))
-			return nil, reconcile.Result{RequeueAfter: time.Minute}, nil
-		}
-		return nil, reconcile.Result{}, errors.Wrap(err, "cannot get CloudflareTunnel")
+// has stays as it is: a typo must not take routes down). A tunnel that does
+// not allow the Service's namespace is said too, and notShared: what the
+// Service had through it must go.
+func (r *Reconciler) tunnel(ctx context.Context, svc *corev1.Service, ref sharing.Ref) (_ *ztv1alpha1.Tunnel, notShared bool, _ reconcile.Result, _ error) {
+	cft, refusal, err := sharing.Lookup(ctx, r.kube, svc.Namespace, ref)
+	if err != nil {
+		return nil, false, reconcile.Result{}, err
+	}
+	switch refusal.Reason {
+	case sharing.ReasonTunnelNotFound:
+		r.warn(svc, "TunnelNotFound", fmt.Sprintf("annotation %s: %s (name a tunnel of another namespace as <namespace>/<name>); nothing is created, and whatever this Service already has stays as it is until it names a tunnel that exists", v1alpha1.AnnotationTunnel, refusal.Message))
+		return nil, false, reconcile.Result{RequeueAfter: time.Minute}, nil
+	case sharing.ReasonTunnelNotShared:
+		r.warn(svc, sharing.ReasonTunnelNotShared, fmt.Sprintf("annotation %s: %s; nothing is made through it, and what this Service had there is removed", v1alpha1.AnnotationTunnel, refusal.Message))
+		return nil, true, reconcile.Result{}, nil
 	}
 	if meta.WasDeleted(cft) {
-		r.warn(svc, "TunnelDeleting", fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is made through it; remove the %s annotation or name another tunnel", name, v1alpha1.AnnotationTunnel))
-		return nil, reconcile.Result{RequeueAfter: 30 * time.Second}, nil
+		r.warn(svc, "TunnelDeleting", fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is made through it; remove the %s annotation or name another tunnel", ref.Name, v1alpha1.AnnotationTunnel))
+		return nil, false, reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
 	tun := &ztv1alpha1.Tunnel{}
-	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: svc.Namespace, Name: name}, tun); err != nil {
+	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, tun); err != nil {
 		if kerrors.IsNotFound(err) {
 			// Its credentials (the provider config everything made for the
 			// tunnel uses) are the Tunnel's: wait for the CloudflareTunnel
 			// to make it rather than use the default credentials meanwhile.
-			return nil, reconcile.Result{RequeueAfter: 5 * time.Second}, nil
+			return nil, false, reconcile.Result{RequeueAfter: 5 * time.Second}, nil
 		}
-		return nil, reconcile.Result{}, errors.Wrap(err, "cannot get Tunnel")
+		return nil, false, reconcile.Result{}, errors.Wrap(err, "cannot get Tunnel")
 	}
-	return tun, reconcile.Result{}, nil
+	return tun, false, reconcile.Result{}, nil
 }
 
 // release deletes everything made for the Service called svcName.

@@ -29,6 +29,7 @@ var kind = mr.Kind[*v1alpha1.VPCService]{
 		return &external{services: c.Cloudflare}
 	},
 	References: references,
+	TunnelRefs: tunnelRefs,
 	TunnelIDs:  tunnelIDs,
 }
 
@@ -44,17 +45,30 @@ func tunnelIDs(cr *v1alpha1.VPCService) []string {
 	return ids
 }
 
-// references lists the namespaces named by the service's tunnel references
-// and selectors, so that mr refuses the ones pointing at other namespaces.
+// references lists the namespaces named by the service's tunnel selectors,
+// so that mr refuses the ones pointing at other namespaces.
 func references(cr *v1alpha1.VPCService) []*string {
 	var ns []*string
 	if n := cr.Spec.ForProvider.Host.Network; n != nil {
-		ns = append(ns, mr.RefNamespace(n.TunnelIDRef), mr.SelectorNamespace(n.TunnelIDSelector))
+		ns = append(ns, mr.SelectorNamespace(n.TunnelIDSelector))
 	}
 	if n := cr.Spec.ForProvider.Host.ResolverNetwork; n != nil {
-		ns = append(ns, mr.RefNamespace(n.TunnelIDRef), mr.SelectorNamespace(n.TunnelIDSelector))
+		ns = append(ns, mr.SelectorNamespace(n.TunnelIDSelector))
 	}
 	return ns
+}
+
+// tunnelRefs are the service's tunnel references: another namespace's only
+// when its CloudflareTunnel is shared with this one (mr decides).
+func tunnelRefs(cr *v1alpha1.VPCService) []*xpv2.NamespacedReference {
+	var refs []*xpv2.NamespacedReference
+	if n := cr.Spec.ForProvider.Host.Network; n != nil {
+		refs = append(refs, n.TunnelIDRef)
+	}
+	if n := cr.Spec.ForProvider.Host.ResolverNetwork; n != nil {
+		refs = append(refs, n.TunnelIDRef)
+	}
+	return refs
 }
 
 // Setup adds the VPCService controller.

@@ -310,7 +310,7 @@ func (t *translator) translate() Result {
 		}
 	}
 	for _, ph := range r.Published {
-		res := publish.Rules(ph.Spec, publish.Env{Namespace: t.ing.Namespace, ClusterDomain: t.in.ClusterDomain})
+		res := publish.Rules(ph.Spec, publish.Env{Namespace: t.ing.Namespace, ClusterDomain: t.in.ClusterDomain, TunnelNamespace: t.tunnelNamespace})
 		for _, p := range res.Problems {
 			t.problem("PublicHostname "+ph.Name+" "+p.Field, "%s", p.Message)
 		}

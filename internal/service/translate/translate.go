@@ -21,6 +21,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
 // Input is what one translation needs.
@@ -47,6 +48,9 @@ type Result struct {
 	Wanted bool
 	// Tunnel is the CloudflareTunnel the annotation names; "" when none.
 	Tunnel string
+	// TunnelNamespace is its namespace: the Service's, or another's that
+	// shares it.
+	TunnelNamespace string
 	// Routes are the NetworkRoutes wanted, one per cluster IP.
 	Routes []*ztv1alpha1.NetworkRoute
 	// Problems are Warning events. With KeepExisting, they are input the
@@ -74,10 +78,15 @@ func PrivateRoutes(in Input) Result {
 		return keep(res, fmt.Sprintf("annotation %s is %q: it must be \"true\" or \"false\"; nothing is changed until it is", v1alpha1.AnnotationPrivateRoute, v))
 	}
 	res.Wanted = true
-	res.Tunnel = strings.TrimSpace(a[v1alpha1.AnnotationTunnel])
-	if res.Tunnel == "" {
+	raw := strings.TrimSpace(a[v1alpha1.AnnotationTunnel])
+	if raw == "" {
 		return keep(res, fmt.Sprintf("annotation %s is required with %s: name a CloudflareTunnel in namespace %s", v1alpha1.AnnotationTunnel, v1alpha1.AnnotationPrivateRoute, svc.Namespace))
 	}
+	ref, bad := sharing.Parse(raw, svc.Namespace)
+	if bad != "" {
+		return keep(res, fmt.Sprintf("annotation %s: %s; nothing is changed until it names one", v1alpha1.AnnotationTunnel, bad))
+	}
+	res.Tunnel, res.TunnelNamespace = ref.Name, ref.Namespace
 	// Empty is the account's default virtual network, as unset is.
 	vnet := strings.TrimSpace(a[v1alpha1.AnnotationVirtualNetwork])
 	if vnet != "" && len(validation.IsDNS1123Subdomain(vnet)) > 0 {
@@ -92,7 +101,7 @@ func PrivateRoutes(in Input) Result {
 		return res
 	}
 	for _, ip := range ips {
-		res.Routes = append(res.Routes, route(in, res.Tunnel, vnet, ip))
+		res.Routes = append(res.Routes, route(in, res, vnet, ip))
 	}
 	return res
 }
@@ -136,9 +145,15 @@ func HostPrefix(ip netip.Addr) netip.Prefix {
 	return netip.PrefixFrom(ip, ip.BitLen())
 }
 
-func route(in Input, tunnel, vnet string, ip netip.Addr) *ztv1alpha1.NetworkRoute {
+func route(in Input, res Result, vnet string, ip netip.Addr) *ztv1alpha1.NetworkRoute {
 	svc := in.Service
 	network := HostPrefix(ip).String()
+	labels := map[string]string{publish.LabelService: publish.LabelValue(svc.Name), publish.LabelTunnel: publish.LabelValue(res.Tunnel)}
+	ref := &xpv2.NamespacedReference{Name: res.Tunnel}
+	if res.TunnelNamespace != svc.Namespace {
+		labels[publish.LabelTunnelNamespace] = res.TunnelNamespace
+		ref.Namespace = res.TunnelNamespace
+	}
 	r := &ztv1alpha1.NetworkRoute{
 		TypeMeta: metav1.TypeMeta{APIVersion: ztv1alpha1.SchemeGroupVersion.String(), Kind: ztv1alpha1.NetworkRouteKind},
 		ObjectMeta: metav1.ObjectMeta{
@@ -150,7 +165,7 @@ func route(in Input, tunnel, vnet string, ip netip.Addr) *ztv1alpha1.NetworkRout
 			// filled in from Cloudflare).
 			Name:      publish.ObjectName(svc.Name, publish.KindNetworkRoute, network+"@"+vnet),
 			Namespace: svc.Namespace,
-			Labels:    map[string]string{publish.LabelService: publish.LabelValue(svc.Name), publish.LabelTunnel: publish.LabelValue(tunnel)},
+			Labels:    labels,
 			// Not blocking the owner's deletion: that would need the
 			// right to set finalizers on Services, and nothing waits for
 			// a Service's foreground deletion.
@@ -162,7 +177,7 @@ func route(in Input, tunnel, vnet string, ip netip.Addr) *ztv1alpha1.NetworkRout
 			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: in.ProviderConfigRef.DeepCopy()},
 			ForProvider: ztv1alpha1.NetworkRouteParameters{
 				Network:     network,
-				TunnelIDRef: &xpv2.NamespacedReference{Name: tunnel},
+				TunnelIDRef: ref,
 				Comment:     ptr.To(Comment(svc)),
 			},
 		},
