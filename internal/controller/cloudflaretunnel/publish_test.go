@@ -100,7 +100,7 @@ func TestPublished(t *testing.T) {
 }
 
 func TestAnswer(t *testing.T) {
-	cr := &v1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Name: "edge"}}
+	cr := &v1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "edge"}}
 	withRules := func(p *v1alpha1.PublicHostname) {
 		p.Status.Rules = []ztv1alpha1.IngressRule{{Hostname: ptr.To(p.Spec.Hostname), Service: "http_status:404"}}
 		p.Status.RulesGeneration = 3
@@ -145,7 +145,7 @@ func TestAnswer(t *testing.T) {
 
 // answer patches only the answers that changed, and tells a loser once.
 func TestAnswerWritesOnlyChanges(t *testing.T) {
-	cr := &v1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Name: "edge"}}
+	cr := &v1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "edge"}}
 	d := publish.Decision{Holder: map[string]string{"a.example.com": "a"}, Lost: map[string]string{"late": "a"}}
 	a, late := ph("a", "edge"), ph("late", "edge")
 	current := Answer(cr, &a, d, 0)

@@ -332,8 +332,13 @@ func TestReferences(t *testing.T) {
 			got = append(got, *ns)
 		}
 	}
-	if diff := cmp.Diff([]string{"other", "third"}, got); diff != "" {
+	// Selectors stay in the namespace; a reference may name a shared
+	// tunnel's, which mr checks (tunnelRefs).
+	if diff := cmp.Diff([]string{"third"}, got); diff != "" {
 		t.Errorf("references(...): -want, +got:\n%s", diff)
+	}
+	if refs := tunnelRefs(cr); len(refs) != 2 || refs[0].Namespace != "other" || refs[1] != nil {
+		t.Errorf("tunnelRefs(...): %+v, want the network's reference and the resolver network's none", refs)
 	}
 	if refs := references(&v1alpha1.VPCService{}); len(refs) != 0 {
 		t.Errorf("references of a service without networks: %v", refs)
