@@ -846,14 +846,16 @@ func entries() []entry {
 			obj: func(c *corpus) client.Object { return c.routedService("route-borrow", ann(tunnelA, "healthy")) }},
 		{name: "Ingress/BlankTunnelAnnotation", answer: warned, reason: "MissingTunnelAnnotation", want: []string{tunnelA, "is required"},
 			obj: func(c *corpus) client.Object { return c.ingress("blank-tunnel", ann(tunnelA, " \t ")) }},
-		{name: "Ingress/TunnelOfAnotherNamespace", answer: warned, reason: "TunnelNotFound", want: []string{`no CloudflareTunnel "healthy"`, "used only from its own namespace"},
+		{name: "Ingress/TunnelOfAnotherNamespace", answer: warned, reason: "TunnelNotFound", want: []string{`no CloudflareTunnel "healthy"`, "name a tunnel of another namespace as <namespace>/<name>"},
 			// In a namespace without any tunnel, naming the healthy one.
 			obj: func(c *corpus) client.Object {
 				i := c.ingress("borrow-tunnel", ann(tunnelA, "healthy", hostnameA, "borrow."+c.bare+".internal"))
 				i.Namespace = c.bare
 				return i
 			}},
-		{name: "Ingress/NamespaceQualifiedTunnel", answer: warned, reason: "TunnelNotFound", want: []string{"no CloudflareTunnel"},
+		// Named by namespace, the healthy tunnel is found, and it is not
+		// shared: refused (and nothing published).
+		{name: "Ingress/NamespaceQualifiedTunnel", answer: warned, reason: "TunnelNotShared", want: []string{"/healthy does not allow namespace"},
 			obj: func(c *corpus) client.Object { return c.ingress("qualified-tunnel", ann(tunnelA, c.h.ns+"/healthy")) }},
 		{name: "Ingress/VPCPortNotANumber", answer: warned, reason: "InvalidIngress", want: []string{portA, `must be a port number 1-65535, not "http"`},
 			obj: func(c *corpus) client.Object {
