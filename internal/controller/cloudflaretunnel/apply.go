@@ -3,7 +3,6 @@ package cloudflaretunnel
 import (
 	"context"
 	"encoding/json"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -134,7 +133,7 @@ func LegacyManagers(entries []metav1.ManagedFieldsEntry, owner types.UID) sets.S
 	key := `k:{"uid":"` + string(owner) + `"}`
 	out := sets.New[string]()
 	for _, e := range entries {
-		if e.Operation != metav1.ManagedFieldsOperationUpdate || e.Subresource != "" || e.FieldsV1 == nil || !strings.Contains(string(e.FieldsV1.Raw), key) {
+		if e.Operation != metav1.ManagedFieldsOperationUpdate || e.Subresource != "" || e.FieldsV1 == nil {
 			continue
 		}
 		var f map[string]map[string]map[string]any
