@@ -1,11 +1,15 @@
 package connector
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 )
@@ -133,4 +137,26 @@ func TestCheckImage(t *testing.T) {
 	if err := CheckImage(v1alpha1.DefaultCloudflaredImage); err != nil {
 		t.Errorf("the default image is refused: %v", err)
 	}
+}
+
+// TestAdmissionAllowsTheSameExtraArgs: the CRD's CEL rule matches with the
+// very pattern CheckExtraArg uses (CEL's matches is RE2, as Go's regexp), so
+// admission and the controller draw the same line.
+func TestAdmissionAllowsTheSameExtraArgs(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "package", "crds", "tunnels.cloudflare.com_cloudflaretunnels.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.Unmarshal(raw, crd); err != nil {
+		t.Fatal(err)
+	}
+	extra := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["connector"].Properties["extraArgs"]
+	want := "self.all(a, a.matches(r'" + v1alpha1.ConnectorExtraArgPattern + "'))"
+	for _, r := range extra.XValidations {
+		if r.Rule == want {
+			return
+		}
+	}
+	t.Errorf("no CEL rule of spec.connector.extraArgs is %s (run make generate, or make the marker's pattern v1alpha1.ConnectorExtraArgPattern)", want)
 }
