@@ -95,6 +95,18 @@ func TestConnectorCustomisation(t *testing.T) {
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tuned-cloudflared"}}
 	eventually(t, "cloudflared Deployment", func() error { return p.Get(dep) })
 
+	t.Run("ThePatchIsStoredAsWritten", func(t *testing.T) {
+		// The controller's own updates (the finalizer) write the whole
+		// patch back, not only the fields admission checks.
+		if err := p.Get(cr); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(cr.Finalizers, "tunnels.cloudflare.com/cloudflaretunnel") || cr.Spec.Connector.PodTemplatePatch == nil ||
+			!strings.Contains(string(cr.Spec.Connector.PodTemplatePatch.Raw), `"dnsConfig"`) || !strings.Contains(string(cr.Spec.Connector.PodTemplatePatch.Raw), `"GOMAXPROCS"`) {
+			t.Errorf("finalizers %v, stored patch %s", cr.Finalizers, cr.Spec.Connector.PodTemplatePatch.Raw)
+		}
+	})
+
 	t.Run("EveryFieldAndThePatchReachTheDeployment", func(t *testing.T) {
 		pod := dep.Spec.Template
 		c := cloudflaredOf(t, dep)
