@@ -49,30 +49,36 @@ func strategicMerge(orig, patch []byte) (merged []byte, err error) {
 	return strategicpatch.StrategicMergePatch(orig, patch, corev1.PodTemplateSpec{})
 }
 
-// CheckHardening says how the patched template weakens the hardened base
-// one, all of it at once (nil when it does not): the pod passes the
-// restricted Pod Security Standard, every container runs as non-root
-// without privilege escalation or capabilities on a read-only root file
-// system, no host namespace, port or path is used, no service account token
-// is mounted, the selector labels and the token checksum stay, and the
-// cloudflared container keeps its image and command line and gets the token
-// only from the token Secret. The token must appear in no argument, command
-// or literal environment value of any container.
+// CheckHardening refuses a patched template that weakens the hardened base
+// one, saying how, all of it at once (see Weakened).
 func CheckHardening(base, patched *corev1.PodTemplateSpec, token []byte) error {
+	if v := Weakened(base, patched, token); len(v) > 0 {
+		return invalidPatch("the patched pod would %s", strings.Join(v, "; "))
+	}
+	return nil
+}
+
+// Weakened says how a pod template weakens the hardened base one (nothing
+// when it does not): the pod passes the restricted Pod Security Standard,
+// every container runs as non-root without privilege escalation or
+// capabilities on a read-only root file system, no host namespace, port or
+// path is used, no service account token is mounted, the selector labels
+// and the token checksum stay, and the cloudflared container keeps its
+// image and command line and gets the token only from the token Secret. The
+// token must appear in no argument, command or literal environment value of
+// any container. Each answer completes "the pod would ...".
+func Weakened(base, pod *corev1.PodTemplateSpec, token []byte) []string {
 	var v violations
-	checkMetadata(&v, base, patched)
-	checkPod(&v, &patched.Spec)
-	for _, c := range slices.Concat(patched.Spec.InitContainers, patched.Spec.Containers) {
+	checkMetadata(&v, base, pod)
+	checkPod(&v, &pod.Spec)
+	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
 		checkContainer(&v, &c, token)
 	}
-	for _, c := range patched.Spec.EphemeralContainers {
-		v.add("ephemeral container %s: a pod template may not have ephemeral containers", c.Name)
+	for _, c := range pod.Spec.EphemeralContainers {
+		v.add("have ephemeral container %s (a pod template may not)", c.Name)
 	}
-	checkCloudflared(&v, base, patched)
-	if len(v) == 0 {
-		return nil
-	}
-	return invalidPatch("the patched pod would %s", strings.Join(v, "; "))
+	checkCloudflared(&v, base, pod)
+	return v
 }
 
 type violations []string

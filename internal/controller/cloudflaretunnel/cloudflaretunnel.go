@@ -600,9 +600,16 @@ func (r *Reconciler) applyDeployment(ctx context.Context, cr *v1alpha1.Cloudflar
 		}
 		return dep, refused
 	}
-	op, err := r.applyOwned(ctx, cr, want, dep, "Deployment")
+	op, err := r.applyOwned(ctx, cr, want.DeepCopy(), dep, "Deployment")
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot apply cloudflared Deployment")
+	}
+	if weakened := connector.Weakened(&want.Spec.Template, &dep.Spec.Template, token); len(weakened) > 0 {
+		// Server-side apply leaves other writers' fields alone; when
+		// theirs break the hardening, the hardening wins.
+		if op, err = r.restoreHardening(ctx, cr, want, dep, token, weakened); err != nil {
+			return nil, err
+		}
 	}
 	r.recordOp(cr, op, "Deployment", dep.Name)
 	return dep, nil

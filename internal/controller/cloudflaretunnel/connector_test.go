@@ -304,6 +304,39 @@ func TestConnectorCustomisation(t *testing.T) {
 		markDeploymentReady(t, dep)
 		waitCondition(t, cr, cloudflaretunnel.TypeDeploymentReady, corev1.ConditionTrue, cloudflaretunnel.ReasonReplicasReady)
 	})
+
+	t.Run("AHandEditThatBreaksTheHardeningIsTakenBack", func(t *testing.T) {
+		evs := &corev1.EventList{}
+		if err := p.Client.List(ctx, evs, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs.Items {
+			if e.Reason == cloudflaretunnel.ReasonConnectorTampered {
+				t.Fatalf("a ConnectorTampered event before any tampering: %s", e.Message)
+			}
+		}
+		eventually(t, "a hand edit", func() error {
+			if err := p.Get(dep); err != nil {
+				return err
+			}
+			dep.Spec.Template.Spec.HostNetwork = true
+			dep.Spec.Template.Spec.Containers[0].SecurityContext.Capabilities.Add = []corev1.Capability{"NET_ADMIN"}
+			return p.Client.Update(ctx, dep, client.FieldOwner("kubectl-edit"))
+		})
+		eventually(t, "the hardening restored", func() error {
+			if err := p.Get(dep); err != nil {
+				return err
+			}
+			if add := dep.Spec.Template.Spec.Containers[0].SecurityContext.Capabilities.Add; dep.Spec.Template.Spec.HostNetwork || len(add) > 0 {
+				return fmt.Errorf("hostNetwork %v capabilities added %v", dep.Spec.Template.Spec.HostNetwork, add)
+			}
+			return nil
+		})
+		waitEventOn(t, ns, cr.Name, cloudflaretunnel.ReasonConnectorTampered)
+		if dep.Annotations["webhook.example.com/injected"] != "yes" {
+			t.Errorf("a writer that left the pod template alone lost its annotation: %v", dep.Annotations)
+		}
+	})
 }
 
 // TestAnOldCloudflaredIsRefused: an official image older than the first
@@ -407,5 +440,19 @@ func TestLegacyManagers(t *testing.T) {
 	got := sets.List(cloudflaretunnel.LegacyManagers(entries, uid))
 	if want := []string{"cloudflaretunnel.test", "provider"}; !slices.Equal(got, want) {
 		t.Errorf("LegacyManagers = %v, want %v", got, want)
+	}
+}
+
+func TestTemplateWriters(t *testing.T) {
+	fields := func(raw string) *metav1.FieldsV1 { return &metav1.FieldsV1{Raw: []byte(raw)} }
+	entries := []metav1.ManagedFieldsEntry{
+		{Manager: "kubectl-edit", Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: fields(`{"f:spec":{"f:template":{"f:spec":{"f:hostNetwork":{}}}}}`)},
+		{Manager: cloudflaretunnel.FieldOwner, Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: fields(`{"f:spec":{"f:template":{}}}`)},
+		{Manager: "mutating-webhook", Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: fields(`{"f:metadata":{"f:annotations":{"f:x":{}}},"f:spec":{"f:revisionHistoryLimit":{}}}`)},
+		{Manager: "someone-applying", Operation: metav1.ManagedFieldsOperationApply, FieldsV1: fields(`{"f:spec":{"f:template":{}}}`)},
+		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", FieldsV1: fields(`{"f:status":{}}`)},
+	}
+	if got := sets.List(cloudflaretunnel.TemplateWriters(entries)); !slices.Equal(got, []string{"kubectl-edit"}) {
+		t.Errorf("TemplateWriters = %v, want [kubectl-edit]", got)
 	}
 }
