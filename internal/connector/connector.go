@@ -11,6 +11,10 @@ import (
 	"strconv"
 	"strings"
 
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
@@ -125,4 +129,36 @@ func Reason(err error) string {
 		return e.Reason
 	}
 	return ""
+}
+
+// reservedLabels and reservedAnnotations are the provider's on the pods.
+var (
+	reservedLabels      = []string{"app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/managed-by", "app.kubernetes.io/component"}
+	reservedAnnotations = []string{"tunnels.cloudflare.com/token-checksum"}
+)
+
+// CheckPodMetadata refuses pod labels and annotations that are not valid
+// Kubernetes ones, or that set the provider's own (as admission does for
+// the latter; the former would otherwise surface as the API server's
+// refusal of the whole Deployment).
+func CheckPodMetadata(c *v1alpha1.ConnectorSpec) error {
+	if c == nil {
+		return nil
+	}
+	errs := metav1validation.ValidateLabels(c.PodLabels, field.NewPath("spec", "connector", "podLabels"))
+	errs = append(errs, apivalidation.ValidateAnnotations(c.PodAnnotations, field.NewPath("spec", "connector", "podAnnotations"))...)
+	if len(errs) > 0 {
+		return invalid("%s", errs.ToAggregate().Error())
+	}
+	for _, k := range reservedLabels {
+		if _, ok := c.PodLabels[k]; ok {
+			return invalid("spec.connector.podLabels may not set %s: the provider sets it", k)
+		}
+	}
+	for _, k := range reservedAnnotations {
+		if _, ok := c.PodAnnotations[k]; ok {
+			return invalid("spec.connector.podAnnotations may not set %s: the provider sets it", k)
+		}
+	}
+	return nil
 }

@@ -160,3 +160,32 @@ func TestAdmissionAllowsTheSameExtraArgs(t *testing.T) {
 	}
 	t.Errorf("no CEL rule of spec.connector.extraArgs is %s (run make generate, or make the marker's pattern v1alpha1.ConnectorExtraArgPattern)", want)
 }
+
+func TestCheckPodMetadata(t *testing.T) {
+	cases := map[string]struct {
+		spec *v1alpha1.ConnectorSpec
+		says string
+	}{
+		"None":               {spec: nil},
+		"Valid":              {spec: &v1alpha1.ConnectorSpec{PodLabels: map[string]string{"team": "edge", "example.com/tier": "1"}, PodAnnotations: map[string]string{"prometheus.io/scrape": "true"}}},
+		"InvalidLabelKey":    {spec: &v1alpha1.ConnectorSpec{PodLabels: map[string]string{"a b": "x"}}, says: "spec.connector.podLabels"},
+		"InvalidLabelValue":  {spec: &v1alpha1.ConnectorSpec{PodLabels: map[string]string{"team": "not valid!"}}, says: "spec.connector.podLabels"},
+		"InvalidAnnotation":  {spec: &v1alpha1.ConnectorSpec{PodAnnotations: map[string]string{"/x": "y"}}, says: "spec.connector.podAnnotations"},
+		"SelectorLabel":      {spec: &v1alpha1.ConnectorSpec{PodLabels: map[string]string{"app.kubernetes.io/instance": "x"}}, says: "may not set app.kubernetes.io/instance"},
+		"ChecksumAnnotation": {spec: &v1alpha1.ConnectorSpec{PodAnnotations: map[string]string{"tunnels.cloudflare.com/token-checksum": "x"}}, says: "may not set tunnels.cloudflare.com/token-checksum"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := CheckPodMetadata(tc.spec)
+			if tc.says == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if Reason(err) != ReasonInvalidConnector || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("got %v, want an InvalidConnector refusal saying %q", err, tc.says)
+			}
+		})
+	}
+}

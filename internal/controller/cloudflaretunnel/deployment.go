@@ -78,6 +78,9 @@ func DesiredDeployment(cr *v1alpha1.CloudflareTunnel, token []byte, caPools ...v
 	if err != nil {
 		return nil, err
 	}
+	if err := connector.CheckPodMetadata(cr.Spec.Connector); err != nil {
+		return nil, err
+	}
 	dep := hardenedDeployment(cr, image, args, TokenChecksum(token), caPools)
 	c := cr.Spec.Connector
 	if c == nil || c.PodTemplatePatch == nil || len(c.PodTemplatePatch.Raw) == 0 {
