@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -28,6 +30,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/cloudflaretunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 )
 
@@ -200,6 +203,14 @@ func TestUpgradeFromThePreviousVersionTouchesNothing(t *testing.T) {
 		}
 		return nil
 	})
+	connectorKey := client.ObjectKey{Namespace: ns, Name: "edge-cloudflared"}
+	depBefore := &appsv1.Deployment{}
+	if err := h.kube.Get(ctx, connectorKey, depBefore); err != nil {
+		t.Fatal(err)
+	}
+	if legacy := cloudflaretunnel.LegacyManagers(depBefore.ManagedFields, cft.UID); legacy.Len() == 0 {
+		t.Errorf("the previous version's Deployment has no update manager owning its controller reference: %+v", depBefore.ManagedFields)
+	}
 	idsBefore, addrBefore, recsBefore := cloudflareIDs(h.sim.Snapshot()), addresses(), recordUIDs()
 	rulesBefore, versionBefore := rules()
 	cdBefore, allBefore := writes(h.sim)
@@ -261,6 +272,22 @@ func TestUpgradeFromThePreviousVersionTouchesNothing(t *testing.T) {
 	}
 	if diff := cmp.Diff(recsBefore, recordUIDs()); diff != "" {
 		t.Errorf("DNSRecord managed resources were replaced (-before +after):\n%s", diff)
+	}
+	// The cloudflared Deployment moved to server-side apply: the previous
+	// version's update manager owns nothing any more.
+	depAfter := &appsv1.Deployment{}
+	if err := h.kube.Get(ctx, connectorKey, depAfter); err != nil {
+		t.Fatal(err)
+	}
+	managers := map[string]metav1.ManagedFieldsOperationType{}
+	for _, m := range depAfter.ManagedFields {
+		managers[m.Manager] = m.Operation
+	}
+	if legacy := cloudflaretunnel.LegacyManagers(depAfter.ManagedFields, cft.UID); legacy.Len() > 0 || managers[cloudflaretunnel.FieldOwner] != metav1.ManagedFieldsOperationApply {
+		t.Errorf("the Deployment's managers after the upgrade are %v (the previous version's %v still own fields), want %s applying", managers, sets.List(legacy), cloudflaretunnel.FieldOwner)
+	}
+	if img := depAfter.Spec.Template.Spec.Containers[0].Image; img != v1alpha1.DefaultCloudflaredImage {
+		t.Errorf("cloudflared image %s after the upgrade, want the new default %s", img, v1alpha1.DefaultCloudflaredImage)
 	}
 	l := &dnsv1alpha1.DNSRecordList{}
 	if err := h.kube.List(ctx, l, client.InNamespace(ns)); err != nil {

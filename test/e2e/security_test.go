@@ -40,7 +40,9 @@ func TestProviderPermissionsBySelfSubjectAccessReview(t *testing.T) {
 		{verb: "get", resource: "secrets", namespace: providerNamespace, name: "cloudflare-credentials"},
 		{verb: "create", resource: "events", namespace: "team-a"},
 		{verb: "create", group: "apps", resource: "deployments", namespace: "team-a"},
+		{verb: "patch", group: "apps", resource: "deployments", namespace: "team-a"}, // server-side apply
 		{verb: "update", group: "policy", resource: "poddisruptionbudgets", namespace: "team-a"},
+		{verb: "patch", group: "policy", resource: "poddisruptionbudgets", namespace: "team-a"},
 		{verb: "delete", group: "zerotrust.tunnels.cloudflare.com", resource: "hostnameroutes", namespace: "team-a"},
 		{verb: "delete", group: "zerotrust.tunnels.cloudflare.com", resource: "networkroutes", namespace: "team-a"},
 		{verb: "update", group: "zerotrust.tunnels.cloudflare.com", resource: "virtualnetworks", namespace: "team-a"},

@@ -8,8 +8,9 @@ import (
 )
 
 // DefaultCloudflaredImage is the pinned cloudflared a CloudflareTunnel runs
-// unless spec.image says otherwise (private hostname routes need >= 2025.7.0).
-const DefaultCloudflaredImage = "cloudflare/cloudflared:2025.8.1"
+// unless spec.image says otherwise (private hostname routes need
+// MinimumCloudflaredVersion or later).
+const DefaultCloudflaredImage = "cloudflare/cloudflared:2026.8.3"
 
 // CloudflareTunnelSpec is a running tunnel: the Cloudflare tunnel and the
 // cloudflared Deployment that serves it.
@@ -55,7 +56,9 @@ type CloudflareTunnelSpec struct {
 	// +kubebuilder:validation:Maximum=32
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// Image of cloudflared. Defaults to a pinned official release.
+	// Image of cloudflared. Defaults to a pinned official release. An
+	// official image tagged older than 2025.7.0 (the first that resolves
+	// private hostname routes) is refused.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:Pattern=`^[^\s]+$`
@@ -77,6 +80,11 @@ type CloudflareTunnelSpec struct {
 	// Resources of the cloudflared container.
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// Connector tunes the cloudflared Deployment further: protocol, extra
+	// flags, scheduling, pod metadata and a validated pod template patch.
+	// +optional
+	Connector *ConnectorSpec `json:"connector,omitempty"`
 
 	// DeleteTunnelOnRemove deletes the Cloudflare tunnel when this object is
 	// deleted; false leaves (orphans) it in Cloudflare.

@@ -42,6 +42,7 @@ import (
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/connector"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
@@ -370,7 +371,11 @@ func (r *Reconciler) applyChildren(ctx context.Context, cr *v1alpha1.CloudflareT
 	}
 	cr.SetConditions(cond(TypeTokenStored, true, ReasonTokenStored, "the run token is in Secret "+TokenSecretName(cr)))
 
-	dep, err := r.applyDeployment(ctx, cr, TokenChecksum(token), pools)
+	dep, err := r.applyDeployment(ctx, cr, token, pools)
+	if reason := connector.Reason(err); reason != "" {
+		r.refuseConnector(cr, dep, xpv2.ConditionReason(reason), err)
+		return reconcile.Result{}, nil
+	}
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -607,30 +612,30 @@ func (r *Reconciler) token(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (
 	return s.Data[TokenKey], nil
 }
 
-func (r *Reconciler) applyDeployment(ctx context.Context, cr *v1alpha1.CloudflareTunnel, checksum string, pools []v1alpha1.LocalSecretKeySelector) (*appsv1.Deployment, error) {
-	want := DesiredDeployment(cr, checksum, pools...)
-	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: want.Namespace, Name: want.Name}}
-	var generation int64
-	op, err := controllerutil.CreateOrUpdate(ctx, r.kube, dep, func() error {
-		generation = dep.Generation
-		if owner := metav1.GetControllerOf(dep); owner != nil && owner.UID != cr.UID {
-			return errors.Errorf("Deployment %s already exists and is controlled by %s %s", dep.Name, owner.Kind, owner.Name)
+// applyDeployment applies the cloudflared Deployment server side. A
+// connector the provider refuses (spec.connector, spec.image) changes
+// nothing: the running Deployment stays as it was, returned with the
+// refusal.
+func (r *Reconciler) applyDeployment(ctx context.Context, cr *v1alpha1.CloudflareTunnel, token []byte, pools []v1alpha1.LocalSecretKeySelector) (*appsv1.Deployment, error) {
+	want, refused := DesiredDeployment(cr, token, pools...)
+	dep := &appsv1.Deployment{}
+	if refused != nil {
+		err := r.kube.Get(ctx, types.NamespacedName{Namespace: cr.Namespace, Name: DeploymentName(cr)}, dep)
+		if client.IgnoreNotFound(err) != nil {
+			return nil, errors.Wrap(err, "cannot get cloudflared Deployment")
 		}
-		dep.Labels = want.Labels
-		if dep.CreationTimestamp.IsZero() {
-			dep.Spec.Selector = want.Spec.Selector // immutable once created
-		}
-		dep.Spec.Replicas = want.Spec.Replicas
-		dep.Spec.Strategy = want.Spec.Strategy
-		dep.Spec.Template = want.Spec.Template
-		return controllerutil.SetControllerReference(cr, dep, r.kube.Scheme())
-	})
+		return dep, refused
+	}
+	op, err := r.applyOwned(ctx, cr, want.DeepCopy(), dep, "Deployment")
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot apply cloudflared Deployment")
 	}
-	if op == controllerutil.OperationResultUpdated && dep.Generation == generation {
-		// Only fields the API server defaults differed: nothing changed.
-		op = controllerutil.OperationResultNone
+	if weakened := connector.Weakened(&want.Spec.Template, &dep.Spec.Template, token); len(weakened) > 0 {
+		// Server-side apply leaves other writers' fields alone; when
+		// theirs break the hardening, the hardening wins.
+		if op, err = r.restoreHardening(ctx, cr, want, dep, token, weakened); err != nil {
+			return nil, err
+		}
 	}
 	r.recordOp(cr, op, "Deployment", dep.Name)
 	return dep, nil
@@ -642,14 +647,13 @@ func (r *Reconciler) applyPDB(ctx context.Context, cr *v1alpha1.CloudflareTunnel
 		pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: DeploymentName(cr)}}
 		return errors.Wrap(client.IgnoreNotFound(r.kube.Delete(ctx, pdb)), "cannot delete PodDisruptionBudget")
 	}
-	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: want.Namespace, Name: want.Name}}
-	op, err := controllerutil.CreateOrUpdate(ctx, r.kube, pdb, func() error {
-		pdb.Labels = want.Labels
-		pdb.Spec = want.Spec
-		return controllerutil.SetControllerReference(cr, pdb, r.kube.Scheme())
-	})
+	pdb := &policyv1.PodDisruptionBudget{}
+	op, err := r.applyOwned(ctx, cr, want, pdb, "PodDisruptionBudget")
+	if err != nil {
+		return errors.Wrap(err, "cannot apply PodDisruptionBudget")
+	}
 	r.recordOp(cr, op, "PodDisruptionBudget", pdb.Name)
-	return errors.Wrap(err, "cannot apply PodDisruptionBudget")
+	return nil
 }
 
 func (r *Reconciler) recordOp(cr *v1alpha1.CloudflareTunnel, op controllerutil.OperationResult, kind, name string) {

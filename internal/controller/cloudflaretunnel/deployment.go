@@ -3,6 +3,7 @@ package cloudflaretunnel
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/connector"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
@@ -64,8 +66,39 @@ func labels(cr *v1alpha1.CloudflareTunnel) map[string]string {
 // DesiredDeployment is the hardened cloudflared Deployment for cr: the token
 // comes from the Secret through TUNNEL_TOKEN (never argv), the pod passes
 // the restricted Pod Security Standard, and the CA Secrets the published
-// hostnames' rules name are mounted read-only where the rules say.
-func DesiredDeployment(cr *v1alpha1.CloudflareTunnel, tokenChecksum string, caPools ...v1alpha1.LocalSecretKeySelector) *appsv1.Deployment {
+// hostnames' rules name are mounted read-only where the rules say. Then
+// spec.connector tunes it, its pod template patch last; a connector the
+// provider refuses (a *connector.Error) yields no Deployment.
+func DesiredDeployment(cr *v1alpha1.CloudflareTunnel, token []byte, caPools ...v1alpha1.LocalSecretKeySelector) (*appsv1.Deployment, error) {
+	image := ptr.Deref(cr.Spec.Image, v1alpha1.DefaultCloudflaredImage)
+	if err := connector.CheckImage(image); err != nil {
+		return nil, err
+	}
+	args, err := connector.Args(cr.Spec.Connector)
+	if err != nil {
+		return nil, err
+	}
+	if err := connector.CheckPodMetadata(cr.Spec.Connector); err != nil {
+		return nil, err
+	}
+	dep := hardenedDeployment(cr, image, args, TokenChecksum(token), caPools)
+	c := cr.Spec.Connector
+	if c == nil || c.PodTemplatePatch == nil || len(c.PodTemplatePatch.Raw) == 0 {
+		return dep, nil
+	}
+	patched, err := connector.Patch(dep.Spec.Template, c.PodTemplatePatch.Raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := connector.CheckHardening(&dep.Spec.Template, &patched, token); err != nil {
+		return nil, err
+	}
+	dep.Spec.Template = patched
+	return dep, nil
+}
+
+// hardenedDeployment is the Deployment before the pod template patch.
+func hardenedDeployment(cr *v1alpha1.CloudflareTunnel, image string, args []string, tokenChecksum string, caPools []v1alpha1.LocalSecretKeySelector) *appsv1.Deployment {
 	volumes, mounts := caPoolVolumes(caPools)
 	probe := func(failures int32) *corev1.Probe {
 		return &corev1.Probe{
@@ -91,6 +124,7 @@ func DesiredDeployment(cr *v1alpha1.CloudflareTunnel, tokenChecksum string, caPo
 	if cr.Spec.Resources != nil {
 		resources = *cr.Spec.Resources
 	}
+	c := ptr.Deref(cr.Spec.Connector, v1alpha1.ConnectorSpec{})
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: DeploymentName(cr), Labels: labels(cr)},
 		Spec: appsv1.DeploymentSpec{
@@ -103,8 +137,9 @@ func DesiredDeployment(cr *v1alpha1.CloudflareTunnel, tokenChecksum string, caPo
 			},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
-					Labels:      labels(cr),
-					Annotations: map[string]string{AnnotationTokenHash: tokenChecksum},
+					// Ours last: admission refuses user keys among them.
+					Labels:      merged(c.PodLabels, labels(cr)),
+					Annotations: merged(c.PodAnnotations, map[string]string{AnnotationTokenHash: tokenChecksum}),
 				},
 				Spec: corev1.PodSpec{
 					AutomountServiceAccountToken: ptr.To(false),
@@ -117,13 +152,15 @@ func DesiredDeployment(cr *v1alpha1.CloudflareTunnel, tokenChecksum string, caPo
 					NodeSelector:                  cr.Spec.NodeSelector,
 					Tolerations:                   cr.Spec.Tolerations,
 					Affinity:                      affinity,
-					TerminationGracePeriodSeconds: ptr.To[int64](30),
+					TopologySpreadConstraints:     spreadConstraints(cr, c.TopologySpreadConstraints),
+					PriorityClassName:             ptr.Deref(c.PriorityClassName, ""),
+					TerminationGracePeriodSeconds: ptr.To(ptr.Deref(c.TerminationGracePeriodSeconds, 30)),
 					Volumes:                       volumes,
 					Containers: []corev1.Container{{
 						VolumeMounts: mounts,
-						Name:         "cloudflared",
-						Image:        ptr.Deref(cr.Spec.Image, v1alpha1.DefaultCloudflaredImage),
-						Args:         []string{"tunnel", "--no-autoupdate", "--metrics", "0.0.0.0:2000", "run"},
+						Name:         connector.ContainerName,
+						Image:        image,
+						Args:         args,
 						Env: []corev1.EnvVar{{
 							Name: "TUNNEL_TOKEN",
 							ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
@@ -147,6 +184,34 @@ func DesiredDeployment(cr *v1alpha1.CloudflareTunnel, tokenChecksum string, caPo
 			},
 		},
 	}
+}
+
+// merged is a copy of base with over's entries on top; nil when empty.
+func merged(base, over map[string]string) map[string]string {
+	if len(base)+len(over) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(base)+len(over))
+	maps.Copy(out, base)
+	maps.Copy(out, over)
+	return out
+}
+
+// spreadConstraints: one without a labelSelector spreads this tunnel's
+// cloudflared pods (what a user almost always means).
+func spreadConstraints(cr *v1alpha1.CloudflareTunnel, cs []corev1.TopologySpreadConstraint) []corev1.TopologySpreadConstraint {
+	out := make([]corev1.TopologySpreadConstraint, 0, len(cs))
+	for _, c := range cs {
+		c = *c.DeepCopy()
+		if c.LabelSelector == nil {
+			c.LabelSelector = &metav1.LabelSelector{MatchLabels: selectorLabels(cr)}
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // caPoolVolumes mounts each CA Secret at publish.CAPoolDir/<secret>, with
