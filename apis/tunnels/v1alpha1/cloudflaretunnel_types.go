@@ -129,6 +129,22 @@ type CloudflareTunnelStatus struct {
 	// Connections to Cloudflare's edge, as Cloudflare reports them.
 	Connections int `json:"connections,omitempty"`
 
+	// TunnelStatus is Cloudflare's view of the tunnel: healthy, degraded
+	// (serving, but at least one edge connection has failed), down (it had
+	// connections and has none) or inactive (never run).
+	// +optional
+	TunnelStatus string `json:"tunnelStatus,omitempty"`
+
+	// Connectors is how many cloudflared instances Cloudflare sees
+	// connected; the Degraded condition compares it with spec.replicas.
+	// +optional
+	Connectors int `json:"connectors,omitempty"`
+
+	// ConnectorsOnLatestConfig is how many of them run the tunnel's current
+	// remote configuration version.
+	// +optional
+	ConnectorsOnLatestConfig int `json:"connectorsOnLatestConfig,omitempty"`
+
 	// ObservedGeneration is the generation last reconciled.
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
@@ -138,8 +154,11 @@ type CloudflareTunnelStatus struct {
 // A CloudflareTunnel is a running, hardened Cloudflare Tunnel: a Tunnel
 // managed resource, its token Secret and a cloudflared Deployment.
 // +kubebuilder:printcolumn:name="TUNNEL-ID",type="string",JSONPath=".status.tunnelID"
+// +kubebuilder:printcolumn:name="STATUS",type="string",JSONPath=".status.tunnelStatus"
+// +kubebuilder:printcolumn:name="CONNECTORS",type="integer",JSONPath=".status.connectors"
 // +kubebuilder:printcolumn:name="CONNECTIONS",type="integer",JSONPath=".status.connections"
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="DEGRADED",type="string",JSONPath=".status.conditions[?(@.type=='Degraded')].status"
 // +kubebuilder:printcolumn:name="REASON",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].reason",priority=1
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:subresource:status

@@ -143,8 +143,26 @@ type TunnelObservation struct {
 	// Connections is the number of active edge connections of the tunnel's
 	// connectors (typically 4 per cloudflared replica).
 	Connections int `json:"connections,omitempty"`
-	// Connectors is the number of cloudflared instances connected.
+	// Connectors is the number of cloudflared instances connected (with
+	// at least one edge connection).
 	Connectors int `json:"connectors,omitempty"`
+	// ConnectorDetails are the cloudflared instances Cloudflare lists for
+	// the tunnel, as last read (see ConnectorsObservedAt).
+	// +optional
+	// +listType=atomic
+	ConnectorDetails []ConnectorObservation `json:"connectorDetails,omitempty"`
+	// ConnectorsObservedAt is when Cloudflare's list of connectors was
+	// last read. It is read when the tunnel's status or its active or
+	// inactive times change, after a configuration change, every poll
+	// while the tunnel is degraded or a connector lags the configuration,
+	// and otherwise every fifth poll.
+	// +optional
+	ConnectorsObservedAt *metav1.Time `json:"connectorsObservedAt,omitempty"`
+	// ConnectorsOnLatestConfig is how many connected connectors run
+	// configuration version RemoteConfigVersion, when this resource
+	// manages the remote configuration.
+	// +optional
+	ConnectorsOnLatestConfig int `json:"connectorsOnLatestConfig,omitempty"`
 	// CreatedAt is when the tunnel was created.
 	CreatedAt *metav1.Time `json:"createdAt,omitempty"`
 	// DeletedAt is when the tunnel was deleted.
@@ -156,6 +174,23 @@ type TunnelObservation struct {
 	// RemoteConfigVersion is the version of the remote configuration
 	// document, when this resource manages it.
 	RemoteConfigVersion int `json:"remoteConfigVersion,omitempty"`
+}
+
+// ConnectorObservation is one cloudflared instance connected to a tunnel.
+type ConnectorObservation struct {
+	// ID of the connector (Cloudflare's client_id).
+	ID string `json:"id"`
+	// Version of cloudflared.
+	// +optional
+	Version string `json:"version,omitempty"`
+	// ConfigVersion is the remote configuration version it last applied.
+	// +optional
+	ConfigVersion int `json:"configVersion,omitempty"`
+	// RunAt is when it started.
+	// +optional
+	RunAt *metav1.Time `json:"runAt,omitempty"`
+	// Connections it holds to Cloudflare's edge (4 when healthy).
+	Connections int `json:"connections"`
 }
 
 // A TunnelSpec defines the desired state of a Tunnel.
@@ -190,6 +225,7 @@ type TunnelStatus struct {
 // +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
 // +kubebuilder:printcolumn:name="EXTERNAL-NAME",type="string",JSONPath=".metadata.annotations.crossplane\\.io/external-name"
 // +kubebuilder:printcolumn:name="STATUS",type="string",JSONPath=".status.atProvider.status"
+// +kubebuilder:printcolumn:name="CONNECTORS",type="integer",JSONPath=".status.atProvider.connectors"
 // +kubebuilder:printcolumn:name="CONNECTIONS",type="integer",JSONPath=".status.atProvider.connections"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:subresource:status

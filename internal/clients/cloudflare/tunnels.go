@@ -35,7 +35,11 @@ func (t *Tunnel) Deleted() bool { return t.DeletedAt != nil && !t.DeletedAt.IsZe
 type Connector struct {
 	ID      string `json:"id"`
 	Version string `json:"version"`
-	Conns   []struct {
+	// ConfigVersion is the remote configuration version it last applied.
+	ConfigVersion int `json:"config_version"`
+	// RunAt is when it started.
+	RunAt time.Time `json:"run_at"`
+	Conns []struct {
 		ID       string `json:"id"`
 		ColoName string `json:"colo_name"`
 	} `json:"conns"`

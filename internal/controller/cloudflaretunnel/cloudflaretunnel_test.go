@@ -29,6 +29,7 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/cloudflaretunnel"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
 )
@@ -554,4 +555,84 @@ func TestCloudflareTunnelWithItsOwnCredentials(t *testing.T) {
 		t.Errorf("managed ProviderConfig %+v (%v)", pc.Spec, err)
 	}
 	p.DeleteAndWait(t, cr)
+}
+
+// TestDegradedReportedAndCleared: Cloudflare's view of the tunnel and its
+// connector count against the replicas asked for reach the Degraded and
+// Ready conditions and the status, both ways.
+func TestDegradedReportedAndCleared(t *testing.T) {
+	ns := p.Namespace(t)
+	cr := &v1alpha1.CloudflareTunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "health"},
+		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("health-" + ns), Replicas: ptr.To[int32](2)},
+	}
+	p.Create(t, cr)
+	waitCondition(t, cr, cloudflaretunnel.TypeTokenStored, corev1.ConditionTrue, "")
+	id := cr.Status.TunnelID
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "health-cloudflared"}}
+	markDeploymentReady(t, dep)
+	// Never connected: inactive, not Ready, and none of the 2 connectors.
+	waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionFalse, cloudflaretunnel.ReasonNotConnected)
+	waitCondition(t, cr, cloudflaretunnel.TypeDegraded, corev1.ConditionTrue, cloudflaretunnel.ReasonTooFewConnectors)
+
+	wantStatus := func(status string, connectors int) {
+		t.Helper()
+		eventually(t, fmt.Sprintf("status %s with %d connectors", status, connectors), func() error {
+			if err := p.Get(cr); err != nil {
+				return err
+			}
+			if cr.Status.TunnelStatus != status || cr.Status.Connectors != connectors {
+				return fmt.Errorf("tunnelStatus %q connectors %d", cr.Status.TunnelStatus, cr.Status.Connectors)
+			}
+			return nil
+		})
+	}
+	saysWhy := func(c xpv2.Condition, says string) {
+		t.Helper()
+		if !strings.Contains(c.Message, says) {
+			t.Errorf("%s message %q does not say %q", c.Type, c.Message, says)
+		}
+	}
+
+	t.Run("FewerConnectorsThanReplicas", func(t *testing.T) {
+		p.Sim.SetConnectors(id, 2)
+		waitCondition(t, cr, cloudflaretunnel.TypeDegraded, corev1.ConditionFalse, cloudflaretunnel.ReasonHealthy)
+		// One connector goes: Cloudflare still says healthy (the other holds
+		// all its connections); the count tells.
+		p.Sim.SetConnectors(id, 1)
+		c := waitCondition(t, cr, cloudflaretunnel.TypeDegraded, corev1.ConditionTrue, cloudflaretunnel.ReasonTooFewConnectors)
+		saysWhy(c, "1/2 connectors connected")
+		r := waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionTrue, cloudflaretunnel.ReasonConnected)
+		saysWhy(r, "serving, but degraded")
+		wantStatus("healthy", 1)
+	})
+
+	t.Run("CloudflareSaysDegraded", func(t *testing.T) {
+		// Both connectors, but one has lost two of its four connections.
+		p.Sim.SetConnectorStates(id, []sim.ConnectorState{{Connections: 4}, {Connections: 2}})
+		c := waitCondition(t, cr, cloudflaretunnel.TypeDegraded, corev1.ConditionTrue, cloudflaretunnel.ReasonCloudflareDegraded)
+		saysWhy(c, "2/2 connectors connected, 6 edge connections")
+		waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionTrue, cloudflaretunnel.ReasonConnected)
+		wantStatus("degraded", 2)
+	})
+
+	t.Run("AllBack", func(t *testing.T) {
+		p.Sim.SetConnectors(id, 2)
+		c := waitCondition(t, cr, cloudflaretunnel.TypeDegraded, corev1.ConditionFalse, cloudflaretunnel.ReasonHealthy)
+		saysWhy(c, "2/2 connectors connected, 8 edge connections")
+		r := waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionTrue, cloudflaretunnel.ReasonConnected)
+		if strings.Contains(r.Message, "degraded") {
+			t.Errorf("Ready still says degraded: %s", r.Message)
+		}
+		wantStatus("healthy", 2)
+	})
+
+	t.Run("Down", func(t *testing.T) {
+		p.Sim.SetConnectors(id, 0)
+		r := waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionFalse, cloudflaretunnel.ReasonTunnelDown)
+		saysWhy(r, "Cloudflare reports the tunnel down")
+		c := waitCondition(t, cr, cloudflaretunnel.TypeDegraded, corev1.ConditionTrue, cloudflaretunnel.ReasonTooFewConnectors)
+		saysWhy(c, "0/2 connectors connected")
+		wantStatus("down", 0)
+	})
 }
