@@ -2,8 +2,10 @@ package sim
 
 import (
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -25,9 +27,12 @@ type tunnel struct {
 	Metadata        map[string]any `json:"metadata"`
 	Connections     []any          `json:"connections"`
 
-	secret     []byte
-	connectors []connector
-	config     *tunnelConfiguration
+	secret []byte
+	// replacedSecrets are the secrets a PATCH replaced: their tokens are
+	// refused, and must never show anywhere either (RunTokens).
+	replacedSecrets [][]byte
+	connectors      []connector
+	config          *tunnelConfiguration
 }
 
 type connector struct {
@@ -73,8 +78,10 @@ type tunnelConfiguration struct {
 }
 
 // token is the run token cloudflared takes: base64 of {"a","t","s"}.
-func (t *tunnel) token() string {
-	b, _ := json.Marshal(map[string]string{"a": t.AccountTag, "t": t.ID, "s": base64.StdEncoding.EncodeToString(t.secret)})
+func (t *tunnel) token() string { return t.tokenWith(t.secret) }
+
+func (t *tunnel) tokenWith(secret []byte) string {
+	b, _ := json.Marshal(map[string]string{"a": t.AccountTag, "t": t.ID, "s": base64.StdEncoding.EncodeToString(secret)})
 	return base64.StdEncoding.EncodeToString(b)
 }
 
@@ -239,6 +246,7 @@ func (s *Server) editTunnel(r *http.Request, body []byte) (any, any, *apiError) 
 		if derr != nil || len(b) < 32 {
 			return nil, nil, errf(http.StatusBadRequest, 1001, "tunnel_secret must be base64 of at least 32 bytes")
 		}
+		t.replacedSecrets = append(t.replacedSecrets, t.secret)
 		t.secret = b
 	}
 	return t, nil, nil
@@ -518,15 +526,68 @@ func (s *Server) putConfiguration(r *http.Request, body []byte) (any, any, *apiE
 	return t.config, nil, nil
 }
 
+// ErrTokenRefused is Connect's answer to a run token whose tunnel is gone
+// or whose secret is not the tunnel's current one.
+var ErrTokenRefused = errors.New("run token refused: unknown tunnel, or not its current secret")
+
+// Connect plays a cloudflared starting with a run token: Cloudflare accepts
+// only the tunnel's current secret, so after a rotation the old token is
+// refused, while connectors already connected stay connected until they
+// disconnect or their connections are deleted. An accepted token registers
+// a new connector with four edge connections on the current configuration
+// version; its ID is returned.
+func (s *Server) Connect(token string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	raw, err := base64.StdEncoding.DecodeString(token)
+	var tok struct{ A, T, S string }
+	if err != nil || json.Unmarshal(raw, &tok) != nil {
+		return "", ErrTokenRefused
+	}
+	t := s.tunnelByID(tok.T)
+	if t == nil || tok.A != t.AccountTag || subtle.ConstantTimeCompare([]byte(tok.S), []byte(base64.StdEncoding.EncodeToString(t.secret))) != 1 {
+		return "", ErrTokenRefused
+	}
+	now := s.now()
+	c := s.newConnector(t, now)
+	c.Conns = connectionsOf(&c, connectionsPerConnector, now)
+	t.connectors = append(t.connectors, c)
+	s.updateTunnelStatus(t)
+	return c.ID, nil
+}
+
+// handleConnect is the test-only hook behind Connect: POST
+// {"token": "<run token>"} answers 201 {"connector_id": ...}, or 401 when
+// Cloudflare would refuse the token. The token travels in the body, never
+// in the URL.
+func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Token string `json:"token"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Token == "" {
+		http.Error(w, `body must be {"token": "<run token>"}`, http.StatusBadRequest)
+		return
+	}
+	id, err := s.Connect(in.Token)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusUnauthorized)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]string{"connector_id": id})
+}
+
 // RunTokens returns the run token of every tunnel the account has held,
-// deleted ones included: what a secret-hygiene check must never find in
-// logs, events or status.
+// deleted ones included, and the tokens of secrets a rotation replaced:
+// what a secret-hygiene check must never find in logs, events or status.
 func (s *Server) RunTokens() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]string, 0, len(s.tunnels))
 	for _, t := range s.tunnels {
 		out = append(out, t.token())
+		for _, old := range t.replacedSecrets {
+			out = append(out, t.tokenWith(old))
+		}
 	}
 	return out
 }

@@ -143,3 +143,104 @@ func TestConnectorsApplyConfigurationVersions(t *testing.T) {
 		t.Errorf("released and a new one: versions %v, want [2 2 2]", v.Versions)
 	}
 }
+
+// TestRotatedSecretRefusesTheOldToken: after a PATCH of tunnel_secret,
+// Cloudflare accepts only the new token from connectors that connect,
+// connectors already connected stay until their connections are deleted,
+// and the replaced token stays known to RunTokens.
+func TestRotatedSecretRefusesTheOldToken(t *testing.T) {
+	s := New(Options{Token: token, AccountID: account})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	r := call(t, srv, "POST", "/accounts/"+account+"/cfd_tunnel", token, `{"name":"rotating","config_src":"cloudflare"}`)
+	var tun struct{ ID, Token string }
+	_ = json.Unmarshal(r.Body.Result, &tun)
+	connect := func(tok string) (int, string) {
+		t.Helper()
+		b, _ := json.Marshal(map[string]string{"token": tok})
+		res, err := http.Post(srv.URL+"/__sim/connect", "application/json", strings.NewReader(string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out struct {
+			ConnectorID string `json:"connector_id"`
+		}
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		return res.StatusCode, out.ConnectorID
+	}
+	code, old := connect(tun.Token)
+	if code != http.StatusCreated || old == "" {
+		t.Fatalf("connect with the current token: %d %q", code, old)
+	}
+
+	if r := call(t, srv, "PATCH", "/accounts/"+account+"/cfd_tunnel/"+tun.ID, token, `{"tunnel_secret":"AQIDBAUGBwgBAgMEBQYHCAECAwQFBgcIAQIDBAUGBwg="}`); r.Status != 200 {
+		t.Fatalf("rotate: %d", r.Status)
+	}
+	r = call(t, srv, "GET", "/accounts/"+account+"/cfd_tunnel/"+tun.ID+"/token", token, "")
+	var newToken string
+	_ = json.Unmarshal(r.Body.Result, &newToken)
+	if newToken == tun.Token {
+		t.Fatal("the token did not change with the secret")
+	}
+	if code, _ := connect(tun.Token); code != http.StatusUnauthorized {
+		t.Errorf("connect with the replaced token: %d, want 401", code)
+	}
+	for _, bad := range []string{"not-base64!", "e30=", ""} {
+		if code, _ := connect(bad); code != http.StatusUnauthorized && code != http.StatusBadRequest {
+			t.Errorf("connect with %q: %d, want refused", bad, code)
+		}
+	}
+	code, fresh := connect(newToken)
+	if code != http.StatusCreated {
+		t.Fatalf("connect with the new token: %d", code)
+	}
+	if v := viewTunnel(t, srv, tun.ID); !cmp.Equal(v.IDs, []string{old, fresh}) || v.Status != "healthy" {
+		t.Errorf("connectors %v (%s), want the old one still connected beside the new one", v.IDs, v.Status)
+	}
+	if r := call(t, srv, "DELETE", "/accounts/"+account+"/cfd_tunnel/"+tun.ID+"/connections?client_id="+old, token, ""); r.Status != 200 || string(r.Body.Result) != "null" {
+		t.Fatalf("delete the stale connector: %d %s", r.Status, r.Body.Result)
+	}
+	if v := viewTunnel(t, srv, tun.ID); !cmp.Equal(v.IDs, []string{fresh}) {
+		t.Errorf("connectors %v after the clean-up, want only %s", v.IDs, fresh)
+	}
+	if toks := s.RunTokens(); !cmp.Equal(toks, []string{newToken, tun.Token}) {
+		t.Errorf("RunTokens holds %d tokens, want the current and the replaced one", len(toks))
+	}
+}
+
+func TestFailNext(t *testing.T) {
+	s := New(Options{Token: token, AccountID: account})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	res, err := http.Post(srv.URL+"/__sim/faults", "application/json", strings.NewReader(`{"fail_next": {"tunnels.list": 2}}`))
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("POST /__sim/faults: %v %v", res, err)
+	}
+	var got []int
+	for range 3 {
+		got = append(got, call(t, srv, "GET", "/accounts/"+account+"/cfd_tunnel", token, "").Status)
+	}
+	if !cmp.Equal(got, []int{500, 500, 200}) {
+		t.Errorf("statuses %v, want the next two calls failed, then served", got)
+	}
+	if r := call(t, srv, "GET", "/zones", token, ""); r.Status != 200 {
+		t.Errorf("another operation: %d, want 200", r.Status)
+	}
+}
+
+func TestLoseNext(t *testing.T) {
+	s := New(Options{Token: token, AccountID: account})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	s.LoseNext("tunnels.create", 1)
+	if r := call(t, srv, "POST", "/accounts/"+account+"/cfd_tunnel", token, `{"name":"lost","config_src":"cloudflare"}`); r.Status != 500 {
+		t.Errorf("the chosen write: %d, want 500", r.Status)
+	}
+	if st := s.Snapshot(); len(st.Tunnels) != 1 {
+		t.Errorf("the write behind the lost response did not happen: %+v", st.Tunnels)
+	}
+	if r := call(t, srv, "POST", "/accounts/"+account+"/cfd_tunnel", token, `{"name":"kept","config_src":"cloudflare"}`); r.Status != 200 {
+		t.Errorf("the next write: %d, want 200", r.Status)
+	}
+}

@@ -90,6 +90,13 @@ type CloudflareTunnelSpec struct {
 	// +optional
 	ProviderConfigRef *xpv2.ProviderConfigReference `json:"providerConfigRef,omitempty"`
 
+	// TokenRotation requests a new run token: the tunnel secret is rotated
+	// in Cloudflare, the token Secret updated, the connectors rolled onto
+	// it with no moment without a ready replica, and the connectors that
+	// ran with the old token removed from Cloudflare afterwards.
+	// +optional
+	TokenRotation *TokenRotationRequest `json:"tokenRotation,omitempty"`
+
 	// CredentialsSecretRef names a Secret in this namespace with
 	// CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID, and optionally
 	// CLOUDFLARE_BASE_URL (an API endpoint: a proxy, or the simulator); a
@@ -119,6 +126,15 @@ type AllowedNamespaces struct {
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 }
 
+// TokenRotationRequest asks for a token rotation.
+// +kubebuilder:validation:XValidation:rule="timestamp(self.requestedAt) >= timestamp(oldSelf.requestedAt)",message="requestedAt may only move forward: set a later time to rotate again"
+type TokenRotationRequest struct {
+	// RequestedAt requests a rotation: each later value rotates the token
+	// once. An RFC 3339 time, e.g. 2026-12-02T10:00:00Z: the current time
+	// is a good value.
+	RequestedAt metav1.Time `json:"requestedAt"`
+}
+
 // CloudflareTunnelStatus is the observed state of a CloudflareTunnel.
 type CloudflareTunnelStatus struct {
 	xpv2.ConditionedStatus `json:",inline"`
@@ -144,6 +160,11 @@ type CloudflareTunnelStatus struct {
 	// remote configuration version.
 	// +optional
 	ConnectorsOnLatestConfig int `json:"connectorsOnLatestConfig,omitempty"`
+
+	// TokenRotatedAt is when the run token was last rotated (Cloudflare's
+	// new token read, to be published to the token Secret).
+	// +optional
+	TokenRotatedAt *metav1.Time `json:"tokenRotatedAt,omitempty"`
 
 	// ObservedGeneration is the generation last reconciled.
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`

@@ -28,6 +28,28 @@ type TunnelParameters struct {
 	// this field; when unset, the document is left alone.
 	// +optional
 	Config *TunnelConfig `json:"config,omitempty"`
+
+	// TokenRotation rotates the tunnel secret, and with it the run token
+	// published to writeConnectionSecretToRef, once for each later
+	// requestedAt. Connectors already connected stay connected; new ones
+	// must use the new token.
+	// +optional
+	TokenRotation *TokenRotation `json:"tokenRotation,omitempty"`
+}
+
+// TokenRotation asks for a new tunnel secret.
+// +kubebuilder:validation:XValidation:rule="timestamp(self.requestedAt) >= timestamp(oldSelf.requestedAt)",message="requestedAt may only move forward: set a later time to rotate again"
+type TokenRotation struct {
+	// RequestedAt requests a rotation: each later value rotates the tunnel
+	// secret once. An RFC 3339 time, e.g. 2026-12-02T10:00:00Z.
+	RequestedAt metav1.Time `json:"requestedAt"`
+
+	// RolledOutAt says every connector now runs the new token (a
+	// CloudflareTunnel sets it once its Deployment has rolled out onto
+	// it): the connectors that were connected when the rotation began are
+	// then removed from Cloudflare. Unset, they are left alone.
+	// +optional
+	RolledOutAt *metav1.Time `json:"rolledOutAt,omitempty"`
 }
 
 // TunnelConfig is a tunnel's remote configuration document.
@@ -174,6 +196,34 @@ type TunnelObservation struct {
 	// RemoteConfigVersion is the version of the remote configuration
 	// document, when this resource manages it.
 	RemoteConfigVersion int `json:"remoteConfigVersion,omitempty"`
+	// TokenRotation is the state of the last token rotation.
+	// +optional
+	TokenRotation *TokenRotationObservation `json:"tokenRotation,omitempty"`
+}
+
+// TokenRotationObservation is the state of a token rotation.
+type TokenRotationObservation struct {
+	// RequestedAt is the request (spec.forProvider.tokenRotation) served.
+	RequestedAt metav1.Time `json:"requestedAt"`
+	// RotatedAt is when Cloudflare's new token was read to be published.
+	// Unset while the rotation is under way: it is retried until then.
+	// +optional
+	RotatedAt *metav1.Time `json:"rotatedAt,omitempty"`
+	// ReplacedTokenChecksum is the SHA-256 (hex) of the run token the
+	// rotation replaces (not the token): by it an interrupted rotation
+	// tells whether Cloudflare took the new secret, and whether the
+	// connection Secret still holds the old token.
+	// +optional
+	ReplacedTokenChecksum string `json:"replacedTokenChecksum,omitempty"`
+	// StaleConnectors are the connectors connected when the rotation began
+	// (with the replaced token), removed from Cloudflare once
+	// spec.forProvider.tokenRotation.rolledOutAt says the rollout is done.
+	// +optional
+	// +listType=atomic
+	StaleConnectors []string `json:"staleConnectors,omitempty"`
+	// StaleConnectorsRemovedAt is when they were removed.
+	// +optional
+	StaleConnectorsRemovedAt *metav1.Time `json:"staleConnectorsRemovedAt,omitempty"`
 }
 
 // ConnectorObservation is one cloudflared instance connected to a tunnel.

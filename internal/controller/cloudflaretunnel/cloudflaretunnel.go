@@ -355,6 +355,7 @@ func (r *Reconciler) applyChildren(ctx context.Context, cr *v1alpha1.CloudflareT
 	cr.Status.TunnelID = meta.GetExternalName(tun)
 	at := tun.Status.AtProvider
 	cr.Status.Connections, cr.Status.Connectors, cr.Status.TunnelStatus, cr.Status.ConnectorsOnLatestConfig = at.Connections, at.Connectors, at.Status, at.ConnectorsOnLatestConfig
+	r.recordRotation(cr, at.TokenRotation)
 	tunnelReady := tun.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
 	state := TunnelState{
 		Ready: tunnelReady, Synced: tun.GetCondition(xpv2.TypeSynced), Message: conditionMessage(tun),
@@ -552,6 +553,10 @@ func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTun
 		}
 	}
 	want := pub.config(tun.Spec.ForProvider.Config)
+	rolledOut, err := r.rolledOut(ctx, cr, tun.Status.AtProvider.TokenRotation)
+	if err != nil {
+		return nil, nil, 0, err
+	}
 	var hold time.Duration
 	op, err := controllerutil.CreateOrUpdate(ctx, r.kube, tun, func() error {
 		// This controller is the only writer of the tunnel's remote
@@ -580,6 +585,7 @@ func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTun
 		}
 		tun.Spec.ForProvider.Name = TunnelName(cr)
 		tun.Spec.ForProvider.ConfigSrc = ptr.To("cloudflare")
+		tun.Spec.ForProvider.TokenRotation = TokenRotationFor(cr.Spec.TokenRotation, tun.Spec.ForProvider.TokenRotation, tun.Status.AtProvider.TokenRotation, rolledOut, metav1.Now())
 		tun.Spec.AdoptByName = cr.Spec.AdoptByName
 		tun.Spec.ProviderConfigReference = pcRef
 		tun.Spec.ManagementPolicies = tunnelPolicies(cr)

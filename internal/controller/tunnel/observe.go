@@ -31,6 +31,7 @@ func observe(t *cloudflare.Tunnel, prev v1alpha1.TunnelObservation) v1alpha1.Tun
 		ConnsActiveAt:            mr.Time(t.ConnsActiveAt),
 		ConnsInactiveAt:          mr.Time(t.ConnsInactiveAt),
 		RemoteConfigVersion:      prev.RemoteConfigVersion,
+		TokenRotation:            prev.TokenRotation,
 	}
 }
 

@@ -171,6 +171,10 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Tunnel) (managed.Ex
 	if !upToDate {
 		diff = fmt.Sprintf("name: %q in Cloudflare, %q desired", t.Name, cr.Spec.ForProvider.Name)
 	}
+	if step := nextRotationStep(cr.Spec.ForProvider.TokenRotation, cr.Status.AtProvider.TokenRotation); step != rotationNone {
+		upToDate = false
+		diff += "token rotation: " + string(step) + "; "
+	}
 	if cr.Spec.ForProvider.Config != nil {
 		tc, err := e.tunnels.GetTunnelConfiguration(ctx, t.ID)
 		if err != nil {
@@ -220,6 +224,13 @@ func (e *external) observeConnectors(ctx context.Context, prev v1alpha1.TunnelOb
 	return nil
 }
 
+// holdsReplacedToken says whether the Secret still holds the token a
+// finished rotation replaced (its publication failed): Cloudflare refuses
+// it to new connectors, so the current one is fetched and published.
+func holdsReplacedToken(rot *v1alpha1.TokenRotationObservation, token []byte) bool {
+	return rot != nil && rot.RotatedAt != nil && TokenChecksum(token) == rot.ReplacedTokenChecksum
+}
+
 // connectionDetails publishes the tunnel ID and account, and the run token
 // when the connection Secret does not hold this tunnel's token yet. The
 // token is fetched only then, so a steady-state poll costs one call.
@@ -234,7 +245,7 @@ func (e *external) connectionDetails(ctx context.Context, cr *v1alpha1.Tunnel, i
 	if err != nil && !kerrors.IsNotFound(err) {
 		return nil, errors.Wrap(err, "cannot get connection secret")
 	}
-	if err == nil && len(s.Data[KeyToken]) > 0 && string(s.Data[KeyTunnelID]) == id {
+	if err == nil && len(s.Data[KeyToken]) > 0 && string(s.Data[KeyTunnelID]) == id && !holdsReplacedToken(cr.Status.AtProvider.TokenRotation, s.Data[KeyToken]) {
 		return cd, nil
 	}
 	token, err := e.tunnels.TunnelToken(ctx, id)
@@ -300,7 +311,8 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.Tunnel) (managed.Ext
 		}
 		cr.Status.AtProvider.RemoteConfigVersion = tc.Version
 	}
-	return managed.ExternalUpdate{}, nil
+	cd, err := e.rotate(ctx, cr)
+	return managed.ExternalUpdate{ConnectionDetails: cd}, err
 }
 
 func (e *external) Delete(ctx context.Context, cr *v1alpha1.Tunnel) (managed.ExternalDelete, error) {
