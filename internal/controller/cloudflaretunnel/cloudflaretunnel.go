@@ -585,7 +585,7 @@ func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTun
 		}
 		tun.Spec.ForProvider.Name = TunnelName(cr)
 		tun.Spec.ForProvider.ConfigSrc = ptr.To("cloudflare")
-		tun.Spec.ForProvider.TokenRotation = TokenRotationFor(cr.Spec.TokenRotation, tun.Spec.ForProvider.TokenRotation, tun.Status.AtProvider.TokenRotation, rolledOut, metav1.Now())
+		tun.Spec.ForProvider.TokenRotation = TokenRotationFor(cr.Spec.TokenRotation, tun.Spec.ForProvider.TokenRotation, tun.Status.AtProvider.TokenRotation, cr.Status.TokenRotatedAt, rolledOut, metav1.Now())
 		tun.Spec.AdoptByName = cr.Spec.AdoptByName
 		tun.Spec.ProviderConfigReference = pcRef
 		tun.Spec.ManagementPolicies = tunnelPolicies(cr)

@@ -19,9 +19,11 @@ import (
 // CloudflareTunnel's request, and once the Tunnel has rotated for it and
 // the connectors have rolled out onto the new token, when that happened (so
 // the Tunnel removes the connectors of the old token). A new request starts
-// without it.
-func TokenRotationFor(req *v1alpha1.TokenRotationRequest, current *ztv1alpha1.TokenRotation, done *ztv1alpha1.TokenRotationObservation, rolledOut bool, now metav1.Time) *ztv1alpha1.TokenRotation {
-	if req == nil {
+// without it. A Tunnel with no rotation of its own (one that replaces a
+// Tunnel deleted by hand) is not asked again for a request this
+// CloudflareTunnel already saw served (rotatedAt, its status).
+func TokenRotationFor(req *v1alpha1.TokenRotationRequest, current *ztv1alpha1.TokenRotation, done *ztv1alpha1.TokenRotationObservation, rotatedAt *metav1.Time, rolledOut bool, now metav1.Time) *ztv1alpha1.TokenRotation {
+	if req == nil || (done == nil && rotatedAt != nil && !rotatedAt.Before(&req.RequestedAt)) {
 		return nil
 	}
 	out := &ztv1alpha1.TokenRotation{RequestedAt: req.RequestedAt}

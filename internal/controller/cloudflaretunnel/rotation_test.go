@@ -26,20 +26,23 @@ func TestTokenRotationFor(t *testing.T) {
 		req       *v1alpha1.TokenRotationRequest
 		current   *ztv1alpha1.TokenRotation
 		done      *ztv1alpha1.TokenRotationObservation
+		rotatedAt *metav1.Time
 		rolledOut bool
 		want      *ztv1alpha1.TokenRotation
 	}{
-		"NoRequest":     {"nothing asked, nothing passed down", nil, nil, nil, false, nil},
-		"Passed":        {"the request goes down as it is", req, nil, nil, false, &ztv1alpha1.TokenRotation{RequestedAt: at(100)}},
-		"RollingOut":    {"rotated but not rolled out: no rollout time yet", req, &ztv1alpha1.TokenRotation{RequestedAt: at(100)}, done, false, &ztv1alpha1.TokenRotation{RequestedAt: at(100)}},
-		"RolledOut":     {"rotated and rolled out: now", req, &ztv1alpha1.TokenRotation{RequestedAt: at(100)}, done, true, &ztv1alpha1.TokenRotation{RequestedAt: at(100), RolledOutAt: p(500)}},
-		"Kept":          {"a rollout time once set is kept", req, &ztv1alpha1.TokenRotation{RequestedAt: at(100), RolledOutAt: p(300)}, done, false, &ztv1alpha1.TokenRotation{RequestedAt: at(100), RolledOutAt: p(300)}},
-		"NotRotatedYet": {"a rollout before the Tunnel rotated is not this rotation's", req, nil, &ztv1alpha1.TokenRotationObservation{RequestedAt: at(100)}, true, &ztv1alpha1.TokenRotation{RequestedAt: at(100)}},
-		"NewRequest":    {"a new request starts without the last rollout time", &v1alpha1.TokenRotationRequest{RequestedAt: at(200)}, &ztv1alpha1.TokenRotation{RequestedAt: at(100), RolledOutAt: p(300)}, done, true, &ztv1alpha1.TokenRotation{RequestedAt: at(200)}},
+		"NoRequest":                {"nothing asked, nothing passed down", nil, nil, nil, nil, false, nil},
+		"Passed":                   {"the request goes down as it is", req, nil, nil, nil, false, &ztv1alpha1.TokenRotation{RequestedAt: at(100)}},
+		"RollingOut":               {"rotated but not rolled out: no rollout time yet", req, &ztv1alpha1.TokenRotation{RequestedAt: at(100)}, done, p(101), false, &ztv1alpha1.TokenRotation{RequestedAt: at(100)}},
+		"RolledOut":                {"rotated and rolled out: now", req, &ztv1alpha1.TokenRotation{RequestedAt: at(100)}, done, p(101), true, &ztv1alpha1.TokenRotation{RequestedAt: at(100), RolledOutAt: p(500)}},
+		"Kept":                     {"a rollout time once set is kept", req, &ztv1alpha1.TokenRotation{RequestedAt: at(100), RolledOutAt: p(300)}, done, p(101), false, &ztv1alpha1.TokenRotation{RequestedAt: at(100), RolledOutAt: p(300)}},
+		"NotRotatedYet":            {"a rollout before the Tunnel rotated is not this rotation's", req, nil, &ztv1alpha1.TokenRotationObservation{RequestedAt: at(100)}, nil, true, &ztv1alpha1.TokenRotation{RequestedAt: at(100)}},
+		"ReplacedTunnel":           {"a new Tunnel is not asked again for a request already served", req, nil, nil, p(101), false, nil},
+		"ReplacedTunnelNewRequest": {"but it is for a later one", &v1alpha1.TokenRotationRequest{RequestedAt: at(200)}, nil, nil, p(101), false, &ztv1alpha1.TokenRotation{RequestedAt: at(200)}},
+		"NewRequest":               {"a new request starts without the last rollout time", &v1alpha1.TokenRotationRequest{RequestedAt: at(200)}, &ztv1alpha1.TokenRotation{RequestedAt: at(100), RolledOutAt: p(300)}, done, p(101), true, &ztv1alpha1.TokenRotation{RequestedAt: at(200)}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := cloudflaretunnel.TokenRotationFor(tc.req, tc.current, tc.done, tc.rolledOut, now)
+			got := cloudflaretunnel.TokenRotationFor(tc.req, tc.current, tc.done, tc.rotatedAt, tc.rolledOut, now)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s: -want +got:\n%s", tc.reason, diff)
 			}
