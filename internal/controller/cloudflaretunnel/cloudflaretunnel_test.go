@@ -771,6 +771,23 @@ func TestTokenRotation(t *testing.T) {
 		t.Errorf("after the rotation was served: %d tunnel edits (was %d), token changed %v", got, edits, tokenOf(t, cr) != fresh)
 	}
 
+	// A Secret back on the replaced token (a publication that failed, a
+	// restore from backup) is put back on the token Cloudflare accepts.
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cr.Name + "-token"}}
+	eventually(t, "the old token written back", func() error {
+		if err := p.Get(secret); err != nil {
+			return err
+		}
+		secret.Data["token"] = []byte(old)
+		return p.Client.Update(context.Background(), secret)
+	})
+	eventually(t, "the current token republished", func() error {
+		if tokenOf(t, cr) != fresh {
+			return fmt.Errorf("the Secret holds the replaced token")
+		}
+		return nil
+	})
+
 	p.Sim.SetConnectors(id, 0)
 	p.DeleteAndWait(t, cr)
 }
