@@ -18,52 +18,58 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/cloudflaretunnel"
 )
 
-// readyWatch polls a Deployment's status.readyReplicas until stopped and
-// remembers the lowest it saw.
+// readyWatch follows a Deployment's status.readyReplicas through every
+// change the API server records (a watch, so no moment between two polls
+// is missed) and remembers the lowest.
 type readyWatch struct {
 	mu      sync.Mutex
 	min     int32
-	samples int
+	changes int
 	surged  bool // saw more pods than replicas: a rollout in progress
-	errs    []error
-	stop    chan struct{}
+	err     error
+	cancel  context.CancelFunc
 	done    chan struct{}
 }
 
-func watchReady(ctx context.Context, dep client.ObjectKey, replicas int32) *readyWatch {
-	w := &readyWatch{min: replicas, stop: make(chan struct{}), done: make(chan struct{})}
+func watchReady(t *testing.T, ctx context.Context, dep client.ObjectKey, replicas int32) *readyWatch {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	w := &readyWatch{min: replicas, cancel: cancel, done: make(chan struct{})}
+	watcher, err := env.clientset.AppsV1().Deployments(dep.Namespace).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + dep.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
 	go func() {
 		defer close(w.done)
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-w.stop:
-				return
-			case <-tick.C:
-			}
-			d := &appsv1.Deployment{}
-			err := env.kube.Get(ctx, dep, d)
+		defer watcher.Stop()
+		for ev := range watcher.ResultChan() {
+			d, ok := ev.Object.(*appsv1.Deployment)
 			w.mu.Lock()
-			if err != nil {
-				w.errs = append(w.errs, err)
-			} else {
-				w.samples++
+			switch {
+			case ok:
+				w.changes++
 				w.min = min(w.min, d.Status.ReadyReplicas)
 				w.surged = w.surged || d.Status.Replicas > replicas
+			case ctx.Err() == nil:
+				w.err = fmt.Errorf("watch event %s: %v", ev.Type, ev.Object)
 			}
+			w.mu.Unlock()
+		}
+		if ctx.Err() == nil {
+			w.mu.Lock()
+			w.err = fmt.Errorf("the watch ended before the rotation did")
 			w.mu.Unlock()
 		}
 	}()
 	return w
 }
 
-func (w *readyWatch) end() (minReady int32, samples int, surged bool, errs []error) {
-	close(w.stop)
+func (w *readyWatch) end() (minReady int32, changes int, surged bool, err error) {
+	w.cancel()
 	<-w.done
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.min, w.samples, w.surged, w.errs
+	return w.min, w.changes, w.surged, w.err
 }
 
 // TestTokenRotationKeepsAReadyReplica: a rotation requested on a running
@@ -111,7 +117,7 @@ func TestTokenRotationKeepsAReadyReplica(t *testing.T) {
 	}
 
 	depKey := client.ObjectKey{Namespace: ns, Name: "edge-cloudflared"}
-	watch := watchReady(ctx, depKey, 2)
+	watch := watchReady(t, ctx, depKey, 2)
 	eventually(t, time.Minute, "rotation requested", func() error {
 		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(cft), cft); err != nil {
 			return err
@@ -164,10 +170,10 @@ func TestTokenRotationKeepsAReadyReplica(t *testing.T) {
 		}
 		return nil
 	})
-	minReady, samples, surged, errs := watch.end()
-	t.Logf("readyReplicas polled %d times during the rotation: lowest %d, surge seen %v", samples, minReady, surged)
-	if minReady < 1 || samples == 0 || len(errs) > 0 {
-		t.Errorf("readyReplicas fell to %d over %d samples (errors %v): the rotation left no ready replica", minReady, samples, errs)
+	minReady, changes, surged, err := watch.end()
+	t.Logf("the Deployment changed %d times during the rotation: readyReplicas at least %d throughout, surge seen %v", changes, minReady, surged)
+	if err != nil || minReady < 1 || !surged {
+		t.Errorf("readyReplicas fell to %d over %d changes (surge seen %v, watch error %v): want a rollout that kept a ready replica", minReady, changes, surged, err)
 	}
 	if err := env.kube.Get(ctx, client.ObjectKeyFromObject(cft), cft); err != nil || cft.Status.TokenRotatedAt == nil {
 		t.Errorf("status.tokenRotatedAt %v (%v)", cft.Status.TokenRotatedAt, err)
