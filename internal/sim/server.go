@@ -80,7 +80,13 @@ type Server struct {
 	// throttledUntil: every call is answered 429 until then (Throttle).
 	throttledUntil time.Time
 	lostResponses  map[string]int
-	rng            *mrand.Rand
+	// failNext: the next n calls of an operation are answered 500 before
+	// anything happens (FailNext).
+	failNext map[string]int
+	// loseNext: the next n successful writes of an operation happen, but
+	// are answered 500 (LoseNext).
+	loseNext map[string]int
+	rng      *mrand.Rand
 }
 
 // OpStats counts the requests one API operation received.
@@ -107,6 +113,8 @@ func New(o Options) *Server {
 		limiter: map[string]*tokenWindow{},
 
 		lostResponses: map[string]int{},
+		failNext:      map[string]int{},
+		loseNext:      map[string]int{},
 		rng:           mrand.New(mrand.NewPCG(1, 2)),
 	}
 	for _, z := range o.Zones {
@@ -195,6 +203,7 @@ func (s *Server) routesTable() {
 	root.HandleFunc("GET /__sim/faults", s.handleFaults)
 	root.HandleFunc("POST /__sim/faults", s.handleFaults)
 	root.HandleFunc("POST /__sim/tunnels/{tunnel_id}/connectors", s.handleConnectors)
+	root.HandleFunc("POST /__sim/connect", s.handleConnect)
 	s.mux = root
 }
 
@@ -242,7 +251,7 @@ func (s *Server) wrap(op string, fn handlerFn) http.Handler {
 			writeError(rec, errf(http.StatusTooManyRequests, 971, "Please wait and consider throttling your request speed"))
 			return
 		}
-		if s.injectFault() {
+		if s.injectFault() || s.takeFailNext(op) {
 			writeError(rec, errf(http.StatusInternalServerError, 10001, "Internal server error (injected by the simulator)"))
 			return
 		}
@@ -264,6 +273,10 @@ func (s *Server) wrap(op string, fn handlerFn) http.Handler {
 		s.mu.Lock()
 		result, info, aerr := fn(r, body)
 		lost := aerr == nil && r.Method != http.MethodGet && s.opts.LostResponseRate > 0 && s.rng.Float64() < s.opts.LostResponseRate
+		if !lost && aerr == nil && r.Method != http.MethodGet && s.loseNext[op] > 0 {
+			s.loseNext[op]--
+			lost = true
+		}
 		s.mu.Unlock()
 		if aerr != nil {
 			writeError(rec, aerr)
@@ -301,6 +314,34 @@ func (s *Server) injectFault() bool {
 		return false
 	}
 	return s.rng.Float64() < s.opts.ErrorRate
+}
+
+// FailNext answers the next n calls of operation op (e.g. "tunnels.token")
+// with a 500 before anything happens: a failure at one chosen step, for
+// tests of what a client does when a sequence of calls breaks midway.
+func (s *Server) FailNext(op string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failNext[op] = n
+}
+
+// LoseNext makes the next n successful writes of operation op (e.g.
+// "tunnels.edit") happen but answers them 500: a response lost at one
+// chosen step.
+func (s *Server) LoseNext(op string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loseNext[op] = n
+}
+
+func (s *Server) takeFailNext(op string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failNext[op] <= 0 {
+		return false
+	}
+	s.failNext[op]--
+	return true
 }
 
 // Faults are the failures the simulator injects; they can be changed while
@@ -575,13 +616,21 @@ func (s *Server) handleFaults(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		var in struct {
 			Faults
-			ThrottleSeconds float64 `json:"throttle_seconds"`
+			ThrottleSeconds float64        `json:"throttle_seconds"`
+			FailNext        map[string]int `json:"fail_next"`
+			LoseNext        map[string]int `json:"lose_next"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.ErrorRate < 0 || in.ErrorRate > 1 || in.LostResponseRate < 0 || in.LostResponseRate > 1 || in.Latency < 0 || in.ThrottleSeconds < 0 {
-			http.Error(w, `body must be {"error_rate": 0-1, "lost_response_rate": 0-1, "latency": ns >= 0, "throttle_seconds": s >= 0}`, http.StatusBadRequest)
+			http.Error(w, `body must be {"error_rate": 0-1, "lost_response_rate": 0-1, "latency": ns >= 0, "throttle_seconds": s >= 0, "fail_next": {"<operation>": n}, "lose_next": {"<operation>": n}}`, http.StatusBadRequest)
 			return
 		}
 		s.SetFaults(in.Faults)
+		for op, n := range in.FailNext {
+			s.FailNext(op, n)
+		}
+		for op, n := range in.LoseNext {
+			s.LoseNext(op, n)
+		}
 		if in.ThrottleSeconds > 0 {
 			s.Throttle(time.Duration(in.ThrottleSeconds * float64(time.Second)))
 		}

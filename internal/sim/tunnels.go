@@ -2,8 +2,10 @@ package sim
 
 import (
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -25,20 +27,35 @@ type tunnel struct {
 	Metadata        map[string]any `json:"metadata"`
 	Connections     []any          `json:"connections"`
 
-	secret     []byte
-	connectors []connector
-	config     *tunnelConfiguration
+	secret []byte
+	// replacedSecrets are the secrets a PATCH replaced: their tokens are
+	// refused, and must never show anywhere either (RunTokens).
+	replacedSecrets [][]byte
+	connectors      []connector
+	config          *tunnelConfiguration
 }
 
 type connector struct {
-	ID            string       `json:"id"`
-	Arch          string       `json:"arch"`
-	Version       string       `json:"version"`
-	Features      []string     `json:"features"`
+	ID       string   `json:"id"`
+	Arch     string   `json:"arch"`
+	Version  string   `json:"version"`
+	Features []string `json:"features"`
+	// ConfigVersion is the version of the remote configuration this
+	// connector last applied.
 	ConfigVersion int          `json:"config_version"`
 	RunAt         time.Time    `json:"run_at"`
 	Conns         []connection `json:"conns"`
+
+	// configLag keeps the connector on its configuration version when a
+	// new one is put (a test's way to model a cloudflared that has not
+	// picked it up yet); otherwise it applies a new version at once.
+	configLag bool
 }
+
+// connectionsPerConnector is how many edge connections a cloudflared
+// replica keeps; fewer is a failed connection, which Cloudflare reports as
+// a degraded tunnel.
+const connectionsPerConnector = 4
 
 type connection struct {
 	ID                 string    `json:"id"`
@@ -61,8 +78,10 @@ type tunnelConfiguration struct {
 }
 
 // token is the run token cloudflared takes: base64 of {"a","t","s"}.
-func (t *tunnel) token() string {
-	b, _ := json.Marshal(map[string]string{"a": t.AccountTag, "t": t.ID, "s": base64.StdEncoding.EncodeToString(t.secret)})
+func (t *tunnel) token() string { return t.tokenWith(t.secret) }
+
+func (t *tunnel) tokenWith(secret []byte) string {
+	b, _ := json.Marshal(map[string]string{"a": t.AccountTag, "t": t.ID, "s": base64.StdEncoding.EncodeToString(secret)})
 	return base64.StdEncoding.EncodeToString(b)
 }
 
@@ -227,6 +246,7 @@ func (s *Server) editTunnel(r *http.Request, body []byte) (any, any, *apiError) 
 		if derr != nil || len(b) < 32 {
 			return nil, nil, errf(http.StatusBadRequest, 1001, "tunnel_secret must be base64 of at least 32 bytes")
 		}
+		t.replacedSecrets = append(t.replacedSecrets, t.secret)
 		t.secret = b
 	}
 	return t, nil, nil
@@ -305,24 +325,64 @@ func (s *Server) deleteTunnelConnections(r *http.Request, _ []byte) (any, any, *
 	return nil, nil, nil
 }
 
+// updateTunnelStatus derives the tunnel's status from its connectors, as
+// Cloudflare documents it: healthy when every connector holds its four edge
+// connections, degraded when it serves but at least one connection has
+// failed, down when it had connections and has none, inactive when it never
+// ran. conns_active_at and conns_inactive_at move only when the tunnel
+// starts or stops serving, not between healthy and degraded.
 func (s *Server) updateTunnelStatus(t *tunnel) {
 	now := s.now()
+	serving, full := false, true
+	for _, c := range t.connectors {
+		serving = serving || len(c.Conns) > 0
+		full = full && len(c.Conns) >= connectionsPerConnector
+	}
+	wasServing := t.Status == "healthy" || t.Status == "degraded"
 	switch {
-	case len(t.connectors) > 0:
-		if t.Status != "healthy" {
+	case serving:
+		if !wasServing {
 			t.ConnsActiveAt = ptrTime(now)
 		}
-		t.Status = "healthy"
-	case t.Status == "healthy" || t.Status == "degraded":
+		t.Status = "degraded"
+		if full {
+			t.Status = "healthy"
+		}
+	case wasServing:
 		t.Status = "down"
 		t.ConnsInactiveAt = ptrTime(now)
 	}
+}
+
+// ConnectorState is what a test sets of one connector.
+type ConnectorState struct {
+	// Connections to the edge, 0–4 (a cloudflared replica keeps 4; fewer
+	// is a failed connection; 0 is a connector that lost them all but is
+	// still listed).
+	Connections int `json:"connections"`
+	// ConfigLag keeps the connector on the configuration version it has
+	// when a new one is put, until it is set false again (then it applies
+	// the current version).
+	ConfigLag bool `json:"config_lag"`
 }
 
 // SetConnectors makes n connectors (each with 4 edge connections, like a
 // cloudflared replica) connected to the tunnel; 0 disconnects them all. No
 // cloudflared runs against the simulator, so tests and the sandbox use this.
 func (s *Server) SetConnectors(tunnelID string, n int) bool {
+	states := make([]ConnectorState, n)
+	for i := range states {
+		states[i].Connections = connectionsPerConnector
+	}
+	return s.SetConnectorStates(tunnelID, states)
+}
+
+// SetConnectorStates sets the tunnel's connectors one by one: the connector
+// at each position keeps its ID and start time (only its connections and
+// configuration lag change), new positions are new connectors (which apply
+// the current configuration version), and connectors past the end
+// disconnect and go.
+func (s *Server) SetConnectorStates(tunnelID string, states []ConnectorState) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.tunnelByID(tunnelID)
@@ -330,27 +390,77 @@ func (s *Server) SetConnectors(tunnelID string, n int) bool {
 		return false
 	}
 	now := s.now()
-	t.connectors = nil
-	for range n {
-		c := connector{ID: newUUID(), Arch: "linux_amd64", Version: "2025.8.0", Features: []string{"serialized_headers"}, RunAt: now}
-		for i, colo := range []string{"ams01", "ams02", "fra01", "fra02"} {
-			c.Conns = append(c.Conns, connection{ID: newUUID(), UUID: newUUID(), ClientID: c.ID, ClientVersion: c.Version, ColoName: colo, OpenedAt: now, OriginIP: "10.0.0." + string(rune('1'+i))})
+	if len(t.connectors) > len(states) {
+		t.connectors = t.connectors[:len(states)]
+	}
+	for i, st := range states {
+		if i == len(t.connectors) {
+			t.connectors = append(t.connectors, s.newConnector(t, now))
 		}
-		t.connectors = append(t.connectors, c)
+		c := &t.connectors[i]
+		c.configLag = st.ConfigLag
+		if !c.configLag {
+			c.ConfigVersion = t.configVersion()
+		}
+		c.Conns = connectionsOf(c, st.Connections, now)
 	}
 	s.updateTunnelStatus(t)
 	return true
 }
 
+// newConnector is a cloudflared that just connected: it runs the current
+// configuration version.
+func (s *Server) newConnector(t *tunnel, now time.Time) connector {
+	return connector{ID: newUUID(), Arch: "linux_amd64", Version: "2025.8.0", Features: []string{"serialized_headers"}, RunAt: now, ConfigVersion: t.configVersion()}
+}
+
+// connectionsOf resizes a connector's edge connections to n, keeping the
+// ones it has.
+func connectionsOf(c *connector, n int, now time.Time) []connection {
+	colos := []string{"ams01", "ams02", "fra01", "fra02"}
+	out := slices.Clone(c.Conns)
+	if len(out) > n {
+		return out[:n]
+	}
+	for i := len(out); i < n; i++ {
+		out = append(out, connection{ID: newUUID(), UUID: newUUID(), ClientID: c.ID, ClientVersion: c.Version, ColoName: colos[i%len(colos)], OpenedAt: now, OriginIP: "10.0.0." + string(rune('1'+i))})
+	}
+	return out
+}
+
+func (t *tunnel) configVersion() int {
+	if t.config == nil {
+		return 0
+	}
+	return t.config.Version
+}
+
+// handleConnectors is the test-only hook behind SetConnectors and
+// SetConnectorStates: {"count": n} or {"connectors": [{"connections": 0-4,
+// "config_lag": bool}, ...]}.
 func (s *Server) handleConnectors(w http.ResponseWriter, r *http.Request) {
 	var in struct {
-		Count int `json:"count"`
+		Count      *int             `json:"count"`
+		Connectors []ConnectorState `json:"connectors"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Count < 0 {
-		http.Error(w, `body must be {"count": n} with n >= 0`, http.StatusBadRequest)
+	const usage = `body must be {"count": n} with n >= 0, or {"connectors": [{"connections": 0-4, "config_lag": bool}, ...]}`
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || (in.Count == nil) == (in.Connectors == nil) || (in.Count != nil && *in.Count < 0) {
+		http.Error(w, usage, http.StatusBadRequest)
 		return
 	}
-	if !s.SetConnectors(r.PathValue("tunnel_id"), in.Count) {
+	for _, c := range in.Connectors {
+		if c.Connections < 0 || c.Connections > connectionsPerConnector {
+			http.Error(w, usage, http.StatusBadRequest)
+			return
+		}
+	}
+	ok := false
+	if in.Count != nil {
+		ok = s.SetConnectors(r.PathValue("tunnel_id"), *in.Count)
+	} else {
+		ok = s.SetConnectorStates(r.PathValue("tunnel_id"), in.Connectors)
+	}
+	if !ok {
 		http.Error(w, "no such live tunnel", http.StatusNotFound)
 		return
 	}
@@ -406,18 +516,78 @@ func (s *Server) putConfiguration(r *http.Request, body []byte) (any, any, *apiE
 		version = t.config.Version + 1
 	}
 	t.config = &tunnelConfiguration{AccountID: t.AccountTag, TunnelID: t.ID, Version: version, Source: "cloudflare", CreatedAt: s.now(), Config: in.Config}
+	// cloudflared pulls a new remote configuration within moments; a test
+	// holds a connector back with config_lag.
+	for i := range t.connectors {
+		if !t.connectors[i].configLag {
+			t.connectors[i].ConfigVersion = version
+		}
+	}
 	return t.config, nil, nil
 }
 
+// ErrTokenRefused is Connect's answer to a run token whose tunnel is gone
+// or whose secret is not the tunnel's current one.
+var ErrTokenRefused = errors.New("run token refused: unknown tunnel, or not its current secret")
+
+// Connect plays a cloudflared starting with a run token: Cloudflare accepts
+// only the tunnel's current secret, so after a rotation the old token is
+// refused, while connectors already connected stay connected until they
+// disconnect or their connections are deleted. An accepted token registers
+// a new connector with four edge connections on the current configuration
+// version; its ID is returned.
+func (s *Server) Connect(token string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	raw, err := base64.StdEncoding.DecodeString(token)
+	var tok struct{ A, T, S string }
+	if err != nil || json.Unmarshal(raw, &tok) != nil {
+		return "", ErrTokenRefused
+	}
+	t := s.tunnelByID(tok.T)
+	if t == nil || tok.A != t.AccountTag || subtle.ConstantTimeCompare([]byte(tok.S), []byte(base64.StdEncoding.EncodeToString(t.secret))) != 1 {
+		return "", ErrTokenRefused
+	}
+	now := s.now()
+	c := s.newConnector(t, now)
+	c.Conns = connectionsOf(&c, connectionsPerConnector, now)
+	t.connectors = append(t.connectors, c)
+	s.updateTunnelStatus(t)
+	return c.ID, nil
+}
+
+// handleConnect is the test-only hook behind Connect: POST
+// {"token": "<run token>"} answers 201 {"connector_id": ...}, or 401 when
+// Cloudflare would refuse the token. The token travels in the body, never
+// in the URL.
+func (s *Server) handleConnect(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Token string `json:"token"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Token == "" {
+		http.Error(w, `body must be {"token": "<run token>"}`, http.StatusBadRequest)
+		return
+	}
+	id, err := s.Connect(in.Token)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusUnauthorized)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]string{"connector_id": id})
+}
+
 // RunTokens returns the run token of every tunnel the account has held,
-// deleted ones included: what a secret-hygiene check must never find in
-// logs, events or status.
+// deleted ones included, and the tokens of secrets a rotation replaced:
+// what a secret-hygiene check must never find in logs, events or status.
 func (s *Server) RunTokens() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]string, 0, len(s.tunnels))
 	for _, t := range s.tunnels {
 		out = append(out, t.token())
+		for _, old := range t.replacedSecrets {
+			out = append(out, t.tokenWith(old))
+		}
 	}
 	return out
 }

@@ -98,6 +98,13 @@ type CloudflareTunnelSpec struct {
 	// +optional
 	ProviderConfigRef *xpv2.ProviderConfigReference `json:"providerConfigRef,omitempty"`
 
+	// TokenRotation requests a new run token: the tunnel secret is rotated
+	// in Cloudflare, the token Secret updated, the connectors rolled onto
+	// it with no moment without a ready replica, and the connectors that
+	// ran with the old token removed from Cloudflare afterwards.
+	// +optional
+	TokenRotation *TokenRotationRequest `json:"tokenRotation,omitempty"`
+
 	// CredentialsSecretRef names a Secret in this namespace with
 	// CLOUDFLARE_API_TOKEN and CLOUDFLARE_ACCOUNT_ID, and optionally
 	// CLOUDFLARE_BASE_URL (an API endpoint: a proxy, or the simulator); a
@@ -127,6 +134,15 @@ type AllowedNamespaces struct {
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 }
 
+// TokenRotationRequest asks for a token rotation.
+// +kubebuilder:validation:XValidation:rule="timestamp(self.requestedAt) >= timestamp(oldSelf.requestedAt)",message="requestedAt may only move forward: set a later time to rotate again"
+type TokenRotationRequest struct {
+	// RequestedAt requests a rotation: each later value rotates the token
+	// once. An RFC 3339 time, e.g. 2026-12-02T10:00:00Z: the current time
+	// is a good value.
+	RequestedAt metav1.Time `json:"requestedAt"`
+}
+
 // CloudflareTunnelStatus is the observed state of a CloudflareTunnel.
 type CloudflareTunnelStatus struct {
 	xpv2.ConditionedStatus `json:",inline"`
@@ -137,6 +153,27 @@ type CloudflareTunnelStatus struct {
 	// Connections to Cloudflare's edge, as Cloudflare reports them.
 	Connections int `json:"connections,omitempty"`
 
+	// TunnelStatus is Cloudflare's view of the tunnel: healthy, degraded
+	// (serving, but at least one edge connection has failed), down (it had
+	// connections and has none) or inactive (never run).
+	// +optional
+	TunnelStatus string `json:"tunnelStatus,omitempty"`
+
+	// Connectors is how many cloudflared instances Cloudflare sees
+	// connected; the Degraded condition compares it with spec.replicas.
+	// +optional
+	Connectors int `json:"connectors,omitempty"`
+
+	// ConnectorsOnLatestConfig is how many of them run the tunnel's current
+	// remote configuration version.
+	// +optional
+	ConnectorsOnLatestConfig int `json:"connectorsOnLatestConfig,omitempty"`
+
+	// TokenRotatedAt is when the run token was last rotated (Cloudflare's
+	// new token read, to be published to the token Secret).
+	// +optional
+	TokenRotatedAt *metav1.Time `json:"tokenRotatedAt,omitempty"`
+
 	// ObservedGeneration is the generation last reconciled.
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
@@ -146,8 +183,11 @@ type CloudflareTunnelStatus struct {
 // A CloudflareTunnel is a running, hardened Cloudflare Tunnel: a Tunnel
 // managed resource, its token Secret and a cloudflared Deployment.
 // +kubebuilder:printcolumn:name="TUNNEL-ID",type="string",JSONPath=".status.tunnelID"
+// +kubebuilder:printcolumn:name="STATUS",type="string",JSONPath=".status.tunnelStatus"
+// +kubebuilder:printcolumn:name="CONNECTORS",type="integer",JSONPath=".status.connectors"
 // +kubebuilder:printcolumn:name="CONNECTIONS",type="integer",JSONPath=".status.connections"
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="DEGRADED",type="string",JSONPath=".status.conditions[?(@.type=='Degraded')].status"
 // +kubebuilder:printcolumn:name="REASON",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].reason",priority=1
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:subresource:status

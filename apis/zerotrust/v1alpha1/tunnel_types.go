@@ -28,6 +28,28 @@ type TunnelParameters struct {
 	// this field; when unset, the document is left alone.
 	// +optional
 	Config *TunnelConfig `json:"config,omitempty"`
+
+	// TokenRotation rotates the tunnel secret, and with it the run token
+	// published to writeConnectionSecretToRef, once for each later
+	// requestedAt. Connectors already connected stay connected; new ones
+	// must use the new token.
+	// +optional
+	TokenRotation *TokenRotation `json:"tokenRotation,omitempty"`
+}
+
+// TokenRotation asks for a new tunnel secret.
+// +kubebuilder:validation:XValidation:rule="timestamp(self.requestedAt) >= timestamp(oldSelf.requestedAt)",message="requestedAt may only move forward: set a later time to rotate again"
+type TokenRotation struct {
+	// RequestedAt requests a rotation: each later value rotates the tunnel
+	// secret once. An RFC 3339 time, e.g. 2026-12-02T10:00:00Z.
+	RequestedAt metav1.Time `json:"requestedAt"`
+
+	// RolledOutAt says every connector now runs the new token (a
+	// CloudflareTunnel sets it once its Deployment has rolled out onto
+	// it): the connectors that were connected when the rotation began are
+	// then removed from Cloudflare. Unset, they are left alone.
+	// +optional
+	RolledOutAt *metav1.Time `json:"rolledOutAt,omitempty"`
 }
 
 // TunnelConfig is a tunnel's remote configuration document.
@@ -143,8 +165,26 @@ type TunnelObservation struct {
 	// Connections is the number of active edge connections of the tunnel's
 	// connectors (typically 4 per cloudflared replica).
 	Connections int `json:"connections,omitempty"`
-	// Connectors is the number of cloudflared instances connected.
+	// Connectors is the number of cloudflared instances connected (with
+	// at least one edge connection).
 	Connectors int `json:"connectors,omitempty"`
+	// ConnectorDetails are the cloudflared instances Cloudflare lists for
+	// the tunnel, as last read (see ConnectorsObservedAt).
+	// +optional
+	// +listType=atomic
+	ConnectorDetails []ConnectorObservation `json:"connectorDetails,omitempty"`
+	// ConnectorsObservedAt is when Cloudflare's list of connectors was
+	// last read. It is read when the tunnel's status or its active or
+	// inactive times change, after a configuration change, every poll
+	// while the tunnel is degraded or a connector lags the configuration,
+	// and otherwise every fifth poll.
+	// +optional
+	ConnectorsObservedAt *metav1.Time `json:"connectorsObservedAt,omitempty"`
+	// ConnectorsOnLatestConfig is how many connected connectors run
+	// configuration version RemoteConfigVersion, when this resource
+	// manages the remote configuration.
+	// +optional
+	ConnectorsOnLatestConfig int `json:"connectorsOnLatestConfig,omitempty"`
 	// CreatedAt is when the tunnel was created.
 	CreatedAt *metav1.Time `json:"createdAt,omitempty"`
 	// DeletedAt is when the tunnel was deleted.
@@ -156,6 +196,51 @@ type TunnelObservation struct {
 	// RemoteConfigVersion is the version of the remote configuration
 	// document, when this resource manages it.
 	RemoteConfigVersion int `json:"remoteConfigVersion,omitempty"`
+	// TokenRotation is the state of the last token rotation.
+	// +optional
+	TokenRotation *TokenRotationObservation `json:"tokenRotation,omitempty"`
+}
+
+// TokenRotationObservation is the state of a token rotation.
+type TokenRotationObservation struct {
+	// RequestedAt is the request (spec.forProvider.tokenRotation) served.
+	RequestedAt metav1.Time `json:"requestedAt"`
+	// RotatedAt is when Cloudflare's new token was read to be published.
+	// Unset while the rotation is under way: it is retried until then.
+	// +optional
+	RotatedAt *metav1.Time `json:"rotatedAt,omitempty"`
+	// ReplacedTokenChecksum is the SHA-256 (hex) of the run token the
+	// rotation replaces (not the token): by it an interrupted rotation
+	// tells whether Cloudflare took the new secret, and whether the
+	// connection Secret still holds the old token.
+	// +optional
+	ReplacedTokenChecksum string `json:"replacedTokenChecksum,omitempty"`
+	// StaleConnectors are the connectors connected when the rotation began
+	// (with the replaced token), removed from Cloudflare once
+	// spec.forProvider.tokenRotation.rolledOutAt says the rollout is done.
+	// +optional
+	// +listType=atomic
+	StaleConnectors []string `json:"staleConnectors,omitempty"`
+	// StaleConnectorsRemovedAt is when they were removed.
+	// +optional
+	StaleConnectorsRemovedAt *metav1.Time `json:"staleConnectorsRemovedAt,omitempty"`
+}
+
+// ConnectorObservation is one cloudflared instance connected to a tunnel.
+type ConnectorObservation struct {
+	// ID of the connector (Cloudflare's client_id).
+	ID string `json:"id"`
+	// Version of cloudflared.
+	// +optional
+	Version string `json:"version,omitempty"`
+	// ConfigVersion is the remote configuration version it last applied.
+	// +optional
+	ConfigVersion int `json:"configVersion,omitempty"`
+	// RunAt is when it started.
+	// +optional
+	RunAt *metav1.Time `json:"runAt,omitempty"`
+	// Connections it holds to Cloudflare's edge (4 when healthy).
+	Connections int `json:"connections"`
 }
 
 // A TunnelSpec defines the desired state of a Tunnel.
@@ -190,6 +275,7 @@ type TunnelStatus struct {
 // +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
 // +kubebuilder:printcolumn:name="EXTERNAL-NAME",type="string",JSONPath=".metadata.annotations.crossplane\\.io/external-name"
 // +kubebuilder:printcolumn:name="STATUS",type="string",JSONPath=".status.atProvider.status"
+// +kubebuilder:printcolumn:name="CONNECTORS",type="integer",JSONPath=".status.atProvider.connectors"
 // +kubebuilder:printcolumn:name="CONNECTIONS",type="integer",JSONPath=".status.atProvider.connections"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:subresource:status

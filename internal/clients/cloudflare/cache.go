@@ -331,6 +331,13 @@ func (c *CachedClient) RenameTunnel(ctx context.Context, id, name string) (*Tunn
 	return t, err
 }
 
+// RotateTunnelSecret rotates the secret and records the tunnel.
+func (c *CachedClient) RotateTunnelSecret(ctx context.Context, id, secret string) (*Tunnel, error) {
+	t, err := c.Client.RotateTunnelSecret(ctx, id, secret)
+	afterWrite(&c.cache.tunnels, err, id, t)
+	return t, err
+}
+
 // DeleteTunnel deletes and forgets the tunnel.
 func (c *CachedClient) DeleteTunnel(ctx context.Context, id string) error {
 	err := c.Client.DeleteTunnel(ctx, id)

@@ -35,7 +35,11 @@ func (t *Tunnel) Deleted() bool { return t.DeletedAt != nil && !t.DeletedAt.IsZe
 type Connector struct {
 	ID      string `json:"id"`
 	Version string `json:"version"`
-	Conns   []struct {
+	// ConfigVersion is the remote configuration version it last applied.
+	ConfigVersion int `json:"config_version"`
+	// RunAt is when it started.
+	RunAt time.Time `json:"run_at"`
+	Conns []struct {
 		ID       string `json:"id"`
 		ColoName string `json:"colo_name"`
 	} `json:"conns"`
@@ -65,7 +69,15 @@ type TunnelsAPI interface {
 	RenameTunnel(ctx context.Context, id, name string) (*Tunnel, error)
 	DeleteTunnel(ctx context.Context, id string) error
 	TunnelToken(ctx context.Context, id string) (string, error)
+	// RotateTunnelSecret sets a new tunnel secret (base64 of at least 32
+	// bytes): the run token changes, and Cloudflare accepts only the new
+	// one from connectors that connect from now on.
+	RotateTunnelSecret(ctx context.Context, id, secret string) (*Tunnel, error)
 	TunnelConnectors(ctx context.Context, id string) ([]Connector, error)
+	// DeleteTunnelConnector removes one connector's connections (Cloudflare
+	// recommends it after rotating a token, for the connectors that ran
+	// with the old one).
+	DeleteTunnelConnector(ctx context.Context, id, connectorID string) error
 	GetTunnelConfiguration(ctx context.Context, id string) (*TunnelConfiguration, error)
 	UpdateTunnelConfiguration(ctx context.Context, id string, config json.RawMessage) (*TunnelConfiguration, error)
 }
@@ -139,6 +151,24 @@ func (c *Client) TunnelToken(ctx context.Context, id string) (string, error) {
 		return "", wrap(err, "cannot get tunnel token")
 	}
 	return *res, nil
+}
+
+// RotateTunnelSecret sets a new tunnel secret. The secret is never logged
+// or wrapped into an error.
+func (c *Client) RotateTunnelSecret(ctx context.Context, id, secret string) (*Tunnel, error) {
+	res, err := c.tunnels().Edit(ctx, id, zero_trust.TunnelCloudflaredEditParams{AccountID: cf.F(c.AccountID), TunnelSecret: cf.F(secret)})
+	if err != nil {
+		return nil, wrap(err, "cannot rotate tunnel secret")
+	}
+	t := &Tunnel{}
+	return t, wrap(decodeRaw(res.JSON.RawJSON(), t), "cannot decode tunnel")
+}
+
+// DeleteTunnelConnector removes a connector from a tunnel, whatever its
+// state.
+func (c *Client) DeleteTunnelConnector(ctx context.Context, id, connectorID string) error {
+	_, err := c.tunnels().Connections.Delete(ctx, id, zero_trust.TunnelCloudflaredConnectionDeleteParams{AccountID: cf.F(c.AccountID), ClientID: cf.F(connectorID)})
+	return wrap(err, "cannot delete tunnel connector")
 }
 
 // TunnelConnectors lists the cloudflared connectors attached to a tunnel.

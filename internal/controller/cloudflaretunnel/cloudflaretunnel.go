@@ -54,23 +54,31 @@ import (
 const (
 	TypeTokenStored     xpv2.ConditionType = "TokenStored"
 	TypeDeploymentReady xpv2.ConditionType = "DeploymentReady"
+	// TypeDegraded says whether the tunnel serves with less than it should:
+	// Cloudflare reports it degraded, or fewer connectors are connected
+	// than replicas asked for.
+	TypeDegraded xpv2.ConditionType = "Degraded"
 
-	ReasonTokenStored      xpv2.ConditionReason = "TokenStored"
-	ReasonWaitingForTunnel xpv2.ConditionReason = "WaitingForTunnel"
-	ReasonWaitingForToken  xpv2.ConditionReason = "WaitingForToken"
-	ReasonReplicasReady    xpv2.ConditionReason = "ReplicasReady"
-	ReasonReplicasNotReady xpv2.ConditionReason = "ReplicasNotReady"
-	ReasonScaledToZero     xpv2.ConditionReason = "ScaledToZero"
-	ReasonConnected        xpv2.ConditionReason = "Connected"
-	ReasonNotConnected     xpv2.ConditionReason = "NotConnected"
-	ReasonTunnelNotReady   xpv2.ConditionReason = "TunnelNotReady"
-	ReasonTunnelNotSynced  xpv2.ConditionReason = "TunnelNotSynced"
-	ReasonTunnelNameTaken  xpv2.ConditionReason = "TunnelNameTaken"
-	ReasonTunnelReplaced   xpv2.ConditionReason = "TunnelReplaced"
-	ReasonTunnelInUse      xpv2.ConditionReason = "TunnelInUse"
-	ReasonDeleting         xpv2.ConditionReason = "Deleting"
-	ReasonReconcileError   xpv2.ConditionReason = "ReconcileError"
-	finalizer                                   = "tunnels.cloudflare.com/cloudflaretunnel"
+	ReasonTokenStored        xpv2.ConditionReason = "TokenStored"
+	ReasonWaitingForTunnel   xpv2.ConditionReason = "WaitingForTunnel"
+	ReasonWaitingForToken    xpv2.ConditionReason = "WaitingForToken"
+	ReasonReplicasReady      xpv2.ConditionReason = "ReplicasReady"
+	ReasonReplicasNotReady   xpv2.ConditionReason = "ReplicasNotReady"
+	ReasonScaledToZero       xpv2.ConditionReason = "ScaledToZero"
+	ReasonConnected          xpv2.ConditionReason = "Connected"
+	ReasonNotConnected       xpv2.ConditionReason = "NotConnected"
+	ReasonTunnelDown         xpv2.ConditionReason = "TunnelDown"
+	ReasonHealthy            xpv2.ConditionReason = "Healthy"
+	ReasonCloudflareDegraded xpv2.ConditionReason = "CloudflareDegraded"
+	ReasonTooFewConnectors   xpv2.ConditionReason = "TooFewConnectors"
+	ReasonTunnelNotReady     xpv2.ConditionReason = "TunnelNotReady"
+	ReasonTunnelNotSynced    xpv2.ConditionReason = "TunnelNotSynced"
+	ReasonTunnelNameTaken    xpv2.ConditionReason = "TunnelNameTaken"
+	ReasonTunnelReplaced     xpv2.ConditionReason = "TunnelReplaced"
+	ReasonTunnelInUse        xpv2.ConditionReason = "TunnelInUse"
+	ReasonDeleting           xpv2.ConditionReason = "Deleting"
+	ReasonReconcileError     xpv2.ConditionReason = "ReconcileError"
+	finalizer                                     = "tunnels.cloudflare.com/cloudflaretunnel"
 )
 
 // Options of the controller, set at setup.
@@ -346,8 +354,16 @@ func (r *Reconciler) apply(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (
 // and computes the conditions.
 func (r *Reconciler) applyChildren(ctx context.Context, cr *v1alpha1.CloudflareTunnel, tun *ztv1alpha1.Tunnel, pools []v1alpha1.LocalSecretKeySelector) (reconcile.Result, error) {
 	cr.Status.TunnelID = meta.GetExternalName(tun)
-	cr.Status.Connections = tun.Status.AtProvider.Connections
+	at := tun.Status.AtProvider
+	cr.Status.Connections, cr.Status.Connectors, cr.Status.TunnelStatus, cr.Status.ConnectorsOnLatestConfig = at.Connections, at.Connectors, at.Status, at.ConnectorsOnLatestConfig
+	r.recordRotation(cr, at.TokenRotation)
 	tunnelReady := tun.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
+	state := TunnelState{
+		Ready: tunnelReady, Synced: tun.GetCondition(xpv2.TypeSynced), Message: conditionMessage(tun),
+		Status: at.Status, Connectors: at.Connectors, Connections: at.Connections,
+	}
+	degraded := DegradedCondition(state, Replicas(cr))
+	cr.SetConditions(degraded)
 
 	token, err := r.token(ctx, cr)
 	if err != nil {
@@ -385,7 +401,7 @@ func (r *Reconciler) applyChildren(ctx context.Context, cr *v1alpha1.CloudflareT
 
 	depCond := DeploymentCondition(dep, Replicas(cr))
 	cr.SetConditions(depCond)
-	cr.SetConditions(ReadyCondition(TunnelState{Ready: tunnelReady, Synced: tun.GetCondition(xpv2.TypeSynced), Message: conditionMessage(tun)}, depCond, Replicas(cr), cr.Status.Connections))
+	cr.SetConditions(ReadyCondition(state, depCond, degraded, Replicas(cr)))
 	return reconcile.Result{}, nil
 }
 
@@ -424,13 +440,27 @@ type TunnelState struct {
 	Ready   bool
 	Synced  xpv2.Condition
 	Message string
+
+	// Cloudflare's view (status.atProvider): its status of the tunnel
+	// (healthy, degraded, down, inactive; "" before the first
+	// observation), the connectors connected and their edge connections.
+	Status      string
+	Connectors  int
+	Connections int
 }
+
+// Cloudflare's tunnel statuses.
+const (
+	statusDegraded = "degraded"
+	statusDown     = "down"
+)
 
 // ReadyCondition combines the tunnel, the Deployment and Cloudflare's view
 // of the connections into one answer, saying why not. Ready means serving:
-// a tunnel scaled to zero, or one the provider cannot reach Cloudflare for
-// (credentials gone, endpoint unreachable), is not.
-func ReadyCondition(tun TunnelState, dep xpv2.Condition, replicas int32, connections int) xpv2.Condition {
+// a tunnel scaled to zero, down or never connected, or one the provider
+// cannot reach Cloudflare for (credentials gone, endpoint unreachable), is
+// not. A degraded tunnel still serves: it is Ready, and says it is degraded.
+func ReadyCondition(tun TunnelState, dep, degraded xpv2.Condition, replicas int32) xpv2.Condition {
 	switch {
 	case !tun.Ready:
 		return cond(xpv2.TypeReady, false, ReasonTunnelNotReady, "the Tunnel is not ready: "+tun.Message)
@@ -440,10 +470,35 @@ func ReadyCondition(tun TunnelState, dep xpv2.Condition, replicas int32, connect
 		return cond(xpv2.TypeReady, false, dep.Reason, dep.Message)
 	case replicas == 0:
 		return cond(xpv2.TypeReady, false, ReasonScaledToZero, "cloudflared is scaled to zero; the tunnel serves no traffic")
-	case connections == 0:
+	case tun.Status == statusDown:
+		return cond(xpv2.TypeReady, false, ReasonTunnelDown, "Cloudflare reports the tunnel down: it had connections to the edge and has none, although the cloudflared pods are ready; read their logs (they must reach Cloudflare's edge on outbound port 7844) and check that the token Secret holds the tunnel's current token")
+	case tun.Connections == 0:
 		return cond(xpv2.TypeReady, false, ReasonNotConnected, "cloudflared is running but Cloudflare reports no connections yet")
+	}
+	msg := fmt.Sprintf("%d connections from %d connectors to Cloudflare's edge", tun.Connections, tun.Connectors)
+	if degraded.Status == corev1.ConditionTrue {
+		msg += "; serving, but degraded: " + degraded.Message
+	}
+	return cond(xpv2.TypeReady, true, ReasonConnected, msg)
+}
+
+// DegradedCondition says whether the tunnel serves with less than it
+// should: Cloudflare reports it degraded (at least one edge connection has
+// failed), or fewer connectors are connected than replicas asked for. More
+// connectors than replicas (a rollout's surge) is not degraded.
+func DegradedCondition(tun TunnelState, replicas int32) xpv2.Condition {
+	figures := fmt.Sprintf("%d/%d connectors connected, %d edge connections", tun.Connectors, replicas, tun.Connections)
+	switch {
+	case tun.Status == "":
+		return xpv2.Condition{Type: TypeDegraded, Status: corev1.ConditionUnknown, Reason: ReasonWaitingForTunnel, Message: "Cloudflare's view of the tunnel is not known yet", LastTransitionTime: metav1.Now()}
+	case replicas == 0:
+		return cond(TypeDegraded, false, ReasonScaledToZero, "cloudflared is scaled to zero")
+	case tun.Status == statusDegraded:
+		return cond(TypeDegraded, true, ReasonCloudflareDegraded, "Cloudflare reports the tunnel degraded: at least one edge connection has failed ("+figures+"; each cloudflared keeps 4); read the cloudflared pods' logs")
+	case int32(tun.Connectors) < replicas:
+		return cond(TypeDegraded, true, ReasonTooFewConnectors, fmt.Sprintf("%s; Cloudflare reports the tunnel %s; a replica is not connected: see the DeploymentReady condition and the cloudflared pods' logs", figures, tun.Status))
 	default:
-		return cond(xpv2.TypeReady, true, ReasonConnected, fmt.Sprintf("%d connections to Cloudflare's edge", connections))
+		return cond(TypeDegraded, false, ReasonHealthy, fmt.Sprintf("%s; Cloudflare reports the tunnel %s", figures, tun.Status))
 	}
 }
 
@@ -503,6 +558,10 @@ func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTun
 		}
 	}
 	want := pub.config(tun.Spec.ForProvider.Config)
+	rolledOut, err := r.rolledOut(ctx, cr, tun.Status.AtProvider.TokenRotation)
+	if err != nil {
+		return nil, nil, 0, err
+	}
 	var hold time.Duration
 	op, err := controllerutil.CreateOrUpdate(ctx, r.kube, tun, func() error {
 		// This controller is the only writer of the tunnel's remote
@@ -531,6 +590,7 @@ func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTun
 		}
 		tun.Spec.ForProvider.Name = TunnelName(cr)
 		tun.Spec.ForProvider.ConfigSrc = ptr.To("cloudflare")
+		tun.Spec.ForProvider.TokenRotation = TokenRotationFor(cr.Spec.TokenRotation, tun.Spec.ForProvider.TokenRotation, tun.Status.AtProvider.TokenRotation, cr.Status.TokenRotatedAt, rolledOut, metav1.Now())
 		tun.Spec.AdoptByName = cr.Spec.AdoptByName
 		tun.Spec.ProviderConfigReference = pcRef
 		tun.Spec.ManagementPolicies = tunnelPolicies(cr)

@@ -18,6 +18,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -29,6 +30,7 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/cloudflaretunnel"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
 )
@@ -552,6 +554,299 @@ func TestCloudflareTunnelWithItsOwnCredentials(t *testing.T) {
 	pc := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team-a-credentials"}}
 	if err := p.Get(pc); err != nil || pc.Spec.Credentials.SecretRef.Name != "team-a-cloudflare" {
 		t.Errorf("managed ProviderConfig %+v (%v)", pc.Spec, err)
+	}
+	p.DeleteAndWait(t, cr)
+}
+
+// TestDegradedReportedAndCleared: Cloudflare's view of the tunnel and its
+// connector count against the replicas asked for reach the Degraded and
+// Ready conditions and the status, both ways.
+func TestDegradedReportedAndCleared(t *testing.T) {
+	ns := p.Namespace(t)
+	cr := &v1alpha1.CloudflareTunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "health"},
+		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("health-" + ns), Replicas: ptr.To[int32](2)},
+	}
+	p.Create(t, cr)
+	waitCondition(t, cr, cloudflaretunnel.TypeTokenStored, corev1.ConditionTrue, "")
+	id := cr.Status.TunnelID
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "health-cloudflared"}}
+	markDeploymentReady(t, dep)
+	// Never connected: inactive, not Ready, and none of the 2 connectors.
+	waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionFalse, cloudflaretunnel.ReasonNotConnected)
+	waitCondition(t, cr, cloudflaretunnel.TypeDegraded, corev1.ConditionTrue, cloudflaretunnel.ReasonTooFewConnectors)
+
+	wantStatus := func(status string, connectors int) {
+		t.Helper()
+		eventually(t, fmt.Sprintf("status %s with %d connectors", status, connectors), func() error {
+			if err := p.Get(cr); err != nil {
+				return err
+			}
+			if cr.Status.TunnelStatus != status || cr.Status.Connectors != connectors {
+				return fmt.Errorf("tunnelStatus %q connectors %d", cr.Status.TunnelStatus, cr.Status.Connectors)
+			}
+			return nil
+		})
+	}
+	saysWhy := func(c xpv2.Condition, says string) {
+		t.Helper()
+		if !strings.Contains(c.Message, says) {
+			t.Errorf("%s message %q does not say %q", c.Type, c.Message, says)
+		}
+	}
+
+	t.Run("FewerConnectorsThanReplicas", func(t *testing.T) {
+		p.Sim.SetConnectors(id, 2)
+		waitCondition(t, cr, cloudflaretunnel.TypeDegraded, corev1.ConditionFalse, cloudflaretunnel.ReasonHealthy)
+		// One connector goes: Cloudflare still says healthy (the other holds
+		// all its connections); the count tells.
+		p.Sim.SetConnectors(id, 1)
+		c := waitCondition(t, cr, cloudflaretunnel.TypeDegraded, corev1.ConditionTrue, cloudflaretunnel.ReasonTooFewConnectors)
+		saysWhy(c, "1/2 connectors connected")
+		r := waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionTrue, cloudflaretunnel.ReasonConnected)
+		saysWhy(r, "serving, but degraded")
+		wantStatus("healthy", 1)
+	})
+
+	t.Run("CloudflareSaysDegraded", func(t *testing.T) {
+		// Both connectors, but one has lost two of its four connections.
+		p.Sim.SetConnectorStates(id, []sim.ConnectorState{{Connections: 4}, {Connections: 2}})
+		c := waitCondition(t, cr, cloudflaretunnel.TypeDegraded, corev1.ConditionTrue, cloudflaretunnel.ReasonCloudflareDegraded)
+		saysWhy(c, "2/2 connectors connected, 6 edge connections")
+		waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionTrue, cloudflaretunnel.ReasonConnected)
+		wantStatus("degraded", 2)
+	})
+
+	t.Run("AllBack", func(t *testing.T) {
+		p.Sim.SetConnectors(id, 2)
+		c := waitCondition(t, cr, cloudflaretunnel.TypeDegraded, corev1.ConditionFalse, cloudflaretunnel.ReasonHealthy)
+		saysWhy(c, "2/2 connectors connected, 8 edge connections")
+		r := waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionTrue, cloudflaretunnel.ReasonConnected)
+		if strings.Contains(r.Message, "degraded") {
+			t.Errorf("Ready still says degraded: %s", r.Message)
+		}
+		wantStatus("healthy", 2)
+	})
+
+	t.Run("Down", func(t *testing.T) {
+		p.Sim.SetConnectors(id, 0)
+		r := waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionFalse, cloudflaretunnel.ReasonTunnelDown)
+		saysWhy(r, "Cloudflare reports the tunnel down")
+		c := waitCondition(t, cr, cloudflaretunnel.TypeDegraded, corev1.ConditionTrue, cloudflaretunnel.ReasonTooFewConnectors)
+		saysWhy(c, "0/2 connectors connected")
+		wantStatus("down", 0)
+	})
+}
+
+func tokenOf(t *testing.T, cr *v1alpha1.CloudflareTunnel) string {
+	t.Helper()
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: cr.Name + "-token"}}
+	if err := p.Get(s); err != nil {
+		t.Fatal(err)
+	}
+	return string(s.Data["token"])
+}
+
+func requestRotation(t *testing.T, cr *v1alpha1.CloudflareTunnel, at time.Time) {
+	t.Helper()
+	eventually(t, "rotation requested", func() error {
+		if err := p.Get(cr); err != nil {
+			return err
+		}
+		cr.Spec.TokenRotation = &v1alpha1.TokenRotationRequest{RequestedAt: metav1.NewTime(at)}
+		return p.Client.Update(context.Background(), cr)
+	})
+}
+
+// waitNewToken waits for the token Secret to hold a token other than old
+// and returns it.
+func waitNewToken(t *testing.T, cr *v1alpha1.CloudflareTunnel, old string) string {
+	t.Helper()
+	var tok string
+	eventually(t, "a new token in the Secret", func() error {
+		if tok = tokenOf(t, cr); tok == old {
+			return fmt.Errorf("the Secret still holds the old token")
+		}
+		return nil
+	})
+	return tok
+}
+
+func connectorIDs(t *testing.T, id string) []string {
+	t.Helper()
+	cs, err := p.Cloudflare.TunnelConnectors(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.ID)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestTokenRotation: a requested rotation puts a new token in the Secret,
+// which Cloudflare accepts while it refuses the old one; the pods roll onto
+// it; once rolled out, the connectors of the old token are removed; a served
+// request is not rotated again.
+func TestTokenRotation(t *testing.T) {
+	ns := p.Namespace(t)
+	cr := &v1alpha1.CloudflareTunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rotate"},
+		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("rotate-" + ns), Replicas: ptr.To[int32](2)},
+	}
+	p.Create(t, cr)
+	waitCondition(t, cr, cloudflaretunnel.TypeTokenStored, corev1.ConditionTrue, "")
+	id := cr.Status.TunnelID
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rotate-cloudflared"}}
+	markDeploymentReady(t, dep)
+	old := tokenOf(t, cr)
+	var stale []string
+	for range 2 {
+		c, err := p.Sim.Connect(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stale = append(stale, c)
+	}
+	slices.Sort(stale)
+	waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionTrue, cloudflaretunnel.ReasonConnected)
+
+	requestRotation(t, cr, time.Now())
+	fresh := waitNewToken(t, cr, old)
+	eventually(t, "status.tokenRotatedAt", func() error {
+		if err := p.Get(cr); err != nil {
+			return err
+		}
+		if cr.Status.TokenRotatedAt == nil {
+			return fmt.Errorf("not set")
+		}
+		return nil
+	})
+	if _, err := p.Sim.Connect(old); err == nil {
+		t.Error("Cloudflare accepts the replaced token")
+	}
+	newConnector, err := p.Sim.Connect(fresh)
+	if err != nil {
+		t.Fatalf("Cloudflare refuses the new token: %v", err)
+	}
+	eventually(t, "the pods roll onto the new token", func() error {
+		if err := p.Get(dep); err != nil {
+			return err
+		}
+		if dep.Spec.Template.Annotations[cloudflaretunnel.AnnotationTokenHash] != cloudflaretunnel.TokenChecksum([]byte(fresh)) {
+			return fmt.Errorf("pod template on the old token")
+		}
+		return nil
+	})
+	// Until the rollout is done, the old connectors keep serving.
+	if got := connectorIDs(t, id); len(got) != 3 {
+		t.Errorf("connectors %v before the rollout finished, want the 2 old ones and the new one", got)
+	}
+
+	markDeploymentReady(t, dep)
+	eventually(t, "connectors of the old token removed", func() error {
+		if got := connectorIDs(t, id); !slices.Equal(got, []string{newConnector}) {
+			return fmt.Errorf("connectors %v, want only %s (stale: %v)", got, newConnector, stale)
+		}
+		return nil
+	})
+	waitEventOn(t, ns, cr.Name, "TokenRotated")
+
+	// A served request is not rotated again: nothing more is written.
+	tun := &ztv1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cr.Name}}
+	eventually(t, "stale connectors removal recorded", func() error {
+		if err := p.Get(tun); err != nil {
+			return err
+		}
+		if r := tun.Status.AtProvider.TokenRotation; r == nil || r.StaleConnectorsRemovedAt == nil {
+			return fmt.Errorf("tokenRotation %+v", r)
+		}
+		return nil
+	})
+	edits := p.Sim.Stats()["tunnels.edit"].Requests
+	time.Sleep(6 * time.Second) // three polls of the Tunnel (testenv.ControllerOptions: 2s)
+	if got := p.Sim.Stats()["tunnels.edit"].Requests; got != edits || tokenOf(t, cr) != fresh {
+		t.Errorf("after the rotation was served: %d tunnel edits (was %d), token changed %v", got, edits, tokenOf(t, cr) != fresh)
+	}
+
+	// A Secret back on the replaced token (a publication that failed, a
+	// restore from backup) is put back on the token Cloudflare accepts.
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cr.Name + "-token"}}
+	eventually(t, "the old token written back", func() error {
+		if err := p.Get(secret); err != nil {
+			return err
+		}
+		secret.Data["token"] = []byte(old)
+		return p.Client.Update(context.Background(), secret)
+	})
+	eventually(t, "the current token republished", func() error {
+		if tokenOf(t, cr) != fresh {
+			return fmt.Errorf("the Secret holds the replaced token")
+		}
+		return nil
+	})
+
+	p.Sim.SetConnectors(id, 0)
+	p.DeleteAndWait(t, cr)
+}
+
+// TestTokenRotationHealsALostResponse: Cloudflare takes the new secret but
+// its answer is lost. The retry reads the token instead of rotating again,
+// and the Secret ends on the token Cloudflare accepts.
+func TestTokenRotationHealsALostResponse(t *testing.T) {
+	ns := p.Namespace(t)
+	cr := &v1alpha1.CloudflareTunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lost"},
+		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("lost-" + ns), Replicas: ptr.To[int32](1)},
+	}
+	p.Create(t, cr)
+	waitCondition(t, cr, cloudflaretunnel.TypeTokenStored, corev1.ConditionTrue, "")
+	old := tokenOf(t, cr)
+	p.Sim.LoseNext("tunnels.edit", 1)
+	before := p.Sim.Stats()["tunnels.edit"].ByStatus[200]
+
+	requestRotation(t, cr, time.Now())
+	fresh := waitNewToken(t, cr, old)
+	if _, err := p.Sim.Connect(fresh); err != nil {
+		t.Errorf("the Secret holds a token Cloudflare refuses: %v", err)
+	}
+	if _, err := p.Sim.Connect(old); err == nil {
+		t.Error("Cloudflare accepts the replaced token")
+	}
+	st := p.Sim.Stats()["tunnels.edit"]
+	if st.ByStatus[500] < 1 || st.ByStatus[200] != before {
+		t.Errorf("tunnel edits by status %v: want the one lost (500) and no second rotation", st.ByStatus)
+	}
+	p.Sim.SetConnectors(cr.Status.TunnelID, 0)
+	p.DeleteAndWait(t, cr)
+}
+
+// TestTokenRotationRequestIsValidated: requestedAt is an RFC 3339 time that
+// only moves forward; anything else is refused at admission, saying why.
+func TestTokenRotationRequestIsValidated(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	cr := &v1alpha1.CloudflareTunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "validated"},
+		Spec: v1alpha1.CloudflareTunnelSpec{
+			TunnelName: ptr.To("validated-" + ns), Replicas: ptr.To[int32](0),
+			TokenRotation: &v1alpha1.TokenRotationRequest{RequestedAt: metav1.NewTime(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))},
+		},
+	}
+	p.Create(t, cr)
+	patch := func(body string) error {
+		return p.Client.Patch(ctx, cr.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(body)))
+	}
+	if err := patch(`{"spec":{"tokenRotation":{"requestedAt":"next tuesday"}}}`); err == nil || !strings.Contains(err.Error(), "requestedAt") {
+		t.Errorf("a requestedAt that is no time: %v, want refused", err)
+	}
+	if err := patch(`{"spec":{"tokenRotation":{"requestedAt":"2026-12-01T10:00:00Z"}}}`); err == nil || !strings.Contains(err.Error(), "may only move forward") {
+		t.Errorf("an earlier requestedAt: %v, want refused as going back", err)
+	}
+	if err := patch(`{"spec":{"tokenRotation":{"requestedAt":"2026-12-03T10:00:00Z"}}}`); err != nil {
+		t.Errorf("a later requestedAt: %v, want accepted", err)
 	}
 	p.DeleteAndWait(t, cr)
 }

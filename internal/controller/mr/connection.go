@@ -3,6 +3,7 @@ package mr
 import (
 	"context"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -27,6 +28,8 @@ type Connection struct {
 	Kube       client.Client
 	Config     clients.Config
 	Metrics    *metrics.Metrics // nil records none
+	// PollInterval is the controller's drift-check poll.
+	PollInterval time.Duration
 }
 
 // Identity is mg's identity for ownership markers.

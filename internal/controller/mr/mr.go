@@ -97,7 +97,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 		if err := owner.withOwner(ctx, cfg); err != nil {
 			return nil, err
 		}
-		ext := k.External(Connection{Cloudflare: c, Kube: kube, Config: *cfg, Metrics: s.Metrics})
+		ext := k.External(Connection{Cloudflare: c, Kube: kube, Config: *cfg, Metrics: s.Metrics, PollInterval: o.PollInterval})
 		guarded := &tenancyGuard[T]{TypedExternalClient: ext, kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs, virtualNetworkIDs: k.VirtualNetworkIDs, settle: 2 * o.PollInterval}
 		return &guardrails[T]{TypedExternalClient: guarded, config: *cfg, hostnames: k.Hostnames}, nil
 	})

@@ -44,26 +44,58 @@ func TestConfigDiff(t *testing.T) {
 	}
 }
 
-func TestConnectionsMayHaveChanged(t *testing.T) {
+func TestConnectorsStale(t *testing.T) {
 	t0 := metav1.NewTime(time.Unix(1000, 0))
 	t1 := metav1.NewTime(time.Unix(2000, 0))
+	counted := metav1.NewTime(time.Unix(3000, 0))
+	now := counted.Add(30 * time.Second)
+	onV3 := []v1alpha1.ConnectorObservation{{ID: "a", ConfigVersion: 3, Connections: 4}, {ID: "b", ConfigVersion: 3, Connections: 4}}
+	healthy := func(mod func(*v1alpha1.TunnelObservation)) v1alpha1.TunnelObservation {
+		o := v1alpha1.TunnelObservation{Status: "healthy", ConnsActiveAt: &t0, Connectors: 2, ConnectorDetails: onV3, ConnectorsObservedAt: &counted, RemoteConfigVersion: 3}
+		if mod != nil {
+			mod(&o)
+		}
+		return o
+	}
 	cases := map[string]struct {
+		reason    string
 		prev, cur v1alpha1.TunnelObservation
+		every     time.Duration
 		want      bool
 	}{
-		"NeverRun":          {v1alpha1.TunnelObservation{Status: "inactive"}, v1alpha1.TunnelObservation{Status: "inactive"}, false},
-		"BecameHealthy":     {v1alpha1.TunnelObservation{Status: "inactive"}, v1alpha1.TunnelObservation{Status: "healthy", ConnsActiveAt: &t0}, true},
-		"SteadyHealthy":     {v1alpha1.TunnelObservation{Status: "healthy", ConnsActiveAt: &t0, Connectors: 2}, v1alpha1.TunnelObservation{Status: "healthy", ConnsActiveAt: &t0}, false},
-		"HealthyNotCounted": {v1alpha1.TunnelObservation{Status: "healthy", ConnsActiveAt: &t0}, v1alpha1.TunnelObservation{Status: "healthy", ConnsActiveAt: &t0}, true},
-		"Reconnected":       {v1alpha1.TunnelObservation{Status: "healthy", ConnsActiveAt: &t0, Connectors: 2}, v1alpha1.TunnelObservation{Status: "healthy", ConnsActiveAt: &t1}, true},
-		"WentDown":          {v1alpha1.TunnelObservation{Status: "healthy", ConnsActiveAt: &t0, Connectors: 2}, v1alpha1.TunnelObservation{Status: "down", ConnsActiveAt: &t0, ConnsInactiveAt: &t1}, true},
+		"NeverRun":       {"nothing ever connected", v1alpha1.TunnelObservation{Status: "inactive"}, v1alpha1.TunnelObservation{Status: "inactive"}, time.Minute, false},
+		"BecameHealthy":  {"a tunnel that starts serving is counted", v1alpha1.TunnelObservation{Status: "inactive"}, v1alpha1.TunnelObservation{Status: "healthy", ConnsActiveAt: &t0}, time.Minute, true},
+		"SteadyHealthy":  {"a steady tunnel counted recently costs no call", healthy(nil), healthy(nil), time.Minute, false},
+		"NotCounted":     {"a serving tunnel never counted is counted", healthy(func(o *v1alpha1.TunnelObservation) { o.ConnectorsObservedAt, o.Connectors = nil, 0 }), healthy(nil), time.Minute, true},
+		"CountAged":      {"a count older than the recount interval is refreshed", healthy(nil), healthy(nil), 30 * time.Second, true},
+		"Reconnected":    {"new active time: the connectors changed", healthy(nil), healthy(func(o *v1alpha1.TunnelObservation) { o.ConnsActiveAt = &t1 }), time.Minute, true},
+		"BecameDegraded": {"healthy to degraded is a status change", healthy(nil), healthy(func(o *v1alpha1.TunnelObservation) { o.Status = "degraded" }), time.Minute, true},
+		"StaysDegraded":  {"degraded is counted every poll until it recovers", healthy(func(o *v1alpha1.TunnelObservation) { o.Status = "degraded" }), healthy(func(o *v1alpha1.TunnelObservation) { o.Status = "degraded" }), time.Minute, true},
+		"NewConfig":      {"after a configuration change, the connectors' versions are read", healthy(nil), healthy(func(o *v1alpha1.TunnelObservation) { o.RemoteConfigVersion = 4 }), time.Minute, true},
+		"WentDown":       {"down is a status change", healthy(nil), v1alpha1.TunnelObservation{Status: "down", ConnsActiveAt: &t0, ConnsInactiveAt: &t1}, time.Minute, true},
+		"StaysDown":      {"a down tunnel has nothing to count", v1alpha1.TunnelObservation{Status: "down", ConnsActiveAt: &t0, ConnsInactiveAt: &t1}, v1alpha1.TunnelObservation{Status: "down", ConnsActiveAt: &t0, ConnsInactiveAt: &t1}, time.Nanosecond, false},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := connectionsMayHaveChanged(tc.prev, tc.cur); got != tc.want {
-				t.Errorf("connectionsMayHaveChanged = %v, want %v", got, tc.want)
+			if got := connectorsStale(tc.prev, tc.cur, now, tc.every); got != tc.want {
+				t.Errorf("%s: connectorsStale = %v, want %v", tc.reason, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestConnectorCounts(t *testing.T) {
+	cs := []v1alpha1.ConnectorObservation{
+		{ID: "a", ConfigVersion: 5, Connections: 4},
+		{ID: "b", ConfigVersion: 4, Connections: 2},
+		{ID: "gone", ConfigVersion: 5, Connections: 0},
+	}
+	connectors, connections := countConnections(cs)
+	got := []int{connectors, connections, onLatestConfig(cs, 5), onLatestConfig(cs, 0)}
+	// A listed connector without connections is not connected; one on an
+	// older configuration version is not on the latest.
+	if diff := cmp.Diff([]int{2, 6, 1, 2}, got); diff != "" {
+		t.Errorf("connectors, connections, on v5, on v0: -want +got:\n%s", diff)
 	}
 }
 

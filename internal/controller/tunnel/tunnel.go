@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -33,12 +35,20 @@ const (
 	KeyAccountID = "accountID"
 )
 
+// recountPolls is how many polls a serving tunnel's connector count may
+// age before Cloudflare's connector list is read again, when nothing else
+// says it changed: at the default 1m poll, a connector lost while the tunnel
+// stays healthy shows within 5 minutes, for one call per tunnel per 5
+// minutes.
+const recountPolls = 5
+
 var kind = mr.Kind[*v1alpha1.Tunnel]{
 	GVK:     v1alpha1.TunnelGroupVersionKind,
 	NewObj:  func() *v1alpha1.Tunnel { return &v1alpha1.Tunnel{} },
 	NewList: func() client.ObjectList { return &v1alpha1.TunnelList{} },
 	External: func(c mr.Connection) managed.TypedExternalClient[*v1alpha1.Tunnel] {
-		return &external{tunnels: c.Cloudflare, teamnet: c.Cloudflare, kube: c.Kube, accountID: c.Cloudflare.Account(), metrics: c.Metrics}
+		return &external{tunnels: c.Cloudflare, teamnet: c.Cloudflare, kube: c.Kube, accountID: c.Cloudflare.Account(), metrics: c.Metrics,
+			recountEvery: recountPolls * c.PollInterval, now: time.Now}
 	},
 	Hostnames: configHostnames,
 }
@@ -76,6 +86,10 @@ type external struct {
 	kube      client.Client
 	accountID string
 	metrics   *metrics.Metrics
+	// recountEvery is how long a serving tunnel's connector count may age
+	// (connectorsStale).
+	recountEvery time.Duration
+	now          func() time.Time
 
 	// What Observe saw, for Update in the same reconcile.
 	observedName   string
@@ -146,13 +160,6 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Tunnel) (managed.Ex
 	cr.SetConditions(xpv2.Available())
 	prev := cr.Status.AtProvider
 	cr.Status.AtProvider = observe(t, prev)
-	if connectionsMayHaveChanged(prev, cr.Status.AtProvider) {
-		conns, err := e.tunnels.TunnelConnectors(ctx, t.ID)
-		if err != nil {
-			return managed.ExternalObservation{}, errors.Wrap(err, "cannot list tunnel connections")
-		}
-		cr.Status.AtProvider.Connectors, cr.Status.AtProvider.Connections = countConnections(conns)
-	}
 
 	if cr.Spec.ForProvider.ConfigSrc == nil {
 		cr.Spec.ForProvider.ConfigSrc = ptr.To(t.ConfigSrc)
@@ -163,6 +170,10 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Tunnel) (managed.Ex
 	upToDate, diff := t.Name == cr.Spec.ForProvider.Name, ""
 	if !upToDate {
 		diff = fmt.Sprintf("name: %q in Cloudflare, %q desired", t.Name, cr.Spec.ForProvider.Name)
+	}
+	if step := nextRotationStep(cr.Spec.ForProvider.TokenRotation, cr.Status.AtProvider.TokenRotation); step != rotationNone {
+		upToDate = false
+		diff += "token rotation: " + string(step) + "; "
 	}
 	if cr.Spec.ForProvider.Config != nil {
 		tc, err := e.tunnels.GetTunnelConfiguration(ctx, t.ID)
@@ -178,6 +189,9 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Tunnel) (managed.Ex
 			diff += "config: " + d
 		}
 	}
+	if err := e.observeConnectors(ctx, prev, &cr.Status.AtProvider); err != nil {
+		return managed.ExternalObservation{}, err
+	}
 
 	cd, err := e.connectionDetails(ctx, cr, t.ID)
 	if err != nil {
@@ -190,6 +204,31 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Tunnel) (managed.Ex
 		ConnectionDetails:       cd,
 		Diff:                    diff,
 	}, nil
+}
+
+// observeConnectors reads Cloudflare's connector list when the count may
+// have changed (connectorsStale) and says how many connectors run the
+// current configuration.
+func (e *external) observeConnectors(ctx context.Context, prev v1alpha1.TunnelObservation, cur *v1alpha1.TunnelObservation) error {
+	now := e.now()
+	if connectorsStale(prev, *cur, now, e.recountEvery) {
+		conns, err := e.tunnels.TunnelConnectors(ctx, cur.ID)
+		if err != nil {
+			return errors.Wrap(err, "cannot list tunnel connections")
+		}
+		cur.ConnectorDetails = connectorObservations(conns)
+		cur.Connectors, cur.Connections = countConnections(cur.ConnectorDetails)
+		cur.ConnectorsObservedAt = &metav1.Time{Time: now}
+	}
+	cur.ConnectorsOnLatestConfig = onLatestConfig(cur.ConnectorDetails, cur.RemoteConfigVersion)
+	return nil
+}
+
+// holdsReplacedToken says whether the Secret still holds the token a
+// finished rotation replaced (its publication failed): Cloudflare refuses
+// it to new connectors, so the current one is fetched and published.
+func holdsReplacedToken(rot *v1alpha1.TokenRotationObservation, token []byte) bool {
+	return rot != nil && rot.RotatedAt != nil && TokenChecksum(token) == rot.ReplacedTokenChecksum
 }
 
 // connectionDetails publishes the tunnel ID and account, and the run token
@@ -206,7 +245,7 @@ func (e *external) connectionDetails(ctx context.Context, cr *v1alpha1.Tunnel, i
 	if err != nil && !kerrors.IsNotFound(err) {
 		return nil, errors.Wrap(err, "cannot get connection secret")
 	}
-	if err == nil && len(s.Data[KeyToken]) > 0 && string(s.Data[KeyTunnelID]) == id {
+	if err == nil && len(s.Data[KeyToken]) > 0 && string(s.Data[KeyTunnelID]) == id && !holdsReplacedToken(cr.Status.AtProvider.TokenRotation, s.Data[KeyToken]) {
 		return cd, nil
 	}
 	token, err := e.tunnels.TunnelToken(ctx, id)
@@ -272,7 +311,8 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.Tunnel) (managed.Ext
 		}
 		cr.Status.AtProvider.RemoteConfigVersion = tc.Version
 	}
-	return managed.ExternalUpdate{}, nil
+	cd, err := e.rotate(ctx, cr)
+	return managed.ExternalUpdate{ConnectionDetails: cd}, err
 }
 
 func (e *external) Delete(ctx context.Context, cr *v1alpha1.Tunnel) (managed.ExternalDelete, error) {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
 )
@@ -366,4 +367,61 @@ func TestATunnelOfTheSameNameMadeElsewhereIsNotAdopted(t *testing.T) {
 		p.WaitReady(t, cr)
 		p.DeleteAndWait(t, cr)
 	})
+}
+
+// TestConnectorConfigVersions: the Tunnel reads which configuration version
+// each connector applied, so a connector that has not picked up the latest
+// one shows, and catching up shows too.
+func TestConnectorConfigVersions(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	cr := newTunnel(ns, "versions", "versions-"+ns)
+	rules := func(svc string) *v1alpha1.TunnelConfig {
+		return &v1alpha1.TunnelConfig{Ingress: []v1alpha1.IngressRule{{Hostname: ptr.To("v.example.com"), Service: svc}, {Service: "http_status:404"}}}
+	}
+	cr.Spec.ForProvider.Config = rules("http://a:80")
+	p.Create(t, cr)
+	p.WaitReady(t, cr)
+	id := meta.GetExternalName(cr)
+	waitAt := func(what string, ok func(o v1alpha1.TunnelObservation) bool) v1alpha1.TunnelObservation {
+		t.Helper()
+		eventually(t, what, func() error {
+			if err := p.Get(cr); err != nil {
+				return err
+			}
+			if !ok(cr.Status.AtProvider) {
+				return fmt.Errorf("atProvider %+v", cr.Status.AtProvider)
+			}
+			return nil
+		})
+		return cr.Status.AtProvider
+	}
+	v1 := waitAt("configuration written", func(o v1alpha1.TunnelObservation) bool { return o.RemoteConfigVersion > 0 }).RemoteConfigVersion
+
+	// Two connectors on the current version; the first will not pick up
+	// the next one.
+	p.Sim.SetConnectorStates(id, []sim.ConnectorState{{Connections: 4, ConfigLag: true}, {Connections: 4}})
+	waitAt("both connectors on the latest configuration", func(o v1alpha1.TunnelObservation) bool {
+		return o.Connectors == 2 && o.ConnectorsOnLatestConfig == 2 && len(o.ConnectorDetails) == 2
+	})
+	eventually(t, "configuration change", func() error {
+		if err := p.Get(cr); err != nil {
+			return err
+		}
+		cr.Spec.ForProvider.Config = rules("http://b:80")
+		return p.Client.Update(ctx, cr)
+	})
+	o := waitAt("one connector lags", func(o v1alpha1.TunnelObservation) bool {
+		return o.RemoteConfigVersion == v1+1 && o.Connectors == 2 && o.ConnectorsOnLatestConfig == 1
+	})
+	versions := []int{o.ConnectorDetails[0].ConfigVersion, o.ConnectorDetails[1].ConfigVersion}
+	if versions[0] != v1 || versions[1] != v1+1 {
+		t.Errorf("connector configuration versions %v, want [%d %d]", versions, v1, v1+1)
+	}
+
+	p.Sim.SetConnectorStates(id, []sim.ConnectorState{{Connections: 4}, {Connections: 4}})
+	waitAt("caught up", func(o v1alpha1.TunnelObservation) bool { return o.ConnectorsOnLatestConfig == 2 })
+
+	p.Sim.SetConnectors(id, 0)
+	p.DeleteAndWait(t, cr)
 }

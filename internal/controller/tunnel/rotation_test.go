@@ -1,0 +1,79 @@
+package tunnel
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+)
+
+func TestNextRotationStep(t *testing.T) {
+	at := func(s int64) metav1.Time { return metav1.NewTime(time.Unix(s, 0)) }
+	p := func(s int64) *metav1.Time { t := at(s); return &t }
+	asked := func(req int64, rolledOut *metav1.Time) *v1alpha1.TokenRotation {
+		return &v1alpha1.TokenRotation{RequestedAt: at(req), RolledOutAt: rolledOut}
+	}
+	rotated := func(req int64, rotatedAt, removedAt *metav1.Time) *v1alpha1.TokenRotationObservation {
+		return &v1alpha1.TokenRotationObservation{RequestedAt: at(req), RotatedAt: rotatedAt, ReplacedTokenChecksum: "old", StaleConnectorsRemovedAt: removedAt}
+	}
+	cases := map[string]struct {
+		reason string
+		want   *v1alpha1.TokenRotation
+		got    *v1alpha1.TokenRotationObservation
+		step   rotationStep
+	}{
+		"NothingAsked":          {"no request, nothing done", nil, nil, rotationNone},
+		"FirstRequest":          {"a request never served starts a rotation", asked(100, nil), nil, rotationStart},
+		"Served":                {"a served request is not rotated again (a retried reconcile)", asked(100, nil), rotated(100, p(101), nil), rotationNone},
+		"LaterRequest":          {"a later request rotates again", asked(200, nil), rotated(100, p(101), p(150)), rotationStart},
+		"EarlierRequest":        {"an earlier request than the one served does nothing", asked(50, nil), rotated(100, p(101), nil), rotationNone},
+		"Interrupted":           {"a rotation whose secret or token read failed is confirmed", asked(100, nil), rotated(100, nil, nil), rotationConfirm},
+		"InterruptedUnasked":    {"it is confirmed even when the request went away", nil, rotated(100, nil, nil), rotationConfirm},
+		"InterruptedNewRequest": {"it is confirmed before a newer request starts", asked(200, nil), rotated(100, nil, nil), rotationConfirm},
+		"RolledOut":             {"rolled out after the rotation: remove stale connectors", asked(100, p(120)), rotated(100, p(101), nil), rotationCleanup},
+		"RolledOutBefore":       {"a rollout older than the rotation is not this one's", asked(100, p(90)), rotated(100, p(101), nil), rotationNone},
+		"Cleaned":               {"stale connectors are removed once", asked(100, p(120)), rotated(100, p(101), p(121)), rotationNone},
+		"RolloutOfAnother":      {"a rollout time for another request removes nothing", asked(200, p(220)), rotated(100, p(101), nil), rotationStart},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := nextRotationStep(tc.want, tc.got); got != tc.step {
+				t.Errorf("%s: nextRotationStep = %q, want %q", tc.reason, got, tc.step)
+			}
+		})
+	}
+}
+
+func TestNewTunnelSecret(t *testing.T) {
+	a, err := newTunnelSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := newTunnelSecret()
+	// base64 of 32 bytes is 44 characters; Cloudflare asks for 32 or more.
+	if len(a) != 44 || a == b {
+		t.Errorf("secrets of %d characters, equal %v: want 44 and fresh each time", len(a), a == b)
+	}
+}
+
+func TestHoldsReplacedToken(t *testing.T) {
+	now := metav1.Now()
+	rot := &v1alpha1.TokenRotationObservation{RotatedAt: &now, ReplacedTokenChecksum: TokenChecksum([]byte("old"))}
+	under := &v1alpha1.TokenRotationObservation{ReplacedTokenChecksum: TokenChecksum([]byte("old"))}
+	for _, tc := range []struct {
+		rot   *v1alpha1.TokenRotationObservation
+		token string
+		want  bool
+	}{
+		{rot, "old", true},
+		{rot, "new", false},
+		{under, "old", false}, // under way: the confirm step publishes
+		{nil, "old", false},
+	} {
+		if got := holdsReplacedToken(tc.rot, []byte(tc.token)); got != tc.want {
+			t.Errorf("holdsReplacedToken(%+v, %s) = %v, want %v", tc.rot, tc.token, got, tc.want)
+		}
+	}
+}
