@@ -7,7 +7,6 @@ package ingress
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -736,20 +735,8 @@ func (r *Reconciler) updateAddress(ctx context.Context, ing *networkingv1.Ingres
 }
 
 // reportManagedFailures repeats a managed resource's failure (a hostname
-// routed to another tunnel, a public hostname in no zone of the account) on
-// the Ingress, where its author looks.
+// routed to another tunnel, a public host in no zone of the account) on the
+// Ingress, where its author looks.
 func (r *Reconciler) reportManagedFailures(ing *networkingv1.Ingress, ms []Owned) {
-	sort.Slice(ms, func(i, j int) bool { return source.Key(ms[i]) < source.Key(ms[j]) })
-	for _, m := range ms {
-		reason, msg := source.Failure(m)
-		if msg == "" {
-			r.reported.Delete(m.GetUID())
-			continue
-		}
-		if last, ok := r.reported.Load(m.GetUID()); ok && last == msg {
-			continue
-		}
-		r.reported.Store(m.GetUID(), msg)
-		r.warn(ing, reason, fmt.Sprintf("%s %s: %s", source.Kind(m), m.GetName(), msg))
-	}
+	source.ReportFailures(&r.reported, ms, func(reason, msg string) { r.warn(ing, reason, msg) })
 }

@@ -87,50 +87,22 @@ func ingress(ns, name string, ann map[string]string, hosts ...string) *networkin
 
 func routesFor(t *testing.T, host string) []cloudflare.HostnameRoute {
 	t.Helper()
-	rs, err := p.Cloudflare.ListHostnameRoutes(context.Background(), cloudflare.HostnameRouteFilter{Hostname: host})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []cloudflare.HostnameRoute
-	for _, r := range rs {
-		if r.Hostname == host {
-			out = append(out, r)
-		}
-	}
-	return out
+	return p.HostnameRoutes(t, host)
 }
 
 func servicesNamed(t *testing.T, name string) []cloudflare.Service {
 	t.Helper()
-	ss, err := p.Cloudflare.ListServices(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []cloudflare.Service
-	for _, s := range ss {
-		if s.Name == name {
-			out = append(out, s)
-		}
-	}
-	return out
+	return p.VPCServices(t, name)
 }
 
 func recordsNamed(t *testing.T, name string) []cloudflare.DNSRecord {
 	t.Helper()
-	rs, err := p.Cloudflare.ListDNSRecords(context.Background(), sim.ZoneID("example.com"), cloudflare.DNSRecordFilter{Name: name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rs
+	return p.Records(t, name)
 }
 
 func tunnelConfig(t *testing.T, id string) string {
 	t.Helper()
-	tc, err := p.Cloudflare.GetTunnelConfiguration(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(tc.Config)
+	return p.TunnelConfig(t, id)
 }
 
 func waitEvent(t *testing.T, ns, name, reason, contains string) {

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -168,17 +167,5 @@ func ownersEqual(a, b []metav1.OwnerReference) bool {
 // another tunnel, a public hostname another source holds or no zone has) on
 // the Service, once per distinct message.
 func (r *Reconciler) reportExposureFailures(svc *corev1.Service, ms []source.Owned) {
-	sort.Slice(ms, func(i, j int) bool { return source.Key(ms[i]) < source.Key(ms[j]) })
-	for _, m := range ms {
-		reason, msg := source.Failure(m)
-		if msg == "" {
-			r.reported.Delete(m.GetUID())
-			continue
-		}
-		if last, ok := r.reported.Load(m.GetUID()); ok && last == msg {
-			continue
-		}
-		r.reported.Store(m.GetUID(), msg)
-		r.warn(svc, reason, fmt.Sprintf("%s %s: %s", source.Kind(m), m.GetName(), msg))
-	}
+	source.ReportFailures(&r.reported, ms, func(reason, msg string) { r.warn(svc, reason, msg) })
 }

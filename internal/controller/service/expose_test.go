@@ -13,9 +13,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 )
 
 func exposedService(ns, name string, ann map[string]string, ports ...corev1.ServicePort) *corev1.Service {
@@ -31,54 +29,6 @@ func annotations(kv ...string) map[string]string {
 		a[kv[i]] = kv[i+1]
 	}
 	return a
-}
-
-func hostnameRoutes(t *testing.T, host string) []cloudflare.HostnameRoute {
-	t.Helper()
-	rs, err := p.Cloudflare.ListHostnameRoutes(context.Background(), cloudflare.HostnameRouteFilter{Hostname: host})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []cloudflare.HostnameRoute
-	for _, r := range rs {
-		if r.Hostname == host {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-func vpcServices(t *testing.T, name string) []cloudflare.Service {
-	t.Helper()
-	ss, err := p.Cloudflare.ListServices(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []cloudflare.Service
-	for _, s := range ss {
-		if s.Name == name {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func records(t *testing.T, name string) []cloudflare.DNSRecord {
-	t.Helper()
-	rs, err := p.Cloudflare.ListDNSRecords(context.Background(), sim.ZoneID("example.com"), cloudflare.DNSRecordFilter{Name: name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rs
-}
-
-func tunnelConfig(t *testing.T, id string) string {
-	t.Helper()
-	tc, err := p.Cloudflare.GetTunnelConfiguration(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(tc.Config)
 }
 
 // madeFor counts the objects made for a Service, by kind.
@@ -104,7 +54,7 @@ func TestAServiceOnlyPrivateRouteWithVPCService(t *testing.T) {
 	svc := exposedService(ns, "redis", annotations(v1alpha1.AnnotationVPCService, vpc), corev1.ServicePort{Name: "redis", Port: 6379})
 	p.Create(t, svc)
 	eventually(t, "route and VPC service in Cloudflare", func() error {
-		rs, ss := hostnameRoutes(t, host), vpcServices(t, vpc)
+		rs, ss := p.HostnameRoutes(t, host), p.VPCServices(t, vpc)
 		if len(rs) != 1 || len(ss) != 1 {
 			return fmt.Errorf("%d routes, %d VPC services", len(rs), len(ss))
 		}
@@ -126,7 +76,7 @@ func TestAServiceOnlyPrivateRouteWithVPCService(t *testing.T) {
 		delete(s.Annotations, v1alpha1.AnnotationVPCService)
 	})
 	eventually(t, "route and VPC service gone", func() error {
-		if rs, ss := hostnameRoutes(t, host), vpcServices(t, vpc); len(rs)+len(ss) != 0 {
+		if rs, ss := p.HostnameRoutes(t, host), p.VPCServices(t, vpc); len(rs)+len(ss) != 0 {
 			return fmt.Errorf("%d routes, %d VPC services left", len(rs), len(ss))
 		}
 		return nil
@@ -149,12 +99,12 @@ func TestPublicTCPAndHTTPSServices(t *testing.T) {
 	target := tunnelID + ".cfargotunnel.com"
 	eventually(t, "both published", func() error {
 		for _, h := range []string{dbHost, webHost} {
-			rs := records(t, h)
+			rs := p.Records(t, h)
 			if len(rs) != 1 || rs[0].Content != target || !rs[0].Proxied {
 				return fmt.Errorf("%s: records %+v, want one proxied CNAME to %s", h, rs, target)
 			}
 		}
-		cfg := tunnelConfig(t, tunnelID)
+		cfg := p.TunnelConfig(t, tunnelID)
 		for _, want := range []string{
 			`"hostname":"` + dbHost + `","service":"tcp://db.` + ns + `.svc.cluster.local:5432"`,
 			`"hostname":"` + webHost + `","service":"https://web.` + ns + `.svc.cluster.local:8443"`,
@@ -170,13 +120,13 @@ func TestPublicTCPAndHTTPSServices(t *testing.T) {
 	p.DeleteAndWait(t, web)
 	eventually(t, "both unpublished", func() error {
 		for _, h := range []string{dbHost, webHost} {
-			if rs := records(t, h); len(rs) != 0 {
+			if rs := p.Records(t, h); len(rs) != 0 {
 				return fmt.Errorf("%s: %d records left", h, len(rs))
 			}
-			if strings.Contains(tunnelConfig(t, tunnelID), h) {
+			if strings.Contains(p.TunnelConfig(t, tunnelID), h) {
 				return fmt.Errorf("%s still in the configuration", h)
 			}
-			if rs := hostnameRoutes(t, h); len(rs) != 0 {
+			if rs := p.HostnameRoutes(t, h); len(rs) != 0 {
 				return fmt.Errorf("%s: %d routes left", h, len(rs))
 			}
 		}
@@ -200,7 +150,7 @@ func TestServicePortRulesAndBadInput(t *testing.T) {
 	edit(t, svc, func(s *corev1.Service) { s.Annotations[v1alpha1.AnnotationPort] = "8080" })
 	rule := `"hostname":"` + host + `","service":"http://app.` + ns + `.svc.cluster.local:8080"`
 	eventually(t, "published on port 8080", func() error {
-		if cfg := tunnelConfig(t, tunnelID); !strings.Contains(cfg, rule) {
+		if cfg := p.TunnelConfig(t, tunnelID); !strings.Contains(cfg, rule) {
 			return fmt.Errorf("configuration %s lacks %s", cfg, rule)
 		}
 		return nil
@@ -209,7 +159,7 @@ func TestServicePortRulesAndBadInput(t *testing.T) {
 	// Removing the tunnel annotation removes everything.
 	edit(t, svc, func(s *corev1.Service) { delete(s.Annotations, v1alpha1.AnnotationTunnel) })
 	eventually(t, "unpublished", func() error {
-		if rs := records(t, host); len(rs) != 0 {
+		if rs := p.Records(t, host); len(rs) != 0 {
 			return fmt.Errorf("%d records left", len(rs))
 		}
 		if m := madeFor(t, ns, "app"); m["HostnameRoute"]+m["PublicHostname"] != 0 {
@@ -252,7 +202,7 @@ func TestBadInputKeepsWhatAServicePublishes(t *testing.T) {
 		p.Create(t, svcs[tc.name])
 	}
 	eventually(t, "all published", func() error {
-		cfg := tunnelConfig(t, tunnelID)
+		cfg := p.TunnelConfig(t, tunnelID)
 		for _, tc := range cases {
 			if !strings.Contains(cfg, rule(tc.name)) {
 				return fmt.Errorf("configuration %s lacks %s", cfg, rule(tc.name))
@@ -266,12 +216,12 @@ func TestBadInputKeepsWhatAServicePublishes(t *testing.T) {
 	for _, tc := range cases {
 		waitEvent(t, ns, tc.name, tc.reason, tc.says)
 	}
-	cfg := tunnelConfig(t, tunnelID)
+	cfg := p.TunnelConfig(t, tunnelID)
 	for _, tc := range cases {
 		if !strings.Contains(cfg, rule(tc.name)) {
 			t.Errorf("%s took the working rule down: %s", tc.name, cfg)
 		}
-		if rs := records(t, host(tc.name)); len(rs) != 1 {
+		if rs := p.Records(t, host(tc.name)); len(rs) != 1 {
 			t.Errorf("%s: %d DNS records, want the one that worked", tc.name, len(rs))
 		}
 	}

@@ -47,12 +47,12 @@ func labelNamespace(t *testing.T, ns string, labels map[string]string) {
 
 func published(t *testing.T, tunnelID string, hosts ...string) error {
 	t.Helper()
-	cfg := tunnelConfig(t, tunnelID)
+	cfg := p.TunnelConfig(t, tunnelID)
 	for _, h := range hosts {
 		if !strings.Contains(cfg, `"hostname":"`+h+`"`) {
 			return fmt.Errorf("%s not in the configuration %s", h, cfg)
 		}
-		if rs := records(t, h); len(rs) != 1 || rs[0].Content != tunnelID+".cfargotunnel.com" {
+		if rs := p.Records(t, h); len(rs) != 1 || rs[0].Content != tunnelID+".cfargotunnel.com" {
 			return fmt.Errorf("%s: records %+v", h, rs)
 		}
 	}
@@ -99,7 +99,7 @@ func TestATunnelSharedAcrossNamespaces(t *testing.T) {
 		if err := published(t, tunnelID, own, hostA); err != nil {
 			return err
 		}
-		if rs, ss := hostnameRoutes(t, redisA), vpcServices(t, vpc); len(rs) != 1 || rs[0].TunnelID != tunnelID || len(ss) != 1 {
+		if rs, ss := p.HostnameRoutes(t, redisA), p.VPCServices(t, vpc); len(rs) != 1 || rs[0].TunnelID != tunnelID || len(ss) != 1 {
 			l := &ztv1alpha1.HostnameRouteList{}
 			_ = p.Client.List(context.Background(), l, client.InNamespace(teamA))
 			var d []string
@@ -125,7 +125,7 @@ func TestATunnelSharedAcrossNamespaces(t *testing.T) {
 	}
 	// team-b: a Warning, and nothing.
 	p.WaitWarning(t, teamB, "web", "TunnelNotShared", "does not allow namespace "+teamB)
-	if rs := records(t, hostB); len(rs) != 0 || strings.Contains(tunnelConfig(t, tunnelID), hostB) {
+	if rs := p.Records(t, hostB); len(rs) != 0 || strings.Contains(p.TunnelConfig(t, tunnelID), hostB) {
 		t.Fatalf("team-b, not allowed, was published: %d records", len(rs))
 	}
 
@@ -143,7 +143,7 @@ func TestATunnelSharedAcrossNamespaces(t *testing.T) {
 	p.WaitSynced(t, rawB, "refused a tunnel not shared with team-b", func(c xpv2.Condition) bool {
 		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "another namespace")
 	})
-	if rs := hostnameRoutes(t, "raw."+teamB+".internal"); len(rs) != 0 {
+	if rs := p.HostnameRoutes(t, "raw."+teamB+".internal"); len(rs) != 0 {
 		t.Fatalf("team-b routed through a tunnel not shared with it: %+v", rs)
 	}
 	p.DeleteAndWait(t, rawA)
@@ -152,10 +152,10 @@ func TestATunnelSharedAcrossNamespaces(t *testing.T) {
 	// Unlabelled: team-a's go, platform's stay.
 	labelNamespace(t, teamA, nil)
 	eventually(t, "team-a unpublished", func() error {
-		if rs := records(t, hostA); len(rs) != 0 || strings.Contains(tunnelConfig(t, tunnelID), hostA) || len(hostnameRoutes(t, hostA)) != 0 {
+		if rs := p.Records(t, hostA); len(rs) != 0 || strings.Contains(p.TunnelConfig(t, tunnelID), hostA) || len(p.HostnameRoutes(t, hostA)) != 0 {
 			return fmt.Errorf("%s: %d records, or still routed or in the configuration", hostA, len(rs))
 		}
-		if rs, ss := hostnameRoutes(t, redisA), vpcServices(t, vpc); len(rs)+len(ss) != 0 {
+		if rs, ss := p.HostnameRoutes(t, redisA), p.VPCServices(t, vpc); len(rs)+len(ss) != 0 {
 			return fmt.Errorf("team-a's Service: %d routes, %d VPC services left", len(rs), len(ss))
 		}
 		return nil

@@ -5,6 +5,10 @@
 package source
 
 import (
+	"fmt"
+	"sort"
+	"sync"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -108,4 +112,24 @@ func Failure(m Owned) (string, string) {
 		return "", ""
 	}
 	return FailureReason(c.Message), c.Message
+}
+
+// ReportFailures repeats the failures of the objects a source made on the
+// source, through warn, once per distinct failure: reported holds the last
+// one said for each object (by UID). client-go drops an object's events past
+// a burst of 25, and repeats would crowd out the failures that matter.
+func ReportFailures(reported *sync.Map, ms []Owned, warn func(reason, msg string)) {
+	sort.Slice(ms, func(i, j int) bool { return Key(ms[i]) < Key(ms[j]) })
+	for _, m := range ms {
+		reason, msg := Failure(m)
+		if msg == "" {
+			reported.Delete(m.GetUID())
+			continue
+		}
+		if last, ok := reported.Load(m.GetUID()); ok && last == msg {
+			continue
+		}
+		reported.Store(m.GetUID(), msg)
+		warn(reason, fmt.Sprintf("%s %s: %s", Kind(m), m.GetName(), msg))
+	}
 }
