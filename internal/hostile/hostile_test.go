@@ -169,7 +169,7 @@ func (c *corpus) binding(name string, mutate ...func(*tv1alpha1.GatewayBinding))
 	b := &tv1alpha1.GatewayBinding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: name},
 		Spec: tv1alpha1.GatewayBindingSpec{
-			TunnelRef:  tv1alpha1.LocalReference{Name: "edge"},
+			TunnelRef:  tv1alpha1.TunnelReference{Name: "edge"},
 			GatewayRef: tv1alpha1.GatewayListenerReference{Name: "public", SectionName: "web"},
 			Origin:     tv1alpha1.GatewayOrigin{Service: tv1alpha1.GatewayServiceOrigin{Name: "traefik", Port: intstr.FromInt32(80)}},
 		},

@@ -87,7 +87,7 @@ func TestAGatewayBindingThroughTheBinary(t *testing.T) {
 		b := &v1alpha1.GatewayBinding{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 			Spec: v1alpha1.GatewayBindingSpec{
-				TunnelRef:  v1alpha1.LocalReference{Name: "edge"},
+				TunnelRef:  v1alpha1.TunnelReference{Name: "edge"},
 				GatewayRef: v1alpha1.GatewayListenerReference{Name: "public", SectionName: listener},
 				Origin:     v1alpha1.GatewayOrigin{Service: v1alpha1.GatewayServiceOrigin{Name: "traefik", Port: intstr.FromString("web")}},
 				DNS:        v1alpha1.BindingDNS{Mode: mode},

@@ -106,9 +106,10 @@ type BindingDNS struct {
 
 // GatewayBindingSpec binds one listener of a Gateway to a CloudflareTunnel.
 type GatewayBindingSpec struct {
-	// TunnelRef names the CloudflareTunnel in this namespace that publishes
-	// the hostnames.
-	TunnelRef LocalReference `json:"tunnelRef"`
+	// TunnelRef names the CloudflareTunnel that publishes the hostnames: in
+	// this namespace, or in another whose tunnel allows this one
+	// (spec.allowedNamespaces).
+	TunnelRef TunnelReference `json:"tunnelRef"`
 
 	// GatewayRef names the Gateway (in this namespace) and its listener.
 	GatewayRef GatewayListenerReference `json:"gatewayRef"`

@@ -18,9 +18,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
@@ -40,6 +42,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/gateway/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
 const (
@@ -84,8 +87,10 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		// bindings that use that namespace.
 		Watches(&gwv1beta1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.usingNamespace)).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.usingNamespace)).
-		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace)).
-		Watches(&ztv1alpha1.Tunnel{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace)).
+		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.ofTunnel)).
+		Watches(&ztv1alpha1.Tunnel{}, handler.EnqueueRequestsFromMapFunc(r.ofTunnel)).
+		// A namespace's labels decide which shared tunnels it may use.
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.sharedIn), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
 }
 
@@ -138,6 +143,21 @@ func (r *Reconciler) inNamespace(ctx context.Context, o client.Object) []reconci
 	return requests(r.bindings(ctx, client.InNamespace(o.GetNamespace())), func(*v1alpha1.GatewayBinding) bool { return true })
 }
 
+// ofTunnel are the bindings naming a tunnel, of any namespace it may be
+// shared with.
+func (r *Reconciler) ofTunnel(ctx context.Context, o client.Object) []reconcile.Request {
+	return requests(r.bindings(ctx), func(b *v1alpha1.GatewayBinding) bool {
+		return bindingTunnel(b) == sharing.Ref{Namespace: o.GetNamespace(), Name: o.GetName()}
+	})
+}
+
+// sharedIn are the bindings of a namespace naming another's tunnel.
+func (r *Reconciler) sharedIn(ctx context.Context, o client.Object) []reconcile.Request {
+	return requests(r.bindings(ctx, client.InNamespace(o.GetName())), func(b *v1alpha1.GatewayBinding) bool {
+		return bindingTunnel(b).Namespace != b.Namespace
+	})
+}
+
 func (r *Reconciler) all(ctx context.Context, _ client.Object) []reconcile.Request {
 	return requests(r.bindings(ctx), func(*v1alpha1.GatewayBinding) bool { return true })
 }
@@ -181,11 +201,15 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	res := translate.Translate(in)
-	tunnelID, tunnelCond, err := r.tunnel(ctx, b)
+	tunnelID, notShared, tunnelCond, err := r.tunnel(ctx, b)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if !tunnelCond.OK {
+	switch {
+	case notShared:
+		// Policy: nothing of this namespace goes through that tunnel.
+		res.Accepted, res.KeepExisting, res.Published, res.Hostnames = tunnelCond, false, nil, nil
+	case !tunnelCond.OK:
 		// A typo must not take a working site down: nothing is created,
 		// and what the binding publishes stays.
 		res.Accepted, res.KeepExisting, res.Published = tunnelCond, true, nil
@@ -269,24 +293,37 @@ func (r *Reconciler) read(ctx context.Context, b *v1alpha1.GatewayBinding) (tran
 }
 
 // tunnel checks the CloudflareTunnel and returns its tunnel's ID ("" until
-// Cloudflare has made it).
-func (r *Reconciler) tunnel(ctx context.Context, b *v1alpha1.GatewayBinding) (string, translate.Condition, error) {
-	n := b.Spec.TunnelRef.Name
-	cft := &v1alpha1.CloudflareTunnel{}
-	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: n}, cft); err != nil {
-		if kerrors.IsNotFound(err) {
-			return "", translate.Condition{Reason: "TunnelNotFound", Message: fmt.Sprintf("no CloudflareTunnel %q in namespace %s (a tunnel is used only from its own namespace); nothing is created, and whatever the binding already publishes stays as it is", n, b.Namespace)}, nil
-		}
-		return "", translate.Condition{}, errors.Wrap(err, "cannot get CloudflareTunnel")
+// Cloudflare has made it). notShared says the tunnel is another namespace's
+// and does not allow this one: what the binding published through it goes.
+func (r *Reconciler) tunnel(ctx context.Context, b *v1alpha1.GatewayBinding) (_ string, notShared bool, _ translate.Condition, _ error) {
+	ref := bindingTunnel(b)
+	cft, refusal, err := sharing.Lookup(ctx, r.kube, b.Namespace, ref)
+	if err != nil {
+		return "", false, translate.Condition{}, err
+	}
+	switch refusal.Reason {
+	case sharing.ReasonTunnelNotFound:
+		return "", false, translate.Condition{Reason: sharing.ReasonTunnelNotFound, Message: refusal.Message + " (name another namespace's tunnel with spec.tunnelRef.namespace); nothing is created, and whatever the binding already publishes stays as it is"}, nil
+	case sharing.ReasonTunnelNotShared:
+		return "", true, translate.Condition{Reason: sharing.ReasonTunnelNotShared, Message: refusal.Message + "; nothing is published through it, and what this binding published there is removed"}, nil
 	}
 	if meta.WasDeleted(cft) {
-		return "", translate.Condition{Reason: "TunnelDeleting", Message: fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is published through it", n)}, nil
+		return "", false, translate.Condition{Reason: "TunnelDeleting", Message: fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is published through it", ref.Name)}, nil
 	}
 	tun := &ztv1alpha1.Tunnel{}
-	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: b.Namespace, Name: n}, tun); client.IgnoreNotFound(err) != nil {
-		return "", translate.Condition{}, errors.Wrap(err, "cannot get Tunnel")
+	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, tun); client.IgnoreNotFound(err) != nil {
+		return "", false, translate.Condition{}, errors.Wrap(err, "cannot get Tunnel")
 	}
-	return tunnelIDOf(tun), translate.Condition{OK: true}, nil
+	return tunnelIDOf(tun), false, translate.Condition{OK: true}, nil
+}
+
+// bindingTunnel is the tunnel a binding names.
+func bindingTunnel(b *v1alpha1.GatewayBinding) sharing.Ref {
+	ns := b.Spec.TunnelRef.Namespace
+	if ns == "" {
+		ns = b.Namespace
+	}
+	return sharing.Ref{Namespace: ns, Name: b.Spec.TunnelRef.Name}
 }
 
 // tunnelIDOf is a Tunnel MR's Cloudflare ID, once Cloudflare made it.

@@ -112,7 +112,7 @@ func binding(ns string, mutate ...func(*v1alpha1.GatewayBinding)) *v1alpha1.Gate
 	b := &v1alpha1.GatewayBinding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "public-web"},
 		Spec: v1alpha1.GatewayBindingSpec{
-			TunnelRef:  v1alpha1.LocalReference{Name: "edge"},
+			TunnelRef:  v1alpha1.TunnelReference{Name: "edge"},
 			GatewayRef: v1alpha1.GatewayListenerReference{Name: "public", SectionName: "web"},
 			Origin:     v1alpha1.GatewayOrigin{Service: v1alpha1.GatewayServiceOrigin{Name: "traefik", Port: intstr.FromString("web")}},
 		},
@@ -681,6 +681,54 @@ func TestDNSModes(t *testing.T) {
 		}
 		if err == nil && ep.GetDeletionTimestamp() == nil {
 			return fmt.Errorf("still there")
+		}
+		return nil
+	})
+}
+
+// A binding may publish through another namespace's tunnel that is shared
+// with its own; through one that is not, it is refused and what it had
+// there goes.
+func TestABindingThroughASharedTunnel(t *testing.T) {
+	t.Parallel()
+	platform := setup(t)
+	team := setup(t) // its Gateway, routes and Traefik; its own tunnel unused
+	cr := &v1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Namespace: platform.ns, Name: "edge"}}
+	if err := p.Get(cr); err != nil {
+		t.Fatal(err)
+	}
+	cr.Spec.AllowedNamespaces = &v1alpha1.AllowedNamespaces{From: v1alpha1.NamespacesFromAll}
+	if err := p.Client.Update(context.Background(), cr); err != nil {
+		t.Fatal(err)
+	}
+	host := "shared-" + team.ns + ".example.com"
+	createRoute(t, route(team.ns, "shop", "web", host), true)
+	b := binding(team.ns, func(b *v1alpha1.GatewayBinding) { b.Spec.TunnelRef.Namespace = platform.ns })
+	p.Create(t, b)
+	waitCondition(t, b, xpv2.TypeReady, corev1.ConditionTrue, "Available")
+	origin := "http://traefik." + team.ns + ".svc.cluster.local:80"
+	if got := rules(t, platform.tunnelID)[host]; got != origin {
+		t.Fatalf("platform's tunnel rule for %s = %q, want %q", host, got, origin)
+	}
+	if rs := records(t, host); len(rs) != 1 || rs[0].Content != platform.tunnelID+".cfargotunnel.com" {
+		t.Fatalf("DNS records of %s = %+v, want one to the shared tunnel", host, rs)
+	}
+
+	// No longer shared: refused, and unpublished.
+	eventually(t, "tunnel no longer shared", func() error {
+		if err := p.Get(cr); err != nil {
+			return err
+		}
+		cr.Spec.AllowedNamespaces = nil
+		return p.Client.Update(context.Background(), cr)
+	})
+	waitCondition(t, b, gatewaybinding.TypeAccepted, corev1.ConditionFalse, "TunnelNotShared")
+	eventually(t, host+" unpublished", func() error {
+		if _, ok := rules(t, platform.tunnelID)[host]; ok {
+			return fmt.Errorf("rule for %s still there", host)
+		}
+		if rs := records(t, host); len(rs) != 0 {
+			return fmt.Errorf("%d records for %s", len(rs), host)
 		}
 		return nil
 	})

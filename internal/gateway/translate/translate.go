@@ -407,23 +407,30 @@ func DNSFor(mode string) string {
 }
 
 func publicHostname(b *v1alpha1.GatewayBinding, route, host, origin string) *v1alpha1.PublicHostname {
+	labels := map[string]string{
+		LabelBinding:        publish.LabelValue(b.Name),
+		LabelRoute:          publish.LabelValue(route),
+		publish.LabelTunnel: publish.LabelValue(b.Spec.TunnelRef.Name),
+	}
+	ref := v1alpha1.TunnelReference{Name: b.Spec.TunnelRef.Name}
+	if ns := b.Spec.TunnelRef.Namespace; ns != "" && ns != b.Namespace {
+		// A tunnel shared with the binding's namespace.
+		labels[publish.LabelTunnelNamespace] = ns
+		ref.Namespace = ns
+	}
 	return &v1alpha1.PublicHostname{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.PublicHostnameKind},
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      publish.ObjectName(b.Name, publish.KindPublicHostname, host),
 			Namespace: b.Namespace,
-			Labels: map[string]string{
-				LabelBinding:        publish.LabelValue(b.Name),
-				LabelRoute:          publish.LabelValue(route),
-				publish.LabelTunnel: publish.LabelValue(b.Spec.TunnelRef.Name),
-			},
+			Labels:    labels,
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GatewayBindingKind,
 				Name: b.Name, UID: b.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 			}},
 		},
 		Spec: v1alpha1.PublicHostnameSpec{
-			TunnelRef:     v1alpha1.TunnelReference{Name: b.Spec.TunnelRef.Name},
+			TunnelRef:     ref,
 			Hostname:      host,
 			Origin:        &v1alpha1.Origin{URL: ptr.To(origin)},
 			OriginRequest: b.Spec.OriginRequest.DeepCopy(),

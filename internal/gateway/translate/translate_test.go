@@ -104,7 +104,7 @@ func fixture() Input {
 		Binding: &v1alpha1.GatewayBinding{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "public-web", UID: "uid-1"},
 			Spec: v1alpha1.GatewayBindingSpec{
-				TunnelRef:  v1alpha1.LocalReference{Name: "edge"},
+				TunnelRef:  v1alpha1.TunnelReference{Name: "edge"},
 				GatewayRef: v1alpha1.GatewayListenerReference{Name: "public", SectionName: "web"},
 				Origin:     v1alpha1.GatewayOrigin{Service: v1alpha1.GatewayServiceOrigin{Name: "traefik", Port: intstr.FromString("web")}},
 			},
