@@ -53,6 +53,9 @@ func TestProviderPermissionsBySelfSubjectAccessReview(t *testing.T) {
 		{verb: "patch", group: "tunnels.cloudflare.com", resource: "publichostnames", sub: "status", namespace: "team-a"},
 		{verb: "list", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
 		{verb: "get", resource: "namespaces", name: "kube-system"},
+		// Namespaces' labels decide who may use a shared tunnel.
+		{verb: "list", resource: "namespaces"},
+		{verb: "watch", resource: "namespaces"},
 		{verb: "create", group: "coordination.k8s.io", resource: "leases", namespace: providerNamespace},
 	}
 	mayNot := []access{
@@ -60,8 +63,9 @@ func TestProviderPermissionsBySelfSubjectAccessReview(t *testing.T) {
 		{verb: "create", resource: "pods", sub: "exec", namespace: "team-a"},
 		{verb: "get", resource: "configmaps", namespace: "kube-system"},
 		{verb: "delete", resource: "namespaces", name: "team-a"},
-		{verb: "get", resource: "namespaces", name: "team-a"},
-		{verb: "list", resource: "namespaces"},
+		{verb: "update", resource: "namespaces", name: "team-a"},
+		{verb: "patch", resource: "namespaces", name: "team-a"},
+		{verb: "create", resource: "namespaces"},
 		{verb: "list", resource: "nodes"},
 		{verb: "create", resource: "serviceaccounts", sub: "token", namespace: providerNamespace, name: providerSA},
 		{verb: "deletecollection", resource: "secrets", namespace: "team-a"},
