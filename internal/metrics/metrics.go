@@ -32,6 +32,19 @@ const (
 	SourceProblem SourceState = "problem"
 )
 
+// StateOf is a source's state: a problem outranks a conflict, which
+// outranks translated.
+func StateOf(problem, conflict bool) SourceState {
+	switch {
+	case problem:
+		return SourceProblem
+	case conflict:
+		return SourceConflict
+	default:
+		return SourceTranslated
+	}
+}
+
 // Metrics are the provider's own metrics. Make one with New and register
 // it once.
 type Metrics struct {

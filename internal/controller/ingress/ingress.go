@@ -190,19 +190,6 @@ func Ours(ing *networkingv1.Ingress, classes []networkingv1.IngressClass) bool {
 // sourceKind labels Ingresses in the provider's source metrics.
 const sourceKind = "Ingress"
 
-// sourceState is what the source metrics say of a translated object: a
-// problem outweighs a conflict, since fixing the input comes first.
-func sourceState(problem, conflict bool) metrics.SourceState {
-	switch {
-	case problem:
-		return metrics.SourceProblem
-	case conflict:
-		return metrics.SourceConflict
-	default:
-		return metrics.SourceTranslated
-	}
-}
-
 // Reconcile converges an Ingress's managed resources.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	ing := &networkingv1.Ingress{}
@@ -327,7 +314,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	for h, winner := range lost {
 		r.warn(ing, "HostnameConflict", conflictMessage(h, res.Written[h], winner))
 	}
-	r.metrics.SetSource(sourceKind, req.NamespacedName, sourceState(len(res.Problems) > 0, len(lost) > 0))
+	r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.StateOf(len(res.Problems) > 0, len(lost) > 0))
 	// Bad input must not cost what already works: with a problem in the
 	// Ingress, create and update the valid private routes and VPC services
 	// but delete nothing, and leave its public hostnames as they are (a

@@ -167,7 +167,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !routes.Wanted && !exposure.Wanted {
 		r.metrics.ForgetSource(sourceKind, req.NamespacedName)
 	} else {
-		r.metrics.SetSource(sourceKind, req.NamespacedName, sourceState(problem, false))
+		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.StateOf(problem, false))
 	}
 	if !routes.KeepExisting && (!routes.Wanted || len(routes.Routes) == 0) {
 		if err := r.converge(ctx, svc.Namespace, svc.Name, svc, nil, false); err != nil {
@@ -218,19 +218,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		conflict = taken
 		r.reportExposureFailures(svc, kept)
 	}
-	r.metrics.SetSource(sourceKind, req.NamespacedName, sourceState(problem, conflict))
+	r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.StateOf(problem, conflict))
 	return reconcile.Result{}, nil
-}
-
-func sourceState(problem, conflict bool) metrics.SourceState {
-	switch {
-	case problem:
-		return metrics.SourceProblem
-	case conflict:
-		return metrics.SourceConflict
-	default:
-		return metrics.SourceTranslated
-	}
 }
 
 // reportProblems repeats the translations' problems as Warning events and
