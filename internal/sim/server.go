@@ -52,6 +52,11 @@ type Options struct {
 	// connection produces, which a client must not answer with a duplicate.
 	LostResponseRate float64
 
+	// DNSBatchLimit is the number of operations one DNS batch may hold:
+	// Cloudflare allows 200 on a free zone and 3,500 on paid plans; 0 means
+	// DefaultDNSBatchLimit.
+	DNSBatchLimit int
+
 	// RejectTunnelDeleteWithCIDRRoutes restores Cloudflare's pre-2025
 	// behaviour of refusing (1023) to delete a tunnel that still has CIDR
 	// routes; by default they are deleted with it.
@@ -60,6 +65,9 @@ type Options struct {
 	// Now is the clock; defaults to time.Now.
 	Now func() time.Time
 }
+
+// DefaultDNSBatchLimit is a free zone's limit of operations per DNS batch.
+const DefaultDNSBatchLimit = 200
 
 // Server is the simulator. It is an http.Handler serving the API under both
 // "/" and "/client/v4/", plus test hooks under "/__sim/".
@@ -176,6 +184,7 @@ func (s *Server) routesTable() {
 		{"PATCH /zones/{zone_id}/dns_records/{dns_record_id}", "dns_records.edit", s.editRecord},
 		{"PUT /zones/{zone_id}/dns_records/{dns_record_id}", "dns_records.update", s.updateRecord},
 		{"DELETE /zones/{zone_id}/dns_records/{dns_record_id}", "dns_records.delete", s.deleteRecord},
+		{"POST /zones/{zone_id}/dns_records/batch", "dns_records.batch", s.batchRecords},
 		{"POST /accounts/{account_id}/teamnet/routes", "teamnet_routes.create", s.createCIDRRoute},
 		{"GET /accounts/{account_id}/teamnet/routes", "teamnet_routes.list", s.listCIDRRoutes},
 		{"GET /accounts/{account_id}/teamnet/routes/{route_id}", "teamnet_routes.get", s.getCIDRRoute},

@@ -80,6 +80,7 @@ var usedPaths = []string{
 	"/zones",
 	"/zones/{zone_id}/dns_records",
 	"/zones/{zone_id}/dns_records/{dns_record_id}",
+	"/zones/{zone_id}/dns_records/batch",
 	"/accounts/{account_id}/teamnet/routes",
 	"/accounts/{account_id}/teamnet/routes/{route_id}",
 	"/accounts/{account_id}/teamnet/routes/ip/{ip}",
