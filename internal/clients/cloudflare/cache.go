@@ -159,6 +159,21 @@ type accountCache struct {
 	vnets    snapshot[VirtualNetwork]
 	mu       sync.Mutex
 	records  map[string]*snapshot[DNSRecord] // by zone ID
+	batcher  *dnsBatcher
+}
+
+// dnsBatcher returns the account's DNS batcher, made with o by its first
+// user: every client of the account shares its batches.
+func (a *accountCache) dnsBatcher(o DNSBatching) *dnsBatcher {
+	if !o.enabled() {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.batcher == nil {
+		a.batcher = newDNSBatcher(o)
+	}
+	return a.batcher
 }
 
 func (a *accountCache) zoneRecords(zoneID string) *snapshot[DNSRecord] {
@@ -210,6 +225,8 @@ type CachedClient struct {
 	*Client
 	ttl   time.Duration
 	cache *accountCache
+	// batcher coalesces DNS record writes; nil sends each alone.
+	batcher *dnsBatcher
 }
 
 var _ API = &CachedClient{}
@@ -490,27 +507,53 @@ func (c *CachedClient) ListDNSRecords(ctx context.Context, zoneID string, f DNSR
 	}), nil
 }
 
-// CreateDNSRecord creates and records the record.
+// CreateDNSRecord creates and records the record, in the zone's next batch
+// when batching is on.
 func (c *CachedClient) CreateDNSRecord(ctx context.Context, zoneID string, r DNSRecord) (*DNSRecord, error) {
-	got, err := c.Client.CreateDNSRecord(ctx, zoneID, r)
-	afterWrite(c.cache.zoneRecords(zoneID), err, idOf(got, func(r *DNSRecord) string { return r.ID }), got)
-	return got, err
+	return c.writeRecord(ctx, zoneID, &dnsOp{kind: opPost, rec: r})
 }
 
-// UpdateDNSRecord updates and records the record.
+// UpdateDNSRecord updates and records the record, in the zone's next batch
+// when batching is on.
 func (c *CachedClient) UpdateDNSRecord(ctx context.Context, zoneID, id string, r DNSRecord) (*DNSRecord, error) {
-	got, err := c.Client.UpdateDNSRecord(ctx, zoneID, id, r)
-	afterWrite(c.cache.zoneRecords(zoneID), err, id, got)
-	return got, err
+	return c.writeRecord(ctx, zoneID, &dnsOp{kind: opPut, id: id, rec: r})
 }
 
-// DeleteDNSRecord deletes and forgets the record.
+// DeleteDNSRecord deletes and forgets the record, in the zone's next batch
+// when batching is on.
 func (c *CachedClient) DeleteDNSRecord(ctx context.Context, zoneID, id string) error {
-	err := c.Client.DeleteDNSRecord(ctx, zoneID, id)
-	if err == nil || IsNotFound(err) {
-		c.cache.zoneRecords(zoneID).remove(id)
-	}
+	_, err := c.writeRecord(ctx, zoneID, &dnsOp{kind: opDelete, id: id})
 	return err
+}
+
+// writeRecord sends one record write, alone or batched, and records its
+// outcome in the zone's snapshot.
+func (c *CachedClient) writeRecord(ctx context.Context, zoneID string, op *dnsOp) (*DNSRecord, error) {
+	records := c.cache.zoneRecords(zoneID)
+	op.settle = func(op *dnsOp) { settleRecord(records, op) }
+	if c.batcher == nil {
+		op.done = make(chan struct{})
+		sendOne(ctx, c.Client, zoneID, op)
+		return op.result, op.err
+	}
+	return c.batcher.do(ctx, c.Client, zoneID, op)
+}
+
+// settleRecord records a write's outcome in the zone's snapshot.
+func settleRecord(s *snapshot[DNSRecord], op *dnsOp) {
+	if op.kind == opDelete {
+		if op.err == nil || IsNotFound(op.err) {
+			s.remove(op.id)
+			return
+		}
+		s.invalidate()
+		return
+	}
+	id := op.id
+	if op.kind == opPost {
+		id = idOf(op.result, func(r *DNSRecord) string { return r.ID })
+	}
+	afterWrite(s, op.err, id, op.result)
 }
 
 func ptrCopy[T any](v T) *T { return &v }

@@ -54,6 +54,9 @@ type Options struct {
 	// PageSize of list calls; default the largest most list endpoints
 	// allow (1000), so a listing costs as few requests as possible.
 	PageSize int
+	// DNSBatching coalesces DNS record writes into batches; the zero value
+	// sends each write alone.
+	DNSBatching DNSBatching
 	// ObservationTTL is how old an account-wide observation may be before
 	// a get by ID refreshes it with one list; 0 means 30s. Half the poll
 	// interval keeps drift detection within one poll.
@@ -117,7 +120,8 @@ func NewCached(cfg clients.Config, o Options) *CachedClient {
 	if caches == nil {
 		caches = NewCaches()
 	}
-	return &CachedClient{Client: New(cfg, o), ttl: ttl, cache: caches.forAccount(cfg.Token, cfg.AccountID, cfg.Endpoint)}
+	ac := caches.forAccount(cfg.Token, cfg.AccountID, cfg.Endpoint)
+	return &CachedClient{Client: New(cfg, o), ttl: ttl, cache: ac, batcher: ac.dnsBatcher(o.DNSBatching)}
 }
 
 // maxPageSize is the largest page the list endpoints we page through allow.

@@ -243,6 +243,11 @@ func TestDNSRecordNeverTouchesForeignRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The provider observes through an account-wide snapshot up to half a
+	// poll (1s here) old: a record made since may still meet a create,
+	// which Cloudflare refuses. This test is about a record the provider
+	// can see, so it waits that long.
+	time.Sleep(1100 * time.Millisecond)
 	writes := p.WriteCalls()
 
 	sameType := newRecord(ns, "same-type", host, "CNAME", tunnelA)

@@ -105,6 +105,10 @@ type Options struct {
 
 	// ConfigBatchWindow of CloudflareTunnels; 0 is the provider's default.
 	ConfigBatchWindow time.Duration
+
+	// DNSBatching of DNS record writes; nil is the provider's default
+	// (--dns-batch-window, --dns-batch-size).
+	DNSBatching *cloudflare.DNSBatching
 }
 
 // RunWithOptions is Run with the simulator's rate limit, the request budget
@@ -144,8 +148,11 @@ func RunWithOptions(m *testing.M, p **Provider, o Options) int {
 		grace = o.CreationGracePeriod
 	}
 	managed := mr.Settings{
-		Cloudflare:          cloudflare.Options{Transport: transport, Budgets: budgets, Caches: cloudflare.NewCaches()},
+		Cloudflare:          cloudflare.Options{Transport: transport, Budgets: budgets, Caches: cloudflare.NewCaches(), DNSBatching: cloudflare.DefaultDNSBatching()},
 		CreationGracePeriod: grace,
+	}
+	if o.DNSBatching != nil {
+		managed.Cloudflare.DNSBatching = *o.DNSBatching
 	}
 
 	endpoint := srv.URL + "/client/v4/"

@@ -1,0 +1,310 @@
+package cloudflare
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DNSBatching coalesces the DNS record writes of one account and zone made
+// within a short window into batches: one request for up to Size
+// operations instead of one each.
+type DNSBatching struct {
+	// Window is how long the first write of a batch waits for others to
+	// join it; 0 turns batching off.
+	Window time.Duration
+	// Size is the most operations one batch holds; 0 means
+	// DefaultDNSBatchSize. Cloudflare allows 200 on a free zone and 3,500
+	// on paid plans.
+	Size int
+}
+
+const (
+	// DefaultDNSBatchWindow is --dns-batch-window's default: short against
+	// a reconcile, long enough for a wave of creates to meet.
+	DefaultDNSBatchWindow = 200 * time.Millisecond
+	// DefaultDNSBatchSize is a free zone's limit, so batches are accepted
+	// on every plan.
+	DefaultDNSBatchSize = 200
+)
+
+// DefaultDNSBatching is what the provider's flags default to.
+func DefaultDNSBatching() DNSBatching {
+	return DNSBatching{Window: DefaultDNSBatchWindow, Size: DefaultDNSBatchSize}
+}
+
+func (o DNSBatching) enabled() bool { return o.Window > 0 }
+
+func (o DNSBatching) size() int {
+	if o.Size <= 0 {
+		return DefaultDNSBatchSize
+	}
+	return o.Size
+}
+
+type dnsOpKind int
+
+const (
+	opDelete dnsOpKind = iota
+	opPut
+	opPost
+)
+
+// dnsOp is one record write waiting for its batch. settle runs once the
+// outcome is known, whether or not the caller still waits, so the
+// observation cache always learns what happened.
+type dnsOp struct {
+	kind   dnsOpKind
+	id     string // deletes and puts
+	rec    DNSRecord
+	settle func(*dnsOp)
+
+	done   chan struct{}
+	result *DNSRecord
+	err    error
+}
+
+func (op *dnsOp) finish(r *DNSRecord, err error) {
+	op.result, op.err = r, err
+	if op.settle != nil {
+		op.settle(op)
+	}
+	close(op.done)
+}
+
+// identity is what a created record is recognised by in a batch's answer:
+// its name, type and comment. The comment holds the creator's ownership
+// marker, unique per managed resource, so two posts never share an
+// identity unless they are the same write. Results are never matched by
+// position.
+func identity(r DNSRecord) string {
+	name := strings.ToLower(strings.TrimSuffix(strings.TrimSpace(r.Name), "."))
+	return name + "\x00" + strings.ToUpper(r.Type) + "\x00" + r.Comment
+}
+
+// sender writes one batch, or one operation when a batch holds only one.
+type sender interface {
+	BatchDNSRecords(ctx context.Context, zoneID string, b DNSBatch) (*DNSBatchResult, error)
+	CreateDNSRecord(ctx context.Context, zoneID string, r DNSRecord) (*DNSRecord, error)
+	UpdateDNSRecord(ctx context.Context, zoneID, id string, r DNSRecord) (*DNSRecord, error)
+	DeleteDNSRecord(ctx context.Context, zoneID, id string) error
+}
+
+// dnsBatcher holds an account's pending batches, one per zone.
+type dnsBatcher struct {
+	opts  DNSBatching
+	mu    sync.Mutex
+	zones map[string]*zoneBatch
+}
+
+func newDNSBatcher(o DNSBatching) *dnsBatcher {
+	return &dnsBatcher{opts: o, zones: map[string]*zoneBatch{}}
+}
+
+// zoneBatch collects one zone's writes until the window closes or the
+// batch is full.
+type zoneBatch struct {
+	pending []*dnsOp
+	// posts are the creates pending or in flight, by identity: a second
+	// create of the same record (a retried reconcile whose first attempt
+	// gave up waiting) joins the first instead of duplicating it.
+	posts map[string]*dnsOp
+	timer *time.Timer
+}
+
+// do queues op for zoneID's next batch and waits for its outcome.
+func (b *dnsBatcher) do(ctx context.Context, s sender, zoneID string, op *dnsOp) (*DNSRecord, error) {
+	op.done = make(chan struct{})
+	if first := b.enqueue(ctx, s, zoneID, op); first != op {
+		op = first
+	}
+	select {
+	case <-op.done:
+		return op.result, op.err
+	case <-ctx.Done():
+		// The write goes ahead; settle records its outcome for the next
+		// reconcile, and a create retried before then joins this one.
+		return nil, ctx.Err()
+	}
+}
+
+// enqueue adds op to its zone's batch and returns the op to wait for: op
+// itself, or an identical create already on its way.
+func (b *dnsBatcher) enqueue(ctx context.Context, s sender, zoneID string, op *dnsOp) *dnsOp {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	z := b.zones[zoneID]
+	if z == nil {
+		z = &zoneBatch{posts: map[string]*dnsOp{}}
+		b.zones[zoneID] = z
+	}
+	if op.kind == opPost {
+		key := identity(op.rec)
+		if prev, ok := z.posts[key]; ok {
+			return prev
+		}
+		z.posts[key] = op
+	}
+	z.pending = append(z.pending, op)
+	// The batch is sent on its own context: it serves many callers, and
+	// abandoning it when the first caller's reconcile ends would make
+	// every other caller's outcome unknown.
+	bctx := context.WithoutCancel(ctx)
+	switch {
+	case len(z.pending) >= b.opts.size():
+		if z.timer != nil {
+			z.timer.Stop()
+		}
+		go b.flush(bctx, s, zoneID, b.take(z))
+	case len(z.pending) == 1:
+		z.timer = time.AfterFunc(b.opts.Window, func() {
+			b.mu.Lock()
+			ops := b.take(z)
+			b.mu.Unlock()
+			b.flush(bctx, s, zoneID, ops)
+		})
+	}
+	return op
+}
+
+// take empties a zone's pending batch; b.mu is held.
+func (b *dnsBatcher) take(z *zoneBatch) []*dnsOp {
+	ops := z.pending
+	z.pending = nil
+	return ops
+}
+
+// flush sends ops and settles each. A batch Cloudflare refuses for one bad
+// operation is split in halves until the error lands on the operation that
+// caused it, so the others go through; a failure that says nothing about
+// any one operation (a rate limit, a server error, a lost response) is
+// every operation's.
+func (b *dnsBatcher) flush(ctx context.Context, s sender, zoneID string, ops []*dnsOp) {
+	if len(ops) == 0 {
+		return
+	}
+	defer b.forget(zoneID, ops)
+	b.send(ctx, s, zoneID, ops)
+}
+
+func (b *dnsBatcher) send(ctx context.Context, s sender, zoneID string, ops []*dnsOp) {
+	if len(ops) == 1 {
+		// A batch of one is the plain call: same cost, and its error is
+		// exactly the record's.
+		sendOne(ctx, s, zoneID, ops[0])
+		return
+	}
+	res, err := s.BatchDNSRecords(ctx, zoneID, batchOf(ops))
+	switch {
+	case err == nil:
+		settleAll(ops, res)
+	case blamesOneOperation(err):
+		half := len(ops) / 2
+		b.send(ctx, s, zoneID, ops[:half])
+		b.send(ctx, s, zoneID, ops[half:])
+	default:
+		for _, op := range ops {
+			op.finish(nil, err)
+		}
+	}
+}
+
+func sendOne(ctx context.Context, s sender, zoneID string, op *dnsOp) {
+	switch op.kind {
+	case opDelete:
+		op.finish(nil, s.DeleteDNSRecord(ctx, zoneID, op.id))
+	case opPut:
+		op.finish(s.UpdateDNSRecord(ctx, zoneID, op.id, op.rec))
+	default:
+		op.finish(s.CreateDNSRecord(ctx, zoneID, op.rec))
+	}
+}
+
+// forget drops settled creates from the zone's identity index.
+func (b *dnsBatcher) forget(zoneID string, ops []*dnsOp) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	z := b.zones[zoneID]
+	for _, op := range ops {
+		if key := identity(op.rec); op.kind == opPost && z.posts[key] == op {
+			delete(z.posts, key)
+		}
+	}
+}
+
+func batchOf(ops []*dnsOp) DNSBatch {
+	var out DNSBatch
+	for _, op := range ops {
+		switch op.kind {
+		case opDelete:
+			out.Deletes = append(out.Deletes, op.id)
+		case opPut:
+			r := op.rec
+			r.ID = op.id
+			out.Puts = append(out.Puts, r)
+		default:
+			out.Posts = append(out.Posts, op.rec)
+		}
+	}
+	return out
+}
+
+// settleAll hands each operation its record from a successful batch:
+// deletes and puts by ID, creates by identity.
+func settleAll(ops []*dnsOp, res *DNSBatchResult) {
+	byID := map[string]DNSRecord{}
+	for _, r := range append(append([]DNSRecord{}, res.Deletes...), res.Puts...) {
+		byID[r.ID] = r
+	}
+	created := map[string]DNSRecord{}
+	for _, r := range res.Posts {
+		created[identity(r)] = r
+	}
+	for _, op := range ops {
+		var r DNSRecord
+		var ok bool
+		switch op.kind {
+		case opPost:
+			r, ok = created[identity(op.rec)]
+		default:
+			r, ok = byID[op.id]
+		}
+		if !ok {
+			// The batch succeeded but its answer does not account for this
+			// write: its outcome is unknown, as after a lost response.
+			op.finish(nil, errNotInBatchAnswer)
+			continue
+		}
+		if op.kind == opDelete {
+			op.finish(nil, nil)
+			continue
+		}
+		op.finish(ptrCopy(r), nil)
+	}
+}
+
+// errNotInBatchAnswer is the outcome of a write a successful batch's answer
+// does not account for: unknown, so the zone's snapshot is listed again.
+var errNotInBatchAnswer = errors.New("cannot write a batch of DNS records: Cloudflare's answer to the batch did not include this record, so its outcome is unknown")
+
+// blamesOneOperation reports whether Cloudflare refused a batch for what an
+// operation in it holds (a conflict, a missing record, an invalid record):
+// a client error other than authentication or the rate limit.
+func blamesOneOperation(err error) bool {
+	ae, ok := asAPIError(err)
+	if !ok || ae.Status < 400 || ae.Status >= 500 {
+		return false
+	}
+	// A zone that is not there (or not ours) fails every half alike.
+	zoneLevel := ae.HasCode(codeInvalidZone) || ae.HasCode(codeBadIdentifier)
+	return !IsRateLimited(err) && !IsAuthentication(err) && !zoneLevel
+}
+
+// Cloudflare's codes for a zone ID it does not know and for a malformed
+// identifier in the path.
+const (
+	codeInvalidZone   = 1001
+	codeBadIdentifier = 7003
+)
