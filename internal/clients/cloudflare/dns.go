@@ -7,6 +7,8 @@ import (
 	cf "github.com/cloudflare/cloudflare-go/v7"
 	"github.com/cloudflare/cloudflare-go/v7/dns"
 	"github.com/cloudflare/cloudflare-go/v7/zones"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 )
 
 // Zone is a DNS zone.
@@ -225,6 +227,8 @@ func (c *Client) BatchDNSRecords(ctx context.Context, zoneID string, b DNSBatch)
 	if err != nil {
 		return nil, wrap(err, "cannot encode DNS batch")
 	}
+	// Many records' last step: ahead of the queue of single-object writes.
+	ctx = budget.WithPriority(ctx, budget.Aggregate)
 	res, err := c.sdk.DNS.Records.Batch(ctx, dns.RecordBatchParams{ZoneID: cf.F(zoneID)}, body)
 	if err != nil {
 		return nil, wrap(err, "cannot write a batch of DNS records")

@@ -8,6 +8,8 @@ import (
 	cf "github.com/cloudflare/cloudflare-go/v7"
 	"github.com/cloudflare/cloudflare-go/v7/shared"
 	"github.com/cloudflare/cloudflare-go/v7/zero_trust"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 )
 
 type cfTunnel = shared.CloudflareTunnel
@@ -205,6 +207,9 @@ func (c *Client) UpdateTunnelConfiguration(ctx context.Context, id string, confi
 	if err != nil {
 		return nil, wrap(err, "cannot encode tunnel configuration")
 	}
+	// One document holds every hostname of the tunnel: its write goes ahead
+	// of the queue of single-object writes.
+	ctx = budget.WithPriority(ctx, budget.Aggregate)
 	res, err := c.tunnels().Configurations.Update(ctx, id, zero_trust.TunnelCloudflaredConfigurationUpdateParams{AccountID: cf.F(c.AccountID)}, body)
 	if err != nil {
 		return nil, wrap(err, "cannot update tunnel configuration")

@@ -50,6 +50,8 @@ type Budget struct {
 	lim     *rate.Limiter
 	metrics *metrics
 	waiting atomic.Int64 // requests in Wait
+	// turns orders the waiting requests by priority before the limiter.
+	turns turns
 
 	mu          sync.Mutex
 	pausedUntil time.Time
@@ -80,8 +82,9 @@ func (b *Budget) defaultPause() time.Duration {
 	return b.window
 }
 
-// Wait blocks until a request may be sent: first until any pause ends, then
-// for a limiter token. The wait time is always observed, so the histogram's
+// Wait blocks until a request may be sent: first for its turn (by the
+// context's Priority, then arrival), then until any pause ends, then for a
+// limiter token. The wait time is always observed, so the histogram's
 // count is the number of requests and its lowest bucket shows how many did not
 // have to wait at all.
 func (b *Budget) Wait(ctx context.Context) error {
@@ -91,6 +94,10 @@ func (b *Budget) Wait(ctx context.Context) error {
 		b.waiting.Add(-1)
 		b.metrics.wait.Observe(time.Since(start).Seconds())
 	}()
+	if err := b.turns.take(ctx); err != nil {
+		return err
+	}
+	defer b.turns.pass()
 	for {
 		if err := b.waitPause(ctx); err != nil {
 			return err

@@ -266,3 +266,48 @@ func TestWaitWhilePaused(t *testing.T) {
 		}
 	})
 }
+
+// TestAggregateRequestsGoFirst: a request serving many objects (a DNS batch,
+// a tunnel configuration) overtakes the queue of single-object requests
+// waiting for the budget, and requests of one priority keep their order.
+func TestAggregateRequestsGoFirst(t *testing.T) {
+	// 20 requests a second, no burst beyond one.
+	b := NewRegistry(Options{Limit: 20, Window: time.Second, Fraction: 1, Burst: 1}).For("token")
+	ctx := context.Background()
+	if err := b.Wait(ctx); err != nil { // spends the burst
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var order []string
+	var wg sync.WaitGroup
+	send := func(name string, p Priority) {
+		wg.Go(func() {
+			if err := b.Wait(WithPriority(ctx, p)); err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+		})
+		time.Sleep(5 * time.Millisecond) // arrive in this order
+	}
+	for _, n := range []string{"single-1", "single-2", "single-3"} {
+		send(n, Normal)
+	}
+	send("batch", Aggregate)
+	send("single-4", Normal)
+	gaveUp, cancel := context.WithCancel(ctx)
+	wg.Go(func() {
+		if err := b.Wait(WithPriority(gaveUp, Aggregate)); err == nil {
+			t.Error("a waiter whose context ended got the budget")
+		}
+	})
+	time.Sleep(5 * time.Millisecond)
+	cancel()
+	wg.Wait()
+	// single-1 already held the turn when the batch arrived.
+	want := []string{"single-1", "batch", "single-2", "single-3", "single-4"}
+	if diff := cmp.Diff(want, order); diff != "" {
+		t.Errorf("order served (-want +got):\n%s", diff)
+	}
+}
