@@ -39,7 +39,7 @@ var allOptions = []string{
 	"--set", "providerConfig.create=true,providerConfig.endpoint=http://127.0.0.1:8787/client/v4/,providerConfig.ownerID=chart-test",
 	"--set", "ingressClass.default=true",
 	"--set", "provider.logLevel=debug,provider.pollInterval=30s,provider.syncInterval=2h,provider.maxReconcileRate=50",
-	"--set", "cloudflare.rateLimit=1200,cloudflare.rateWindow=5m,cloudflare.budgetBurst=5",
+	"--set", "cloudflare.rateLimit=1200,cloudflare.rateWindow=5m,cloudflare.budgetBurst=5,cloudflare.dnsBatchWindow=500ms,cloudflare.dnsBatchSize=100",
 	"--set-json", `cloudflare.budgetFraction=0.5`,
 	"--set", "podLabels.team=platform,podAnnotations.note=chart-test,priorityClassName=system-cluster-critical",
 	"--set", "metrics.service.enabled=true,metrics.prometheusRule.enabled=true,metrics.dashboard.enabled=true",
@@ -231,7 +231,8 @@ func TestChartIsAccepted(t *testing.T) {
 			}
 		}
 		want := []string{"--leader-election", "--cluster-domain=cluster.local", "--debug", "--poll=30s", "--sync=2h", "--max-reconcile-rate=50",
-			"--cloudflare-rate-limit=1200", "--cloudflare-rate-window=5m", "--cloudflare-budget-fraction=0.5", "--cloudflare-budget-burst=5"}
+			"--cloudflare-rate-limit=1200", "--cloudflare-rate-window=5m", "--cloudflare-budget-fraction=0.5", "--cloudflare-budget-burst=5",
+			"--dns-batch-window=500ms", "--dns-batch-size=100"}
 		if diff := cmp.Diff(want, args); diff != "" {
 			t.Errorf("provider args (-want +got):\n%s", diff)
 		}

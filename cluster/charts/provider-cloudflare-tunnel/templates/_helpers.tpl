@@ -71,4 +71,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- with .Values.cloudflare.budgetBurst }}
 - --cloudflare-budget-burst={{ int64 . }}
 {{- end }}
+{{- with .Values.cloudflare.dnsBatchWindow }}
+- --dns-batch-window={{ . }}
+{{- end }}
+{{- with .Values.cloudflare.dnsBatchSize }}
+- --dns-batch-size={{ int64 . }}
+{{- end }}
 {{- end -}}
