@@ -18,11 +18,11 @@ import (
 )
 
 // BuildProvider builds cmd/provider of the repository at root into dir, as
-// `make build` does (CGO_ENABLED=0, -trimpath), and returns the binary's
-// path.
+// `make build` does (CGO_ENABLED=0, -trimpath, stripped), and returns the
+// binary's path.
 func BuildProvider(root, dir string) (string, error) {
 	bin := filepath.Join(dir, "provider")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/provider")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./cmd/provider")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	var stderr bytes.Buffer
