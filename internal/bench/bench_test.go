@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -1011,4 +1013,46 @@ func commit() string {
 		c += " dirty"
 	}
 	return c
+}
+
+func TestVariants(t *testing.T) {
+	cases := map[string]struct {
+		env     map[string]string
+		want    []variant
+		wantErr bool
+	}{
+		"the defaults": {
+			want: []variant{{name: "batching"}, {name: "single", args: []string{"--dns-batch-window=0"}}},
+		},
+		"set but empty args mean none": {
+			env:  map[string]string{"BENCH_ARGS_SINGLE": ""},
+			want: []variant{{name: "batching"}, {name: "single", args: []string{}}},
+		},
+		"own variants and args": {
+			env:  map[string]string{"BENCH_VARIANTS": "fast, slow_poll", "BENCH_ARGS_SLOW_POLL": " --poll=5m  --debug "},
+			want: []variant{{name: "fast"}, {name: "slow_poll", args: []string{"--poll=5m", "--debug"}}},
+		},
+		"a name twice":       {env: map[string]string{"BENCH_VARIANTS": "a,a"}, wantErr: true},
+		"an upper-case name": {env: map[string]string{"BENCH_VARIANTS": "Single"}, wantErr: true},
+		"an empty name":      {env: map[string]string{"BENCH_VARIANTS": "a,,b"}, wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			for _, k := range []string{"BENCH_VARIANTS", "BENCH_ARGS_BATCHING", "BENCH_ARGS_SINGLE", "BENCH_ARGS_SLOW_POLL"} {
+				if v, ok := tc.env[k]; ok {
+					t.Setenv(k, v)
+				} else {
+					t.Setenv(k, "")
+					_ = os.Unsetenv(k)
+				}
+			}
+			got, err := variants()
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("variants(): error %v, want error %t", err, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(variant{}), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("variants(): -want +got:\n%s", diff)
+			}
+		})
+	}
 }
