@@ -148,6 +148,7 @@ type settings struct {
 	poll   time.Duration // 0: the provider's default
 	bin    string
 	dir    string
+	commit string // of the tree the provider was built from
 }
 
 // BenchmarkScale runs, for each variant at the same time, one
@@ -180,7 +181,8 @@ func BenchmarkScale(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	fmt.Printf("bench: building the provider into %s\n", s.dir)
+	s.commit = commit()
+	fmt.Printf("bench: building the provider at %s into %s\n", s.commit, s.dir)
 	if s.bin, err = process.BuildProvider(testenv.RepoRoot(), s.dir); err != nil {
 		b.Fatal(err)
 	}
@@ -809,7 +811,7 @@ func report(s settings, rs []*result) {
 	w := &reportWriter{}
 	w.f("\n## Scale benchmark: 1 CloudflareTunnel, %d public Ingresses with a VPC service each; variants %s\n\n", s.n, strings.Join(names(rs), ", "))
 	w.f("- machine: %d CPUs (nproc), %s memory, %s %s/%s; the variants ran at the same time\n", runtime.NumCPU(), memTotal(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	w.f("- commit: %s\n", commit())
+	w.f("- commit: %s (when the provider was built)\n", s.commit)
 	w.f("- each variant: its own envtest control plane, simulator (Cloudflare's limit %d/%s, 5m penalty, no contract checker) and provider process (cmd/provider)\n", cfLimit, cfWindow)
 	poll := "the default (1m)"
 	if s.poll > 0 {
@@ -817,7 +819,7 @@ func report(s settings, rs []*result) {
 	}
 	w.f("- provider defaults: budget %.1f req/s burst %d; poll %s; max-reconcile-rate %d; creation grace period %s\n", budgetRate, budgetBurst, poll, controller.DefaultMaxReconcileRate, mr.DefaultCreationGracePeriod)
 	for _, r := range rs {
-		w.f("- variant %s: extra flags %q\n", r.v.name, strings.Join(r.v.args, " "))
+		w.f("- variant %s: extra flags %s\n", r.v.name, flags(r.v))
 	}
 	for _, r := range rs {
 		r.report(w)
@@ -890,6 +892,14 @@ func (r *result) report(w *reportWriter) {
 	w.f("- 0 × 429, 0 duplicates, 0 left: %s (%d, %d, %d)\n", verdict(d.rateLimited == 0 && len(r.converged.Duplicates) == 0 && r.afterwards.Leftovers() == 0), d.rateLimited, len(r.converged.Duplicates), r.afterwards.Leftovers())
 }
 
+// flags renders a variant's extra flags for the report.
+func flags(v variant) string {
+	if len(v.args) == 0 {
+		return "none"
+	}
+	return "`" + strings.Join(v.args, " ") + "`"
+}
+
 func sampledNote(u bench.PhaseUsage) string {
 	if u.PeakExact {
 		return ""
@@ -915,7 +925,7 @@ func side(w *reportWriter, rs []*result) {
 		}
 		w.f("\n")
 	}
-	row("extra flags", func(r *result, _ derived) string { return "`" + strings.Join(r.v.args, " ") + "`" })
+	row("extra flags", func(r *result, _ derived) string { return flags(r.v) })
 	row("time to Ready (every managed resource)", func(r *result, _ derived) string { return round(r.readyAt).String() })
 	row("Ingress Ready first / median / p95 / last", func(r *result, _ derived) string {
 		s := r.ingressReady
