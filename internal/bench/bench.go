@@ -1,7 +1,9 @@
 // Package bench holds the helpers of the scale benchmark (bench_test.go):
-// counting what the Cloudflare simulator holds and was asked, the minimum
-// request count of the scenario, and in-process memory and CPU sampling.
-// The benchmark itself runs with `make bench`; see docs/benchmarks.md.
+// counting what the Cloudflare simulator holds and was asked, the request
+// floors of the scenario and the time the request budget needs for them,
+// the provider process's memory and CPU from /proc, the spread of the
+// Ingresses' times to Ready, and the provider's budget metrics. The
+// benchmark itself runs with `make bench`; see docs/benchmarks.md.
 package bench
 
 import (
@@ -9,15 +11,19 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"runtime"
+	"math"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 )
@@ -173,62 +179,226 @@ func Count(st sim.State) Live {
 	return l
 }
 
-// Minimum is the fewest Cloudflare requests the scenario can be done with.
+// DefaultDNSBatchSize is the most records one DNS batch request of a free
+// Cloudflare zone carries (POST /zones/{zone_id}/dns_records/batch).
+const DefaultDNSBatchSize = 200
+
+// Minimum is the fewest Cloudflare requests a phase of the scenario (one
+// tunnel, n public Ingresses with one host and one VPC service each) can be
+// done with. Nothing is read back: every observation a controller makes is
+// overhead.
 type Minimum struct {
-	Creates       int // one per Cloudflare object: N routes + N services + N records
-	TunnelCreate  int // 1
-	Token         int // 1: the run token for the cloudflared Secret
-	ZoneList      int // 1: resolving example.com's zone ID for all records
-	ConfigWrites  int // one per batch of rules written to the tunnel's configuration
-	Total         int
-	Deletes       int // teardown: N routes + N services + N records + 1 tunnel
-	ConfigBatches int
+	Routes       int // n hostname routes
+	Services     int // n VPC services
+	DNS          int // ⌈n / batch size⌉ DNS requests: n when each record is its own request
+	Tunnel       int // 1: the tunnel's create, or its delete
+	Token        int // 1 on creation: the run token for the cloudflared Secret
+	ZoneList     int // 1 on creation: resolving example.com's zone ID for all records
+	ConfigWrites int // writes of the tunnel's configuration (rules added, or removed)
+	Total        int
 }
 
-// MinimumRequests is the request floor for one tunnel and n public Ingresses
-// with one host and one VPC service each, with the rules of all Ingresses
-// written to the tunnel's configuration in `batches` writes (1 at best: one
-// write carrying every rule). Nothing is read back: every observation a
-// controller makes is overhead.
-func MinimumRequests(n, batches int) Minimum {
-	m := Minimum{Creates: 3 * n, TunnelCreate: 1, Token: 1, ZoneList: 1, ConfigWrites: batches, Deletes: 3*n + 1, ConfigBatches: batches}
-	m.Total = m.Creates + m.TunnelCreate + m.Token + m.ZoneList + m.ConfigWrites
+// DNSRequests is the fewest requests that write n DNS records batchSize at
+// a time; batchSize < 2 is one request per record.
+func DNSRequests(n, batchSize int) int {
+	if n <= 0 {
+		return 0
+	}
+	if batchSize < 2 {
+		return n
+	}
+	return (n + batchSize - 1) / batchSize
+}
+
+// MinimumRequests is the floor until Ready: 2n route and service creates,
+// the DNS records in batches of batchSize (1: one request per record), the
+// tunnel, its token, one zone list and configWrites configuration writes
+// (at least one: a single write carrying every rule).
+func MinimumRequests(n, batchSize, configWrites int) Minimum {
+	m := Minimum{Routes: n, Services: n, DNS: DNSRequests(n, batchSize), Tunnel: 1, Token: 1, ZoneList: 1, ConfigWrites: max(configWrites, 1)}
+	m.Total = m.Routes + m.Services + m.DNS + m.Tunnel + m.Token + m.ZoneList + m.ConfigWrites
 	return m
 }
 
-// CPUTime is the user and system CPU time this process has used
-// (getrusage(RUSAGE_SELF)): the provider's controllers, but also the
-// benchmark's own client and the simulator; envtest's kube-apiserver and
-// etcd are child processes and not included.
-func CPUTime() (user, sys time.Duration) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, 0
+// DeletionMinimum is the floor of the teardown: 2n route and service
+// deletes, the records' deletes in batches of batchSize, configWrites
+// writes taking the rules out of the tunnel's configuration (the Ingresses
+// go before the tunnel, so their rules must; at least one) and the
+// tunnel's delete.
+func DeletionMinimum(n, batchSize, configWrites int) Minimum {
+	m := Minimum{Routes: n, Services: n, DNS: DNSRequests(n, batchSize), Tunnel: 1, ConfigWrites: max(configWrites, 1)}
+	m.Total = m.Routes + m.Services + m.DNS + m.Tunnel + m.ConfigWrites
+	return m
+}
+
+// BudgetTime is the time a token bucket of rate requests per second and
+// burst requests needs to let requests through, starting full.
+func BudgetTime(requests int, rate float64, burst int) time.Duration {
+	if rate <= 0 {
+		return 0
 	}
-	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
+	return time.Duration(float64(max(requests-burst, 0)) / rate * float64(time.Second))
 }
 
-// Mem is a memory reading of this process.
-type Mem struct {
-	HeapInuse, Sys uint64
+// Spread summarises durations (times to Ready from the run's start).
+type Spread struct {
+	N                        int
+	First, Median, P95, Last time.Duration
 }
 
-// MB renders bytes as mebibytes.
-func MB(b uint64) float64 { return float64(b) / (1 << 20) }
-
-// MemSampler reads runtime.MemStats at an interval and keeps the peaks, of
-// the whole run and of the current phase.
-type MemSampler struct {
-	mu          sync.Mutex
-	peak, phase Mem
-	stop        chan struct{}
-	done        chan struct{}
+// SpreadOf is the spread of ds (in any order; ds is not changed), the
+// percentiles by nearest rank: the median is the ⌈n/2⌉-th smallest, the
+// 95th percentile the ⌈0.95 n⌉-th.
+func SpreadOf(ds []time.Duration) Spread {
+	if len(ds) == 0 {
+		return Spread{}
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	rank := func(p float64) time.Duration {
+		i := int(math.Ceil(p*float64(len(s)))) - 1
+		return s[min(max(i, 0), len(s)-1)]
+	}
+	return Spread{N: len(s), First: s[0], Median: rank(0.5), P95: rank(0.95), Last: s[len(s)-1]}
 }
 
-// StartMemSampler samples now and then every interval until Stop.
-func StartMemSampler(interval time.Duration) *MemSampler {
-	s := &MemSampler{stop: make(chan struct{}), done: make(chan struct{})}
-	s.sample()
+// ClockTick is the unit of the CPU times in /proc/<pid>/stat (USER_HZ,
+// 100 on Linux).
+const ClockTick = 10 * time.Millisecond
+
+// Proc is one reading of a process's /proc files.
+type Proc struct {
+	// PeakRSS is VmHWM: the highest resident set since the process started
+	// or since ResetPeak.
+	PeakRSS uint64
+	// RSS is VmRSS: the resident set now.
+	RSS uint64
+	// User and Sys are the CPU time the process has used (utime, stime).
+	User, Sys time.Duration
+}
+
+// CPU is the user plus system CPU time.
+func (p Proc) CPU() time.Duration { return p.User + p.Sys }
+
+// ReadProc reads /proc/<pid>/status and /proc/<pid>/stat.
+func ReadProc(pid int) (Proc, error) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return Proc{}, errors.Wrap(err, "cannot read the process status")
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return Proc{}, errors.Wrap(err, "cannot read the process stat")
+	}
+	var p Proc
+	if p.PeakRSS, p.RSS, err = ParseStatus(string(status)); err != nil {
+		return Proc{}, err
+	}
+	if p.User, p.Sys, err = ParseStat(string(stat)); err != nil {
+		return Proc{}, err
+	}
+	return p, nil
+}
+
+// ParseStatus reads VmHWM and VmRSS, in bytes, from a /proc/<pid>/status.
+func ParseStatus(status string) (hwm, rss uint64, err error) {
+	found := 0
+	for line := range strings.Lines(status) {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok || (key != "VmHWM" && key != "VmRSS") {
+			continue
+		}
+		f := strings.Fields(val)
+		if len(f) != 2 || f[1] != "kB" {
+			return 0, 0, errors.Errorf("cannot parse %s: %q", key, strings.TrimSpace(val))
+		}
+		kb, err := strconv.ParseUint(f[0], 10, 64)
+		if err != nil {
+			return 0, 0, errors.Wrapf(err, "cannot parse %s", key)
+		}
+		if key == "VmHWM" {
+			hwm = kb << 10
+		} else {
+			rss = kb << 10
+		}
+		found++
+	}
+	if found != 2 {
+		return 0, 0, errors.New("no VmHWM and VmRSS in the process status")
+	}
+	return hwm, rss, nil
+}
+
+// ParseStat reads utime and stime from a /proc/<pid>/stat line. The
+// command name (field 2) is in parentheses and may hold spaces and
+// parentheses itself, so fields are counted after its last ')'.
+func ParseStat(stat string) (user, sys time.Duration, err error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, 0, errors.New("cannot parse the process stat: no command name")
+	}
+	// After the name: state (field 3) ... utime (14), stime (15).
+	f := strings.Fields(stat[i+1:])
+	if len(f) < 13 {
+		return 0, 0, errors.New("cannot parse the process stat: too few fields")
+	}
+	u, err := strconv.ParseUint(f[11], 10, 64)
+	if err != nil {
+		return 0, 0, errors.Wrap(err, "cannot parse utime")
+	}
+	s, err := strconv.ParseUint(f[12], 10, 64)
+	if err != nil {
+		return 0, 0, errors.Wrap(err, "cannot parse stime")
+	}
+	return time.Duration(u) * ClockTick, time.Duration(s) * ClockTick, nil
+}
+
+// ResetPeak sets the process's VmHWM back to its VmRSS (writing 5 to
+// /proc/<pid>/clear_refs, Linux 4.0 and later), so the next reading's peak
+// is that of what followed.
+func ResetPeak(pid int) error {
+	return errors.Wrap(os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0), "cannot reset the peak RSS")
+}
+
+// PhaseUsage is what a process used during one phase.
+type PhaseUsage struct {
+	// PeakRSS is the phase's highest resident set: VmHWM since the phase
+	// began when it could be reset then, else the highest VmRSS sampled.
+	PeakRSS uint64
+	// RSS is the resident set at the phase's end.
+	RSS uint64
+	// CPU is the user and system time used in the phase.
+	User, Sys time.Duration
+	// PeakExact says PeakRSS is the kernel's VmHWM, not a sample.
+	PeakExact bool
+}
+
+// CPU is the user plus system CPU time.
+func (u PhaseUsage) CPU() time.Duration { return u.User + u.Sys }
+
+// ProcSampler follows one process through the phases of a run: at each
+// phase's end it reads the process's CPU time and peak RSS and resets the
+// peak, and in between it samples VmRSS every interval (the peak when the
+// kernel's cannot be reset).
+type ProcSampler struct {
+	pid  int
+	mu   sync.Mutex
+	last Proc
+	// sampled is the highest VmRSS sampled in the current phase.
+	sampled uint64
+	exact   bool
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// StartProcSampler starts a phase now and samples pid every interval until
+// Stop.
+func StartProcSampler(pid int, interval time.Duration) (*ProcSampler, error) {
+	p, err := ReadProc(pid)
+	if err != nil {
+		return nil, err
+	}
+	s := &ProcSampler{pid: pid, last: p, sampled: p.RSS, exact: ResetPeak(pid) == nil, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(interval)
@@ -238,56 +408,43 @@ func StartMemSampler(interval time.Duration) *MemSampler {
 			case <-s.stop:
 				return
 			case <-t.C:
-				s.sample()
+				if p, err := ReadProc(pid); err == nil {
+					s.mu.Lock()
+					s.sampled = max(s.sampled, p.RSS)
+					s.mu.Unlock()
+				}
 			}
 		}
 	}()
-	return s
+	return s, nil
 }
 
-func (s *MemSampler) sample() {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	s.mu.Lock()
-	for _, p := range []*Mem{&s.peak, &s.phase} {
-		p.HeapInuse = max(p.HeapInuse, ms.HeapInuse)
-		p.Sys = max(p.Sys, ms.Sys)
+// Phase ends the current phase, returns what the process used in it, and
+// starts the next.
+func (s *ProcSampler) Phase() (PhaseUsage, error) {
+	p, err := ReadProc(s.pid)
+	if err != nil {
+		return PhaseUsage{}, err
 	}
-	s.mu.Unlock()
-}
-
-// Peak returns the highest readings since the start.
-func (s *MemSampler) Peak() Mem {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.peak
+	u := PhaseUsage{RSS: p.RSS, User: p.User - s.last.User, Sys: p.Sys - s.last.Sys, PeakRSS: max(s.sampled, p.RSS), PeakExact: s.exact}
+	if s.exact {
+		u.PeakRSS = max(u.PeakRSS, p.PeakRSS)
+	}
+	s.last, s.sampled = p, p.RSS
+	s.exact = ResetPeak(s.pid) == nil
+	return u, nil
 }
 
-// Phase returns the highest readings of the current phase and starts a new
-// one.
-func (s *MemSampler) Phase() Mem {
-	s.sample()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := s.phase
-	s.phase = Mem{}
-	return p
-}
-
-// Stop ends sampling and returns the peaks.
-func (s *MemSampler) Stop() Mem {
+// Stop ends sampling.
+func (s *ProcSampler) Stop() {
 	close(s.stop)
 	<-s.done
-	s.sample()
-	return s.Peak()
 }
 
-// Now reads the current memory use.
-func Now() Mem {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return Mem{HeapInuse: ms.HeapInuse, Sys: ms.Sys}
-}
+// MB renders bytes as mebibytes.
+func MB(b uint64) float64 { return float64(b) / (1 << 20) }
 
 // Budget is what the provider's request budget (internal/clients/cloudflare/
 // budget) reports through its Prometheus metrics.
@@ -302,24 +459,25 @@ func (b Budget) Sub(before Budget) Budget {
 	return Budget{Requests: b.Requests - before.Requests, WaitSeconds: b.WaitSeconds - before.WaitSeconds, RateLimited: b.RateLimited - before.RateLimited}
 }
 
-// ReadBudget gathers the budget's metrics from controller-runtime's registry,
-// where the budget package registers them. Missing metrics read as zero.
-func ReadBudget() Budget {
-	var b Budget
-	mfs, err := ctrlmetrics.Registry.Gather()
+// ParseBudget reads the budget's metrics from a Prometheus text exposition
+// (the provider's /metrics). Missing metrics read as zero.
+func ParseBudget(r io.Reader) (Budget, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(r)
 	if err != nil {
-		return b
+		return Budget{}, errors.Wrap(err, "cannot parse the provider's metrics")
 	}
-	for _, mf := range mfs {
+	var b Budget
+	if mf, ok := mfs["cloudflare_budget_wait_seconds"]; ok {
 		for _, m := range mf.GetMetric() {
-			switch mf.GetName() {
-			case "cloudflare_budget_wait_seconds":
-				b.Requests += m.GetHistogram().GetSampleCount()
-				b.WaitSeconds += m.GetHistogram().GetSampleSum()
-			case "cloudflare_rate_limited_total":
-				b.RateLimited += m.GetCounter().GetValue()
-			}
+			b.Requests += m.GetHistogram().GetSampleCount()
+			b.WaitSeconds += m.GetHistogram().GetSampleSum()
 		}
 	}
-	return b
+	if mf, ok := mfs["cloudflare_rate_limited_total"]; ok {
+		for _, m := range mf.GetMetric() {
+			b.RateLimited += m.GetCounter().GetValue()
+		}
+	}
+	return b, nil
 }

@@ -5,25 +5,36 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
@@ -31,14 +42,17 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/bench"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/process"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
 )
 
 // Cloudflare's real limit, which the simulator enforces, and the provider's
-// default budget (budget.Options defaults: 80% of it, burst 10).
+// default budget (its flags' defaults: 80% of it, burst 10).
 const (
 	cfLimit       = 1200
 	cfWindow      = 5 * time.Minute
@@ -47,48 +61,25 @@ const (
 	namespace     = "bench"
 	tunnelName    = "edge"
 	phaseDeadline = 60 * time.Minute
+	// batchOp is the simulator's name of Cloudflare's DNS batch operation
+	// (POST /zones/{zone_id}/dns_records/batch): one request however many
+	// records it carries.
+	batchOp = "dns_records.batch"
 )
 
-var p *providertest.Provider
+// defaultArgs are each default variant's flags on top of the provider's
+// defaults.
+var defaultArgs = map[string][]string{
+	"batching": nil,
+	"single":   {"--dns-batch-window=0"},
+}
 
-// TestMain starts the control plane, simulator and provider only when this
-// benchmark is asked for, so `go test ./...` (make test) passes through at
+// TestMain only parses flags: the benchmark starts its own control planes,
+// simulators and provider processes, and `go test ./...` passes through at
 // once.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	if !benchmarkSelected() {
-		os.Exit(m.Run())
-	}
-	poll, err := envDuration("BENCH_POLL", time.Minute)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "FAIL:", err)
-		os.Exit(1)
-	}
-	os.Exit(providertest.RunWithOptions(m, &p, providertest.Options{
-		// Cloudflare's limit: 1,200 requests per 5 minutes per token, and a
-		// 5-minute block once exceeded.
-		RateLimit: cfLimit, RateWindow: cfWindow, RatePenalty: cfWindow,
-		// The provider's own default budget, exactly as main uses it.
-		Budgets: budget.NewRegistry(budget.Options{}),
-		// The contract checker holds Cloudflare's whole OpenAPI document in
-		// memory, which would swamp the memory figures; the integration
-		// tests check the contract.
-		SkipContract: true,
-		// Production's grace period, poll and --max-reconcile-rate.
-		CreationGracePeriod: mr.DefaultCreationGracePeriod,
-		PollInterval:        poll,
-		MaxReconcileRate:    controller.DefaultMaxReconcileRate,
-	}))
-}
-
-// benchmarkSelected reports whether -test.bench selects BenchmarkScale.
-func benchmarkSelected() bool {
-	f := flag.Lookup("test.bench")
-	if f == nil || f.Value.String() == "" {
-		return false
-	}
-	re, err := regexp.Compile(strings.Split(f.Value.String(), "/")[0])
-	return err != nil || re.MatchString("BenchmarkScale")
+	os.Exit(m.Run())
 }
 
 func envInt(name string, def int) (int, error) {
@@ -115,135 +106,382 @@ func envDuration(name string, def time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
-// cpu is a CPU-time reading of this process.
-type cpu struct{ user, sys time.Duration }
-
-func readCPU() cpu {
-	u, s := bench.CPUTime()
-	return cpu{u, s}
+// variant is one provider configuration the benchmark runs.
+type variant struct {
+	name string
+	args []string
 }
 
-func (c cpu) sub(o cpu) cpu        { return cpu{c.user - o.user, c.sys - o.sys} }
-func (c cpu) total() time.Duration { return c.user + c.sys }
+var variantName = regexp.MustCompile(`^[a-z0-9][a-z0-9_]*$`)
 
-// phase is what one phase of the run measured.
+// variants reads BENCH_VARIANTS (names, comma-separated; default
+// "batching,single") and each one's extra provider flags from
+// BENCH_ARGS_<NAME> (split on spaces; set but empty means none), else the
+// variant's defaults.
+func variants() ([]variant, error) {
+	names := os.Getenv("BENCH_VARIANTS")
+	if names == "" {
+		names = "batching,single"
+	}
+	var out []variant
+	for n := range strings.SplitSeq(names, ",") {
+		n = strings.TrimSpace(n)
+		if !variantName.MatchString(n) {
+			return nil, fmt.Errorf("BENCH_VARIANTS: %q is not a variant name (lower-case letters, digits, _)", n)
+		}
+		if slices.ContainsFunc(out, func(v variant) bool { return v.name == n }) {
+			return nil, fmt.Errorf("BENCH_VARIANTS: %q twice", n)
+		}
+		v := variant{name: n, args: defaultArgs[n]}
+		if a, ok := os.LookupEnv("BENCH_ARGS_" + strings.ToUpper(n)); ok {
+			v.args = strings.Fields(a)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// settings are what every variant shares.
+type settings struct {
+	n      int
+	steady time.Duration
+	poll   time.Duration // 0: the provider's default
+	bin    string
+	dir    string
+	commit string // of the tree the provider was built from
+}
+
+// BenchmarkScale runs, for each variant at the same time, one
+// CloudflareTunnel with BENCH_N public Ingresses, each with a VPC service,
+// against a rate-limited simulator of its own, served by the provider
+// binary as a process of its own on a control plane of its own: time to
+// Ready (every Ingress's), requests, steady-state polling, the provider
+// process's memory and CPU, and teardown. It runs once whatever b.N is
+// (make bench passes -benchtime=1x).
+func BenchmarkScale(b *testing.B) {
+	var s settings
+	var err error
+	if s.n, err = envInt("BENCH_N", 100); err != nil {
+		b.Fatal(err)
+	}
+	if s.steady, err = envDuration("BENCH_STEADY", 5*time.Minute); err != nil {
+		b.Fatal(err)
+	}
+	if s.poll, err = envDuration("BENCH_POLL", 0); err != nil {
+		b.Fatal(err)
+	}
+	vs, err := variants()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.dir = b.TempDir()
+	if d := os.Getenv("BENCH_OUT"); d != "" {
+		s.dir = d
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s.commit = commit()
+	fmt.Printf("bench: building the provider at %s into %s\n", s.commit, s.dir)
+	if s.bin, err = process.BuildProvider(testenv.RepoRoot(), s.dir); err != nil {
+		b.Fatal(err)
+	}
+	for _, v := range vs {
+		fmt.Printf("bench: variant %s: provider flags %s\n", v.name, strings.Join(providerArgs(s, v, "<metrics>"), " "))
+	}
+	fmt.Printf("bench: N=%d, steady window %s, budget %.1f req/s burst %d, simulator limit %d/%s; logs in %s (BENCH_OUT keeps them)\n",
+		s.n, s.steady, budgetRate, budgetBurst, cfLimit, cfWindow, s.dir)
+
+	b.ResetTimer()
+	results := make([]*result, len(vs))
+	errs := make([]error, len(vs))
+	var wg sync.WaitGroup
+	for i, v := range vs {
+		wg.Go(func() { results[i], errs[i] = runVariant(s, v) })
+	}
+	wg.Wait()
+	b.StopTimer()
+
+	failed := false
+	for i, err := range errs {
+		if err != nil {
+			failed = true
+			b.Errorf("variant %s: %v (provider log: %s)", vs[i].name, err, providerLog(s, vs[i]))
+		}
+	}
+	if failed {
+		return
+	}
+	for _, r := range results {
+		for _, p := range r.problems {
+			b.Errorf("variant %s: %s", r.v.name, p)
+		}
+	}
+	report(s, results)
+	for _, r := range results {
+		r.metrics(b)
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+func providerLog(s settings, v variant) string { return filepath.Join(s.dir, v.name+"-provider.log") }
+
+// providerArgs are the provider's flags for a variant: its defaults (the
+// production poll, --max-reconcile-rate and budget), a metrics address for
+// the benchmark to read the budget from, no health endpoint, BENCH_POLL,
+// and the variant's own.
+func providerArgs(s settings, v variant, metricsAddr string) []string {
+	args := []string{"--metrics-bind-address=" + metricsAddr, "--health-probe-bind-address=0"}
+	if s.poll > 0 {
+		args = append(args, "--poll="+s.poll.String())
+	}
+	return append(args, v.args...)
+}
+
+// run is one variant's control plane, simulator and provider process.
+type run struct {
+	v          variant
+	s          settings
+	env        *testenv.Env
+	sim        *sim.Server
+	proc       *process.Process
+	metricsURL string
+	tracker    *tracker
+}
+
+func (r *run) logf(format string, args ...any) {
+	fmt.Printf("bench[%s]: %s\n", r.v.name, fmt.Sprintf(format, args...))
+}
+
+// runVariant sets up one variant, runs the scenario, and tears it all down.
+func runVariant(s settings, v variant) (*result, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := &run{v: v, s: s}
+
+	env, err := testenv.Start()
+	if err != nil {
+		return nil, err
+	}
+	r.env = env
+	// The readiness watch ends before its control plane.
+	defer func() { cancel(); _ = env.Stop() }()
+
+	// Cloudflare's limit: 1,200 requests per 5 minutes per token, and a
+	// 5-minute block once exceeded. No contract checker: the integration
+	// tests check the contract.
+	r.sim = sim.New(sim.Options{
+		Token: providertest.Token, AccountID: providertest.AccountID, Zones: providertest.Zones,
+		RateLimit: cfLimit, RateWindow: cfWindow, RatePenalty: cfWindow,
+	})
+	srv := httptest.NewServer(r.sim)
+	defer srv.Close()
+	if err := providertest.InstallDefaultConfig(ctx, env.Client, srv.URL+"/client/v4/"); err != nil {
+		return nil, err
+	}
+	kubeconfig := filepath.Join(s.dir, v.name+".kubeconfig")
+	if err := env.WriteKubeconfig(kubeconfig); err != nil {
+		return nil, err
+	}
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	r.metricsURL = "http://" + metricsAddr + "/metrics"
+	r.proc = &process.Process{Bin: s.bin, Args: providerArgs(s, v, metricsAddr), Env: []string{"KUBECONFIG=" + kubeconfig}, Log: providerLog(s, v)}
+	if err := r.proc.Start(); err != nil {
+		return nil, err
+	}
+	defer r.proc.Stop(30 * time.Second)
+	if err := r.waitProvider(); err != nil {
+		return nil, err
+	}
+	if r.tracker, err = startTracker(ctx, env); err != nil {
+		return nil, err
+	}
+	return r.scenario(ctx)
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", errors.Wrap(err, "cannot find a free port")
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String(), nil
+}
+
+// waitProvider waits until the provider serves its metrics (its manager
+// runs), or fails when the process exits (an unknown flag, say).
+func (r *run) waitProvider() error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		select {
+		case <-r.proc.Exited():
+			return errors.Errorf("the provider exited at start: %v", r.proc.Err())
+		default:
+		}
+		if resp, err := http.Get(r.metricsURL); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return errors.New("the provider serves no metrics two minutes after its start")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// budget reads the provider's budget metrics; zero if it cannot.
+func (r *run) budget() bench.Budget {
+	resp, err := http.Get(r.metricsURL)
+	if err != nil {
+		return bench.Budget{}
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, _ := bench.ParseBudget(resp.Body)
+	return b
+}
+
+// phase is what one phase of a run measured.
 type phase struct {
 	name   string
 	wall   time.Duration
 	stats  bench.Stats
 	budget bench.Budget
-	cpu    cpu
-	mem    bench.Mem
+	usage  bench.PhaseUsage
 }
 
-// BenchmarkScale runs one CloudflareTunnel with BENCH_N public Ingresses,
-// each with a VPC service, against the rate-limited simulator: time to
-// Ready, requests, steady-state polling, memory, CPU and teardown. It runs
-// once whatever b.N is (make bench passes -benchtime=1x).
-func BenchmarkScale(b *testing.B) {
-	n, err := envInt("BENCH_N", 100)
-	if err != nil {
-		b.Fatal(err)
-	}
-	steady, err := envDuration("BENCH_STEADY", 5*time.Minute)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	out := os.Stdout
+// result is what one variant measured.
+type result struct {
+	v                     variant
+	n                     int
+	startRSS, startPeak   uint64 // the provider's RSS and peak before the run
+	applied               time.Duration
+	readyAt, configAt     time.Duration
+	ingressReady          bench.Spread
+	conv, steady, del     phase
+	perMinute             []int
+	ingressesGone         time.Duration
+	converged, afterwards bench.Live
+	problems              []string
+}
 
-	baseline := bench.Now()
-	mem := bench.StartMemSampler(time.Second)
-	defer mem.Stop()
-	p.Sim.ResetStats()
-	var phases []phase
+// scenario is the run: create and converge, steady state, deletion.
+func (r *run) scenario(ctx context.Context) (*result, error) {
+	n, c := r.s.n, r.env.Client
+	res := &result{v: r.v, n: n}
+	pid := r.proc.Pid()
+	if p, err := bench.ReadProc(pid); err == nil {
+		res.startRSS, res.startPeak = p.RSS, p.PeakRSS
+	}
+	sampler, err := bench.StartProcSampler(pid, time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer sampler.Stop()
+	r.sim.ResetStats()
 	mark := struct {
 		at     time.Time
 		stats  bench.Stats
 		budget bench.Budget
-		cpu    cpu
-	}{time.Now(), bench.Stats(p.Sim.Stats()), bench.ReadBudget(), readCPU()}
-	cpuStart := mark.cpu
-	endPhase := func(name string) phase {
-		now, st, bu, c := time.Now(), bench.Stats(p.Sim.Stats()), bench.ReadBudget(), readCPU()
-		ph := phase{name: name, wall: now.Sub(mark.at), stats: st.Sub(mark.stats), budget: bu.Sub(mark.budget), cpu: c.sub(mark.cpu), mem: mem.Phase()}
-		mark.at, mark.stats, mark.budget, mark.cpu = now, st, bu, c
-		phases = append(phases, ph)
-		return ph
+	}{time.Now(), bench.Stats(r.sim.Stats()), r.budget()}
+	endPhase := func(name string) (phase, error) {
+		now, st, bu := time.Now(), bench.Stats(r.sim.Stats()), r.budget()
+		u, err := sampler.Phase()
+		if err != nil {
+			return phase{}, errors.Wrapf(err, "cannot read the provider process after %s (it exited: %v)", name, r.proc.Err())
+		}
+		ph := phase{name: name, wall: now.Sub(mark.at), stats: st.Sub(mark.stats), budget: bu.Sub(mark.budget), usage: u}
+		mark.at, mark.stats, mark.budget = now, st, bu
+		return ph, nil
 	}
-	b.ResetTimer()
+	r.tracker.begin(mark.at)
 
-	// --- create ---------------------------------------------------------
-	fmt.Fprintf(out, "bench: N=%d, poll %s, steady window %s, budget %.1f req/s burst %d, simulator limit %d/%s\n",
-		n, pollInterval(), steady, budgetRate, budgetBurst, cfLimit, cfWindow)
-	create(ctx, b, n)
-	applied := time.Since(mark.at)
-
-	var readyAt, configAt time.Duration
+	// --- create and converge ---------------------------------------------
+	if err := create(ctx, c, n); err != nil {
+		return nil, err
+	}
+	res.applied = time.Since(mark.at)
 	lastLog := time.Now()
 	deadline := time.Now().Add(phaseDeadline)
 	for {
-		st := readiness(ctx, b)
-		live := bench.Count(p.Sim.Snapshot())
+		st := r.tracker.state()
+		live := bench.Count(r.sim.Snapshot())
 		el := time.Since(mark.at)
-		if readyAt == 0 && st.allReady(n) {
-			readyAt = el
+		if res.readyAt == 0 && st.allReady(n) {
+			res.readyAt = el
 		}
-		if configAt == 0 && live.ConfigHostnames == n {
-			configAt = el
+		if res.configAt == 0 && live.ConfigHostnames == n {
+			res.configAt = el
 		}
-		if readyAt != 0 && configAt != 0 {
+		if res.readyAt != 0 && res.configAt != 0 {
 			break
 		}
 		if time.Since(lastLog) >= 15*time.Second {
-			req, rl := bench.Stats(p.Sim.Stats()).Sub(mark.stats).Total()
-			fmt.Fprintf(out, "bench: %4.0fs %s; %d hostnames in tunnel config; %d requests, %d 429s\n", el.Seconds(), st, live.ConfigHostnames, req, rl)
+			req, rl := bench.Stats(r.sim.Stats()).Sub(mark.stats).Total()
+			r.logf("%4.0fs %s; %d/%d Ingresses Ready; %d hostnames in tunnel config; %d requests, %d 429s", el.Seconds(), st, st.ingressesReady, n, live.ConfigHostnames, req, rl)
 			lastLog = time.Now()
 		}
+		select {
+		case <-r.proc.Exited():
+			return nil, errors.Errorf("the provider exited while converging: %v", r.proc.Err())
+		default:
+		}
 		if time.Now().After(deadline) {
-			b.Fatalf("not converged after %s: %s; %s; not ready: %s", phaseDeadline, st, live, strings.Join(st.notReady, "; "))
+			return nil, errors.Errorf("not converged after %s: %s; %s; not ready: %s", phaseDeadline, st, live, strings.Join(st.notReady, "; "))
 		}
 		time.Sleep(time.Second)
 	}
-	conv := endPhase("converge")
-	liveConverged := bench.Count(p.Sim.Snapshot())
-	fmt.Fprintf(out, "bench: converged: every managed resource Ready at %s, all %d hostnames in the tunnel configuration at %s\n", round(readyAt), n, round(configAt))
-	if liveConverged.Tunnels != 1 || liveConverged.Routes != n || liveConverged.Services != n || liveConverged.Records != n || len(liveConverged.Duplicates) > 0 || liveConverged.CIDRRoutes != 0 {
-		b.Errorf("after convergence the account holds %s; want 1 tunnel and exactly %d routes, services and records, no duplicates", liveConverged, n)
+	if res.conv, err = endPhase("converge"); err != nil {
+		return nil, err
+	}
+	ready := r.tracker.ingressReadyTimes()
+	res.ingressReady = bench.SpreadOf(ready)
+	if len(ready) != n {
+		res.problems = append(res.problems, fmt.Sprintf("%d of %d Ingresses were seen Ready (their route, VPC service and DNS record Ready and Synced, by the %s label)", len(ready), n, publish.LabelIngress))
+	}
+	res.converged = bench.Count(r.sim.Snapshot())
+	r.logf("converged: every managed resource Ready at %s, all %d hostnames in the tunnel configuration at %s", round(res.readyAt), n, round(res.configAt))
+	if l := res.converged; l.Tunnels != 1 || l.Routes != n || l.Services != n || l.Records != n || len(l.Duplicates) > 0 || l.CIDRRoutes != 0 {
+		res.problems = append(res.problems, fmt.Sprintf("after convergence the account holds %s; want 1 tunnel and exactly %d routes, services and records, no duplicates", l, n))
 	}
 
-	// --- steady state ---------------------------------------------------
-	var perMinute []int
-	if steady > 0 {
-		fmt.Fprintf(out, "bench: steady state for %s\n", steady)
-		end := time.Now().Add(steady)
-		prev := bench.Stats(p.Sim.Stats())
+	// --- steady state ------------------------------------------------------
+	if r.s.steady > 0 {
+		r.logf("steady state for %s", r.s.steady)
+		end := time.Now().Add(r.s.steady)
+		prev := bench.Stats(r.sim.Stats())
 		for time.Now().Before(end) {
 			time.Sleep(min(time.Minute, time.Until(end)))
-			cur := bench.Stats(p.Sim.Stats())
-			r, _ := cur.Sub(prev).Total()
-			perMinute = append(perMinute, r)
+			cur := bench.Stats(r.sim.Stats())
+			req, _ := cur.Sub(prev).Total()
+			res.perMinute = append(res.perMinute, req)
 			prev = cur
-			fmt.Fprintf(out, "bench: steady: %d requests in the last interval\n", r)
+			r.logf("steady: %d requests in the last interval", req)
 		}
 	}
-	stdy := endPhase("steady")
+	if res.steady, err = endPhase("steady"); err != nil {
+		return nil, err
+	}
 
-	// --- delete ---------------------------------------------------------
-	fmt.Fprintln(out, "bench: deleting every Ingress, then the CloudflareTunnel")
+	// --- delete ------------------------------------------------------------
+	r.logf("deleting every Ingress, then the CloudflareTunnel")
 	ings := &networkingv1.IngressList{}
-	if err := p.Client.List(ctx, ings, client.InNamespace(namespace)); err != nil {
-		b.Fatal(err)
+	if err := c.List(ctx, ings, client.InNamespace(namespace)); err != nil {
+		return nil, err
 	}
 	for i := range ings.Items {
-		if err := p.Client.Delete(ctx, &ings.Items[i]); client.IgnoreNotFound(err) != nil {
-			b.Fatal(err)
+		if err := c.Delete(ctx, &ings.Items[i]); client.IgnoreNotFound(err) != nil {
+			return nil, err
 		}
 	}
-	waitGone(b, "Ingresses and their managed resources", func() (int, error) {
+	if err := r.waitGone(ctx, "Ingresses and their managed resources", func() (int, error) {
 		left := 0
 		for _, l := range []client.ObjectList{&networkingv1.IngressList{}, &ztv1alpha1.HostnameRouteList{}, &connv1alpha1.VPCServiceList{}, &dnsv1alpha1.DNSRecordList{}} {
-			if err := p.Client.List(ctx, l, client.InNamespace(namespace)); err != nil {
+			if err := c.List(ctx, l, client.InNamespace(namespace)); err != nil {
 				return 0, err
 			}
 			switch l := l.(type) {
@@ -254,15 +492,17 @@ func BenchmarkScale(b *testing.B) {
 			}
 		}
 		return left, nil
-	})
-	ingressesGone := time.Since(mark.at)
-	if err := p.Client.Delete(ctx, &v1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: tunnelName}}); err != nil {
-		b.Fatal(err)
+	}); err != nil {
+		return nil, err
 	}
-	waitGone(b, "the CloudflareTunnel and its Tunnel", func() (int, error) {
+	res.ingressesGone = time.Since(mark.at)
+	if err := c.Delete(ctx, &v1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: tunnelName}}); err != nil {
+		return nil, err
+	}
+	if err := r.waitGone(ctx, "the CloudflareTunnel and its Tunnel", func() (int, error) {
 		left := 0
 		for _, o := range []client.Object{&v1alpha1.CloudflareTunnel{}, &ztv1alpha1.Tunnel{}} {
-			err := p.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: tunnelName}, o)
+			err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: tunnelName}, o)
 			switch {
 			case err == nil:
 				left++
@@ -271,126 +511,60 @@ func BenchmarkScale(b *testing.B) {
 			}
 		}
 		return left, nil
-	})
-	del := endPhase("delete")
-	liveAfter := bench.Count(p.Sim.Snapshot())
-	if liveAfter.Leftovers() != 0 {
-		b.Errorf("after deletion the account still holds %s", liveAfter)
+	}); err != nil {
+		return nil, err
 	}
-	b.StopTimer()
-
-	// --- report ---------------------------------------------------------
-	cpuAll := readCPU().sub(cpuStart)
-	peak := mem.Peak()
-	convReq, conv429 := conv.stats.Total()
-	stdyReq, stdy429 := stdy.stats.Total()
-	delReq, del429 := del.stats.Total()
-	minimum := bench.MinimumRequests(n, 1)
-	batches := conv.stats.Requests("tunnels.configurations.update")
-	minBatches := bench.MinimumRequests(n, max(batches, 1))
-	steadyPerMin := 0.0
-	if stdy.wall > 0 {
-		steadyPerMin = float64(stdyReq) / stdy.wall.Minutes()
+	if res.del, err = endPhase("delete"); err != nil {
+		return nil, err
 	}
-	budgetTime := time.Duration(float64(max(convReq-budgetBurst, 0)) / budgetRate * float64(time.Second))
-	minTime := time.Duration(float64(max(minimum.Total-budgetBurst, 0)) / budgetRate * float64(time.Second))
-
-	r := &report{w: out}
-	r.f("\n## Scale benchmark: 1 CloudflareTunnel, %d public Ingresses with a VPC service each\n\n", n)
-	r.f("- machine: %d CPUs (nproc), %s memory, %s %s/%s\n", runtime.NumCPU(), memTotal(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	r.f("- commit: %s\n", commit())
-	r.f("- settings: Cloudflare limit %d/%s (simulated, 5m penalty); the default budget %.1f req/s burst %d; poll %s; max-reconcile-rate %d; creation grace period %s; contract checker off\n",
-		cfLimit, cfWindow, budgetRate, budgetBurst, pollInterval(), controller.DefaultMaxReconcileRate, mr.DefaultCreationGracePeriod)
-	r.f("\n### Convergence\n\n")
-	r.f("| measure | value |\n|---|---|\n")
-	r.f("| objects applied (1 CloudflareTunnel, %d Services, %d Ingresses) | %s |\n", n, n, round(applied))
-	r.f("| every HostnameRoute, VPCService and DNSRecord Ready and Synced | **%s** |\n", round(readyAt))
-	r.f("| all %d hostnames in the tunnel's configuration | %s |\n", n, round(configAt))
-	r.f("| Cloudflare requests until then | **%d** (%.2f per Ingress) |\n", convReq, float64(convReq)/float64(n))
-	r.f("| minimum possible (3N creates + tunnel + token + zone list + 1 config write) | %d — measured is %.2f× |\n", minimum.Total, float64(convReq)/float64(minimum.Total))
-	r.f("| minimum with the measured %d configuration writes | %d — measured is %.2f× |\n", batches, minBatches.Total, float64(convReq)/float64(minBatches.Total))
-	r.f("| 429 answers | %d |\n", conv429)
-	r.f("| other non-2xx answers | %d |\n", conv.stats.Errors())
-	r.f("| time the budget needs for the measured requests ((req − %d burst) ÷ %.1f/s) | %s (measured %s; the budget accounts for %.0f%% of it) |\n",
-		budgetBurst, budgetRate, round(budgetTime), round(conv.wall), 100*budgetTime.Seconds()/conv.wall.Seconds())
-	r.f("| time the budget needs for the minimum | %s |\n", round(minTime))
-	r.f("| budget: requests through it / summed wait | %d / %s (mean %.1fs per request) |\n", conv.budget.Requests, round(time.Duration(conv.budget.WaitSeconds*float64(time.Second))), conv.budget.WaitSeconds/float64(max(conv.budget.Requests, 1)))
-	r.f("| provider process CPU (user+sys) | %s (%s + %s) |\n", round(conv.cpu.total()), round(conv.cpu.user), round(conv.cpu.sys))
-	r.f("| peak HeapInuse / Sys (baseline before creating: %.0f / %.0f MiB) | %.0f / %.0f MiB |\n", bench.MB(baseline.HeapInuse), bench.MB(baseline.Sys), bench.MB(conv.mem.HeapInuse), bench.MB(conv.mem.Sys))
-	r.f("| account after convergence | %s |\n", liveConverged)
-	r.f("\nRequests by operation until convergence:\n\n```\n")
-	conv.stats.Table(out)
-	r.f("```\n\n### Steady state\n\n")
-	r.f("| measure | value |\n|---|---|\n")
-	r.f("| window | %s |\n", round(stdy.wall))
-	r.f("| requests | %d (**%.1f per minute**, %.2f per Ingress per minute) |\n", stdyReq, steadyPerMin, steadyPerMin/float64(n))
-	r.f("| per interval | %v |\n", perMinute)
-	r.f("| 429 answers | %d |\n", stdy429)
-	r.f("| provider process CPU | %s (%.1f ms per second) |\n", round(stdy.cpu.total()), 1000*stdy.cpu.total().Seconds()/max(stdy.wall.Seconds(), 1))
-	r.f("| peak HeapInuse / Sys | %.0f / %.0f MiB |\n", bench.MB(stdy.mem.HeapInuse), bench.MB(stdy.mem.Sys))
-	if stdyReq > 0 {
-		r.f("\nRequests by operation in the steady window:\n\n```\n")
-		stdy.stats.Table(out)
-		r.f("```\n")
+	res.afterwards = bench.Count(r.sim.Snapshot())
+	if res.afterwards.Leftovers() != 0 {
+		res.problems = append(res.problems, fmt.Sprintf("after deletion the account still holds %s", res.afterwards))
 	}
-	r.f("\n### Deletion\n\n")
-	r.f("| measure | value |\n|---|---|\n")
-	r.f("| every Ingress and managed resource gone | %s |\n", round(ingressesGone))
-	r.f("| then the CloudflareTunnel and its Tunnel gone | **%s** in all |\n", round(del.wall))
-	r.f("| Cloudflare requests | %d (minimum %d deletes) |\n", delReq, minimum.Deletes)
-	r.f("| 429 answers | %d |\n", del429)
-	r.f("| account afterwards | %s |\n", liveAfter)
-	r.f("\nRequests by operation during deletion:\n\n```\n")
-	del.stats.Table(out)
-	r.f("```\n\n### Whole run\n\n")
-	r.f("- provider process CPU (user+sys): %s; peak HeapInuse %.0f MiB, peak Sys %.0f MiB\n", round(cpuAll.total()), bench.MB(peak.HeapInuse), bench.MB(peak.Sys))
-	r.f("- 429 answers: %d (the provider's budget counted %.0f)\n", conv429+stdy429+del429, conv.budget.RateLimited+stdy.budget.RateLimited+del.budget.RateLimited)
-	r.f("- targets: steady state ≤ 10 req/min: %s; requests ≤ 1.25× minimum: %s; zero 429s: %s; zero leftovers: %s\n",
-		verdict(steadyPerMin <= 10), verdict(float64(convReq) <= 1.25*float64(minimum.Total)), verdict(conv429+stdy429+del429 == 0), verdict(liveAfter.Leftovers() == 0))
-
-	b.ReportMetric(0, "ns/op")
-	b.ReportMetric(readyAt.Seconds(), "s-ready")
-	b.ReportMetric(configAt.Seconds(), "s-configured")
-	b.ReportMetric(float64(convReq), "requests")
-	b.ReportMetric(float64(convReq)/float64(n), "requests/ingress")
-	b.ReportMetric(float64(convReq)/float64(minimum.Total), "x-minimum")
-	b.ReportMetric(float64(conv429+stdy429+del429), "429s")
-	b.ReportMetric(steadyPerMin, "steady-req/min")
-	b.ReportMetric(del.wall.Seconds(), "s-delete")
-	b.ReportMetric(float64(delReq), "delete-requests")
-	b.ReportMetric(float64(liveAfter.Leftovers()), "leftovers")
-	b.ReportMetric(bench.MB(peak.HeapInuse), "MiB-heap-peak")
-	b.ReportMetric(bench.MB(peak.Sys), "MiB-sys-peak")
-	b.ReportMetric(cpuAll.total().Seconds(), "s-cpu")
+	r.logf("done")
+	return res, nil
 }
 
-func pollInterval() time.Duration {
-	d, _ := envDuration("BENCH_POLL", time.Minute)
-	return d
+// waitGone polls left until it reports nothing left.
+func (r *run) waitGone(_ context.Context, what string, left func() (int, error)) error {
+	deadline := time.Now().Add(phaseDeadline)
+	lastLog := time.Now()
+	for {
+		n, err := left()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+		if time.Since(lastLog) >= 15*time.Second {
+			r.logf("waiting for %s: %d objects left", what, n)
+			lastLog = time.Now()
+		}
+		if time.Now().After(deadline) {
+			return errors.Errorf("%s not gone after %s: %d objects left; account holds %s", what, phaseDeadline, n, bench.Count(r.sim.Snapshot()))
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // create applies the scenario: one CloudflareTunnel and n public Ingresses,
 // each on its own Service, host app-<i>.example.com and VPC service.
-func create(ctx context.Context, b *testing.B, n int) {
-	b.Helper()
-	must := func(o client.Object) {
-		if err := p.Client.Create(ctx, o); err != nil {
-			b.Fatalf("cannot create %T %s: %v", o, o.GetName(), err)
-		}
+func create(ctx context.Context, c client.Client, n int) error {
+	objs := []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
+		&v1alpha1.CloudflareTunnel{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: tunnelName},
+			Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("bench-" + tunnelName), Replicas: ptr.To[int32](1)},
+		},
 	}
-	must(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
-	must(&v1alpha1.CloudflareTunnel{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: tunnelName},
-		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("bench-" + tunnelName), Replicas: ptr.To[int32](1)},
-	})
 	for i := range n {
 		name := fmt.Sprintf("app-%d", i)
-		must(&corev1.Service{
+		objs = append(objs, &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 			// Headless: envtest's service IP range has room for ~250.
 			Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}},
-		})
-		must(&networkingv1.Ingress{
+		}, &networkingv1.Ingress{
 			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Annotations: map[string]string{
 				v1alpha1.AnnotationTunnel:     tunnelName,
 				v1alpha1.AnnotationPublic:     "true",
@@ -406,90 +580,400 @@ func create(ctx context.Context, b *testing.B, n int) {
 			},
 		})
 	}
+	for _, o := range objs {
+		if err := c.Create(ctx, o); err != nil {
+			return errors.Wrapf(err, "cannot create %T %s", o, o.GetName())
+		}
+	}
+	return nil
 }
 
-// kindReadiness counts one managed-resource kind.
-type kindReadiness struct {
-	name         string
-	total, ready int
+// The managed-resource kinds an Ingress of the scenario makes, one each.
+var kinds = []struct {
+	name string
+	obj  client.Object
+}{{"routes", &ztv1alpha1.HostnameRoute{}}, {"VPC services", &connv1alpha1.VPCService{}}, {"DNS records", &dnsv1alpha1.DNSRecord{}}}
+
+// tracker watches the managed resources and records when each Ingress
+// first became Ready: its route, VPC service and DNS record (found by their
+// publish.LabelIngress label) all Ready and Synced at once — the
+// benchmark's readiness, per Ingress.
+type tracker struct {
+	mu    sync.Mutex
+	start time.Time
+	// mrs is every managed resource seen, by kind index and name.
+	mrs map[[2]string]mrState
+	// byIngress are the Ready flags of an Ingress's resources, by kind
+	// index.
+	byIngress  map[string]map[int]bool
+	firstReady map[string]time.Duration
 }
 
+type mrState struct {
+	ingress string
+	kind    int
+	ready   bool
+	why     string
+}
+
+func startTracker(ctx context.Context, env *testenv.Env) (*tracker, error) {
+	t := &tracker{mrs: map[[2]string]mrState{}, byIngress: map[string]map[int]bool{}, firstReady: map[string]time.Duration{}, start: time.Now()}
+	c, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme, DefaultNamespaces: map[string]cache.Config{namespace: {}}})
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot make the readiness cache")
+	}
+	go func() { _ = c.Start(ctx) }()
+	for k, kd := range kinds {
+		inf, err := c.GetInformer(ctx, kd.obj)
+		if err != nil {
+			return nil, errors.Wrapf(err, "cannot watch %s", kd.name)
+		}
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o any) { t.observe(k, o, false) },
+			UpdateFunc: func(_, o any) { t.observe(k, o, false) },
+			DeleteFunc: func(o any) { t.observe(k, o, true) },
+		}); err != nil {
+			return nil, errors.Wrapf(err, "cannot watch %s", kd.name)
+		}
+	}
+	return t, nil
+}
+
+// begin sets the run's start, from which Ready times count.
+func (t *tracker) begin(at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.start = at
+}
+
+func (t *tracker) observe(kind int, o any, deleted bool) {
+	if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+		o, deleted = d.Obj, true
+	}
+	m, ok := o.(resource.Managed)
+	if !ok {
+		return
+	}
+	now := time.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	key := [2]string{strconv.Itoa(kind), m.GetName()}
+	if deleted {
+		delete(t.mrs, key)
+		return
+	}
+	rc, sc := m.GetCondition(xpv2.TypeReady), m.GetCondition(xpv2.TypeSynced)
+	st := mrState{ingress: m.GetLabels()[publish.LabelIngress], kind: kind, ready: rc.Status == corev1.ConditionTrue && sc.Status == corev1.ConditionTrue}
+	if !st.ready {
+		st.why = fmt.Sprintf("%s: Ready=%s %s, Synced=%s %s %s", m.GetName(), rc.Status, rc.Reason, sc.Status, sc.Reason, sc.Message)
+	}
+	t.mrs[key] = st
+	if st.ingress == "" {
+		return
+	}
+	ing := t.byIngress[st.ingress]
+	if ing == nil {
+		ing = map[int]bool{}
+		t.byIngress[st.ingress] = ing
+	}
+	ing[kind] = st.ready
+	if _, seen := t.firstReady[st.ingress]; seen {
+		return
+	}
+	for k := range kinds {
+		if !ing[k] {
+			return
+		}
+	}
+	t.firstReady[st.ingress] = now.Sub(t.start)
+}
+
+// readinessState counts the managed resources of each kind, and the Ready
+// ones.
 type readinessState struct {
-	kinds    []kindReadiness
-	notReady []string // a few examples, for a timeout message
+	total, ready   [3]int
+	ingressesReady int
+	notReady       []string // a few examples, for a timeout message
+}
+
+func (t *tracker) state() readinessState {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var s readinessState
+	for _, m := range t.mrs {
+		s.total[m.kind]++
+		if m.ready {
+			s.ready[m.kind]++
+		} else if len(s.notReady) < 5 {
+			s.notReady = append(s.notReady, m.why)
+		}
+	}
+	s.ingressesReady = len(t.firstReady)
+	return s
 }
 
 func (s readinessState) allReady(n int) bool {
-	for _, k := range s.kinds {
-		if k.total != n || k.ready != n {
+	for k := range kinds {
+		if s.total[k] != n || s.ready[k] != n {
 			return false
 		}
 	}
-	return len(s.kinds) > 0
+	return true
 }
 
 func (s readinessState) String() string {
 	var parts []string
-	for _, k := range s.kinds {
-		parts = append(parts, fmt.Sprintf("%s %d/%d Ready", k.name, k.ready, k.total))
+	for k, kd := range kinds {
+		parts = append(parts, fmt.Sprintf("%s %d/%d Ready", kd.name, s.ready[k], s.total[k]))
 	}
 	return strings.Join(parts, ", ")
 }
 
-// readiness lists the managed resources the Ingresses made and counts the
-// Ready and Synced ones.
-func readiness(ctx context.Context, b *testing.B) readinessState {
-	b.Helper()
-	var st readinessState
-	for _, k := range []struct {
-		name string
-		list client.ObjectList
-	}{{"routes", &ztv1alpha1.HostnameRouteList{}}, {"VPC services", &connv1alpha1.VPCServiceList{}}, {"DNS records", &dnsv1alpha1.DNSRecordList{}}} {
-		if err := p.Client.List(ctx, k.list, client.InNamespace(namespace)); err != nil {
-			b.Fatal(err)
-		}
-		kr := kindReadiness{name: k.name}
-		for _, m := range k.list.(resource.ManagedList).GetItems() {
-			kr.total++
-			r, s := m.GetCondition(xpv2.TypeReady), m.GetCondition(xpv2.TypeSynced)
-			if r.Status == corev1.ConditionTrue && s.Status == corev1.ConditionTrue {
-				kr.ready++
-			} else if len(st.notReady) < 5 {
-				st.notReady = append(st.notReady, fmt.Sprintf("%s: Ready=%s %s, Synced=%s %s %s", m.GetName(), r.Status, r.Reason, s.Status, s.Reason, s.Message))
-			}
-		}
-		st.kinds = append(st.kinds, kr)
+// ingressReadyTimes are the Ingresses' first-Ready times.
+func (t *tracker) ingressReadyTimes() []time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]time.Duration, 0, len(t.firstReady))
+	for _, d := range t.firstReady {
+		out = append(out, d)
 	}
-	return st
+	return out
 }
 
-// waitGone polls left until it reports nothing left.
-func waitGone(b *testing.B, what string, left func() (int, error)) {
-	b.Helper()
-	deadline := time.Now().Add(phaseDeadline)
-	lastLog := time.Now()
-	for {
-		n, err := left()
-		if err != nil {
-			b.Fatal(err)
+// derived are a result's figures computed from its measurements.
+type derived struct {
+	convReq, conv429, steadyReq, steady429, delReq, del429 int
+	configWrites, delConfigWrites                          int
+	dnsConv, dnsDel                                        int // DNS write requests: creates (or deletes) plus batches
+	floor, floorSingle, delFloor, delFloorSingle           bench.Minimum
+	budgetTime, floorTime                                  time.Duration
+	steadyPerMin, steadyCPU                                float64 // requests per minute; % of one core
+	medianPct                                              float64 // median Ingress Ready as % of time to Ready
+	peakRSS                                                uint64
+	rateLimited                                            int
+}
+
+func (r *result) derive() derived {
+	var d derived
+	d.convReq, d.conv429 = r.conv.stats.Total()
+	d.steadyReq, d.steady429 = r.steady.stats.Total()
+	d.delReq, d.del429 = r.del.stats.Total()
+	d.configWrites = r.conv.stats.Requests("tunnels.configurations.update")
+	d.delConfigWrites = r.del.stats.Requests("tunnels.configurations.update")
+	d.dnsConv = r.conv.stats.Requests("dns_records.create") + r.conv.stats.Requests(batchOp)
+	d.dnsDel = r.del.stats.Requests("dns_records.delete") + r.del.stats.Requests(batchOp)
+	d.floor = bench.MinimumRequests(r.n, bench.DefaultDNSBatchSize, d.configWrites)
+	d.floorSingle = bench.MinimumRequests(r.n, 1, d.configWrites)
+	d.delFloor = bench.DeletionMinimum(r.n, bench.DefaultDNSBatchSize, d.delConfigWrites)
+	d.delFloorSingle = bench.DeletionMinimum(r.n, 1, d.delConfigWrites)
+	d.budgetTime = bench.BudgetTime(d.convReq, budgetRate, budgetBurst)
+	d.floorTime = bench.BudgetTime(d.floor.Total, budgetRate, budgetBurst)
+	if r.steady.wall > 0 {
+		d.steadyPerMin = float64(d.steadyReq) / r.steady.wall.Minutes()
+		d.steadyCPU = 100 * r.steady.usage.CPU().Seconds() / r.steady.wall.Seconds()
+	}
+	if r.readyAt > 0 {
+		d.medianPct = 100 * r.ingressReady.Median.Seconds() / r.readyAt.Seconds()
+	}
+	d.peakRSS = max(r.conv.usage.PeakRSS, r.steady.usage.PeakRSS, r.del.usage.PeakRSS)
+	d.rateLimited = d.conv429 + d.steady429 + d.del429
+	return d
+}
+
+func ratio(a, b int) float64 { return float64(a) / float64(max(b, 1)) }
+
+func dratio(a, b time.Duration) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a.Seconds() / b.Seconds()
+}
+
+func (r *result) metrics(b *testing.B) {
+	d := r.derive()
+	m := func(v float64, unit string) { b.ReportMetric(v, unit+"-"+r.v.name) }
+	m(r.readyAt.Seconds(), "s-ready")
+	m(float64(d.convReq), "requests")
+	m(ratio(d.convReq, d.floor.Total), "x-floor")
+	m(dratio(r.readyAt, d.budgetTime), "x-budget-time")
+	m(r.ingressReady.Median.Seconds(), "s-ingress-median")
+	m(float64(d.rateLimited), "429s")
+	m(d.steadyPerMin, "steady-req/min")
+	m(d.steadyCPU, "steady-cpu-%")
+	m(r.del.wall.Seconds(), "s-delete")
+	m(float64(d.delReq), "delete-requests")
+	m(float64(r.afterwards.Leftovers()), "leftovers")
+	m(bench.MB(d.peakRSS), "MiB-rss-peak")
+}
+
+// report prints every variant's figures, then a side-by-side table.
+func report(s settings, rs []*result) {
+	w := &reportWriter{}
+	w.f("\n## Scale benchmark: 1 CloudflareTunnel, %d public Ingresses with a VPC service each; variants %s\n\n", s.n, strings.Join(names(rs), ", "))
+	w.f("- machine: %d CPUs (nproc), %s memory, %s %s/%s; the variants ran at the same time\n", runtime.NumCPU(), memTotal(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	w.f("- commit: %s (when the provider was built)\n", s.commit)
+	w.f("- each variant: its own envtest control plane, simulator (Cloudflare's limit %d/%s, 5m penalty, no contract checker) and provider process (cmd/provider)\n", cfLimit, cfWindow)
+	poll := "the default (1m)"
+	if s.poll > 0 {
+		poll = s.poll.String()
+	}
+	w.f("- provider defaults: budget %.1f req/s burst %d; poll %s; max-reconcile-rate %d; creation grace period %s\n", budgetRate, budgetBurst, poll, controller.DefaultMaxReconcileRate, mr.DefaultCreationGracePeriod)
+	for _, r := range rs {
+		w.f("- variant %s: extra flags %s\n", r.v.name, flags(r.v))
+	}
+	for _, r := range rs {
+		r.report(w)
+	}
+	side(w, rs)
+}
+
+func names(rs []*result) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.v.name
+	}
+	return out
+}
+
+func (r *result) report(w *reportWriter) {
+	d := r.derive()
+	n := r.n
+	w.f("\n### Variant %s\n\n#### Convergence\n\n", r.v.name)
+	w.f("| measure | value |\n|---|---|\n")
+	w.f("| objects applied (1 CloudflareTunnel, %d Services, %d Ingresses) | %s |\n", n, n, round(r.applied))
+	w.f("| every HostnameRoute, VPCService and DNSRecord Ready and Synced | **%s** |\n", round(r.readyAt))
+	w.f("| all %d hostnames in the tunnel's configuration | %s |\n", n, round(r.configAt))
+	w.f("| Ingresses Ready (first / median / p95 / last) | %s / **%s** / %s / %s (%d seen) |\n", round(r.ingressReady.First), round(r.ingressReady.Median), round(r.ingressReady.P95), round(r.ingressReady.Last), r.ingressReady.N)
+	w.f("| median Ingress Ready, share of the time to Ready | **%.0f%%** |\n", d.medianPct)
+	w.f("| Cloudflare requests until then | **%d** (%.2f per Ingress) |\n", d.convReq, ratio(d.convReq, n))
+	w.f("| DNS write requests (record creates + batches) | %d (%d batches) |\n", d.dnsConv, r.conv.stats.Requests(batchOp))
+	w.f("| floor, DNS batched (2N + ⌈N/%d⌉ + tunnel + token + zone list + %d config writes) | %d — measured is **%.2f×** |\n", bench.DefaultDNSBatchSize, d.floor.ConfigWrites, d.floor.Total, ratio(d.convReq, d.floor.Total))
+	w.f("| floor, one request per record (3N + …) | %d — measured is %.2f× |\n", d.floorSingle.Total, ratio(d.convReq, d.floorSingle.Total))
+	w.f("| 429 answers / other non-2xx | %d / %d |\n", d.conv429, r.conv.stats.Errors())
+	w.f("| time the budget needs for the measured requests ((req − %d) ÷ %.1f/s) | %s — time to Ready is **%.2f×** |\n", budgetBurst, budgetRate, round(d.budgetTime), dratio(r.readyAt, d.budgetTime))
+	w.f("| time the budget needs for the batched floor | %s — time to Ready is %.2f× |\n", round(d.floorTime), dratio(r.readyAt, d.floorTime))
+	w.f("| budget: requests through it / summed wait | %d / %s |\n", r.conv.budget.Requests, round(time.Duration(r.conv.budget.WaitSeconds*float64(time.Second))))
+	w.f("| provider CPU (user+sys) | %s (%s + %s) |\n", round(r.conv.usage.CPU()), round(r.conv.usage.User), round(r.conv.usage.Sys))
+	w.f("| provider peak RSS / RSS at the end (before: %.0f MiB, peak at start %.0f MiB) | **%.0f** / %.0f MiB%s |\n", bench.MB(r.startRSS), bench.MB(r.startPeak), bench.MB(r.conv.usage.PeakRSS), bench.MB(r.conv.usage.RSS), sampledNote(r.conv.usage))
+	w.f("| account after convergence | %s |\n", r.converged)
+	w.f("\nRequests by operation until convergence:\n\n```\n")
+	r.conv.stats.Table(w)
+	w.f("```\n\n#### Steady state\n\n")
+	w.f("| measure | value |\n|---|---|\n")
+	w.f("| window | %s |\n", round(r.steady.wall))
+	w.f("| requests | %d (**%.1f per minute**, %.2f per Ingress per minute) |\n", d.steadyReq, d.steadyPerMin, d.steadyPerMin/float64(n))
+	w.f("| per interval | %v |\n", r.perMinute)
+	w.f("| 429 answers | %d |\n", d.steady429)
+	w.f("| provider CPU | %s, **%.1f%% of one core** |\n", round(r.steady.usage.CPU()), d.steadyCPU)
+	w.f("| provider peak RSS / RSS at the end | **%.0f** / %.0f MiB%s |\n", bench.MB(r.steady.usage.PeakRSS), bench.MB(r.steady.usage.RSS), sampledNote(r.steady.usage))
+	if d.steadyReq > 0 {
+		w.f("\nRequests by operation in the steady window:\n\n```\n")
+		r.steady.stats.Table(w)
+		w.f("```\n")
+	}
+	w.f("\n#### Deletion\n\n")
+	w.f("| measure | value |\n|---|---|\n")
+	w.f("| every Ingress and managed resource gone | %s |\n", round(r.ingressesGone))
+	w.f("| then the CloudflareTunnel and its Tunnel gone | **%s** in all |\n", round(r.del.wall))
+	w.f("| Cloudflare requests | **%d** |\n", d.delReq)
+	w.f("| floor, DNS batched (2N + ⌈N/%d⌉ + %d config writes + tunnel) | %d — measured is **%.2f×** |\n", bench.DefaultDNSBatchSize, d.delFloor.ConfigWrites, d.delFloor.Total, ratio(d.delReq, d.delFloor.Total))
+	w.f("| floor, one request per record | %d — measured is %.2f× |\n", d.delFloorSingle.Total, ratio(d.delReq, d.delFloorSingle.Total))
+	w.f("| 429 answers | %d |\n", d.del429)
+	w.f("| provider CPU / peak RSS | %s / %.0f MiB%s |\n", round(r.del.usage.CPU()), bench.MB(r.del.usage.PeakRSS), sampledNote(r.del.usage))
+	w.f("| account afterwards | %s |\n", r.afterwards)
+	w.f("\nRequests by operation during deletion:\n\n```\n")
+	r.del.stats.Table(w)
+	w.f("```\n\n#### Targets (issue 21)\n\n")
+	w.f("- requests until Ready ≤ 1.05× the batched floor: %s (%.2f×)\n", verdict(float64(d.convReq) <= 1.05*float64(d.floor.Total)), ratio(d.convReq, d.floor.Total))
+	w.f("- time to Ready ≤ 1.1× the budget's time for those requests: %s (%.2f×)\n", verdict(r.readyAt.Seconds() <= 1.1*d.budgetTime.Seconds()), dratio(r.readyAt, d.budgetTime))
+	w.f("- median Ingress Ready ≤ 60%% of the time to Ready: %s (%.0f%%); the first within 15s: %s (%s)\n", verdict(d.medianPct <= 60), d.medianPct, verdict(r.ingressReady.N > 0 && r.ingressReady.First <= 15*time.Second), round(r.ingressReady.First))
+	w.f("- deletion ≤ 1.05× its batched floor: %s (%.2f×)\n", verdict(float64(d.delReq) <= 1.05*float64(d.delFloor.Total)), ratio(d.delReq, d.delFloor.Total))
+	w.f("- provider peak RSS ≤ 200 MiB: %s (%.0f MiB); steady-state CPU ≤ 5%% of a core: %s (%.1f%%)\n", verdict(bench.MB(d.peakRSS) <= 200), bench.MB(d.peakRSS), verdict(d.steadyCPU <= 5), d.steadyCPU)
+	w.f("- 0 × 429, 0 duplicates, 0 left: %s (%d, %d, %d)\n", verdict(d.rateLimited == 0 && len(r.converged.Duplicates) == 0 && r.afterwards.Leftovers() == 0), d.rateLimited, len(r.converged.Duplicates), r.afterwards.Leftovers())
+}
+
+// flags renders a variant's extra flags for the report.
+func flags(v variant) string {
+	if len(v.args) == 0 {
+		return "none"
+	}
+	return "`" + strings.Join(v.args, " ") + "`"
+}
+
+func sampledNote(u bench.PhaseUsage) string {
+	if u.PeakExact {
+		return ""
+	}
+	return " (peak sampled each second: VmHWM could not be reset)"
+}
+
+// side prints the variants' headline figures in columns.
+func side(w *reportWriter, rs []*result) {
+	ds := make([]derived, len(rs))
+	for i, r := range rs {
+		ds[i] = r.derive()
+	}
+	w.f("\n### Side by side\n\n| measure |")
+	for _, r := range rs {
+		w.f(" %s |", r.v.name)
+	}
+	w.f("\n|---|%s\n", strings.Repeat("---|", len(rs)))
+	row := func(name string, cell func(r *result, d derived) string) {
+		w.f("| %s |", name)
+		for i, r := range rs {
+			w.f(" %s |", cell(r, ds[i]))
 		}
-		if n == 0 {
-			return
-		}
-		if time.Since(lastLog) >= 15*time.Second {
-			fmt.Fprintf(os.Stdout, "bench: waiting for %s: %d objects left\n", what, n)
-			lastLog = time.Now()
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%s not gone after %s: %d objects left; account holds %s", what, phaseDeadline, n, bench.Count(p.Sim.Snapshot()))
-		}
-		time.Sleep(time.Second)
+		w.f("\n")
+	}
+	row("extra flags", func(r *result, _ derived) string { return flags(r.v) })
+	row("time to Ready (every managed resource)", func(r *result, _ derived) string { return round(r.readyAt).String() })
+	row("Ingress Ready first / median / p95 / last", func(r *result, _ derived) string {
+		s := r.ingressReady
+		return fmt.Sprintf("%s / %s / %s / %s", round(s.First), round(s.Median), round(s.P95), round(s.Last))
+	})
+	row("median Ingress Ready, % of time to Ready", func(_ *result, d derived) string { return fmt.Sprintf("%.0f%%", d.medianPct) })
+	row("requests until Ready", func(_ *result, d derived) string { return strconv.Itoa(d.convReq) })
+	row("DNS write requests (batches)", func(r *result, d derived) string {
+		return fmt.Sprintf("%d (%d)", d.dnsConv, r.conv.stats.Requests(batchOp))
+	})
+	row("configuration writes", func(_ *result, d derived) string { return strconv.Itoa(d.configWrites) })
+	row("× batched floor", func(_ *result, d derived) string {
+		return fmt.Sprintf("%.2f× of %d", ratio(d.convReq, d.floor.Total), d.floor.Total)
+	})
+	row("× per-record floor", func(_ *result, d derived) string {
+		return fmt.Sprintf("%.2f× of %d", ratio(d.convReq, d.floorSingle.Total), d.floorSingle.Total)
+	})
+	row("time to Ready × budget time for its requests", func(r *result, d derived) string {
+		return fmt.Sprintf("%.2f× of %s", dratio(r.readyAt, d.budgetTime), round(d.budgetTime))
+	})
+	row("time to Ready × budget time for the batched floor", func(r *result, d derived) string {
+		return fmt.Sprintf("%.2f× of %s", dratio(r.readyAt, d.floorTime), round(d.floorTime))
+	})
+	row("provider CPU until Ready", func(r *result, _ derived) string { return round(r.conv.usage.CPU()).String() })
+	row("provider peak RSS (converge / steady / delete)", func(r *result, _ derived) string {
+		return fmt.Sprintf("%.0f / %.0f / %.0f MiB", bench.MB(r.conv.usage.PeakRSS), bench.MB(r.steady.usage.PeakRSS), bench.MB(r.del.usage.PeakRSS))
+	})
+	row("steady requests per minute", func(_ *result, d derived) string { return fmt.Sprintf("%.1f", d.steadyPerMin) })
+	row("steady CPU, % of one core", func(_ *result, d derived) string { return fmt.Sprintf("%.1f%%", d.steadyCPU) })
+	row("deletion time", func(r *result, _ derived) string { return round(r.del.wall).String() })
+	row("deletion requests × batched floor", func(_ *result, d derived) string {
+		return fmt.Sprintf("%d, %.2f× of %d", d.delReq, ratio(d.delReq, d.delFloor.Total), d.delFloor.Total)
+	})
+	row("429s / duplicates / left", func(r *result, d derived) string {
+		return fmt.Sprintf("%d / %d / %d", d.rateLimited, len(r.converged.Duplicates), r.afterwards.Leftovers())
+	})
+	if len(rs) == 2 {
+		a, b := ds[0], ds[1]
+		w.f("\n%s sent %.2f× the requests until Ready of %s, and took %.2f× its time.\n", rs[0].v.name, ratio(a.convReq, b.convReq), rs[1].v.name, dratio(rs[0].readyAt, rs[1].readyAt))
 	}
 }
 
-type report struct{ w *os.File }
+// reportWriter writes the report to stdout.
+type reportWriter struct{}
 
-func (r *report) f(format string, args ...any) { fmt.Fprintf(r.w, format, args...) }
+func (reportWriter) Write(p []byte) (int, error) { return os.Stdout.Write(p) }
+
+func (w *reportWriter) f(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 
 func verdict(ok bool) string {
 	if ok {
@@ -539,4 +1023,46 @@ func commit() string {
 		c += " dirty"
 	}
 	return c
+}
+
+func TestVariants(t *testing.T) {
+	cases := map[string]struct {
+		env     map[string]string
+		want    []variant
+		wantErr bool
+	}{
+		"the defaults": {
+			want: []variant{{name: "batching"}, {name: "single", args: []string{"--dns-batch-window=0"}}},
+		},
+		"set but empty args mean none": {
+			env:  map[string]string{"BENCH_ARGS_SINGLE": ""},
+			want: []variant{{name: "batching"}, {name: "single", args: []string{}}},
+		},
+		"own variants and args": {
+			env:  map[string]string{"BENCH_VARIANTS": "fast, slow_poll", "BENCH_ARGS_SLOW_POLL": " --poll=5m  --debug "},
+			want: []variant{{name: "fast"}, {name: "slow_poll", args: []string{"--poll=5m", "--debug"}}},
+		},
+		"a name twice":       {env: map[string]string{"BENCH_VARIANTS": "a,a"}, wantErr: true},
+		"an upper-case name": {env: map[string]string{"BENCH_VARIANTS": "Single"}, wantErr: true},
+		"an empty name":      {env: map[string]string{"BENCH_VARIANTS": "a,,b"}, wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			for _, k := range []string{"BENCH_VARIANTS", "BENCH_ARGS_BATCHING", "BENCH_ARGS_SINGLE", "BENCH_ARGS_SLOW_POLL"} {
+				if v, ok := tc.env[k]; ok {
+					t.Setenv(k, v)
+				} else {
+					t.Setenv(k, "")
+					_ = os.Unsetenv(k)
+				}
+			}
+			got, err := variants()
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("variants(): error %v, want error %t", err, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(variant{}), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("variants(): -want +got:\n%s", diff)
+			}
+		})
+	}
 }

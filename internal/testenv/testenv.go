@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -121,6 +123,28 @@ func Start() (*Env, error) {
 
 // Stop stops the control plane.
 func (e *Env) Stop() error { return e.env.Stop() }
+
+// WriteKubeconfig writes a kubeconfig file for the control plane's admin
+// user to path, for a process of its own (the provider binary) to connect
+// as KUBECONFIG.
+func (e *Env) WriteKubeconfig(path string) error {
+	return errors.Wrap(clientcmd.WriteToFile(Kubeconfig(e.Config), path), "cannot write kubeconfig")
+}
+
+// Kubeconfig is a kubeconfig with one context: cfg's server, CA and
+// credentials (client certificate and key, or bearer token), inline.
+func Kubeconfig(cfg *rest.Config) clientcmdapi.Config {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData, CertificateAuthority: cfg.CAFile}
+	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{
+		ClientCertificateData: cfg.CertData, ClientCertificate: cfg.CertFile,
+		ClientKeyData: cfg.KeyData, ClientKey: cfg.KeyFile,
+		Token: cfg.BearerToken,
+	}
+	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
+	kc.CurrentContext = "envtest"
+	return *kc
+}
 
 // Run is for TestMain: it starts the control plane, runs the tests, stops it.
 func Run(m *testing.M, env **Env) int {

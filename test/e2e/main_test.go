@@ -25,8 +25,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -49,6 +47,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/process"
 )
 
 const (
@@ -141,7 +140,7 @@ func start(bins string) (*harness, error) {
 
 	// The provider binary, built as `make build` does.
 	fmt.Println("e2e: building the provider")
-	if _, err := run(root, []string{"CGO_ENABLED=0"}, "go", "build", "-trimpath", "-o", filepath.Join(h.out, "provider"), "./cmd/provider"); err != nil {
+	if _, err := process.BuildProvider(root, h.out); err != nil {
 		return nil, err
 	}
 
@@ -282,12 +281,12 @@ func (h *harness) runProvider(ctx context.Context, name, ns, sa string, args []s
 	if bin == "" {
 		bin = filepath.Join(h.out, "provider")
 	}
-	h.provider = &providerProcess{
-		bin:  bin,
-		log:  filepath.Join(h.out, strings.TrimPrefix(name+"-", "cluster-")+"provider.log"),
-		args: append(slices.Clone(args), "--metrics-bind-address", metricsAddr, "--health-probe-bind-address", "127.0.0.1:0"),
-		env:  []string{"KUBECONFIG=" + saKubeconfig, "POD_NAMESPACE=" + ns},
-	}
+	h.provider = &providerProcess{process.Process{
+		Bin:  bin,
+		Log:  filepath.Join(h.out, strings.TrimPrefix(name+"-", "cluster-")+"provider.log"),
+		Args: append(slices.Clone(args), "--metrics-bind-address", metricsAddr, "--health-probe-bind-address", "127.0.0.1:0"),
+		Env:  []string{"KUBECONFIG=" + saKubeconfig, "POD_NAMESPACE=" + ns},
+	}}
 	return h.provider.start()
 }
 
@@ -353,88 +352,25 @@ func writeTokenKubeconfig(path string, admin *rest.Config, token string) error {
 	return clientcmd.WriteToFile(*cfg, path)
 }
 
-// providerProcess is the provider binary run as its own process; kill
-// simulates a crash (SIGKILL, no cleanup), start a new pod.
+// providerProcess is the provider binary run as its own process
+// (internal/testenv/process), restarted by the fault tests.
 type providerProcess struct {
-	bin, log  string
-	args, env []string
-
-	mu       sync.Mutex
-	cmd      *exec.Cmd
-	restarts int
+	process.Process
 }
 
-func (p *providerProcess) start() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	f, err := os.OpenFile(p.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(f, "=== provider start %s\n", time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(p.bin, p.args...)
-	cmd.Env = append(os.Environ(), p.env...)
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return err
-	}
-	p.cmd = cmd
-	go func() { _ = cmd.Wait(); f.Close() }()
-	return nil
-}
+func (p *providerProcess) start() error { return p.Start() }
 
 // kill stops the process at once, whatever it was doing.
-func (p *providerProcess) kill() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd != nil && p.cmd.Process != nil {
-		_ = p.cmd.Process.Signal(syscall.SIGKILL)
-		for range 100 {
-			if p.cmd.ProcessState != nil || p.cmd.Process.Signal(syscall.Signal(0)) != nil {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-}
+func (p *providerProcess) kill() { p.Kill() }
 
 func (p *providerProcess) restart() error {
 	p.kill()
-	p.mu.Lock()
-	p.restarts++
-	p.mu.Unlock()
 	return p.start()
 }
 
-func (p *providerProcess) stop() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd != nil && p.cmd.Process != nil {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() {
-			for p.cmd.Process.Signal(syscall.Signal(0)) == nil {
-				time.Sleep(50 * time.Millisecond)
-			}
-			close(done)
-		}()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = p.cmd.Process.Kill()
-		}
-	}
-}
+func (p *providerProcess) stop() { p.Stop(10 * time.Second) }
 
-func (p *providerProcess) pid() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil || p.cmd.Process == nil {
-		return 0
-	}
-	return p.cmd.Process.Pid
-}
+func (p *providerProcess) pid() int { return p.Pid() }
 
 // restartRandomly kills and restarts the provider every min..max until stop
 // is closed; it returns how many restarts it made.

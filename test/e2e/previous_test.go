@@ -227,7 +227,7 @@ func TestUpgradeFromThePreviousVersionTouchesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.provider.stop()
-	h.provider.bin = filepath.Join(env.out, "provider")
+	h.provider.Bin = filepath.Join(env.out, "provider")
 	if err := h.provider.start(); err != nil {
 		t.Fatal(err)
 	}

@@ -220,7 +220,7 @@ func TestZZSecretsNeverLeak(t *testing.T) {
 	}
 	var places []place
 
-	logBytes, err := os.ReadFile(env.provider.log)
+	logBytes, err := os.ReadFile(env.provider.Log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestZZSecretsNeverLeak(t *testing.T) {
 			cmdlines.WriteByte('\n')
 		}
 	}
-	if pid := env.provider.pid(); pid != 0 && !strings.Contains(cmdlines.String(), env.provider.bin) {
+	if pid := env.provider.pid(); pid != 0 && !strings.Contains(cmdlines.String(), env.provider.Bin) {
 		t.Errorf("the provider's command line (pid %d) was not among those read", pid)
 	}
 	places = append(places, place{fmt.Sprintf("%d process command lines", len(procs)), cmdlines.String()})

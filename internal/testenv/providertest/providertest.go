@@ -27,6 +27,7 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
@@ -164,7 +165,7 @@ func RunWithOptions(m *testing.M, p **Provider, o Options) int {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := prov.installDefaultConfig(ctx, endpoint); err != nil {
+	if err := InstallDefaultConfig(ctx, env.Client, endpoint); err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL: cannot create the default ClusterProviderConfig:", err)
 		return 1
 	}
@@ -187,7 +188,10 @@ func RunWithOptions(m *testing.M, p **Provider, o Options) int {
 	return code
 }
 
-func (p *Provider) installDefaultConfig(ctx context.Context, endpoint string) error {
+// InstallDefaultConfig creates what a provider needs to reach the simulated
+// account at endpoint: the crossplane-system namespace, a Secret holding
+// Token and the ClusterProviderConfig "default" for AccountID, through c.
+func InstallDefaultConfig(ctx context.Context, c client.Client, endpoint string) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "crossplane-system"}}
 	sec := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "cloudflare"},
@@ -205,8 +209,8 @@ func (p *Provider) installDefaultConfig(ctx context.Context, endpoint string) er
 		},
 	}
 	for _, o := range []client.Object{ns, sec, cpc} {
-		if err := p.Client.Create(ctx, o); err != nil {
-			return err
+		if err := c.Create(ctx, o); err != nil {
+			return errors.Wrapf(err, "cannot create %T %s", o, o.GetName())
 		}
 	}
 	return nil
