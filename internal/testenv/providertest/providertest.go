@@ -40,6 +40,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 	providercontroller "github.com/context-labs/provider-cloudflare-tunnel/internal/controller"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/kubecache"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim/contract"
@@ -223,6 +224,7 @@ func (p *Provider) startManager(ctx context.Context, opts Options, managed mr.Se
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     p.Scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Cache:      kubecache.Options(nil),
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
