@@ -16,7 +16,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -38,6 +37,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 	providercontroller "github.com/context-labs/provider-cloudflare-tunnel/internal/controller"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/kubecache"
 	providermetrics "github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/version"
 )
@@ -88,7 +88,8 @@ func main() {
 	kingpin.FatalIfError(err, "Cannot get API server rest config")
 
 	mgr, err := ctrl.NewManager(ratelimiter.LimitRESTConfig(cfg, *maxReconcileRate), ctrl.Options{
-		Cache:            cache.Options{SyncPeriod: syncPeriod},
+		// Caches without the metadata the provider never reads.
+		Cache:            kubecache.Options(syncPeriod),
 		LeaderElection:   *leaderElection,
 		LeaderElectionID: "crossplane-leader-election-provider-cloudflare-tunnel",
 		// In a pod the lease goes to the pod's namespace; out of cluster

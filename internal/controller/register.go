@@ -17,6 +17,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/networkroute"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/quietstatus"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/service"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/virtualnetwork"
@@ -51,6 +52,11 @@ type Settings struct {
 	// Metrics are the provider's own metrics (docs/metrics.md); nil
 	// records none.
 	Metrics *metrics.Metrics
+	// WriteUnchangedStatus turns off quietstatus: every status write is
+	// sent, even one that changes nothing (as crossplane-runtime's managed
+	// reconciler does every poll). Only tests that prove the quiet client
+	// makes the difference set it.
+	WriteUnchangedStatus bool
 }
 
 // SetupGated registers every controller to start once its CRDs are
@@ -58,6 +64,11 @@ type Settings struct {
 // the indexes must exist before any controller starts the informers they
 // index.
 func SetupGated(mgr ctrl.Manager, o controller.Options, s Settings) error {
+	if !s.WriteUnchangedStatus {
+		// Every controller's client skips status writes that change
+		// nothing (docs/reliability.md, "A quiet provider").
+		mgr = quietstatus.Manager(mgr)
+	}
 	if err := ingress.Index(mgr); err != nil {
 		return err
 	}

@@ -41,6 +41,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/kubecache"
 )
 
 // RepoRoot is the repository's root directory.
@@ -184,6 +185,7 @@ func (e *Env) StartManager(t *testing.T, setup func(ctrl.Manager, controller.Opt
 	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
 		Scheme:     e.Scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Cache:      kubecache.Options(nil),
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {

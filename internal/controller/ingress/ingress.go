@@ -216,8 +216,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return r.release(ctx, ing)
 	}
 	if !controllerutil.ContainsFinalizer(ing, finalizer) {
+		orig := ing.DeepCopy()
 		controllerutil.AddFinalizer(ing, finalizer)
-		if err := r.kube.Update(ctx, ing); err != nil {
+		if err := r.kube.Patch(ctx, ing, finalizerPatch(orig)); err != nil {
 			return reconcile.Result{}, errors.Wrap(err, "cannot add finalizer")
 		}
 	}
@@ -670,8 +671,18 @@ func (r *Reconciler) release(ctx context.Context, ing *networkingv1.Ingress) (re
 	if err := r.updateAddress(ctx, ing, ""); err != nil && !meta.WasDeleted(ing) {
 		return reconcile.Result{}, err
 	}
+	orig := ing.DeepCopy()
 	controllerutil.RemoveFinalizer(ing, finalizer)
-	return reconcile.Result{}, errors.Wrap(client.IgnoreNotFound(r.kube.Update(ctx, ing)), "cannot remove finalizer")
+	return reconcile.Result{}, errors.Wrap(client.IgnoreNotFound(r.kube.Patch(ctx, ing, finalizerPatch(orig))), "cannot remove finalizer")
+}
+
+// finalizerPatch writes an Ingress's finalizers changed from orig: a merge
+// patch, refused like an update if the Ingress changed since it was read.
+// Not an update: the cached Ingress has no kubectl last-applied annotation
+// (internal/kubecache drops it), and an update would remove it from the
+// Ingress (a status update too: for Ingresses it writes metadata).
+func finalizerPatch(orig *networkingv1.Ingress) client.Patch {
+	return client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})
 }
 
 // Address is what a public Ingress's address should say: its tunnel's
@@ -717,8 +728,11 @@ func (r *Reconciler) updateAddress(ctx context.Context, ing *networkingv1.Ingres
 	if len(cur) == len(want) && (len(want) == 0 || cur[0].Hostname == want[0].Hostname) {
 		return nil
 	}
+	orig := ing.DeepCopy()
 	ing.Status.LoadBalancer.Ingress = want
-	return errors.Wrap(r.kube.Status().Update(ctx, ing), "cannot update Ingress address")
+	// A merge patch, for the reason of finalizerPatch: an Ingress's status
+	// update writes its metadata too.
+	return errors.Wrap(r.kube.Status().Patch(ctx, ing, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})), "cannot update Ingress address")
 }
 
 // reportManagedFailures repeats a managed resource's failure (a hostname

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -39,6 +41,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 	providercontroller "github.com/context-labs/provider-cloudflare-tunnel/internal/controller"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/kubecache"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim/contract"
@@ -62,6 +65,7 @@ type Provider struct {
 	// and inspect Cloudflare state behind the provider's back.
 	Cloudflare *cloudflare.Client
 	contract   *contract.Transport
+	statuses   *statusWrites
 }
 
 // Run is for TestMain: it starts everything, runs the tests, and fails if
@@ -110,6 +114,10 @@ type Options struct {
 	// DNSBatching of DNS record writes; nil is the provider's default
 	// (--dns-batch-window, --dns-batch-size).
 	DNSBatching *cloudflare.DNSBatching
+
+	// WriteUnchangedStatus turns the provider's quiet status client off
+	// (controller.Settings.WriteUnchangedStatus), to show what it saves.
+	WriteUnchangedStatus bool
 }
 
 // RunWithOptions is Run with the simulator's rate limit, the request budget
@@ -217,13 +225,17 @@ func InstallDefaultConfig(ctx context.Context, c client.Client, endpoint string)
 }
 
 func (p *Provider) startManager(ctx context.Context, opts Options, managed mr.Settings) (<-chan struct{}, error) {
-	cfg := p.Config
+	cfg := rest.CopyConfig(p.Config)
 	if opts.MaxReconcileRate > 0 {
 		cfg = ratelimiter.LimitRESTConfig(cfg, opts.MaxReconcileRate)
 	}
+	// Count the status writes the provider sends to the API server.
+	p.statuses = &statusWrites{byObject: map[string]int{}}
+	cfg.Wrap(p.statuses.wrap)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     p.Scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Cache:      kubecache.Options(nil),
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
@@ -244,7 +256,7 @@ func (p *Provider) startManager(ctx context.Context, opts Options, managed mr.Se
 	if err := customresourcesgate.Setup(mgr, o); err != nil {
 		return nil, err
 	}
-	if err := providercontroller.SetupGated(mgr, o, providercontroller.Settings{ClusterDomain: opts.ClusterDomain, Managed: managed, ConfigBatchWindow: opts.ConfigBatchWindow}); err != nil {
+	if err := providercontroller.SetupGated(mgr, o, providercontroller.Settings{ClusterDomain: opts.ClusterDomain, Managed: managed, ConfigBatchWindow: opts.ConfigBatchWindow, WriteUnchangedStatus: opts.WriteUnchangedStatus}); err != nil {
 		return nil, err
 	}
 	done := make(chan struct{})
@@ -403,3 +415,38 @@ func (p *Provider) WaitWarning(t *testing.T, ns, name, reason, contains string) 
 		return fmt.Errorf("not yet")
 	})
 }
+
+// StatusWrites counts the status writes (PUT or PATCH of a status
+// subresource) the provider has sent to the API server, by object: its API
+// path without the /status suffix.
+func (p *Provider) StatusWrites() map[string]int {
+	p.statuses.mu.Lock()
+	defer p.statuses.mu.Unlock()
+	out := make(map[string]int, len(p.statuses.byObject))
+	for k, v := range p.statuses.byObject {
+		out[k] = v
+	}
+	return out
+}
+
+// statusWrites counts the status writes of the provider's API server
+// client, as they leave it.
+type statusWrites struct {
+	mu       sync.Mutex
+	byObject map[string]int
+}
+
+func (s *statusWrites) wrap(next http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		if (req.Method == http.MethodPut || req.Method == http.MethodPatch) && strings.HasSuffix(req.URL.Path, "/status") {
+			s.mu.Lock()
+			s.byObject[strings.TrimSuffix(req.URL.Path, "/status")]++
+			s.mu.Unlock()
+		}
+		return next.RoundTrip(req)
+	})
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
