@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 )
 
 // API is every Cloudflare area; a connected client, cached or not.
@@ -54,7 +56,7 @@ func (s *snapshot[T]) get(ctx context.Context, ttl time.Duration, id string, lis
 	if v, ok, fresh := s.lookup(ttl, id); fresh {
 		return v, ok, nil
 	}
-	items, err := list(ctx)
+	items, err := list(refreshing(ctx))
 	if err != nil {
 		var zero T
 		return zero, false, err
@@ -77,7 +79,7 @@ func (s *snapshot[T]) all(ctx context.Context, ttl time.Duration, list func(cont
 	if items, fresh := s.current(ttl); fresh {
 		return items, nil
 	}
-	items, err := list(ctx)
+	items, err := list(refreshing(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -85,6 +87,14 @@ func (s *snapshot[T]) all(ctx context.Context, ttl time.Duration, list func(cont
 	s.items, s.fetched = items, time.Now()
 	s.mu.Unlock()
 	return items, nil
+}
+
+// refreshing marks a snapshot's list: one request that observes every
+// object of its kind, so it goes ahead of single-object writes in the
+// budget, and a resource that was just created is confirmed without
+// waiting for the queue of creates.
+func refreshing(ctx context.Context) context.Context {
+	return budget.WithPriority(ctx, budget.Aggregate)
 }
 
 // current copies the snapshot's objects when it is no older than ttl. The

@@ -23,8 +23,10 @@ type DNSBatching struct {
 
 const (
 	// DefaultDNSBatchWindow is --dns-batch-window's default: short against
-	// a reconcile, long enough for a wave of creates to meet.
-	DefaultDNSBatchWindow = 200 * time.Millisecond
+	// a reconcile and against the seconds a large change takes to reach
+	// the DNSRecords (at 100 reconciles a second), long enough for much of
+	// it to meet in one batch.
+	DefaultDNSBatchWindow = time.Second
 	// DefaultDNSBatchSize is a free zone's limit, so batches are accepted
 	// on every plan.
 	DefaultDNSBatchSize = 200

@@ -193,6 +193,9 @@ func (c *Client) TunnelConnectors(ctx context.Context, id string) ([]Connector, 
 // GetTunnelConfiguration gets the remote configuration; Config is an empty
 // object (or null) when the tunnel was never configured remotely.
 func (c *Client) GetTunnelConfiguration(ctx context.Context, id string) (*TunnelConfiguration, error) {
+	// Read before every write of the document that holds every hostname
+	// of the tunnel: as urgent as the write.
+	ctx = budget.WithPriority(ctx, budget.Aggregate)
 	res, err := c.tunnels().Configurations.Get(ctx, id, zero_trust.TunnelCloudflaredConfigurationGetParams{AccountID: cf.F(c.AccountID)})
 	if err != nil {
 		return nil, wrap(err, "cannot get tunnel configuration")
