@@ -10,7 +10,9 @@ import (
 
 // DNSBatching coalesces the DNS record writes of one account and zone made
 // within a short window into batches: one request for up to Size
-// operations instead of one each.
+// operations instead of one each. A zone that sent a batch in the last
+// five windows waits five windows for the next: a lone write goes out
+// after Window, a large change in few batches.
 type DNSBatching struct {
 	// Window is how long the first write of a batch waits for others to
 	// join it; 0 turns batching off.
@@ -38,6 +40,10 @@ func DefaultDNSBatching() DNSBatching {
 }
 
 func (o DNSBatching) enabled() bool { return o.Window > 0 }
+
+// busyWindow is the window of a zone that sent a batch within it: five
+// windows.
+func (o DNSBatching) busyWindow() time.Duration { return 5 * o.Window }
 
 func (o DNSBatching) size() int {
 	if o.Size <= 0 {
@@ -109,6 +115,11 @@ func newDNSBatcher(o DNSBatching) *dnsBatcher {
 // batch is full.
 type zoneBatch struct {
 	pending []*dnsOp
+	// sent is when the zone's last batch went out: a zone that is busy
+	// (one batch sent within busyWindow) waits busyWindow for the next,
+	// so a large change meets in few batches while a lone write waits
+	// only Window.
+	sent time.Time
 	// posts are the creates pending or in flight, by identity: a second
 	// create of the same record (a retried reconcile whose first attempt
 	// gave up waiting) joins the first instead of duplicating it.
@@ -161,7 +172,11 @@ func (b *dnsBatcher) enqueue(ctx context.Context, s sender, zoneID string, op *d
 		}
 		go b.flush(bctx, s, zoneID, b.take(z))
 	case len(z.pending) == 1:
-		z.timer = time.AfterFunc(b.opts.Window, func() {
+		window := b.opts.Window
+		if time.Since(z.sent) < b.opts.busyWindow() {
+			window = b.opts.busyWindow()
+		}
+		z.timer = time.AfterFunc(window, func() {
 			b.mu.Lock()
 			ops := b.take(z)
 			b.mu.Unlock()
@@ -175,6 +190,9 @@ func (b *dnsBatcher) enqueue(ctx context.Context, s sender, zoneID string, op *d
 func (b *dnsBatcher) take(z *zoneBatch) []*dnsOp {
 	ops := z.pending
 	z.pending = nil
+	if len(ops) > 0 {
+		z.sent = time.Now()
+	}
 	return ops
 }
 

@@ -337,3 +337,25 @@ func TestLostBatchResponse(t *testing.T) {
 		}
 	}
 }
+
+// TestDNSBatcherBusyZoneWaitsLonger: a zone that just sent a batch holds the
+// next one for five windows, so writes that trickle in during a large change
+// share a batch, while a lone write waits only one window.
+func TestDNSBatcherBusyZoneWaitsLonger(t *testing.T) {
+	s := &fakeSender{answer: echo}
+	b := newDNSBatcher(DNSBatching{Window: 100 * time.Millisecond})
+	create := func(n string) {
+		if _, err := b.do(context.Background(), s, "zone", &dnsOp{kind: opPost, rec: record(n)}); err != nil {
+			t.Error(err)
+		}
+	}
+	create("lone") // idle zone: out after one window, alone
+	var wg sync.WaitGroup
+	wg.Go(func() { create("second") })
+	time.Sleep(200 * time.Millisecond) // two windows later: would be its own batch
+	wg.Go(func() { create("third") })
+	wg.Wait()
+	if !cmp.Equal(s.singles, []string{"lone"}) || len(s.batches) != 1 || s.batches[0].Len() != 2 {
+		t.Errorf("singles %v, batches %v; want the lone write alone and the next two together", s.singles, s.batches)
+	}
+}

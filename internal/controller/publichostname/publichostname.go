@@ -9,6 +9,7 @@ package publichostname
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -572,12 +573,26 @@ func DNSCondition(rec *dnsv1alpha1.DNSRecord) xpv2.Condition {
 	return cond(TypeDNSReady, false, ReasonDNSNotReady, fmt.Sprintf("waiting for DNSRecord %s: %s", rec.Name, strings.TrimSpace(string(synced.Reason)+" "+synced.Message)))
 }
 
-// Refused says whether Cloudflare refused a DNS record that was never
-// created: no external-name yet, and Synced=False. A record that exists
-// keeps its rules through passing errors.
+// Refused says whether a DNS record that was never created was refused:
+// no external-name yet, and Synced=False for a reason that will not pass by
+// itself (another's record in the way, no such zone, Cloudflare refusing
+// the record). A record that exists keeps its rules through passing errors,
+// and so does one still to be created: a create that timed out waiting for
+// the request budget, was rate limited or met a server error is retried,
+// and taking its hostname's rules off the tunnel meanwhile would only cost
+// configuration writes.
 func Refused(rec *dnsv1alpha1.DNSRecord) bool {
-	return meta.GetExternalName(rec) == "" && rec.GetCondition(xpv2.TypeSynced).Status == corev1.ConditionFalse
+	synced := rec.GetCondition(xpv2.TypeSynced)
+	return meta.GetExternalName(rec) == "" && synced.Status == corev1.ConditionFalse && !Passing(synced.Message)
 }
+
+// passingFailures are the failures a retry outlives: the reconcile's
+// deadline (the request budget's queue), cancellation, rate limits, server
+// errors and the network.
+var passingFailures = regexp.MustCompile(`context deadline exceeded|context canceled|Cloudflare API returned (429|5[0-9][0-9])\b|connection refused|connection reset|i/o timeout|TLS handshake timeout|unexpected EOF|Client\.Timeout`)
+
+// Passing says whether a failure message is one a retry outlives.
+func Passing(msg string) bool { return passingFailures.MatchString(msg) }
 
 // records lists the DNS records this PublicHostname controls.
 func (r *Reconciler) records(ctx context.Context, ph *v1alpha1.PublicHostname) ([]dnsv1alpha1.DNSRecord, error) {
