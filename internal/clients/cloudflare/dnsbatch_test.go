@@ -235,16 +235,23 @@ func TestDNSBatcherJoinsARetriedCreate(t *testing.T) {
 	}
 }
 
+// batchingFixture is a simulator and a cached client that batches DNS
+// writes, checked against the OpenAPI document.
+func batchingFixture(t *testing.T, ttl time.Duration) (*fixture, *CachedClient) {
+	f := newFixture(t, sim.Options{}, 0)
+	return f, NewCached(clients.Config{Token: testToken, AccountID: testAccount, Endpoint: f.srv.URL + "/client/v4/"}, Options{
+		Budgets:        budget.NewRegistry(budget.Options{Limit: 100000}),
+		Transport:      contract.NewTransport(t, http.DefaultTransport),
+		DNSBatching:    DNSBatching{Window: 200 * time.Millisecond},
+		ObservationTTL: ttl,
+	})
+}
+
 // TestBatchedRecordWrites runs the batcher through the cached client against
 // the simulator, held to Cloudflare's OpenAPI document.
 func TestBatchedRecordWrites(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, sim.Options{}, 0)
-	c := NewCached(clients.Config{Token: testToken, AccountID: testAccount, Endpoint: f.srv.URL + "/client/v4/"}, Options{
-		Budgets:     budget.NewRegistry(budget.Options{Limit: 100000}),
-		Transport:   contract.NewTransport(t, http.DefaultTransport),
-		DNSBatching: DNSBatching{Window: 200 * time.Millisecond},
-	})
+	f, c := batchingFixture(t, 0)
 	zone := sim.ZoneID("example.com")
 	// One record stands in the way of a03: its create must fail alone.
 	must(f.client.CreateDNSRecord(ctx, zone, DNSRecord{Name: "a03.example.com", Type: "A", Content: "192.0.2.1"}))
@@ -312,13 +319,7 @@ func TestBatchedRecordWrites(t *testing.T) {
 // looking for its record by marker finds it instead of creating another.
 func TestLostBatchResponse(t *testing.T) {
 	ctx := context.Background()
-	f := newFixture(t, sim.Options{}, 0)
-	c := NewCached(clients.Config{Token: testToken, AccountID: testAccount, Endpoint: f.srv.URL + "/client/v4/"}, Options{
-		Budgets:        budget.NewRegistry(budget.Options{Limit: 100000}),
-		Transport:      contract.NewTransport(t, http.DefaultTransport),
-		DNSBatching:    DNSBatching{Window: 200 * time.Millisecond},
-		ObservationTTL: time.Hour,
-	})
+	f, c := batchingFixture(t, time.Hour)
 	zone := sim.ZoneID("example.com")
 	must(c.ListDNSRecords(ctx, zone, DNSRecordFilter{})) // fills the snapshot
 	f.sim.LoseNext("dns_records.batch", 1)
