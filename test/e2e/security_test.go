@@ -33,6 +33,8 @@ func TestProviderPermissionsBySelfSubjectAccessReview(t *testing.T) {
 	may := []access{
 		{verb: "watch", group: "networking.k8s.io", resource: "ingresses"},
 		{verb: "update", group: "networking.k8s.io", resource: "ingresses", sub: "status", namespace: "team-a"},
+		{verb: "patch", group: "networking.k8s.io", resource: "ingresses", namespace: "team-a"},
+		{verb: "patch", group: "networking.k8s.io", resource: "ingresses", sub: "status", namespace: "team-a"},
 		{verb: "update", group: "networking.k8s.io", resource: "ingresses", sub: "finalizers", namespace: "team-a"},
 		{verb: "list", group: "networking.k8s.io", resource: "ingressclasses"},
 		{verb: "get", resource: "services", namespace: "team-a"},

@@ -49,7 +49,8 @@ type Options struct {
 	Env clients.Env
 	// Transport sends the requests; nil means http.DefaultTransport.
 	Transport http.RoundTripper
-	// Timeout of one API call; default 30s.
+	// Timeout of one API call once the request budget let it go (time
+	// queued for the budget is not counted); default 30s.
 	Timeout time.Duration
 	// PageSize of list calls; default the largest most list endpoints
 	// allow (1000), so a listing costs as few requests as possible.
@@ -78,8 +79,9 @@ func New(cfg clients.Config, o Options) *Client {
 		o.PageSize = maxPageSize
 	}
 	hc := &http.Client{
-		Timeout:   o.Timeout,
-		Transport: &budget.Transport{Next: o.Transport, Budget: o.Budgets.For(cfg.Token)},
+		// The timeout is per request once the budget let it go: time
+		// queued for the budget is bounded by the caller's context.
+		Transport: &budget.Transport{Next: o.Transport, Budget: o.Budgets.For(cfg.Token), Timeout: o.Timeout},
 	}
 	sdk := cf.NewClient(
 		option.WithBaseURL(cfg.Endpoint),

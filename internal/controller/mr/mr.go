@@ -34,6 +34,10 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 )
 
+// ReconcileTimeout bounds one managed resource reconcile, time queued for
+// the Cloudflare request budget included.
+const ReconcileTimeout = 5 * time.Minute
+
 // DefaultCreationGracePeriod is how long after a create an Observe that
 // finds nothing is taken for Cloudflare's eventual consistency rather than a
 // deletion, unless Settings say otherwise.
@@ -114,6 +118,12 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 		managed.WithDeterministicExternalName(true),
 		managed.WithReferenceResolver(sameNamespaceResolver(kube, k.References, k.TunnelRefs)),
 		managed.WithPollInterval(o.PollInterval),
+		// A write may queue for the shared request budget behind every
+		// other controller's workers (3 kinds x 100 at 3.2 requests a
+		// second is about 94 s); crossplane-runtime's 1 minute would end
+		// such a reconcile just before its turn and retry it from the
+		// back of the queue.
+		managed.WithTimeout(ReconcileTimeout),
 		managed.WithCreationGracePeriod(grace),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
 		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))),

@@ -311,3 +311,31 @@ func TestAggregateRequestsGoFirst(t *testing.T) {
 		t.Errorf("order served (-want +got):\n%s", diff)
 	}
 }
+
+// TestTimeoutStartsWhenTheBudgetLetsGo: a request's timeout counts from the
+// moment the budget lets it go, so queueing behind a large change does not
+// fail it, while a slow answer still does.
+func TestTimeoutStartsWhenTheBudgetLetsGo(t *testing.T) {
+	slow := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			slow++
+			time.Sleep(300 * time.Millisecond)
+		}
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	defer srv.Close()
+	// 4 requests a second, burst 1: the third request queues ~500ms.
+	b := NewRegistry(Options{Limit: 4, Window: time.Second, Fraction: 1, Burst: 1}).For("token")
+	hc := &http.Client{Transport: &Transport{Budget: b, Timeout: 150 * time.Millisecond}}
+	for i := range 3 {
+		res, err := hc.Get(srv.URL + "/fast")
+		if err != nil {
+			t.Fatalf("request %d, queued for the budget longer than its timeout: %v", i, err)
+		}
+		_ = res.Body.Close()
+	}
+	if _, err := hc.Get(srv.URL + "/slow"); err == nil || slow != 1 {
+		t.Errorf("an answer slower than the timeout: err %v, want a timeout", err)
+	}
+}

@@ -1,6 +1,8 @@
 package budget
 
 import (
+	"context"
+	"io"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -15,6 +17,11 @@ type Transport struct {
 	Next      http.RoundTripper          // http.DefaultTransport if nil
 	Budget    *Budget                    // required
 	Operation func(*http.Request) string // metrics label; OperationName if nil
+	// Timeout bounds one request once the budget let it go, response
+	// body included; 0 means none. It is not an http.Client timeout on
+	// purpose: that would count the time queued for the budget, and a
+	// large change queues for longer than any one request should take.
+	Timeout time.Duration
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -36,8 +43,15 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	op := opName(req)
 
+	cancel := context.CancelFunc(func() {})
+	if t.Timeout > 0 {
+		var ctx context.Context
+		ctx, cancel = context.WithTimeout(req.Context(), t.Timeout)
+		req = req.WithContext(ctx)
+	}
 	resp, err := next.RoundTrip(req)
 	if err != nil {
+		cancel()
 		t.Budget.metrics.requests.WithLabelValues(op, "transport_error").Inc()
 		return nil, err
 	}
@@ -49,7 +63,20 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.Budget.metrics.rateLimited.Inc()
 		t.Budget.Pause(retryAfter(resp.Header.Get("Retry-After"), time.Now(), t.Budget.defaultPause()))
 	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 	return resp, nil
+}
+
+// cancelOnClose ends a request's timeout once its body is read and closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 func outcome(code int) string {
