@@ -207,6 +207,10 @@ func TestBadInputKeepsWhatAServicePublishes(t *testing.T) {
 			if !strings.Contains(cfg, rule(tc.name)) {
 				return fmt.Errorf("configuration %s lacks %s", cfg, rule(tc.name))
 			}
+			// The record follows the rule (in the zone's next DNS batch).
+			if rs := p.Records(t, host(tc.name)); len(rs) != 1 {
+				return fmt.Errorf("%s: %d DNS records", tc.name, len(rs))
+			}
 		}
 		return nil
 	})
