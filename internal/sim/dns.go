@@ -501,7 +501,7 @@ func (s *Server) batchRecords(r *http.Request, body []byte) (any, any, *apiError
 	if n := len(in.Deletes) + len(in.Patches) + len(in.Puts) + len(in.Posts); n > limit {
 		// Cloudflare documents the limit (200 on a free zone) but not its
 		// error code; this one is the simulator's.
-		return nil, nil, errf(http.StatusBadRequest, 81058, "Batch contains %d operations; the zone's plan allows at most %d", n, limit)
+		return nil, nil, errf(http.StatusBadRequest, 1004, "DNS Validation Error: batch contains %d operations; the zone's plan allows at most %d", n, limit)
 	}
 	saved := append([]*dnsRecord(nil), s.records...)
 	res, aerr := s.runBatch(r, z, in)

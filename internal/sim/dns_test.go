@@ -102,7 +102,7 @@ func TestDNSBatch(t *testing.T) {
 			body: func(map[string]string) string {
 				return fmt.Sprintf(`{"posts":[%s,%s,%s]}`, cname("a"), cname("b"), cname("c"))
 			},
-			wantStatus: 400, wantCodes: []int{81058},
+			wantStatus: 400, wantCodes: []int{1004},
 			wantNames: []string{"keep.example.com", "old.example.com", "other.example.com"},
 		},
 	}
