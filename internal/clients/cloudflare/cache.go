@@ -41,6 +41,12 @@ type snapshot[T any] struct {
 	// refreshing serialises refreshes: concurrent readers of a stale
 	// snapshot wait for one list instead of each listing (single flight).
 	refreshing sync.Mutex
+	// journal holds the writes recorded while a refresh's list is on its
+	// way (nil: removed), and invalidated whether one failed meanwhile:
+	// the list may have been read before they landed and must not undo
+	// them. journal is nil when no refresh runs.
+	journal     map[string]*T
+	invalidated bool
 }
 
 // get returns the object with id from a snapshot no older than ttl,
@@ -56,16 +62,46 @@ func (s *snapshot[T]) get(ctx context.Context, ttl time.Duration, id string, lis
 	if v, ok, fresh := s.lookup(ttl, id); fresh {
 		return v, ok, nil
 	}
-	items, err := list(refreshing(ctx))
+	items, err := s.refresh(ctx, list)
 	if err != nil {
 		var zero T
 		return zero, false, err
 	}
-	s.mu.Lock()
-	s.items, s.fetched = items, time.Now()
-	v, ok := s.items[id]
-	s.mu.Unlock()
+	v, ok := items[id]
 	return v, ok, nil
+}
+
+// refresh lists and stores the result with the writes recorded meanwhile
+// applied on top, and returns a copy (the snapshot's own map changes with
+// every write). The caller holds s.refreshing.
+func (s *snapshot[T]) refresh(ctx context.Context, list func(context.Context) (map[string]T, error)) (map[string]T, error) {
+	s.mu.Lock()
+	s.journal, s.invalidated = map[string]*T{}, false
+	s.mu.Unlock()
+	items, err := list(refreshing(ctx))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	journal, invalidated := s.journal, s.invalidated
+	s.journal = nil
+	if err != nil {
+		return nil, err
+	}
+	for id, v := range journal {
+		if v == nil {
+			delete(items, id)
+			continue
+		}
+		items[id] = *v
+	}
+	s.items, s.fetched = items, time.Now()
+	if invalidated {
+		s.fetched = time.Time{}
+	}
+	out := make(map[string]T, len(items))
+	for k, v := range items {
+		out[k] = v
+	}
+	return out, nil
 }
 
 // all returns every object in a snapshot no older than ttl, refreshing it
@@ -79,14 +115,7 @@ func (s *snapshot[T]) all(ctx context.Context, ttl time.Duration, list func(cont
 	if items, fresh := s.current(ttl); fresh {
 		return items, nil
 	}
-	items, err := list(refreshing(ctx))
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	s.items, s.fetched = items, time.Now()
-	s.mu.Unlock()
-	return items, nil
+	return s.refresh(ctx, list)
 }
 
 // refreshing marks a snapshot's list: one request that observes every
@@ -120,6 +149,9 @@ func (s *snapshot[T]) invalidate() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fetched = time.Time{}
+	if s.journal != nil {
+		s.invalidated = true
+	}
 }
 
 // deleted reports whether this process deleted the object.
@@ -148,12 +180,18 @@ func (s *snapshot[T]) put(id string, v T) {
 	if s.items != nil {
 		s.items[id] = v
 	}
+	if s.journal != nil {
+		s.journal[id] = &v
+	}
 }
 
 func (s *snapshot[T]) remove(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.items, id)
+	if s.journal != nil {
+		s.journal[id] = nil
+	}
 	if s.gone == nil {
 		s.gone = map[string]struct{}{}
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
@@ -203,5 +205,60 @@ func TestReachedTotal(t *testing.T) {
 				t.Errorf("reachedTotal(%s, %d) = %v, want %v", tc.info, tc.have, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestRefreshKeepsWritesMadeWhileListing: a list that was read before a
+// write landed must not undo it when it is stored: a create recorded while
+// the list was on its way stays, a delete stays deleted, and a write that
+// failed meanwhile still forces the next read to list again.
+func TestRefreshKeepsWritesMadeWhileListing(t *testing.T) {
+	s := &snapshot[string]{}
+	ctx := context.Background()
+	listing, release := make(chan struct{}), make(chan struct{})
+	done := make(chan map[string]string)
+	go func() {
+		items, err := s.all(ctx, time.Hour, func(context.Context) (map[string]string, error) {
+			close(listing)
+			<-release
+			// Read before the writes below landed.
+			return map[string]string{"old": "v1", "deleted": "v1"}, nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- items
+	}()
+	<-listing
+	s.put("created", "v1")
+	s.put("old", "v2")
+	s.remove("deleted")
+	close(release)
+	got := <-done
+	want := map[string]string{"old": "v2", "created": "v1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("refreshed snapshot (-want +got):\n%s", diff)
+	}
+	if v, ok, fresh := s.lookup(time.Hour, "created"); !fresh || !ok || v != "v1" {
+		t.Errorf("lookup of the create made while listing: %q %v fresh %v", v, ok, fresh)
+	}
+
+	// A write that failed while a list was on its way: the next read lists.
+	listing, release = make(chan struct{}), make(chan struct{})
+	s.invalidate()
+	go func() {
+		_, _ = s.all(ctx, time.Hour, func(context.Context) (map[string]string, error) {
+			close(listing)
+			<-release
+			return map[string]string{}, nil
+		})
+		done <- nil
+	}()
+	<-listing
+	s.invalidate()
+	close(release)
+	<-done
+	if _, _, fresh := s.lookup(time.Hour, "x"); fresh {
+		t.Error("a snapshot invalidated while it was being listed is fresh")
 	}
 }
