@@ -309,7 +309,8 @@ func TestFaultsRestartsNoLeaksNoDuplicates(t *testing.T) {
 	env.sim.SetFaults(faults)
 	defer env.sim.SetFaults(sim.Faults{})
 	// Beside the random losses: the first two DNS batches (the public
-	// Ingresses' records, created together) happen but lose their answer.
+	// Ingresses' records, created together) happen but lose their answer;
+	// often one batch carries them all and there is no second.
 	env.sim.LoseNext("dns_records.batch", 2)
 	defer env.sim.LoseNext("dns_records.batch", 0)
 	stop := make(chan struct{})
@@ -356,8 +357,11 @@ func TestFaultsRestartsNoLeaksNoDuplicates(t *testing.T) {
 	// Every object is the one its managed resource names, and each is named once.
 	assertOneToOne(t, ns, foreign)
 
-	if lostConverge["dns_records.batch"] < 2 {
-		t.Errorf("%d DNS batch answers lost during convergence, want at least 2: the records were not batched", lostConverge["dns_records.batch"])
+	// Two are armed, but when the first batch carries every record (and the
+	// lost answer heals through the ownership marker) no second batch is
+	// sent: one lost answer is the least that proves the healing.
+	if lostConverge["dns_records.batch"] < 1 {
+		t.Errorf("%d DNS batch answers lost during convergence, want at least 1: the records were not batched", lostConverge["dns_records.batch"])
 	}
 
 	// Deletion, under the same faults and restarts; the first batch of

@@ -180,13 +180,33 @@ func TestTheHelmChart(t *testing.T) {
 			{"cloudflare_tunnel_sources", map[string]string{"kind": "Ingress", "state": "translated"}, 2},
 			{"cloudflare_tunnel_sources", map[string]string{"kind": "Service", "state": "translated"}, 1},
 			{"cloudflare_tunnel_sources", map[string]string{"state": "problem"}, 0},
-			{"crossplane_managed_resource_ready", map[string]string{"gvk": "dns.tunnels.cloudflare.com/v1alpha1, Kind=DNSRecord"}, 2},
-			{"crossplane_managed_resource_exists", map[string]string{"gvk": "zerotrust.tunnels.cloudflare.com/v1alpha1, Kind=Tunnel"}, 1},
 		} {
 			if got := mustSample(t, fams, c.name, c.labels); got != c.want {
 				t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 			}
 		}
+		// The managed resources' state gauges are recorded every
+		// --poll-state-metric (5 s), so a resource Ready a moment ago may
+		// not be counted yet.
+		eventually(t, 30*time.Second, "the managed-resource state gauges", func() error {
+			fams, err := scrape(h.metricsURL)
+			if err != nil {
+				return err
+			}
+			for _, c := range []struct {
+				name   string
+				labels map[string]string
+				want   float64
+			}{
+				{"crossplane_managed_resource_ready", map[string]string{"gvk": "dns.tunnels.cloudflare.com/v1alpha1, Kind=DNSRecord"}, 2},
+				{"crossplane_managed_resource_exists", map[string]string{"gvk": "zerotrust.tunnels.cloudflare.com/v1alpha1, Kind=Tunnel"}, 1},
+			} {
+				if got, ok := sample(fams, c.name, c.labels); !ok || got != c.want {
+					return fmt.Errorf("%s%v = %v (present %t), want %v", c.name, c.labels, got, ok, c.want)
+				}
+			}
+			return nil
+		})
 		if got := mustSample(t, fams, "cloudflare_tunnel_configuration_writes_total", map[string]string{"outcome": "success"}); got < 1 {
 			t.Errorf("cloudflare_tunnel_configuration_writes_total{outcome=success} = %v; the public hostnames were written", got)
 		}
