@@ -9,24 +9,13 @@ import (
 
 	cf "github.com/cloudflare/cloudflare-go/v7"
 	"github.com/cloudflare/cloudflare-go/v7/zero_trust"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/cidr"
 )
 
-// CIDRRoute routes a private network (CIDR) through a tunnel.
-type CIDRRoute struct {
-	ID               string `json:"id"`
-	Network          string `json:"network"`
-	TunnelID         string `json:"tunnel_id"`
-	VirtualNetworkID string `json:"virtual_network_id"`
-	Comment          string `json:"comment"`
-	// TunnelName and VirtualNetworkName are in list results only.
-	TunnelName         string     `json:"tunnel_name"`
-	VirtualNetworkName string     `json:"virtual_network_name"`
-	CreatedAt          time.Time  `json:"created_at"`
-	DeletedAt          *time.Time `json:"deleted_at"`
-}
-
-// Deleted reports whether the route was (soft-)deleted.
-func (r *CIDRRoute) Deleted() bool { return r.DeletedAt != nil && !r.DeletedAt.IsZero() }
+// CIDRRoute routes a private network (CIDR) through a tunnel (cidr.Route,
+// which the claim logic shares without the SDK).
+type CIDRRoute = cidr.Route
 
 // VirtualNetwork is a teamnet virtual network.
 type VirtualNetwork struct {
@@ -85,22 +74,12 @@ func (f CIDRRouteFilter) Keep(r CIDRRoute) bool {
 	return true
 }
 
-// Contains reports whether outer contains inner (every address of inner is
-// in outer). Prefixes of different families never contain each other.
-func Contains(outer, inner netip.Prefix) bool {
-	return outer.Addr().Is4() == inner.Addr().Is4() && outer.Bits() <= inner.Bits() && outer.Masked().Contains(inner.Addr())
-}
+// Contains reports whether outer contains inner (cidr.Contains).
+func Contains(outer, inner netip.Prefix) bool { return cidr.Contains(outer, inner) }
 
-// NormalizeNetwork is the form Cloudflare stores a route's network in: the
-// masked prefix ("10.1.2.3/16" is "10.1.0.0/16"). A value that is not a
-// CIDR is returned as it is.
-func NormalizeNetwork(n string) string {
-	p, err := netip.ParsePrefix(n)
-	if err != nil {
-		return n
-	}
-	return p.Masked().String()
-}
+// NormalizeNetwork is the form Cloudflare stores a route's network in
+// (cidr.Normalize).
+func NormalizeNetwork(n string) string { return cidr.Normalize(n) }
 
 // DescribeRoutes names routes for a message: "10.0.0.0/8 (route <id>), …",
 // the first few and how many more.

@@ -3,7 +3,6 @@ package dnsrecord
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/zonename"
 )
 
 // zoneRef is a resolved zone. Name is empty when only the ID is known (a
@@ -41,32 +41,17 @@ func isNoZone(err error) bool {
 	return errors.As(err, &nz)
 }
 
-// normalizeName is a DNS name as Cloudflare compares it: lower case, no
-// trailing dot.
-func normalizeName(n string) string {
-	return strings.ToLower(strings.TrimSuffix(strings.TrimSpace(n), "."))
-}
+// normalizeName is a DNS name as Cloudflare compares it (zonename.Normalize).
+func normalizeName(n string) string { return zonename.Normalize(n) }
 
 // inZone reports whether name is the zone's apex or below it, on a label
-// boundary: "badexample.com" is not in example.com.
-func inZone(name, zone string) bool {
-	n, z := normalizeName(name), normalizeName(zone)
-	return z != "" && (n == z || strings.HasSuffix(n, "."+z))
-}
+// boundary (zonename.In).
+func inZone(name, zone string) bool { return zonename.In(name, zone) }
 
-// longestSuffixZone picks the zone a record name belongs to: the one whose
-// name is the longest label-boundary suffix of it, so "app.dev.example.com"
-// lands in dev.example.com when the account holds both that and
-// example.com, as DNS delegation would have it.
+// longestSuffixZone picks the most specific of the account's zones the
+// record name belongs to (zonename.Closest).
 func longestSuffixZone(name string, zones []cloudflare.Zone) (cloudflare.Zone, bool) {
-	var best cloudflare.Zone
-	found := false
-	for _, z := range zones {
-		if inZone(name, z.Name) && (!found || len(normalizeName(z.Name)) > len(normalizeName(best.Name))) {
-			best, found = z, true
-		}
-	}
-	return best, found
+	return zonename.Closest(name, zones, func(z cloudflare.Zone) string { return z.Name })
 }
 
 // statusZoneStillDesired reports whether the zone recorded in status is

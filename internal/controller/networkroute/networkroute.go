@@ -5,7 +5,6 @@ package networkroute
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"strings"
 
 	"k8s.io/utils/ptr"
@@ -22,6 +21,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/networkroute/claim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
 )
 
@@ -69,28 +69,6 @@ func (e *external) identity(cr *v1alpha1.NetworkRoute) ownership.Identity {
 
 func (e *external) Disconnect(context.Context) error { return nil }
 
-// ConflictError is a route this resource cannot prove it made, for its
-// network or overlapping it, in its virtual network: it is never taken
-// over, changed or deleted.
-type ConflictError struct {
-	Network string
-	Other   cloudflare.CIDRRoute
-	// Exact: the other route is for the same network; else it overlaps.
-	Exact bool
-	// Owner says who the other route's comment says made it.
-	Owner string
-}
-
-func (c *ConflictError) Error() string {
-	o := c.Other
-	if c.Exact {
-		return fmt.Sprintf("conflict: network %s is already routed to tunnel %s (%s) by route %s, which was not created by this resource (%s); it is left alone. Delete that route, or set %s as this resource's crossplane.io/external-name to take it over on purpose",
-			c.Network, o.TunnelName, o.TunnelID, o.ID, c.Owner, o.ID)
-	}
-	return fmt.Sprintf("conflict: network %s overlaps route %s for %s (tunnel %s, %s) in the same virtual network, which this provider did not create (%s); routing it would take addresses from that route, so nothing is created. Choose a network that does not overlap, use another virtual network, or remove that route",
-		c.Network, o.ID, o.Network, o.TunnelName, o.TunnelID, c.Owner)
-}
-
 // virtualNetwork is the virtual network the spec names, or the account's
 // default.
 func (e *external) virtualNetwork(ctx context.Context, p v1alpha1.NetworkRouteParameters) (string, error) {
@@ -111,7 +89,7 @@ func (e *external) virtualNetwork(ctx context.Context, p v1alpha1.NetworkRoutePa
 
 // find looks up the live route for the network in its virtual network (its
 // natural key) and takes it only with proof that this resource made it
-// (see Claim). now: from Cloudflare as it is now, not the last poll's
+// (see claim.Network). now: from Cloudflare as it is now, not the last poll's
 // snapshot, for a create.
 func (e *external) find(ctx context.Context, cr *v1alpha1.NetworkRoute, now bool) (*cloudflare.CIDRRoute, error) {
 	vnet, err := e.virtualNetwork(ctx, cr.Spec.ForProvider)
@@ -122,7 +100,7 @@ func (e *external) find(ctx context.Context, cr *v1alpha1.NetworkRoute, now bool
 	if err != nil {
 		return nil, err
 	}
-	return Claim(cloudflare.NormalizeNetwork(cr.Spec.ForProvider.Network), "", rs, e.identity(cr))
+	return claim.Network(cloudflare.NormalizeNetwork(cr.Spec.ForProvider.Network), "", rs, e.identity(cr))
 }
 
 func (e *external) routesIn(ctx context.Context, vnet string, now bool) ([]cloudflare.CIDRRoute, error) {
@@ -133,58 +111,6 @@ func (e *external) routesIn(ctx context.Context, vnet string, now bool) ([]cloud
 	}
 	rs, err := list(ctx, f)
 	return rs, errors.Wrap(err, "cannot list the routes of the virtual network")
-}
-
-// Claim decides, from the live routes of one virtual network, which route
-// is me's for network and whether another route forbids routing it. A
-// route for the same network is me's only with its ownership marker (and,
-// existing, it is kept whatever overlaps it since); one without is a
-// conflict. For a network not routed yet, a route that overlaps it is a
-// conflict unless this installation made it: a more specific route takes
-// addresses from a broader one, and a broader one would swallow someone
-// else's. self, when set, is the route being moved onto network: it is
-// skipped, and any other route for network is a conflict.
-func Claim(network, self string, rs []cloudflare.CIDRRoute, me ownership.Identity) (*cloudflare.CIDRRoute, error) {
-	overlap := Overlapping(network, rs)
-	for i := range overlap {
-		r := overlap[i]
-		if r.ID == self || cloudflare.NormalizeNetwork(r.Network) != network {
-			continue
-		}
-		if _, mark, _ := ownership.Split(r.Comment); self == "" && me.Made(mark) {
-			return &r, nil
-		}
-		return nil, &ConflictError{Network: network, Other: r, Exact: true, Owner: me.Describe(r.Comment)}
-	}
-	for _, r := range overlap {
-		if r.ID == self {
-			continue
-		}
-		if _, mark, _ := ownership.Split(r.Comment); me.Owner == "" || mark.Owner() != me.Owner {
-			return nil, &ConflictError{Network: network, Other: r, Owner: me.Describe(r.Comment)}
-		}
-	}
-	return nil, nil
-}
-
-// Overlapping returns the routes whose networks share an address with
-// network: the same network, networks inside it, networks containing it.
-func Overlapping(network string, rs []cloudflare.CIDRRoute) []cloudflare.CIDRRoute {
-	n, err := netip.ParsePrefix(network)
-	if err != nil {
-		return nil
-	}
-	var out []cloudflare.CIDRRoute
-	for _, r := range rs {
-		p, err := netip.ParsePrefix(r.Network)
-		if err != nil || r.Deleted() {
-			continue
-		}
-		if cloudflare.Contains(p, n) || cloudflare.Contains(n, p) {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 func tunnelID(cr *v1alpha1.NetworkRoute) (string, error) {
@@ -207,7 +133,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.NetworkRoute) (mana
 		ID:      func(r *cloudflare.CIDRRoute) string { return r.ID },
 		Deleted: (*cloudflare.CIDRRoute).Deleted,
 	})
-	if conflict := (&ConflictError{}); errors.As(err, &conflict) && meta.WasDeleted(cr) {
+	if conflict := (&claim.ConflictError{}); errors.As(err, &conflict) && meta.WasDeleted(cr) {
 		// Never ours: nothing to delete, let go.
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
@@ -330,7 +256,7 @@ func moves(cr *v1alpha1.NetworkRoute) bool {
 }
 
 // checkMove refuses to move route id onto a network or virtual network
-// that another route holds or overlaps (see Claim), as Cloudflare is now.
+// that another route holds or overlaps (see claim.Network), as Cloudflare is now.
 func (e *external) checkMove(ctx context.Context, cr *v1alpha1.NetworkRoute, id string) error {
 	vnet, err := e.virtualNetwork(ctx, cr.Spec.ForProvider)
 	if err != nil {
@@ -340,7 +266,7 @@ func (e *external) checkMove(ctx context.Context, cr *v1alpha1.NetworkRoute, id 
 	if err != nil {
 		return err
 	}
-	_, err = Claim(cloudflare.NormalizeNetwork(cr.Spec.ForProvider.Network), id, rs, e.identity(cr))
+	_, err = claim.Network(cloudflare.NormalizeNetwork(cr.Spec.ForProvider.Network), id, rs, e.identity(cr))
 	return err
 }
 

@@ -22,7 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/hostname"
 )
 
 const fzTunnelID = "de5136fc-0000-4000-8000-0000000000ff"
@@ -298,7 +298,7 @@ func FuzzParseHost(f *testing.F) {
 		if h.public != want {
 			t.Fatalf("parseHost(%q).public = %q, want %q", raw, h.public, want)
 		}
-		if h.route != strings.TrimPrefix(want, "*.") || h.route != cloudflare.NormalizeHostname(h.public) || cloudflare.NormalizeHostname(h.route) != h.route {
+		if h.route != strings.TrimPrefix(want, "*.") || h.route != hostname.Normalize(h.public) || hostname.Normalize(h.route) != h.route {
 			t.Fatalf("parseHost(%q).route = %q: not the normalised, settled form of %q", raw, h.route, h.public)
 		}
 		if errs := validation.IsDNS1123Subdomain(h.route); len(errs) > 0 {

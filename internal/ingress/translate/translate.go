@@ -24,7 +24,7 @@ import (
 	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/hostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
@@ -168,7 +168,7 @@ const (
 // host is one hostname in its two forms.
 type host struct {
 	public string // lower case, wildcard kept: DNS record names and rule hostnames
-	route  string // cloudflare.NormalizeHostname: what Cloudflare stores for routes
+	route  string // hostname.Normalize: what Cloudflare stores for routes
 	// internal: the default hostname of an Ingress that names none, a
 	// cluster-internal name no public zone holds.
 	internal bool
@@ -624,7 +624,7 @@ func parseHost(raw string) (host, string) {
 			return host{}, "each label must be 1-63 letters, digits or '-', starting and ending with a letter or digit; only a leading \"*.\" wildcard is allowed"
 		}
 	}
-	return host{public: h, route: cloudflare.NormalizeHostname(h)}, ""
+	return host{public: h, route: hostname.Normalize(h)}, ""
 }
 
 // published builds one PublicHostname per public host: a path per
