@@ -52,6 +52,7 @@ func main() {
 		maxReconcileRate = app.Flag("max-reconcile-rate", "The global maximum rate per second at which resources may be reconciled (Cloudflare calls are bounded by the request budget, not by this).").Default(strconv.Itoa(providercontroller.DefaultMaxReconcileRate)).Int()
 		managementPolicy = app.Flag("enable-management-policies", "Enable support for management policies.").Default("true").Envar("ENABLE_MANAGEMENT_POLICIES").Bool()
 		metricsAddr      = app.Flag("metrics-bind-address", "Address the Prometheus metrics endpoint binds to.").Default(":8080").String()
+		pprofAddr        = app.Flag("pprof-bind-address", "Address Go's profiling endpoints (/debug/pprof) bind to, for diagnosing memory and CPU; empty (the default) serves none.").Default("").String()
 		healthAddr       = app.Flag("health-probe-bind-address", "Address the health (/healthz) and readiness (/readyz) endpoints bind to.").Default(":8081").String()
 		cfRateLimit      = app.Flag("cloudflare-rate-limit", "Requests Cloudflare allows one API token per --cloudflare-rate-window.").Default("1200").Int()
 		cfRateWindow     = app.Flag("cloudflare-rate-window", "Cloudflare's rate-limit window.").Default("5m").Duration()
@@ -105,6 +106,7 @@ func main() {
 		RenewDeadline:                 func() *time.Duration { d := 50 * time.Second; return &d }(),
 		Metrics:                       metricsserver.Options{BindAddress: *metricsAddr},
 		HealthProbeBindAddress:        *healthAddr,
+		PprofBindAddress:              *pprofAddr,
 	})
 	kingpin.FatalIfError(err, "Cannot create controller manager")
 	kingpin.FatalIfError(clientgoscheme.AddToScheme(mgr.GetScheme()), "Cannot add Kubernetes APIs to scheme")
