@@ -118,19 +118,30 @@ func Apply(ctx context.Context, kube client.Client, want *unstructured.Unstructu
 
 // Delete removes the owner's DNSEndpoint name in namespace, if it has one.
 func Delete(ctx context.Context, kube client.Client, namespace, name string, owner k8stypes.UID) error {
+	_, err := DeleteIfInstalled(ctx, kube, namespace, name, owner)
+	return err
+}
+
+// DeleteIfInstalled is Delete that also says whether the DNSEndpoint kind
+// is installed: when it is not, no object can have one, and a caller with
+// many objects to clean up can stop asking for a while (each lookup of a
+// kind that is not there makes the client rediscover the API group).
+func DeleteIfInstalled(ctx context.Context, kube client.Client, namespace, name string, owner k8stypes.UID) (installed bool, err error) {
 	cur := &unstructured.Unstructured{}
 	cur.SetGroupVersionKind(GroupVersionKind)
-	err := kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, cur)
-	if meta.IsNoMatchError(err) || kerrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return errors.Wrapf(err, "cannot get DNSEndpoint %s", name)
+	err = kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, cur)
+	switch {
+	case meta.IsNoMatchError(err):
+		return false, nil
+	case kerrors.IsNotFound(err):
+		return true, nil
+	case err != nil:
+		return true, errors.Wrapf(err, "cannot get DNSEndpoint %s", name)
 	}
 	if c := metav1.GetControllerOf(cur); c == nil || c.UID != owner {
-		return nil
+		return true, nil
 	}
-	return errors.Wrapf(client.IgnoreNotFound(kube.Delete(ctx, cur)), "cannot delete DNSEndpoint %s", name)
+	return true, errors.Wrapf(client.IgnoreNotFound(kube.Delete(ctx, cur)), "cannot delete DNSEndpoint %s", name)
 }
 
 func controlledBySame(cur, want *unstructured.Unstructured) bool {

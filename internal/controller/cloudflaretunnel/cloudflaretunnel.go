@@ -302,7 +302,9 @@ func (p publication) config(current *ztv1alpha1.TunnelConfig) *ztv1alpha1.Tunnel
 // from versions before PublicHostnames; see hack/upgrade-from.)
 func (r *Reconciler) carriedOver(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (map[string]bool, error) {
 	l := &dnsv1alpha1.DNSRecordList{}
-	if err := r.kube.List(ctx, l, client.InNamespace(cr.Namespace), client.MatchingLabels{publish.LabelTunnel: publish.LabelValue(cr.Name)}); err != nil {
+	// Read only, so without copies: every DNS record of the tunnel, on
+	// each of its reconciles.
+	if err := r.kube.List(ctx, l, client.InNamespace(cr.Namespace), client.MatchingLabels{publish.LabelTunnel: publish.LabelValue(cr.Name)}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, errors.Wrap(err, "cannot list the DNS records of a previous version")
 	}
 	out := map[string]bool{}
@@ -733,7 +735,11 @@ func (r *Reconciler) recordOp(cr *v1alpha1.CloudflareTunnel, op controllerutil.O
 func (r *Reconciler) published(ctx context.Context, cr *v1alpha1.CloudflareTunnel) ([]v1alpha1.PublicHostname, error) {
 	l := &v1alpha1.PublicHostnameList{}
 	self := types.NamespacedName{Namespace: cr.Namespace, Name: cr.Name}
-	if err := r.kube.List(ctx, l, client.MatchingFields{publichostname.TunnelIndex: publichostname.IndexKey(self)}); err != nil {
+	// Without copies: a tunnel reconciles on every change of any of its
+	// hostnames, and copying all of them each time was most of the
+	// provider's allocation at a thousand. What this returns shares the
+	// cache's objects: read them, and copy one before writing it (answer).
+	if err := r.kube.List(ctx, l, client.MatchingFields{publichostname.TunnelIndex: publichostname.IndexKey(self)}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, errors.Wrap(err, "cannot list PublicHostnames")
 	}
 	allowed := map[string]bool{cr.Namespace: true}
@@ -849,11 +855,11 @@ func configVersion(tun *ztv1alpha1.Tunnel, want *ztv1alpha1.TunnelConfig) int {
 // tells a hostname that lost its claim by an event.
 func (r *Reconciler) answer(ctx context.Context, cr *v1alpha1.CloudflareTunnel, phs []v1alpha1.PublicHostname, d publish.Decision, version int) error {
 	for i := range phs {
-		ph := &phs[i]
-		want := Answer(cr, ph, d, version)
-		if ph.Status.Tunnel != nil && *ph.Status.Tunnel == want {
+		want := Answer(cr, &phs[i], d, version)
+		if t := phs[i].Status.Tunnel; t != nil && *t == want {
 			continue
 		}
+		ph := phs[i].DeepCopy() // phs share the cache's objects (published)
 		if !want.Accepted && (ph.Status.Tunnel == nil || ph.Status.Tunnel.Message != want.Message) {
 			r.record.Event(ph, event.Warning(event.Reason(want.Reason), errors.New(want.Message)))
 		}

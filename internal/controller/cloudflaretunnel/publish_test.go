@@ -151,8 +151,10 @@ func TestAnswerWritesOnlyChanges(t *testing.T) {
 	current := Answer(cr, &a, d, 0)
 	a.Status.Tunnel = &current
 	patches := 0
-	kube := &test.MockClient{MockStatusPatch: func(context.Context, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
+	var patched []v1alpha1.PublicHostname
+	kube := &test.MockClient{MockStatusPatch: func(_ context.Context, o client.Object, _ client.Patch, _ ...client.SubResourcePatchOption) error {
 		patches++
+		patched = append(patched, *o.(*v1alpha1.PublicHostname).DeepCopy())
 		return nil
 	}}
 	events := &eventCounter{}
@@ -162,8 +164,14 @@ func TestAnswerWritesOnlyChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	if patches != 1 || events.n != 1 {
-		t.Errorf("%d patches and %d events, want 1 of each (only the loser's answer changed)", patches, events.n)
+		t.Fatalf("%d patches and %d events, want 1 of each (only the loser's answer changed)", patches, events.n)
 	}
+	// answer never changes what it was given (the cache's objects): the
+	// next reconcile lists what the patch stored.
+	if phs[1].Status.Tunnel != nil {
+		t.Errorf("answer changed the PublicHostname it was given: %+v", phs[1].Status.Tunnel)
+	}
+	phs = []v1alpha1.PublicHostname{a, patched[0]}
 	if err := r.answer(context.Background(), cr, phs, d, 0); err != nil {
 		t.Fatal(err)
 	}

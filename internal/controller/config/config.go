@@ -129,7 +129,7 @@ func setupUsage(mgr ctrl.Manager, o controller.Options, k configKind) error {
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
 		For(unwrap(k.newObj())).
-		Watches(&v1alpha1.ProviderConfigUsage{}, &resource.EnqueueRequestForProviderConfig{Kind: k.kind}).
+		Watches(&v1alpha1.ProviderConfigUsage{}, coalesced{inner: &resource.EnqueueRequestForProviderConfig{Kind: k.kind}, after: usageCoalescing}).
 		Complete(providerconfig.NewReconciler(mgr, of,
 			providerconfig.WithLogger(o.Logger.WithValues("controller", name)),
 			providerconfig.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name)))))

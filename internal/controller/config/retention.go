@@ -127,7 +127,7 @@ func setupRetention(mgr ctrl.Manager, o controller.Options, k configKind) error 
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
 		For(unwrap(k.newObj())).
-		Watches(&v1alpha1.ProviderConfigUsage{}, &resource.EnqueueRequestForProviderConfig{Kind: k.kind}).
+		Watches(&v1alpha1.ProviderConfigUsage{}, coalesced{inner: &resource.EnqueueRequestForProviderConfig{Kind: k.kind}, after: usageCoalescing}).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.configsReading)).
 		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
 }

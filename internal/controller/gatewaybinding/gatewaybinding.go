@@ -38,6 +38,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnelref"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/gateway/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
@@ -310,9 +311,12 @@ func (r *Reconciler) tunnel(ctx context.Context, b *v1alpha1.GatewayBinding) (_ 
 	if meta.WasDeleted(cft) {
 		return "", false, translate.Condition{Reason: "TunnelDeleting", Message: fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is published through it", ref.Name)}, nil
 	}
-	tun := &ztv1alpha1.Tunnel{}
-	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, tun); client.IgnoreNotFound(err) != nil {
+	tun, err := tunnelref.Get(ctx, r.kube, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name})
+	if client.IgnoreNotFound(err) != nil {
 		return "", false, translate.Condition{}, errors.Wrap(err, "cannot get Tunnel")
+	}
+	if tun == nil {
+		return "", false, translate.Condition{OK: true}, nil
 	}
 	return tunnelIDOf(tun), false, translate.Condition{OK: true}, nil
 }

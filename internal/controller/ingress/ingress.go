@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,8 +41,10 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnelref"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
@@ -114,6 +117,9 @@ type Reconciler struct {
 	// endpoints says, by Ingress UID, whether the Ingress may have a
 	// DNSEndpoint (see dropDNSEndpoint).
 	endpoints sync.Map
+	// endpointKindMissingUntil (a time.Time) is when to look for the
+	// DNSEndpoint kind again, after a lookup found it not installed.
+	endpointKindMissingUntil atomic.Value
 }
 
 // ingressesOfTunnel are the Ingresses naming a tunnel: of its namespace,
@@ -277,9 +283,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.warn(ing, "TunnelDeleting", fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is published through it; remove the %s annotation or name another tunnel", tunnelName, v1alpha1.AnnotationTunnel))
 		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
-	tun := &ztv1alpha1.Tunnel{}
-	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, tun); client.IgnoreNotFound(err) != nil {
+	tun, err := tunnelref.Get(ctx, r.kube, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name})
+	if client.IgnoreNotFound(err) != nil {
 		return reconcile.Result{}, errors.Wrap(err, "cannot get Tunnel")
+	}
+	if tun == nil {
+		tun = &ztv1alpha1.Tunnel{}
 	}
 	// Only the Services the backends name: listing the namespace would copy
 	// every Service on each reconcile, which grows with the cluster.
@@ -352,15 +361,35 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // one this process wrote, or, once per Ingress, one an earlier run may have
 // written. Most Ingresses never have one, and asking on every reconcile
 // would cost an API request each.
+//
+// While the DNSEndpoint kind is not installed no Ingress can have one (the
+// kind's removal took its objects), so after one lookup finds it missing
+// the others do not ask for a minute: at a thousand Ingresses each asking
+// made the client rediscover the API group a thousand times.
 func (r *Reconciler) dropDNSEndpoint(ctx context.Context, ing *networkingv1.Ingress) error {
 	if maybe, seen := r.endpoints.Load(ing.UID); seen && !maybe.(bool) {
 		return nil
 	}
-	if err := externaldns.Delete(ctx, r.kube, ing.Namespace, ing.Name, ing.UID); err != nil {
+	if err := r.deleteDNSEndpoint(ctx, ing); err != nil {
 		return err
 	}
 	r.endpoints.Store(ing.UID, false)
 	return nil
+}
+
+// deleteDNSEndpoint deletes the Ingress's DNSEndpoint, unless the kind was
+// found missing within the last minute and this process wrote none for it
+// (one it wrote means the kind was installed since).
+func (r *Reconciler) deleteDNSEndpoint(ctx context.Context, ing *networkingv1.Ingress) error {
+	wrote, _ := r.endpoints.Load(ing.UID)
+	if until, ok := r.endpointKindMissingUntil.Load().(time.Time); ok && time.Now().Before(until) && wrote != true {
+		return nil
+	}
+	installed, err := externaldns.DeleteIfInstalled(ctx, r.kube, ing.Namespace, ing.Name, ing.UID)
+	if !installed {
+		r.endpointKindMissingUntil.Store(time.Now().Add(time.Minute))
+	}
+	return err
 }
 
 // applyDNSEndpoint writes the DNSEndpoint of a public Ingress in
@@ -548,7 +577,9 @@ func older(a, b *networkingv1.Ingress) bool {
 
 // owned lists the managed resources made from this Ingress.
 func (r *Reconciler) owned(ctx context.Context, ing *networkingv1.Ingress) ([]Owned, error) {
-	sel := client.MatchingLabels{translate.LabelIngress: translate.LabelValue(ing.Name)}
+	// By the controller index: the objects this Ingress controls, not every
+	// one of the namespace matched against its label on each reconcile.
+	sel := index.Controlled(string(ing.UID))
 	var out []Owned
 	// DNSRecords are the PublicHostnames' now; an Ingress still controls
 	// the ones it made before published hostnames existed until its
@@ -664,7 +695,7 @@ func (r *Reconciler) release(ctx context.Context, ing *networkingv1.Ingress) (re
 	if len(left) > 0 {
 		return reconcile.Result{RequeueAfter: 2 * time.Second}, nil
 	}
-	if err := externaldns.Delete(ctx, r.kube, ing.Namespace, ing.Name, ing.UID); err != nil {
+	if err := r.deleteDNSEndpoint(ctx, ing); err != nil {
 		return reconcile.Result{}, err
 	}
 	r.endpoints.Delete(ing.UID)

@@ -29,8 +29,9 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnelref"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 )
 
@@ -142,6 +143,12 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 			}
 		}
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), k.NewObj(), ExternalNameIndex, externalNames); err != nil {
+		return errors.Wrapf(err, "cannot index %s by external-name", k.GVK.Kind)
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), k.NewObj(), index.Controller, index.ControllerUID); err != nil {
+		return errors.Wrapf(err, "cannot index %s by controller", k.GVK.Kind)
+	}
 	r := managed.NewReconciler(mgr, resource.ManagedKind(k.GVK), opts...)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
@@ -196,8 +203,8 @@ func sharedTunnelRef(ctx context.Context, kube client.Reader, ns string, ref *xp
 	if ref == nil || ref.Namespace == "" || ref.Namespace == ns {
 		return nil
 	}
-	tun := &ztv1alpha1.Tunnel{}
-	if err := kube.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, tun); err != nil {
+	tun, err := tunnelref.Get(ctx, kube, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name})
+	if err != nil {
 		// A Tunnel that is not there shares nothing; resolution says so.
 		return errors.Wrapf(client.IgnoreNotFound(err), "cannot get Tunnel %s/%s", ref.Namespace, ref.Name)
 	}

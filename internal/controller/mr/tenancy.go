@@ -58,13 +58,28 @@ func (e *ForeignVirtualNetworkError) Error() string {
 	return fmt.Sprintf("virtual network %s is managed by VirtualNetwork %s in another namespace; a route may only use virtual networks managed in its own namespace (or ones no namespace manages, such as the account's default)", e.ID, e.By)
 }
 
+// ExternalNameIndex indexes each managed resource kind by external-name
+// (Setup registers it), so the resources claiming one Cloudflare object are
+// found without listing the kind.
+const ExternalNameIndex = "tunnels.cloudflare.com/external-name"
+
+// externalNames is ExternalNameIndex's value: the external-name, if set.
+func externalNames(o client.Object) []string {
+	if id := meta.GetExternalName(o); id != "" {
+		return []string{id}
+	}
+	return nil
+}
+
 // firstClaim is the oldest managed resource of the list, other than mg and
 // not being deleted, whose external-name is id. Names break creation-time
 // ties, so every resource agrees on the order.
 func firstClaim(ctx context.Context, kube client.Reader, newList func() client.ObjectList, mg resource.Managed, id string) (resource.Managed, error) {
 	l := newList()
-	// Read only: the cache's objects are compared, never changed.
-	if err := kube.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
+	// Read only: the cache's objects are compared, never changed. By the
+	// external-name index: listing the whole kind on every reconcile of
+	// every resource was quadratic in the resources.
+	if err := kube.List(ctx, l, client.MatchingFields{ExternalNameIndex: id}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, errors.Wrap(err, "cannot list managed resources")
 	}
 	ml, ok := l.(resource.ManagedList)

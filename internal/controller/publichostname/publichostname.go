@@ -40,6 +40,8 @@ import (
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnelref"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
@@ -112,12 +114,16 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, opts Options) error {
 }
 
 // Index registers the PublicHostname indexes: by the tunnel they name or were
-// published on, and by the Services they name. It must run before the
+// published on, by the object that controls them, and by the Services they
+// name. It must run before the
 // manager starts.
 func Index(mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(context.Background(), &v1alpha1.PublicHostname{}, TunnelIndex, tunnelsOf); err != nil {
 		return errors.Wrap(err, "cannot index PublicHostnames by tunnel")
+	}
+	if err := idx.IndexField(context.Background(), &v1alpha1.PublicHostname{}, index.Controller, index.ControllerUID); err != nil {
+		return errors.Wrap(err, "cannot index PublicHostnames by controller")
 	}
 	if err := idx.IndexField(context.Background(), &v1alpha1.PublicHostname{}, secretIndex, secretsOf); err != nil {
 		return errors.Wrap(err, "cannot index PublicHostnames by Secret")
@@ -322,9 +328,12 @@ func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (re
 		ph.SetConditions(cond(xpv2.TypeReady, false, ReasonTunnelDeleting, msg))
 		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
-	tun := &ztv1alpha1.Tunnel{}
-	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: cft.Namespace, Name: cft.Name}, tun); client.IgnoreNotFound(err) != nil {
+	tun, err := tunnelref.Get(ctx, r.kube, types.NamespacedName{Namespace: cft.Namespace, Name: cft.Name})
+	if client.IgnoreNotFound(err) != nil {
 		return reconcile.Result{}, errors.Wrap(err, "cannot get Tunnel")
+	}
+	if tun == nil {
+		tun = &ztv1alpha1.Tunnel{}
 	}
 	dns, err := r.applyDNS(ctx, ph, tun)
 	if err != nil {
@@ -597,7 +606,7 @@ func Passing(msg string) bool { return passingFailures.MatchString(msg) }
 // records lists the DNS records this PublicHostname controls.
 func (r *Reconciler) records(ctx context.Context, ph *v1alpha1.PublicHostname) ([]dnsv1alpha1.DNSRecord, error) {
 	l := &dnsv1alpha1.DNSRecordList{}
-	if err := r.kube.List(ctx, l, client.InNamespace(ph.Namespace), client.MatchingLabels{publish.LabelPublicHostname: publish.LabelValue(ph.Name)}); err != nil {
+	if err := r.kube.List(ctx, l, client.InNamespace(ph.Namespace), index.Controlled(string(ph.UID))); err != nil {
 		return nil, errors.Wrap(err, "cannot list DNSRecords")
 	}
 	out := l.Items[:0]
@@ -619,13 +628,16 @@ func (r *Reconciler) adopt(ctx context.Context, ph *v1alpha1.PublicHostname, hos
 		return nil, nil
 	}
 	l := &dnsv1alpha1.DNSRecordList{}
-	if err := r.kube.List(ctx, l, client.InNamespace(ph.Namespace), client.MatchingLabels{publish.LabelTunnel: publish.LabelValue(ph.Spec.TunnelRef.Name)}); err != nil {
+	// The records the owner controls, by the controller index: the
+	// tunnel's are a thousand at a thousand hostnames.
+	if err := r.kube.List(ctx, l, client.InNamespace(ph.Namespace), index.Controlled(string(owner.UID))); err != nil {
 		return nil, errors.Wrap(err, "cannot list DNSRecords")
 	}
 	for i := range l.Items {
 		rec := &l.Items[i]
 		c := metav1.GetControllerOf(rec)
-		if c == nil || c.UID != owner.UID || meta.WasDeleted(rec) || !strings.EqualFold(rec.Spec.ForProvider.Name, host) {
+		onTunnel := rec.Labels[publish.LabelTunnel] == publish.LabelValue(ph.Spec.TunnelRef.Name)
+		if c == nil || c.UID != owner.UID || !onTunnel || meta.WasDeleted(rec) || !strings.EqualFold(rec.Spec.ForProvider.Name, host) {
 			continue
 		}
 		rec.OwnerReferences = nil

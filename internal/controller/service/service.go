@@ -36,6 +36,7 @@ import (
 	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnelref"
 	ingresstranslate "github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
@@ -259,8 +260,8 @@ func (r *Reconciler) tunnel(ctx context.Context, svc *corev1.Service, ref sharin
 		r.warn(svc, "TunnelDeleting", fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is made through it; remove the %s annotation or name another tunnel", ref.Name, v1alpha1.AnnotationTunnel))
 		return nil, false, reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
-	tun := &ztv1alpha1.Tunnel{}
-	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, tun); err != nil {
+	tun, err := tunnelref.Get(ctx, r.kube, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name})
+	if err != nil {
 		if kerrors.IsNotFound(err) {
 			// Its credentials (the provider config everything made for the
 			// tunnel uses) are the Tunnel's: wait for the CloudflareTunnel
