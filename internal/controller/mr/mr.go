@@ -137,7 +137,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 		// ready and to deletion, drift, and resources by state.
 		opts = append(opts, managed.WithMetricRecorder(m.MRMetrics))
 		if m.MRStateMetrics != nil {
-			rec := statemetrics.NewMRStateRecorder(kube, o.Logger.WithValues("controller", name), m.MRStateMetrics, k.NewList().(resource.ManagedList), m.PollStateMetricInterval)
+			rec := statemetrics.NewMRStateRecorder(listsWithoutCopies{kube}, o.Logger.WithValues("controller", name), m.MRStateMetrics, k.NewList().(resource.ManagedList), m.PollStateMetricInterval)
 			if err := mgr.Add(rec); err != nil {
 				return errors.Wrap(err, "cannot add the managed resource state metrics recorder")
 			}
@@ -284,4 +284,13 @@ func Locate[O any](ctx context.Context, mg resource.Managed, l Lookup[O]) (obj *
 		return nil, false, nil
 	}
 	return o, false, nil
+}
+
+// listsWithoutCopies lists from the cache without copying the objects, for
+// a reader that only counts them: crossplane-runtime's state metrics list
+// the whole kind every --poll-state-metric (5 s).
+type listsWithoutCopies struct{ client.Client }
+
+func (c listsWithoutCopies) List(ctx context.Context, l client.ObjectList, opts ...client.ListOption) error {
+	return c.Client.List(ctx, l, append(opts, client.UnsafeDisableDeepCopy)...)
 }
