@@ -26,6 +26,10 @@ type ZonesAPI interface {
 
 // ListZones lists zones of the client's account.
 func (c *Client) ListZones(ctx context.Context, name string) ([]Zone, error) {
+	// Every record of a zone waits for this answer (it is cached per
+	// zone): ahead of the queue of single-object writes, or a large
+	// change's first record waits for all of them.
+	ctx = budget.WithPriority(ctx, budget.Aggregate)
 	p := zones.ZoneListParams{Account: cf.F(zones.ZoneListParamsAccount{ID: cf.F(c.AccountID)}), PerPage: cf.F(50.0)}
 	if name != "" {
 		p.Name = cf.F(name)

@@ -27,7 +27,9 @@ func WithPriority(ctx context.Context, p Priority) context.Context {
 	return context.WithValue(ctx, priorityKey{}, p)
 }
 
-func priorityOf(ctx context.Context) Priority {
+// PriorityOf is the priority ctx's requests wait with: Normal unless
+// WithPriority set one.
+func PriorityOf(ctx context.Context) Priority {
 	p, _ := ctx.Value(priorityKey{}).(Priority)
 	return p
 }
@@ -57,7 +59,7 @@ func (t *turns) take(ctx context.Context) error {
 		t.mu.Unlock()
 		return nil
 	}
-	w := &waiter{priority: priorityOf(ctx), seq: t.seq, ready: make(chan struct{})}
+	w := &waiter{priority: PriorityOf(ctx), seq: t.seq, ready: make(chan struct{})}
 	t.seq++
 	heap.Push(&t.waiting, w)
 	t.mu.Unlock()
