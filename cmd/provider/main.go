@@ -11,6 +11,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"go.uber.org/zap/zapcore"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -38,6 +39,7 @@ import (
 	providercontroller "github.com/context-labs/provider-cloudflare-tunnel/internal/controller"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/kubecache"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/memlimit"
 	providermetrics "github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/version"
 )
@@ -52,6 +54,7 @@ func main() {
 		maxReconcileRate = app.Flag("max-reconcile-rate", "The global maximum rate per second at which resources may be reconciled (Cloudflare calls are bounded by the request budget, not by this).").Default(strconv.Itoa(providercontroller.DefaultMaxReconcileRate)).Int()
 		managementPolicy = app.Flag("enable-management-policies", "Enable support for management policies.").Default("true").Envar("ENABLE_MANAGEMENT_POLICIES").Bool()
 		metricsAddr      = app.Flag("metrics-bind-address", "Address the Prometheus metrics endpoint binds to.").Default(":8080").String()
+		memoryLimit      = app.Flag("memory-limit", "Soft memory limit of the Go runtime (a Kubernetes quantity such as 200Mi; 0 sets none). Default: GOMEMLIMIT if set, else 90% of the container's memory limit, so the collector works harder before the container is OOM-killed.").Default("").String()
 		pprofAddr        = app.Flag("pprof-bind-address", "Address Go's profiling endpoints (/debug/pprof) bind to, for diagnosing memory and CPU; empty (the default) serves none.").Default("").String()
 		healthAddr       = app.Flag("health-probe-bind-address", "Address the health (/healthz) and readiness (/readyz) endpoints bind to.").Default(":8081").String()
 		cfRateLimit      = app.Flag("cloudflare-rate-limit", "Requests Cloudflare allows one API token per --cloudflare-rate-window.").Default("1200").Int()
@@ -74,6 +77,18 @@ func main() {
 	log := logging.NewLogrLogger(zl.WithName("provider-cloudflare-tunnel"))
 	ctrl.SetLogger(zl)
 	log.Info("Starting", "version", version.Version, "sync-period", syncPeriod.String(), "poll-interval", pollInterval.String(), "max-reconcile-rate", *maxReconcileRate)
+
+	explicit := int64(-1)
+	if *memoryLimit != "" {
+		q, err := resource.ParseQuantity(*memoryLimit)
+		if err != nil || q.Sign() < 0 {
+			kingpin.Fatalf("--memory-limit %q is not a memory quantity such as 200Mi", *memoryLimit)
+		}
+		explicit = q.Value()
+	}
+	if limit := memlimit.Apply(explicit); limit > 0 {
+		log.Info("Soft memory limit set", "bytes", limit)
+	}
 
 	if *cfBudgetFraction <= 0 || *cfBudgetFraction > 1 {
 		kingpin.Fatalf("--cloudflare-budget-fraction must be in (0, 1]")
