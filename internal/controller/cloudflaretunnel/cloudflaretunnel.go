@@ -743,12 +743,13 @@ func (r *Reconciler) published(ctx context.Context, cr *v1alpha1.CloudflareTunne
 		return nil, errors.Wrap(err, "cannot list PublicHostnames")
 	}
 	allowed := map[string]bool{cr.Namespace: true}
-	var out []v1alpha1.PublicHostname
-	for _, ph := range l.Items {
-		if meta.WasDeleted(&ph) {
+	out := make([]v1alpha1.PublicHostname, 0, len(l.Items))
+	for i := range l.Items {
+		ph := &l.Items[i]
+		if meta.WasDeleted(ph) {
 			continue
 		}
-		if t := publichostname.Tunnel(&ph); t != self {
+		if t := publichostname.Tunnel(ph); t != self {
 			err := r.kube.Get(ctx, t, &v1alpha1.CloudflareTunnel{})
 			if err == nil {
 				continue // moved
@@ -767,7 +768,7 @@ func (r *Reconciler) published(ctx context.Context, cr *v1alpha1.CloudflareTunne
 			allowed[ph.Namespace] = ok
 		}
 		if ok {
-			out = append(out, ph) // a namespace no longer allowed is unpublished
+			out = append(out, *ph) // a namespace no longer allowed is unpublished
 		}
 	}
 	return out, nil
