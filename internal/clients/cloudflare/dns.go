@@ -2,6 +2,8 @@ package cloudflare
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	cf "github.com/cloudflare/cloudflare-go/v7"
@@ -145,14 +147,27 @@ func (c *Client) ListDNSRecords(ctx context.Context, zoneID string, f DNSRecordF
 	if f.Tag != "" {
 		p.Tag = cf.F(dns.RecordListParamsTag{Exact: cf.F(f.Tag)})
 	}
-	out, err := pages[DNSRecord](size, func(page int) ([]dns.RecordResponse, string, error) {
+	// The same request as the SDK's DNS.Records.List, its answer decoded
+	// as plain JSON: the SDK's reflective decoder of the record union took
+	// 1.2 s and 353 MB to decode 1,000 records, against 28 ms and 5.5 MB
+	// (BenchmarkListDNSRecords), and a zone's snapshot is listed every
+	// half poll. Each record is decoded into the provider's type from its
+	// raw JSON, as before.
+	if zoneID == "" {
+		return nil, fmt.Errorf("cannot list DNS records: missing zone ID")
+	}
+	path := "zones/" + zoneID + "/dns_records"
+	out, err := pages[DNSRecord](size, func(page int) ([]json.RawMessage, string, error) {
 		p.Page = cf.F(float64(page))
-		res, err := c.sdk.DNS.Records.List(ctx, p)
-		if err != nil {
+		var res struct {
+			Result     []json.RawMessage `json:"result"`
+			ResultInfo json.RawMessage   `json:"result_info"`
+		}
+		if err := c.sdk.Get(ctx, path, p, &res); err != nil {
 			return nil, "", err
 		}
-		return res.Result, res.ResultInfo.JSON.RawJSON(), nil
-	}, func(r dns.RecordResponse) string { return r.JSON.RawJSON() })
+		return res.Result, string(res.ResultInfo), nil
+	}, func(r json.RawMessage) string { return string(r) })
 	return out, wrap(err, "cannot list DNS records")
 }
 
@@ -233,10 +248,15 @@ func (c *Client) BatchDNSRecords(ctx context.Context, zoneID string, b DNSBatch)
 	}
 	// Many records' last step: ahead of the queue of single-object writes.
 	ctx = budget.WithPriority(ctx, budget.Aggregate)
-	res, err := c.sdk.DNS.Records.Batch(ctx, dns.RecordBatchParams{ZoneID: cf.F(zoneID)}, body)
-	if err != nil {
+	// The SDK's DNS.Records.Batch request, its answer decoded as plain
+	// JSON (see ListDNSRecords: the SDK's record-union decoder costs about
+	// a millisecond and 350 KB per record).
+	var res struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if err := c.sdk.Post(ctx, "zones/"+zoneID+"/dns_records/batch", nil, &res, body); err != nil {
 		return nil, wrap(err, "cannot write a batch of DNS records")
 	}
 	out := &DNSBatchResult{}
-	return out, wrap(decodeRaw(res.JSON.RawJSON(), out), "cannot decode DNS batch result")
+	return out, wrap(decodeRaw(string(res.Result), out), "cannot decode DNS batch result")
 }
