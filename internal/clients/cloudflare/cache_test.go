@@ -262,3 +262,49 @@ func TestRefreshKeepsWritesMadeWhileListing(t *testing.T) {
 		t.Error("a snapshot invalidated while it was being listed is fresh")
 	}
 }
+
+func TestOneSDKClientPerAccountAndOptions(t *testing.T) {
+	budgets := budget.NewRegistry(budget.Options{})
+	caches := NewCaches()
+	cfg := clients.Config{Token: testToken, AccountID: testAccount, Endpoint: "http://cloudflare.invalid/client/v4/"}
+	opts := Options{Budgets: budgets, Caches: caches, ObservationTTL: time.Minute}
+	first := NewCached(cfg, opts)
+
+	// Another controller's TTL is not part of the client.
+	other := opts
+	other.ObservationTTL = time.Second
+	if got := NewCached(cfg, other); got.Client != first.Client {
+		t.Error("a second connect of the same account and options built a second client")
+	}
+
+	// Another token, another budget registry, no registry at all, another
+	// timeout, or a transport that cannot be compared: a client of its own.
+	rotated := cfg
+	rotated.Token = "another-token"
+	noBudgets := opts
+	noBudgets.Budgets = nil
+	otherBudgets := opts
+	otherBudgets.Budgets = budget.NewRegistry(budget.Options{})
+	timeout := opts
+	timeout.Timeout = time.Second
+	funcTransport := opts
+	funcTransport.Transport = roundTripFunc(http.DefaultTransport.RoundTrip)
+	for name, c := range map[string]*CachedClient{
+		"token":          NewCached(rotated, opts),
+		"no budgets":     NewCached(cfg, noBudgets),
+		"other budgets":  NewCached(cfg, otherBudgets),
+		"timeout":        NewCached(cfg, timeout),
+		"func transport": NewCached(cfg, funcTransport),
+	} {
+		if c.Client == first.Client {
+			t.Errorf("%s: shares the first client", name)
+		}
+	}
+	if a, b := NewCached(cfg, noBudgets), NewCached(cfg, noBudgets); a.Client == b.Client {
+		t.Error("clients without a budget registry share one (and so one budget)")
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -123,7 +123,7 @@ func NewCached(cfg clients.Config, o Options) *CachedClient {
 		caches = NewCaches()
 	}
 	ac := caches.forAccount(cfg.Token, cfg.AccountID, cfg.Endpoint)
-	return &CachedClient{Client: New(cfg, o), ttl: ttl, cache: ac, batcher: ac.dnsBatcher(o.DNSBatching)}
+	return &CachedClient{Client: ac.client(cfg, o), ttl: ttl, cache: ac, batcher: ac.dnsBatcher(o.DNSBatching)}
 }
 
 // maxPageSize is the largest page the list endpoints we page through allow.
