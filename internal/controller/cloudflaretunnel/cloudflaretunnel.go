@@ -85,6 +85,8 @@ const (
 type Options struct {
 	// ConfigBatchWindow; 0 is DefaultConfigBatchWindow.
 	ConfigBatchWindow time.Duration
+	// FanInInterval; 0 is DefaultFanInInterval.
+	FanInInterval time.Duration
 	// Metrics are the provider's own metrics; nil records none.
 	Metrics *metrics.Metrics
 }
@@ -96,7 +98,12 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 	if window == 0 {
 		window = DefaultConfigBatchWindow
 	}
+	fanIn := opts.FanInInterval
+	if fanIn == 0 {
+		fanIn = DefaultFanInInterval
+	}
 	r := &Reconciler{
+		pace:    newPacer(fanIn),
 		window:  window,
 		metrics: opts.Metrics,
 		kube:    mgr.GetClient(),
@@ -115,15 +122,16 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(tokenSecretOwner)).
 		// A hostname's rules go to the tunnel it names; one that moves (or
 		// goes) is looked at by the tunnel that published it too.
-		Watches(&v1alpha1.PublicHostname{}, hostnameTunnels{}).
+		// Each of these fan in (a tunnel has one per hostname): paced.
+		Watches(&v1alpha1.PublicHostname{}, r.pace.paced(hostnameTunnels{})).
 		// A deletion waiting on what was made for the tunnel resumes when
 		// it goes.
-		Watches(&ztv1alpha1.HostnameRoute{}, handler.EnqueueRequestsFromMapFunc(labelledTunnel)).
-		Watches(&ztv1alpha1.NetworkRoute{}, handler.EnqueueRequestsFromMapFunc(labelledTunnel)).
-		Watches(&connv1alpha1.VPCService{}, handler.EnqueueRequestsFromMapFunc(labelledTunnel)).
+		Watches(&ztv1alpha1.HostnameRoute{}, r.pace.paced(handler.EnqueueRequestsFromMapFunc(labelledTunnel))).
+		Watches(&ztv1alpha1.NetworkRoute{}, r.pace.paced(handler.EnqueueRequestsFromMapFunc(labelledTunnel))).
+		Watches(&connv1alpha1.VPCService{}, r.pace.paced(handler.EnqueueRequestsFromMapFunc(labelledTunnel))).
 		// A DNS record of a previous version, taken over or deleted, ends
 		// the carrying over of its hostname's rules.
-		Watches(&dnsv1alpha1.DNSRecord{}, handler.EnqueueRequestsFromMapFunc(labelledTunnel)).
+		Watches(&dnsv1alpha1.DNSRecord{}, r.pace.paced(handler.EnqueueRequestsFromMapFunc(labelledTunnel))).
 		// A namespace's labels decide whether a shared tunnel serves it.
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.sharedBySelector), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
@@ -218,6 +226,8 @@ func (r *Reconciler) sharedBySelector(ctx context.Context, _ client.Object) []re
 // Reconciler reconciles CloudflareTunnels.
 type Reconciler struct {
 	batch configBatcher
+	// pace spaces the reconciles the objects made for a tunnel ask for.
+	pace *pacer
 	// metrics count the configuration changes the batch window holds back.
 	metrics *metrics.Metrics
 	window  time.Duration
@@ -231,8 +241,12 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	cr := &v1alpha1.CloudflareTunnel{}
 	if err := r.kube.Get(ctx, req.NamespacedName, cr); err != nil {
+		if kerrors.IsNotFound(err) {
+			r.pace.forget(req)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
+	r.pace.started(req)
 	if meta.WasDeleted(cr) {
 		return r.delete(ctx, cr)
 	}
