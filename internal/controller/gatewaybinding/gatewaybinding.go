@@ -38,6 +38,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnelref"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/gateway/translate"
@@ -88,8 +89,8 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		// bindings that use that namespace.
 		Watches(&gwv1beta1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.usingNamespace)).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.usingNamespace)).
-		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.ofTunnel)).
-		Watches(&ztv1alpha1.Tunnel{}, handler.EnqueueRequestsFromMapFunc(r.ofTunnel)).
+		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.ofTunnel), builder.WithPredicates(tunnelref.UsersChanged())).
+		Watches(&ztv1alpha1.Tunnel{}, handler.EnqueueRequestsFromMapFunc(r.ofTunnel), builder.WithPredicates(tunnelref.UsersChanged())).
 		// A namespace's labels decide which shared tunnels it may use.
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.sharedIn), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
@@ -518,7 +519,11 @@ func (r *Reconciler) release(ctx context.Context, b *v1alpha1.GatewayBinding) (r
 		return reconcile.Result{}, err
 	}
 	if len(left) > 0 {
-		return reconcile.Result{RequeueAfter: 2 * time.Second}, nil
+		// Each one's deletion brings this back (the watch on what it
+		// owns); this is only a safety net. Every 2 s, 1,000 sources
+		// being deleted took most of the reconcile rate the managed
+		// resources needed to delete.
+		return reconcile.Result{RequeueAfter: publichostname.ReleaseRecheck}, nil
 	}
 	controllerutil.RemoveFinalizer(b, finalizer)
 	return reconcile.Result{}, errors.Wrap(client.IgnoreNotFound(r.kube.Update(ctx, b)), "cannot remove finalizer")

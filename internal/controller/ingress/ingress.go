@@ -79,9 +79,12 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		Owns(&ztv1alpha1.HostnameRoute{}).
 		Owns(&connv1alpha1.VPCService{}).
 		Owns(&v1alpha1.PublicHostname{}).
+		// The DNS records an Ingress made before PublicHostnames existed,
+		// until its PublicHostnames take them over.
+		Owns(&dnsv1alpha1.DNSRecord{}).
 		// A tunnel appearing, or getting its ID, moves its Ingresses on.
-		Watches(&ztv1alpha1.Tunnel{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfTunnel)).
-		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfTunnel)).
+		Watches(&ztv1alpha1.Tunnel{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfTunnel), builder.WithPredicates(tunnelref.UsersChanged())).
+		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfTunnel), builder.WithPredicates(tunnelref.UsersChanged())).
 		// A backend Service appearing, changing its ports or going away
 		// changes the rules and VPC services of the Ingresses naming it.
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfService)).
@@ -693,7 +696,11 @@ func (r *Reconciler) release(ctx context.Context, ing *networkingv1.Ingress) (re
 		return reconcile.Result{}, err
 	}
 	if len(left) > 0 {
-		return reconcile.Result{RequeueAfter: 2 * time.Second}, nil
+		// Each one's deletion brings this back (the watch on what it
+		// owns); this is only a safety net. Every 2 s, 1,000 sources
+		// being deleted took most of the reconcile rate the managed
+		// resources needed to delete.
+		return reconcile.Result{RequeueAfter: publichostname.ReleaseRecheck}, nil
 	}
 	if err := r.deleteDNSEndpoint(ctx, ing); err != nil {
 		return reconcile.Result{}, err

@@ -47,6 +47,11 @@ import (
 )
 
 // Condition types and reasons of a PublicHostname.
+// ReleaseRecheck is how often a source (PublicHostname, Ingress,
+// GatewayBinding) being deleted looks again at what it waits for, besides
+// being brought back by each owned object's deletion.
+const ReleaseRecheck = 30 * time.Second
+
 const (
 	TypeValid    xpv2.ConditionType = "Valid"
 	TypeAccepted xpv2.ConditionType = "Accepted"
@@ -93,8 +98,8 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		Owns(&dnsv1alpha1.DNSRecord{}).
 		// The tunnel's ID is the DNS record's target; its deletion and
 		// recreation change what the hostname waits for.
-		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.onTunnel)).
-		Watches(&ztv1alpha1.Tunnel{}, handler.EnqueueRequestsFromMapFunc(r.onTunnel)).
+		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.onTunnel), builder.WithPredicates(tunnelref.UsersChanged())).
+		Watches(&ztv1alpha1.Tunnel{}, handler.EnqueueRequestsFromMapFunc(r.onTunnel), builder.WithPredicates(tunnelref.UsersChanged())).
 		// A Service's named ports resolve origins; a CA Secret appearing
 		// lets a hostname that names it be published.
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.onService)).
@@ -750,7 +755,11 @@ func (r *Reconciler) release(ctx context.Context, ph *v1alpha1.PublicHostname) (
 		}
 	}
 	if len(have) > 0 {
-		return reconcile.Result{RequeueAfter: 2 * time.Second}, nil
+		// Each one's deletion brings this back (the watch on what it
+		// owns); this is only a safety net. Every 2 s, 1,000 sources
+		// being deleted took most of the reconcile rate the managed
+		// resources needed to delete.
+		return reconcile.Result{RequeueAfter: ReleaseRecheck}, nil
 	}
 	controllerutil.RemoveFinalizer(ph, finalizer)
 	return reconcile.Result{}, errors.Wrap(client.IgnoreNotFound(r.kube.Update(ctx, ph)), "cannot remove finalizer")

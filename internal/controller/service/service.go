@@ -70,7 +70,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		Watches(&connv1alpha1.VPCService{}, made).
 		Watches(&v1alpha1.PublicHostname{}, made).
 		// A tunnel appearing or going moves its Services on.
-		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.servicesOfTunnel)).
+		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.servicesOfTunnel), builder.WithPredicates(tunnelref.UsersChanged())).
 		// A namespace's labels decide which shared tunnels it may use.
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.sharedServicesIn), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
