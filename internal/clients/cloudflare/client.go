@@ -10,7 +10,11 @@ import (
 	"time"
 
 	cf "github.com/cloudflare/cloudflare-go/v7"
+	"github.com/cloudflare/cloudflare-go/v7/connectivity"
+	"github.com/cloudflare/cloudflare-go/v7/dns"
 	"github.com/cloudflare/cloudflare-go/v7/option"
+	"github.com/cloudflare/cloudflare-go/v7/zero_trust"
+	"github.com/cloudflare/cloudflare-go/v7/zones"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
@@ -23,7 +27,7 @@ import (
 // area interface; controllers take only the interface they need.
 type Client struct {
 	AccountID string
-	sdk       *cf.Client
+	sdk       *sdk
 	pageSize  int
 }
 
@@ -64,6 +68,41 @@ type Options struct {
 	ObservationTTL time.Duration
 }
 
+// sdk is the part of the Cloudflare SDK's client the provider calls: the
+// services it uses and the generic requests. cf.NewClient builds every one
+// of the SDK's services, and its *Client holds them all, so the binary
+// linked them all in.
+type sdk struct {
+	opts         []option.RequestOption
+	ZeroTrust    *zero_trust.ZeroTrustService
+	DNS          *dns.DNSService
+	Zones        *zones.ZoneService
+	Connectivity *connectivity.ConnectivityService
+}
+
+// newSDK builds the services with the SDK's default options (read from the
+// environment, as cf.NewClient does) followed by opts.
+func newSDK(opts ...option.RequestOption) *sdk {
+	opts = append(cf.DefaultClientOptions(), opts...)
+	return &sdk{
+		opts:         opts,
+		ZeroTrust:    zero_trust.NewZeroTrustService(opts...),
+		DNS:          dns.NewDNSService(opts...),
+		Zones:        zones.NewZoneService(opts...),
+		Connectivity: connectivity.NewConnectivityService(opts...),
+	}
+}
+
+// Get is the SDK's generic GET, for answers decoded as plain JSON.
+func (s *sdk) Get(ctx context.Context, path string, params, res any, opts ...option.RequestOption) error {
+	return (&cf.Client{Options: s.opts}).Get(ctx, path, params, res, opts...)
+}
+
+// Post is the SDK's generic POST, for requests the SDK types as unions.
+func (s *sdk) Post(ctx context.Context, path string, params, res any, opts ...option.RequestOption) error {
+	return (&cf.Client{Options: s.opts}).Post(ctx, path, params, res, opts...)
+}
+
 // New builds a client from resolved credentials. Every request spends the
 // token's shared budget. The token is passed explicitly and the SDK's own
 // environment-derived credentials are dropped, so a stray CLOUDFLARE_API_KEY
@@ -83,7 +122,7 @@ func New(cfg clients.Config, o Options) *Client {
 		// queued for the budget is bounded by the caller's context.
 		Transport: &budget.Transport{Next: o.Transport, Budget: o.Budgets.For(cfg.Token), Timeout: o.Timeout},
 	}
-	sdk := cf.NewClient(
+	sdk := newSDK(
 		option.WithBaseURL(cfg.Endpoint),
 		option.WithHTTPClient(hc),
 		option.WithAPIToken(cfg.Token),
