@@ -11,8 +11,9 @@ import (
 // DNSBatching coalesces the DNS record writes of one account and zone made
 // within a short window into batches: one request for up to Size
 // operations instead of one each. A zone that sent a batch in the last
-// five windows waits five windows for the next: a lone write goes out
-// after Window, a large change in few batches.
+// five windows waits five windows for the next, and one whose last batch
+// was large (a tenth of Size) twenty: a lone write goes out after Window,
+// a large change in few batches.
 type DNSBatching struct {
 	// Window is how long the first write of a batch waits for others to
 	// join it; 0 turns batching off.
@@ -44,6 +45,33 @@ func (o DNSBatching) enabled() bool { return o.Window > 0 }
 // busyWindow is the window of a zone that sent a batch within it: five
 // windows.
 func (o DNSBatching) busyWindow() time.Duration { return 5 * o.Window }
+
+// largeWindow is the window of a zone whose last batch, sent within it, was
+// large: twenty windows.
+func (o DNSBatching) largeWindow() time.Duration { return 20 * o.Window }
+
+// isLarge says whether a batch of n operations means a large change is
+// under way: a tenth of the batch size or more.
+func (o DNSBatching) isLarge(n int) bool { return n >= max(2, o.size()/10) }
+
+// windowFor is how long a zone's next batch stays open, given how long ago
+// its last batch went out and how many operations it held. An idle zone
+// waits one window, so a lone write goes out promptly. A zone that sent a
+// batch within five windows waits five. One whose last batch was large
+// waits twenty: the records of a large change reach their zone over
+// minutes, as the tunnel's configuration takes their hostnames, and at five
+// windows a thousand records went out in about forty batches (N = 1,000,
+// docs/benchmarks.md) where the batch size allows five.
+func (o DNSBatching) windowFor(sinceLast time.Duration, lastSize int) time.Duration {
+	switch {
+	case o.isLarge(lastSize) && sinceLast < o.largeWindow():
+		return o.largeWindow()
+	case sinceLast < o.busyWindow():
+		return o.busyWindow()
+	default:
+		return o.Window
+	}
+}
 
 func (o DNSBatching) size() int {
 	if o.Size <= 0 {
@@ -115,11 +143,12 @@ func newDNSBatcher(o DNSBatching) *dnsBatcher {
 // batch is full.
 type zoneBatch struct {
 	pending []*dnsOp
-	// sent is when the zone's last batch went out: a zone that is busy
-	// (one batch sent within busyWindow) waits busyWindow for the next,
-	// so a large change meets in few batches while a lone write waits
-	// only Window.
-	sent time.Time
+	// sent is when the zone's last batch went out, and sentSize how many
+	// operations it held: a zone that is busy waits longer for its next
+	// batch (windowFor), so a large change meets in few batches while a
+	// lone write waits only Window.
+	sent     time.Time
+	sentSize int
 	// posts are the creates pending or in flight, by identity: a second
 	// create of the same record (a retried reconcile whose first attempt
 	// gave up waiting) joins the first instead of duplicating it.
@@ -172,10 +201,7 @@ func (b *dnsBatcher) enqueue(ctx context.Context, s sender, zoneID string, op *d
 		}
 		go b.flush(bctx, s, zoneID, b.take(z))
 	case len(z.pending) == 1:
-		window := b.opts.Window
-		if time.Since(z.sent) < b.opts.busyWindow() {
-			window = b.opts.busyWindow()
-		}
+		window := b.opts.windowFor(time.Since(z.sent), z.sentSize)
 		z.timer = time.AfterFunc(window, func() {
 			b.mu.Lock()
 			ops := b.take(z)
@@ -191,7 +217,7 @@ func (b *dnsBatcher) take(z *zoneBatch) []*dnsOp {
 	ops := z.pending
 	z.pending = nil
 	if len(ops) > 0 {
-		z.sent = time.Now()
+		z.sent, z.sentSize = time.Now(), len(ops)
 	}
 	return ops
 }

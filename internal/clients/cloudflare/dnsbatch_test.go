@@ -360,3 +360,31 @@ func TestDNSBatcherBusyZoneWaitsLonger(t *testing.T) {
 		t.Errorf("singles %v, batches %v; want the lone write alone and the next two together", s.singles, s.batches)
 	}
 }
+
+func TestDNSBatchWindowFor(t *testing.T) {
+	o := DNSBatching{Window: time.Second, Size: 200}
+	cases := map[string]struct {
+		sinceLast time.Duration
+		lastSize  int
+		want      time.Duration
+	}{
+		"NeverSent":                {sinceLast: time.Since(time.Time{}), want: time.Second},
+		"IdleAfterASmallBatch":     {sinceLast: 6 * time.Second, lastSize: 3, want: time.Second},
+		"BusyWithSmallBatches":     {sinceLast: 4 * time.Second, lastSize: 19, want: 5 * time.Second},
+		"BusyWithALargeBatch":      {sinceLast: 4 * time.Second, lastSize: 20, want: 20 * time.Second},
+		"LargeBatchAWhileAgo":      {sinceLast: 19 * time.Second, lastSize: 200, want: 20 * time.Second},
+		"LargeBatchLongAgo":        {sinceLast: 21 * time.Second, lastSize: 200, want: time.Second},
+		"SmallBatchSinceBusyEnded": {sinceLast: 5 * time.Second, lastSize: 1, want: time.Second},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := o.windowFor(tc.sinceLast, tc.lastSize); got != tc.want {
+				t.Errorf("windowFor(%v, %d): got %v, want %v", tc.sinceLast, tc.lastSize, got, tc.want)
+			}
+		})
+	}
+	// A small batch size still needs two writes to call a change large.
+	if small := (DNSBatching{Window: time.Second, Size: 5}); small.windowFor(time.Second, 1) != 5*time.Second {
+		t.Error("a batch of one counted as a large change")
+	}
+}
