@@ -35,6 +35,25 @@ import (
 // above that.
 const DefaultMaxReconcileRate = 100
 
+// KubeWorkers is how many reconciles at once each controller runs that
+// talks only to Kubernetes: the provider configs', the CloudflareTunnel's
+// and the sources' (Ingress, Service, PublicHostname, GatewayBinding).
+// Their reconciles read the cache and write a few objects, milliseconds
+// each, so ten of them outrun the shared --max-reconcile-rate. The managed
+// resources keep --max-reconcile-rate workers: theirs wait their turn in
+// the Cloudflare budget, and a resource that needs no request (a poll, a
+// confirmation) must find a worker free while others wait. Every worker is
+// a goroutine with its stack from start to stop (about 9 KiB each, and the
+// collector's headroom grows with them): 100 for each of eleven controllers
+// that never use more than a few were 1,100 of the process's 2,100.
+const KubeWorkers = 10
+
+// kubeOnly are the options of a controller that talks only to Kubernetes.
+func kubeOnly(o controller.Options) controller.Options {
+	o.MaxConcurrentReconciles = min(o.MaxConcurrentReconciles, KubeWorkers)
+	return o
+}
+
 // Settings are the provider's own settings, beyond crossplane-runtime's
 // controller options, passed to the controllers that use them: nothing is
 // kept in package variables.
@@ -89,20 +108,21 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, s Settings) error {
 			return err
 		}
 	}
-	if err := config.SetupGated(mgr, o, s.Managed.Cloudflare.Env); err != nil {
+	kube := kubeOnly(o)
+	if err := config.SetupGated(mgr, kube, s.Managed.Cloudflare.Env); err != nil {
 		return err
 	}
-	if err := cloudflaretunnel.SetupGated(mgr, o, cloudflaretunnel.Options{ConfigBatchWindow: s.ConfigBatchWindow, Metrics: s.Metrics}); err != nil {
+	if err := cloudflaretunnel.SetupGated(mgr, kube, cloudflaretunnel.Options{ConfigBatchWindow: s.ConfigBatchWindow, Metrics: s.Metrics}); err != nil {
 		return err
 	}
-	if err := publichostname.SetupGated(mgr, o, publichostname.Options{ClusterDomain: s.ClusterDomain}); err != nil {
+	if err := publichostname.SetupGated(mgr, kube, publichostname.Options{ClusterDomain: s.ClusterDomain}); err != nil {
 		return err
 	}
-	if err := service.SetupGated(mgr, o, service.Options{ClusterDomain: s.ClusterDomain, Metrics: s.Metrics}); err != nil {
+	if err := service.SetupGated(mgr, kube, service.Options{ClusterDomain: s.ClusterDomain, Metrics: s.Metrics}); err != nil {
 		return err
 	}
-	if err := gatewaybinding.SetupGated(mgr, o, gatewaybinding.Options{ClusterDomain: s.ClusterDomain, Metrics: s.Metrics}); err != nil {
+	if err := gatewaybinding.SetupGated(mgr, kube, gatewaybinding.Options{ClusterDomain: s.ClusterDomain, Metrics: s.Metrics}); err != nil {
 		return err
 	}
-	return ingress.SetupGated(mgr, o, ingress.Options{ClusterDomain: s.ClusterDomain, Metrics: s.Metrics})
+	return ingress.SetupGated(mgr, kube, ingress.Options{ClusterDomain: s.ClusterDomain, Metrics: s.Metrics})
 }
