@@ -39,6 +39,7 @@ import (
 	providercontroller "github.com/context-labs/provider-cloudflare-tunnel/internal/controller"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/kubecache"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/lazylog"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/memlimit"
 	providermetrics "github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/version"
@@ -74,7 +75,9 @@ func main() {
 			o.Level = &lvl
 		}
 	})
-	log := logging.NewLogrLogger(zl.WithName("provider-cloudflare-tunnel"))
+	// Values added to the logger cost nothing until a line is written
+	// (internal/lazylog): the managed reconciler adds four every reconcile.
+	log := lazylog.New(logging.NewLogrLogger(zl.WithName("provider-cloudflare-tunnel")))
 	ctrl.SetLogger(zl)
 	log.Info("Starting", "version", version.Version, "sync-period", syncPeriod.String(), "poll-interval", pollInterval.String(), "max-reconcile-rate", *maxReconcileRate)
 
