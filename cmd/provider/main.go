@@ -92,6 +92,9 @@ func main() {
 	if limit := memlimit.Apply(explicit); limit > 0 {
 		log.Info("Soft memory limit set", "bytes", limit)
 	}
+	if p := memlimit.ApplyGCPercent(); p > 0 {
+		log.Info("Collector target set (GOGC unset)", "percent", p)
+	}
 
 	if *cfBudgetFraction <= 0 || *cfBudgetFraction > 1 {
 		kingpin.Fatalf("--cloudflare-budget-fraction must be in (0, 1]")

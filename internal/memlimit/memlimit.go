@@ -1,5 +1,5 @@
 // Package memlimit sets the Go runtime's soft memory limit from the
-// container's memory limit.
+// container's memory limit, and the collector's target.
 //
 // The Go runtime does not read the cgroup's memory limit: left alone, it
 // lets the heap grow to twice what is live before collecting, and a large
@@ -70,4 +70,35 @@ func Apply(explicit int64) int64 {
 	}
 	debug.SetMemoryLimit(limit)
 	return limit
+}
+
+// DefaultGCPercent is the collector's target (GOGC) unless GOGC is set:
+// the heap may grow by 75% of what is live (and of the goroutines' stacks)
+// before the next collection, not Go's 100%. The provider's live heap is
+// mostly its caches, so the headroom is most of what it adds above them:
+// at 1,000 Ingresses (a live heap of 55 MiB) the lower target keeps the
+// process under 200 MiB, for a collector that runs a third more often
+// (it was a quarter of the provider's 5% of a core when steady).
+// Prometheus ships the same default for the same reason.
+const DefaultGCPercent = 75
+
+// GCPercent is the collector's target to set, and whether to set one:
+// DefaultGCPercent unless GOGC is set (the runtime has read it already).
+func GCPercent(gogcSet bool) (int, bool) {
+	if gogcSet {
+		return 0, false
+	}
+	return DefaultGCPercent, true
+}
+
+// ApplyGCPercent sets the target GCPercent chooses and returns it (0: GOGC
+// is set and the runtime follows it).
+func ApplyGCPercent() int {
+	_, set := os.LookupEnv("GOGC")
+	p, ok := GCPercent(set)
+	if !ok {
+		return 0
+	}
+	debug.SetGCPercent(p)
+	return p
 }

@@ -61,3 +61,29 @@ func TestDecide(t *testing.T) {
 		})
 	}
 }
+
+func TestGCPercent(t *testing.T) {
+	cases := map[string]struct {
+		reason  string
+		gogcSet bool
+		want    int
+		wantSet bool
+	}{
+		"Default": {
+			reason: "Without GOGC the provider's own target applies.",
+			want:   DefaultGCPercent, wantSet: true,
+		},
+		"GOGCWins": {
+			reason:  "GOGC, which the runtime has read already, is left alone (GOGC=off too).",
+			gogcSet: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, set := GCPercent(tc.gogcSet)
+			if got != tc.want || set != tc.wantSet {
+				t.Errorf("%s\nGCPercent(%t) = %d, %t; want %d, %t", tc.reason, tc.gogcSet, got, set, tc.want, tc.wantSet)
+			}
+		})
+	}
+}
