@@ -179,3 +179,29 @@ func TestSameStatusOtherKinds(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// TestSameStatusStructs tables the fast comparison: it says equal only for
+// two objects of one type with equal Status fields, and otherwise leaves the
+// answer to the unstructured comparison.
+func TestSameStatusStructs(t *testing.T) {
+	moved := stored()
+	moved.Status.AtProvider.Status = "healthy"
+	u := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"a": "b"}}}
+	cases := map[string]struct {
+		a, b runtime.Object
+		want bool
+	}{
+		"EqualStatus":        {a: stored(), b: stored(), want: true},
+		"DifferentStatus":    {a: stored(), b: moved, want: false},
+		"DifferentTypes":     {a: stored(), b: &networkingv1.Ingress{}, want: false},
+		"UnstructuredCannot": {a: u, b: u.DeepCopy(), want: false},
+		"NilCannot":          {a: (*v1alpha1.Tunnel)(nil), b: stored(), want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := sameStatusStructs(tc.a, tc.b); got != tc.want {
+				t.Errorf("sameStatusStructs() = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
