@@ -73,14 +73,16 @@ func Apply(explicit int64) int64 {
 }
 
 // DefaultGCPercent is the collector's target (GOGC) unless GOGC is set:
-// the heap may grow by 75% of what is live (and of the goroutines' stacks)
-// before the next collection, not Go's 100%. The provider's live heap is
-// mostly its caches, so the headroom is most of what it adds above them:
-// at 1,000 Ingresses (a live heap of 55 MiB) the lower target keeps the
-// process under 200 MiB, for a collector that runs a third more often
-// (it was a quarter of the provider's 5% of a core when steady).
-// Prometheus ships the same default for the same reason.
-const DefaultGCPercent = 75
+// the heap may grow by half of what is live (and of the goroutines' stacks)
+// before the next collection, not by all of it as Go's default lets it.
+// The provider's live heap is mostly its caches, so the headroom was most
+// of what it added above them: at 1,000 Ingresses a live heap of about
+// 55 MiB had a target of 120 MiB at Go's 100 and still 100 MiB at 75, and
+// the process peaked above 200 MiB at both (docs/benchmarks.md, stop 34).
+// The collector runs twice as often as at 100; it was a quarter of the
+// provider's steady CPU, which the quiet status comparison and the lazy
+// logger cut by about as much.
+const DefaultGCPercent = 50
 
 // GCPercent is the collector's target to set, and whether to set one:
 // DefaultGCPercent unless GOGC is set (the runtime has read it already).
