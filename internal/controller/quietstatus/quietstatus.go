@@ -24,9 +24,12 @@ import (
 	"context"
 	"reflect"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/conversion"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -173,10 +176,24 @@ func SameStatus(a, b runtime.Object) (bool, error) {
 	return equality.Semantic.DeepEqual(sa, sb), nil
 }
 
+// asStored is apimachinery's semantic equality with metav1.Time compared at
+// the whole second the API server stores it with: Cloudflare's times carry
+// fractions (a route's creation time, read back every poll), and a cached
+// object's never do.
+var asStored = func() conversion.Equalities {
+	e := equality.Semantic.Copy()
+	if err := e.AddFunc(func(a, b metav1.Time) bool {
+		return a.UTC().Truncate(time.Second).Equal(b.UTC().Truncate(time.Second))
+	}); err != nil {
+		panic(err)
+	}
+	return e
+}()
+
 // sameStatusStructs reports whether a and b are structs of one type whose
-// Status fields are semantically equal (apimachinery's equality: times to
-// the nanosecond, nil and empty lists alike, as the unstructured comparison
-// treats them). False says only that the fast comparison cannot tell.
+// Status fields are equal as stored (asStored: times at the second, nil and
+// empty lists alike, as the unstructured comparison treats them). False
+// says only that the fast comparison cannot tell.
 func sameStatusStructs(a, b runtime.Object) bool {
 	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
 	if va.Kind() != reflect.Pointer || vb.Kind() != reflect.Pointer || va.Type() != vb.Type() || va.IsNil() || vb.IsNil() {
@@ -189,7 +206,7 @@ func sameStatusStructs(a, b runtime.Object) bool {
 	if !sa.IsValid() || !sa.CanInterface() {
 		return false
 	}
-	return equality.Semantic.DeepEqual(sa.Interface(), sb.Interface())
+	return asStored.DeepEqual(sa.Interface(), sb.Interface())
 }
 
 // status is obj's status in unstructured form, without its conditions'

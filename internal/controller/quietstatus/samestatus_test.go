@@ -196,6 +196,18 @@ func TestSameStatusStructs(t *testing.T) {
 		"DifferentTypes":     {a: stored(), b: &networkingv1.Ingress{}, want: false},
 		"UnstructuredCannot": {a: u, b: u.DeepCopy(), want: false},
 		"NilCannot":          {a: (*v1alpha1.Tunnel)(nil), b: stored(), want: false},
+		"TimeWithinTheStoredSecond": {a: stored(), b: func() runtime.Object {
+			tun := stored()
+			t := metav1.NewTime(tun.Status.AtProvider.CreatedAt.Add(300 * time.Millisecond))
+			tun.Status.AtProvider.CreatedAt = &t
+			return tun
+		}(), want: true},
+		"TimeInTheNextSecond": {a: stored(), b: func() runtime.Object {
+			tun := stored()
+			t := metav1.NewTime(tun.Status.AtProvider.CreatedAt.Add(time.Second))
+			tun.Status.AtProvider.CreatedAt = &t
+			return tun
+		}(), want: false},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
