@@ -22,6 +22,7 @@ func FuzzRules(f *testing.F) {
 	f.Add("*.Example.com", "^/x.*", "RegularExpression", "grpc", int32(8443), "http2", "", "", "", true)
 	f.Add("a", "/", "Exact", "db", int32(5432), "tcp", "tcp://db:5432", "Bad Team", "nothex", false)
 	f.Add("x.example.com", "api", "Prefix", "", int32(0), "h2c", "http_status:404", "t", aud+","+aud, false)
+	f.Add("x.example.com", "/\xff", "Prefix", "web", int32(80), "http", "", "", "", false)
 	f.Fuzz(func(t *testing.T, host, path, pathType, svcName string, port int32, proto, url, team, auds string, noVerify bool) {
 		s := v1alpha1.PublicHostnameSpec{TunnelRef: v1alpha1.TunnelReference{Name: "edge"}, Hostname: host}
 		origin := v1alpha1.Origin{Service: &v1alpha1.ServiceOrigin{Name: svcName, Port: intstr.FromInt32(port), Protocol: proto}}

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -193,6 +194,12 @@ func (b *builder) path(field string, p v1alpha1.PathOrigin) (*string, bool) {
 	}
 	if !strings.HasPrefix(p.Path, "/") {
 		b.problem(field+".path", "%s must start with '/'", Clip(p.Path))
+		return nil, false
+	}
+	// Go's regular expressions are UTF-8: a quoted literal with a stray byte
+	// would not compile in cloudflared and stop the whole tunnel's config.
+	if !utf8.ValidString(p.Path) {
+		b.problem(field+".path", "%s is not valid UTF-8", Clip(p.Path))
 		return nil, false
 	}
 	if p.PathType == v1alpha1.PathTypeExact {

@@ -140,6 +140,12 @@ func TestRules(t *testing.T) {
 			}),
 			problems: []string{"spec.paths[0].path"},
 		},
+		"PathThatIsNotUTF8": {
+			spec: spec(func(s *v1alpha1.PublicHostnameSpec) {
+				s.Paths = []v1alpha1.PathOrigin{{Path: "/\xff", Origin: *svc("api", intstr.FromInt32(80), "")}}
+			}),
+			problems: []string{"spec.paths[0].path"},
+		},
 		"TwoOriginsForOnePath": {
 			spec: spec(func(s *v1alpha1.PublicHostnameSpec) {
 				s.Paths = []v1alpha1.PathOrigin{{Path: "/a", Origin: *svc("a", intstr.FromInt32(80), "")}, {Path: "/a/", Origin: *svc("b", intstr.FromInt32(80), "")}}

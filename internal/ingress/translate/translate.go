@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -741,6 +742,10 @@ func (t *translator) path(field string, p networkingv1.HTTPIngressPath) (*string
 	}
 	if !strings.HasPrefix(p.Path, "/") {
 		t.problem(field, "%s must start with '/'", clip(p.Path))
+		return nil, false
+	}
+	if !utf8.ValidString(p.Path) { // cloudflared's regular expressions are UTF-8
+		t.problem(field, "%s is not valid UTF-8", clip(p.Path))
 		return nil, false
 	}
 	if p.PathType != nil && *p.PathType == networkingv1.PathTypeExact {

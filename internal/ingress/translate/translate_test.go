@@ -442,6 +442,16 @@ func TestBadInput(t *testing.T) {
 				Problems:  []string{"spec.rules[0].http.paths[1].backend"},
 			},
 		},
+		"PublicPathNotUTF8": {
+			ann:   map[string]string{tv1alpha1.AnnotationPublic: "true"},
+			rules: []networkingv1.IngressRule{rule("app.example.com", prefix("/ok", "web", 80), prefix("/\xff", "web", 80))},
+			want: summary{
+				Public: true, Hostnames: route, Routes: route,
+				Published: []string{"app.example.com"},
+				Rules:     []string{"app.example.com ^/ok(/|$) http://web.team-a.svc.cluster.local:80"},
+				Problems:  []string{"spec.rules[0].http.paths[1].path"},
+			},
+		},
 		"ResourceBackendOnPrivateIngress": {
 			def:  &networkingv1.IngressBackend{Resource: &corev1.TypedLocalObjectReference{Kind: "X", Name: "y"}},
 			want: summary{Hostnames: route, Routes: route, Problems: []string{"spec.defaultBackend"}},
