@@ -8,6 +8,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/cloudflaretunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/config"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/dnsrecord"
@@ -54,6 +55,25 @@ func kubeOnly(o controller.Options) controller.Options {
 	return o
 }
 
+// DNSRecordWorkers is the most workers the DNSRecord controller runs
+// beyond --max-reconcile-rate when DNS writes are batched: a free zone's
+// batch. Each worker waits for its record's batch, so the workers bound
+// how large a batch can grow; a large change whose records arrive a few a
+// second then goes out in full batches, not in one per window.
+const DNSRecordWorkers = cloudflare.DefaultDNSBatchSize
+
+// dnsRecordWorkers are the options of the DNSRecord controller, and how
+// many of its writes can wait for batches at once: --max-reconcile-rate
+// workers, or as many as a batch holds (up to DNSRecordWorkers) when
+// batching is on.
+func dnsRecordWorkers(o controller.Options, b cloudflare.DNSBatching) (controller.Options, cloudflare.DNSBatching) {
+	if b.Enabled() {
+		o.MaxConcurrentReconciles = max(o.MaxConcurrentReconciles, min(b.BatchSize(), DNSRecordWorkers))
+		b.Writers = o.MaxConcurrentReconciles
+	}
+	return o, b
+}
+
 // Settings are the provider's own settings, beyond crossplane-runtime's
 // controller options, passed to the controllers that use them: nothing is
 // kept in package variables.
@@ -94,16 +114,22 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, s Settings) error {
 	if err := publichostname.Index(mgr); err != nil {
 		return err
 	}
+	managed := s.Managed
+	managed.Metrics = s.Metrics
+	// Every client shares the account's batcher, so every controller's
+	// options carry the DNSRecord controller's writers.
+	dnsOpts, batching := dnsRecordWorkers(o, managed.Cloudflare.DNSBatching)
+	managed.Cloudflare.DNSBatching = batching
+	if err := dnsrecord.SetupGated(mgr, dnsOpts, managed); err != nil {
+		return err
+	}
 	for _, setup := range []func(ctrl.Manager, controller.Options, mr.Settings) error{
-		dnsrecord.SetupGated,
 		hostnameroute.SetupGated,
 		networkroute.SetupGated,
 		tunnel.SetupGated,
 		virtualnetwork.SetupGated,
 		vpcservice.SetupGated,
 	} {
-		managed := s.Managed
-		managed.Metrics = s.Metrics
 		if err := setup(mgr, o, managed); err != nil {
 			return err
 		}

@@ -249,14 +249,14 @@ func (a *accountCache) client(cfg clients.Config, o Options) *Client {
 
 // dnsBatcher returns the account's DNS batcher, made with o by its first
 // user: every client of the account shares its batches.
-func (a *accountCache) dnsBatcher(o DNSBatching) *dnsBatcher {
+func (a *accountCache) dnsBatcher(o DNSBatching, w *dnsWaiters) *dnsBatcher {
 	if !o.enabled() {
 		return nil
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.batcher == nil {
-		a.batcher = newDNSBatcher(o)
+		a.batcher = newDNSBatcher(o, w)
 	}
 	return a.batcher
 }
@@ -281,6 +281,9 @@ func (a *accountCache) zoneRecords(zoneID string) *snapshot[DNSRecord] {
 type Caches struct {
 	mu    sync.Mutex
 	byKey map[string]*accountCache
+	// dnsWaiters counts the DNS writes waiting for batches in every
+	// account: the DNSRecord controller's workers serve them all.
+	dnsWaiters dnsWaiters
 }
 
 // NewCaches returns an empty set of caches.

@@ -162,7 +162,7 @@ func NewCached(cfg clients.Config, o Options) *CachedClient {
 		caches = NewCaches()
 	}
 	ac := caches.forAccount(cfg.Token, cfg.AccountID, cfg.Endpoint)
-	return &CachedClient{Client: ac.client(cfg, o), ttl: ttl, cache: ac, batcher: ac.dnsBatcher(o.DNSBatching)}
+	return &CachedClient{Client: ac.client(cfg, o), ttl: ttl, cache: ac, batcher: ac.dnsBatcher(o.DNSBatching, &caches.dnsWaiters)}
 }
 
 // maxPageSize is the largest page the list endpoints we page through allow.

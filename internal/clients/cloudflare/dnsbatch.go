@@ -3,6 +3,7 @@ package cloudflare
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -11,9 +12,9 @@ import (
 // DNSBatching coalesces the DNS record writes of one account and zone made
 // within a short window into batches: one request for up to Size
 // operations instead of one each. A zone that sent a batch in the last
-// five windows waits five windows for the next, and one whose last batch
-// was large (a tenth of Size) twenty: a lone write goes out after Window,
-// a large change in few batches.
+// five windows waits five windows for the next, and one that sent a large
+// batch (a tenth of Size) in the last twenty waits sixty: a lone write goes
+// out after Window, a large change in few batches.
 type DNSBatching struct {
 	// Window is how long the first write of a batch waits for others to
 	// join it; 0 turns batching off.
@@ -22,6 +23,13 @@ type DNSBatching struct {
 	// DefaultDNSBatchSize. Cloudflare allows 200 on a free zone and 3,500
 	// on paid plans.
 	Size int
+	// Writers is how many DNS record writes of the process can wait for
+	// their batches at once: the DNSRecord controller's workers, each
+	// waiting for its own. When that many wait, no write is left to join
+	// any batch, so every pending batch goes out at once rather than
+	// holding the controller still until its window closes. 0 means
+	// unknown: batches wait for their windows.
+	Writers int
 }
 
 const (
@@ -46,9 +54,14 @@ func (o DNSBatching) enabled() bool { return o.Window > 0 }
 // windows.
 func (o DNSBatching) busyWindow() time.Duration { return 5 * o.Window }
 
-// largeWindow is the window of a zone whose last batch, sent within it, was
-// large: twenty windows.
-func (o DNSBatching) largeWindow() time.Duration { return 20 * o.Window }
+// changeUnderWay is how recent a zone's last large batch must be for a
+// large change to be taken as still under way: twenty windows. A write
+// after a longer lull is a new, small change.
+func (o DNSBatching) changeUnderWay() time.Duration { return 20 * o.Window }
+
+// largeWindow is the window of a zone while a large change is under way:
+// sixty windows, or until the batch is full.
+func (o DNSBatching) largeWindow() time.Duration { return 60 * o.Window }
 
 // isLarge says whether a batch of n operations means a large change is
 // under way: a tenth of the batch size or more.
@@ -57,14 +70,16 @@ func (o DNSBatching) isLarge(n int) bool { return n >= max(2, o.size()/10) }
 // windowFor is how long a zone's next batch stays open, given how long ago
 // its last batch went out and how many operations it held. An idle zone
 // waits one window, so a lone write goes out promptly. A zone that sent a
-// batch within five windows waits five. One whose last batch was large
-// waits twenty: the records of a large change reach their zone over
-// minutes, as the tunnel's configuration takes their hostnames, and at five
-// windows a thousand records went out in about forty batches (N = 1,000,
-// docs/benchmarks.md) where the batch size allows five.
+// batch within five windows waits five. One that sent a large batch within
+// twenty windows waits sixty, unless the batch fills first: the records of
+// a large change reach their zone over minutes, a few a second, while the
+// routes and services ahead of them spend the request budget. At five
+// windows a thousand records went out in about forty batches, at twenty in
+// about twenty (N = 1,000, docs/benchmarks.md), where the batch size allows
+// five; each extra batch is a request the budget takes from the change.
 func (o DNSBatching) windowFor(sinceLast time.Duration, lastSize int) time.Duration {
 	switch {
-	case o.isLarge(lastSize) && sinceLast < o.largeWindow():
+	case o.isLarge(lastSize) && sinceLast < o.changeUnderWay():
 		return o.largeWindow()
 	case sinceLast < o.busyWindow():
 		return o.busyWindow()
@@ -73,12 +88,19 @@ func (o DNSBatching) windowFor(sinceLast time.Duration, lastSize int) time.Durat
 	}
 }
 
-func (o DNSBatching) size() int {
+func (o DNSBatching) size() int { return o.BatchSize() }
+
+// BatchSize is the most operations one batch holds: Size, or
+// DefaultDNSBatchSize when unset.
+func (o DNSBatching) BatchSize() int {
 	if o.Size <= 0 {
 		return DefaultDNSBatchSize
 	}
 	return o.Size
 }
+
+// Enabled says whether DNS writes are batched at all.
+func (o DNSBatching) Enabled() bool { return o.enabled() }
 
 type dnsOpKind int
 
@@ -130,13 +152,68 @@ type sender interface {
 
 // dnsBatcher holds an account's pending batches, one per zone.
 type dnsBatcher struct {
-	opts  DNSBatching
-	mu    sync.Mutex
-	zones map[string]*zoneBatch
+	opts    DNSBatching
+	waiters *dnsWaiters
+	mu      sync.Mutex
+	zones   map[string]*zoneBatch
 }
 
-func newDNSBatcher(o DNSBatching) *dnsBatcher {
-	return &dnsBatcher{opts: o, zones: map[string]*zoneBatch{}}
+func newDNSBatcher(o DNSBatching, w *dnsWaiters) *dnsBatcher {
+	if w == nil {
+		w = &dnsWaiters{}
+	}
+	b := &dnsBatcher{opts: o, waiters: w, zones: map[string]*zoneBatch{}}
+	w.register(b)
+	return b
+}
+
+// dnsWaiters counts the process's DNS writes waiting for their batches,
+// across accounts and zones, because the writers (the DNSRecord
+// controller's workers) are shared by all of them.
+type dnsWaiters struct {
+	mu       sync.Mutex
+	waiting  int
+	batchers []*dnsBatcher
+}
+
+func (w *dnsWaiters) register(b *dnsBatcher) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.batchers = append(w.batchers, b)
+}
+
+// add counts n more waiting writes and returns how many wait now.
+func (w *dnsWaiters) add(n int) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.waiting += n
+	return w.waiting
+}
+
+// flushAll sends every pending batch of every batcher now.
+func (w *dnsWaiters) flushAll() {
+	w.mu.Lock()
+	batchers := slices.Clone(w.batchers)
+	w.mu.Unlock()
+	for _, b := range batchers {
+		b.flushPending()
+	}
+}
+
+// flushPending sends each zone's pending batch now, its window cut short,
+// with the client and context its first write brought.
+func (b *dnsBatcher) flushPending() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for zoneID, z := range b.zones {
+		if len(z.pending) == 0 {
+			continue
+		}
+		if z.timer != nil {
+			z.timer.Stop()
+		}
+		go b.flush(z.ctx, z.sender, zoneID, b.take(z))
+	}
 }
 
 // zoneBatch collects one zone's writes until the window closes or the
@@ -154,13 +231,24 @@ type zoneBatch struct {
 	// gave up waiting) joins the first instead of duplicating it.
 	posts map[string]*dnsOp
 	timer *time.Timer
+	// sender and ctx send the pending batch: its first write's client
+	// (the account's) and a context that outlives that write's reconcile.
+	sender sender
+	ctx    context.Context
 }
 
 // do queues op for zoneID's next batch and waits for its outcome.
 func (b *dnsBatcher) do(ctx context.Context, s sender, zoneID string, op *dnsOp) (*DNSRecord, error) {
 	op.done = make(chan struct{})
+	waiting := b.waiters.add(1)
+	defer b.waiters.add(-1)
 	if first := b.enqueue(ctx, s, zoneID, op); first != op {
 		op = first
+	}
+	if b.opts.Writers > 0 && waiting >= b.opts.Writers {
+		// Every writer waits: nothing more can join, so waiting longer
+		// would only stall them.
+		b.waiters.flushAll()
 	}
 	select {
 	case <-op.done:
@@ -201,6 +289,7 @@ func (b *dnsBatcher) enqueue(ctx context.Context, s sender, zoneID string, op *d
 		}
 		go b.flush(bctx, s, zoneID, b.take(z))
 	case len(z.pending) == 1:
+		z.sender, z.ctx = s, bctx
 		window := b.opts.windowFor(time.Since(z.sent), z.sentSize)
 		z.timer = time.AfterFunc(window, func() {
 			b.mu.Lock()

@@ -188,7 +188,7 @@ func TestDNSBatcher(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			s := &fakeSender{answer: tc.answer, one: tc.one}
-			b := newDNSBatcher(DNSBatching{Window: 100 * time.Millisecond, Size: tc.size})
+			b := newDNSBatcher(DNSBatching{Window: 100 * time.Millisecond, Size: tc.size}, nil)
 			got := createAll(b, s, tc.records)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("outcomes (-want +got):\n%s", diff)
@@ -220,7 +220,7 @@ func ids(names []string) map[string]string {
 // it twice.
 func TestDNSBatcherJoinsARetriedCreate(t *testing.T) {
 	s := &fakeSender{answer: echo}
-	b := newDNSBatcher(DNSBatching{Window: 200 * time.Millisecond})
+	b := newDNSBatcher(DNSBatching{Window: 200 * time.Millisecond}, nil)
 	gaveUp, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := b.do(gaveUp, s, "zone", &dnsOp{kind: opPost, rec: record("a")}); err == nil {
@@ -344,7 +344,7 @@ func TestLostBatchResponse(t *testing.T) {
 // share a batch, while a lone write waits only one window.
 func TestDNSBatcherBusyZoneWaitsLonger(t *testing.T) {
 	s := &fakeSender{answer: echo}
-	b := newDNSBatcher(DNSBatching{Window: 100 * time.Millisecond})
+	b := newDNSBatcher(DNSBatching{Window: 100 * time.Millisecond}, nil)
 	create := func(n string) {
 		if _, err := b.do(context.Background(), s, "zone", &dnsOp{kind: opPost, rec: record(n)}); err != nil {
 			t.Error(err)
@@ -371,8 +371,8 @@ func TestDNSBatchWindowFor(t *testing.T) {
 		"NeverSent":                {sinceLast: time.Since(time.Time{}), want: time.Second},
 		"IdleAfterASmallBatch":     {sinceLast: 6 * time.Second, lastSize: 3, want: time.Second},
 		"BusyWithSmallBatches":     {sinceLast: 4 * time.Second, lastSize: 19, want: 5 * time.Second},
-		"BusyWithALargeBatch":      {sinceLast: 4 * time.Second, lastSize: 20, want: 20 * time.Second},
-		"LargeBatchAWhileAgo":      {sinceLast: 19 * time.Second, lastSize: 200, want: 20 * time.Second},
+		"BusyWithALargeBatch":      {sinceLast: 4 * time.Second, lastSize: 20, want: 60 * time.Second},
+		"LargeBatchAWhileAgo":      {sinceLast: 19 * time.Second, lastSize: 200, want: 60 * time.Second},
 		"LargeBatchLongAgo":        {sinceLast: 21 * time.Second, lastSize: 200, want: time.Second},
 		"SmallBatchSinceBusyEnded": {sinceLast: 5 * time.Second, lastSize: 1, want: time.Second},
 	}
@@ -386,5 +386,51 @@ func TestDNSBatchWindowFor(t *testing.T) {
 	// A small batch size still needs two writes to call a change large.
 	if small := (DNSBatching{Window: time.Second, Size: 5}); small.windowFor(time.Second, 1) != 5*time.Second {
 		t.Error("a batch of one counted as a large change")
+	}
+}
+
+// TestDNSBatcherSendsWhenEveryWriterWaits: batches wait for their window
+// while a writer is free to join them, and go out at once, each with its
+// own account's client, when every writer of the process waits.
+func TestDNSBatcherSendsWhenEveryWriterWaits(t *testing.T) {
+	o := DNSBatching{Window: time.Hour, Writers: 3}
+	w := &dnsWaiters{}
+	first, second := newDNSBatcher(o, w), newDNSBatcher(o, w) // two accounts
+	s1, s2 := &fakeSender{answer: echo}, &fakeSender{answer: echo}
+	create := func(b *dnsBatcher, s sender, zone, n string) {
+		if _, err := b.do(context.Background(), s, zone, &dnsOp{kind: opPost, rec: record(n)}); err != nil {
+			t.Error(err)
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { create(first, s1, "zone-a", "a1") })
+	wg.Go(func() { create(first, s1, "zone-b", "b1") })
+	for deadline := time.Now().Add(10 * time.Second); w.add(0) < 2 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // time to send, were it to
+	s1.mu.Lock()
+	sent := len(s1.singles) + len(s1.batches)
+	s1.mu.Unlock()
+	if w.add(0) != 2 || sent != 0 {
+		t.Fatalf("with a writer free: %d waiting, sent %v %v; want 2 waiting, nothing sent", w.add(0), s1.singles, s2.singles)
+	}
+	done := make(chan struct{})
+	go func() {
+		create(second, s2, "zone-c", "c1")
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("every writer waits, yet the batches were held for their window")
+	}
+	slices.Sort(s1.singles)
+	if !cmp.Equal(s1.singles, []string{"a1", "b1"}) || !cmp.Equal(s2.singles, []string{"c1"}) {
+		t.Errorf("first account's client sent %v, second's %v; want each account's own writes", s1.singles, s2.singles)
+	}
+	if n := w.add(0); n != 0 {
+		t.Errorf("%d writers still counted as waiting", n)
 	}
 }
