@@ -188,11 +188,13 @@ const DefaultDNSBatchSize = 200
 // done with. Nothing is read back: every observation a controller makes is
 // overhead.
 type Minimum struct {
-	Routes       int // n hostname routes
-	Services     int // n VPC services
-	DNS          int // ⌈n / batch size⌉ DNS requests: n when each record is its own request
-	Tunnel       int // 1: the tunnel's create, or its delete
-	Token        int // 1 on creation: the run token for the cloudflared Secret
+	Routes   int // n hostname routes
+	Services int // n VPC services
+	DNS      int // ⌈n / batch size⌉ DNS requests: n when each record is its own request
+	// Tunnel is 1: the tunnel's create, or its delete. The create's answer
+	// carries the token cloudflared runs with, so the token costs no
+	// request of its own.
+	Tunnel       int
 	ZoneList     int // 1 on creation: resolving example.com's zone ID for all records
 	ConfigWrites int // writes of the tunnel's configuration (rules added, or removed)
 	Total        int
@@ -212,11 +214,11 @@ func DNSRequests(n, batchSize int) int {
 
 // MinimumRequests is the floor until Ready: 2n route and service creates,
 // the DNS records in batches of batchSize (1: one request per record), the
-// tunnel, its token, one zone list and configWrites configuration writes
+// tunnel, one zone list and configWrites configuration writes
 // (at least one: a single write carrying every rule).
 func MinimumRequests(n, batchSize, configWrites int) Minimum {
-	m := Minimum{Routes: n, Services: n, DNS: DNSRequests(n, batchSize), Tunnel: 1, Token: 1, ZoneList: 1, ConfigWrites: max(configWrites, 1)}
-	m.Total = m.Routes + m.Services + m.DNS + m.Tunnel + m.Token + m.ZoneList + m.ConfigWrites
+	m := Minimum{Routes: n, Services: n, DNS: DNSRequests(n, batchSize), Tunnel: 1, ZoneList: 1, ConfigWrites: max(configWrites, 1)}
+	m.Total = m.Routes + m.Services + m.DNS + m.Tunnel + m.ZoneList + m.ConfigWrites
 	return m
 }
 

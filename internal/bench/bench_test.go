@@ -847,7 +847,7 @@ func (r *result) report(w *reportWriter) {
 	w.f("| median Ingress Ready, share of the time to Ready | **%.0f%%** |\n", d.medianPct)
 	w.f("| Cloudflare requests until then | **%d** (%.2f per Ingress) |\n", d.convReq, ratio(d.convReq, n))
 	w.f("| DNS write requests (record creates + batches) | %d (%d batches) |\n", d.dnsConv, r.conv.stats.Requests(batchOp))
-	w.f("| floor, DNS batched (2N + ⌈N/%d⌉ + tunnel + token + zone list + %d config writes) | %d — measured is **%.2f×** |\n", bench.DefaultDNSBatchSize, d.floor.ConfigWrites, d.floor.Total, ratio(d.convReq, d.floor.Total))
+	w.f("| floor, DNS batched (2N + ⌈N/%d⌉ + tunnel + zone list + %d config writes) | %d — measured is **%.2f×** |\n", bench.DefaultDNSBatchSize, d.floor.ConfigWrites, d.floor.Total, ratio(d.convReq, d.floor.Total))
 	w.f("| floor, one request per record (3N + …) | %d — measured is %.2f× |\n", d.floorSingle.Total, ratio(d.convReq, d.floorSingle.Total))
 	w.f("| 429 answers / other non-2xx | %d / %d |\n", d.conv429, r.conv.stats.Errors())
 	w.f("| time the budget needs for the measured requests ((req − %d) ÷ %.1f/s) | %s — time to Ready is **%.2f×** |\n", budgetBurst, budgetRate, round(d.budgetTime), dratio(r.readyAt, d.budgetTime))

@@ -37,13 +37,13 @@ func TestMinimumRequests(t *testing.T) {
 		want            Minimum
 	}{
 		"batched, one configuration write": {n: 1000, size: 200, writes: 1,
-			want: Minimum{Routes: 1000, Services: 1000, DNS: 5, Tunnel: 1, Token: 1, ZoneList: 1, ConfigWrites: 1, Total: 2009}},
+			want: Minimum{Routes: 1000, Services: 1000, DNS: 5, Tunnel: 1, ZoneList: 1, ConfigWrites: 1, Total: 2008}},
 		"batching off: one request per record": {n: 1000, size: 1, writes: 1,
-			want: Minimum{Routes: 1000, Services: 1000, DNS: 1000, Tunnel: 1, Token: 1, ZoneList: 1, ConfigWrites: 1, Total: 3004}},
+			want: Minimum{Routes: 1000, Services: 1000, DNS: 1000, Tunnel: 1, ZoneList: 1, ConfigWrites: 1, Total: 3003}},
 		"measured configuration writes count": {n: 50, size: 200, writes: 4,
-			want: Minimum{Routes: 50, Services: 50, DNS: 1, Tunnel: 1, Token: 1, ZoneList: 1, ConfigWrites: 4, Total: 108}},
+			want: Minimum{Routes: 50, Services: 50, DNS: 1, Tunnel: 1, ZoneList: 1, ConfigWrites: 4, Total: 107}},
 		"at least one configuration write": {n: 10, size: 200, writes: 0,
-			want: Minimum{Routes: 10, Services: 10, DNS: 1, Tunnel: 1, Token: 1, ZoneList: 1, ConfigWrites: 1, Total: 25}},
+			want: Minimum{Routes: 10, Services: 10, DNS: 1, Tunnel: 1, ZoneList: 1, ConfigWrites: 1, Total: 24}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -62,7 +62,7 @@ func TestDeletionMinimum(t *testing.T) {
 		"batched": {n: 1000, size: 200, writes: 1,
 			want: Minimum{Routes: 1000, Services: 1000, DNS: 5, Tunnel: 1, ConfigWrites: 1, Total: 2007}},
 		"batching off": {n: 1000, size: 1, writes: 3,
-			want: Minimum{Routes: 1000, Services: 1000, DNS: 1000, Tunnel: 1, ConfigWrites: 3, Total: 3004}},
+			want: Minimum{Routes: 1000, Services: 1000, DNS: 1000, Tunnel: 1, ConfigWrites: 3, Total: 3003}},
 		"at least one configuration write": {n: 1, size: 200, writes: 0,
 			want: Minimum{Routes: 1, Services: 1, DNS: 1, Tunnel: 1, ConfigWrites: 1, Total: 5}},
 	}
