@@ -12,9 +12,10 @@ import (
 // DNSBatching coalesces the DNS record writes of one account and zone made
 // within a short window into batches: one request for up to Size
 // operations instead of one each. A zone that sent a batch in the last
-// five windows waits five windows for the next, and one that sent a large
-// batch (a tenth of Size) in the last twenty waits sixty: a lone write goes
-// out after Window, a large change in few batches.
+// five windows waits five windows for the next, and one in a large change
+// (a batch of a tenth of Size went out, and no lull of twenty windows
+// since) waits sixty: a lone write goes out after Window, a large change in
+// few batches.
 type DNSBatching struct {
 	// Window is how long the first write of a batch waits for others to
 	// join it; 0 turns batching off.
@@ -54,10 +55,9 @@ func (o DNSBatching) enabled() bool { return o.Window > 0 }
 // windows.
 func (o DNSBatching) busyWindow() time.Duration { return 5 * o.Window }
 
-// changeUnderWay is how recent a zone's last large batch must be for a
-// large change to be taken as still under way: twenty windows. A write
-// after a longer lull is a new, small change.
-func (o DNSBatching) changeUnderWay() time.Duration { return 20 * o.Window }
+// lull is how long a zone must have sent nothing for a large change in it
+// to be over: twenty windows. A write after a longer lull is a new change.
+func (o DNSBatching) lull() time.Duration { return 20 * o.Window }
 
 // largeWindow is the window of a zone while a large change is under way:
 // sixty windows, or until the batch is full.
@@ -68,18 +68,19 @@ func (o DNSBatching) largeWindow() time.Duration { return 60 * o.Window }
 func (o DNSBatching) isLarge(n int) bool { return n >= max(2, o.size()/10) }
 
 // windowFor is how long a zone's next batch stays open, given how long ago
-// its last batch went out and how many operations it held. An idle zone
-// waits one window, so a lone write goes out promptly. A zone that sent a
-// batch within five windows waits five. One that sent a large batch within
-// twenty windows waits sixty, unless the batch fills first: the records of
-// a large change reach their zone over minutes, a few a second, while the
-// routes and services ahead of them spend the request budget. At five
-// windows a thousand records went out in about forty batches, at twenty in
-// about twenty (N = 1,000, docs/benchmarks.md), where the batch size allows
-// five; each extra batch is a request the budget takes from the change.
-func (o DNSBatching) windowFor(sinceLast time.Duration, lastSize int) time.Duration {
+// its last batch went out and whether a large change is under way in it (a
+// large batch went out with no lull since). An idle zone waits one window,
+// so a lone write goes out promptly. A zone that sent a batch within five
+// windows waits five. One in a large change waits sixty, unless the batch
+// fills first: the records of a large change reach their zone over
+// minutes, a few a second, while the routes and services ahead of them
+// spend the request budget. At five windows a thousand records went out in
+// about forty batches, at twenty in about twenty (N = 1,000,
+// docs/benchmarks.md), where the batch size allows five; each extra batch
+// is a request the budget takes from the change.
+func (o DNSBatching) windowFor(sinceLast time.Duration, largeChange bool) time.Duration {
 	switch {
-	case o.isLarge(lastSize) && sinceLast < o.changeUnderWay():
+	case largeChange && sinceLast < o.lull():
 		return o.largeWindow()
 	case sinceLast < o.busyWindow():
 		return o.busyWindow()
@@ -167,9 +168,10 @@ func newDNSBatcher(o DNSBatching, w *dnsWaiters) *dnsBatcher {
 	return b
 }
 
-// dnsWaiters counts the process's DNS writes waiting for their batches,
-// across accounts and zones, because the writers (the DNSRecord
-// controller's workers) are shared by all of them.
+// dnsWaiters counts the process's DNS writes waiting in batches not yet
+// sent, across accounts and zones, because the writers (the DNSRecord
+// controller's workers) are shared by all of them. A write whose batch is
+// on its way is not counted: its worker will soon be free to bring another.
 type dnsWaiters struct {
 	mu       sync.Mutex
 	waiting  int
@@ -182,7 +184,8 @@ func (w *dnsWaiters) register(b *dnsBatcher) {
 	w.batchers = append(w.batchers, b)
 }
 
-// add counts n more waiting writes and returns how many wait now.
+// add counts n more writes waiting in unsent batches and returns how many
+// wait now.
 func (w *dnsWaiters) add(n int) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -220,12 +223,12 @@ func (b *dnsBatcher) flushPending() {
 // batch is full.
 type zoneBatch struct {
 	pending []*dnsOp
-	// sent is when the zone's last batch went out, and sentSize how many
-	// operations it held: a zone that is busy waits longer for its next
-	// batch (windowFor), so a large change meets in few batches while a
-	// lone write waits only Window.
-	sent     time.Time
-	sentSize int
+	// sent is when the zone's last batch went out, and largeChange
+	// whether a large batch went out with no lull since: a zone that is
+	// busy waits longer for its next batch (windowFor), so a large change
+	// meets in few batches while a lone write waits only Window.
+	sent        time.Time
+	largeChange bool
 	// posts are the creates pending or in flight, by identity: a second
 	// create of the same record (a retried reconcile whose first attempt
 	// gave up waiting) joins the first instead of duplicating it.
@@ -240,14 +243,12 @@ type zoneBatch struct {
 // do queues op for zoneID's next batch and waits for its outcome.
 func (b *dnsBatcher) do(ctx context.Context, s sender, zoneID string, op *dnsOp) (*DNSRecord, error) {
 	op.done = make(chan struct{})
-	waiting := b.waiters.add(1)
-	defer b.waiters.add(-1)
 	if first := b.enqueue(ctx, s, zoneID, op); first != op {
 		op = first
 	}
-	if b.opts.Writers > 0 && waiting >= b.opts.Writers {
-		// Every writer waits: nothing more can join, so waiting longer
-		// would only stall them.
+	if b.opts.Writers > 0 && b.waiters.add(0) >= b.opts.Writers {
+		// Every writer waits in a batch not yet sent: nothing more can
+		// join, so waiting longer would only stall them.
 		b.waiters.flushAll()
 	}
 	select {
@@ -278,6 +279,7 @@ func (b *dnsBatcher) enqueue(ctx context.Context, s sender, zoneID string, op *d
 		z.posts[key] = op
 	}
 	z.pending = append(z.pending, op)
+	b.waiters.add(1)
 	// The batch is sent on its own context: it serves many callers, and
 	// abandoning it when the first caller's reconcile ends would make
 	// every other caller's outcome unknown.
@@ -290,7 +292,7 @@ func (b *dnsBatcher) enqueue(ctx context.Context, s sender, zoneID string, op *d
 		go b.flush(bctx, s, zoneID, b.take(z))
 	case len(z.pending) == 1:
 		z.sender, z.ctx = s, bctx
-		window := b.opts.windowFor(time.Since(z.sent), z.sentSize)
+		window := z.open(b.opts, time.Now())
 		z.timer = time.AfterFunc(window, func() {
 			b.mu.Lock()
 			ops := b.take(z)
@@ -306,9 +308,31 @@ func (b *dnsBatcher) take(z *zoneBatch) []*dnsOp {
 	ops := z.pending
 	z.pending = nil
 	if len(ops) > 0 {
-		z.sent, z.sentSize = time.Now(), len(ops)
+		b.waiters.add(-len(ops))
+		z.sentBatch(b.opts, len(ops), time.Now())
 	}
 	return ops
+}
+
+// open is the window of a batch the zone opens at now. A lull since its
+// last batch ends any large change.
+func (z *zoneBatch) open(o DNSBatching, now time.Time) time.Duration {
+	since := now.Sub(z.sent)
+	if since >= o.lull() {
+		z.largeChange = false
+	}
+	return o.windowFor(since, z.largeChange)
+}
+
+// sentBatch records a batch of n operations sent at now. A large batch
+// starts (or continues) a large change, and a small one does not end it:
+// a batch cut short by a full set of waiting writers, or the tail of a
+// wave of records, is still part of the change.
+func (z *zoneBatch) sentBatch(o DNSBatching, n int, now time.Time) {
+	z.sent = now
+	if o.isLarge(n) {
+		z.largeChange = true
+	}
 }
 
 // flush sends ops and settles each. A batch Cloudflare refuses for one bad

@@ -364,28 +364,57 @@ func TestDNSBatcherBusyZoneWaitsLonger(t *testing.T) {
 func TestDNSBatchWindowFor(t *testing.T) {
 	o := DNSBatching{Window: time.Second, Size: 200}
 	cases := map[string]struct {
-		sinceLast time.Duration
-		lastSize  int
-		want      time.Duration
+		sinceLast   time.Duration
+		largeChange bool
+		want        time.Duration
 	}{
 		"NeverSent":                {sinceLast: time.Since(time.Time{}), want: time.Second},
-		"IdleAfterASmallBatch":     {sinceLast: 6 * time.Second, lastSize: 3, want: time.Second},
-		"BusyWithSmallBatches":     {sinceLast: 4 * time.Second, lastSize: 19, want: 5 * time.Second},
-		"BusyWithALargeBatch":      {sinceLast: 4 * time.Second, lastSize: 20, want: 60 * time.Second},
-		"LargeBatchAWhileAgo":      {sinceLast: 19 * time.Second, lastSize: 200, want: 60 * time.Second},
-		"LargeBatchLongAgo":        {sinceLast: 21 * time.Second, lastSize: 200, want: time.Second},
-		"SmallBatchSinceBusyEnded": {sinceLast: 5 * time.Second, lastSize: 1, want: time.Second},
+		"Idle":                     {sinceLast: 6 * time.Second, want: time.Second},
+		"Busy":                     {sinceLast: 4 * time.Second, want: 5 * time.Second},
+		"LargeChange":              {sinceLast: 4 * time.Second, largeChange: true, want: 60 * time.Second},
+		"LargeChangeAWhileAgo":     {sinceLast: 19 * time.Second, largeChange: true, want: 60 * time.Second},
+		"LargeChangeAfterALull":    {sinceLast: 21 * time.Second, largeChange: true, want: time.Second},
+		"BusyEndsAfterFiveWindows": {sinceLast: 5 * time.Second, want: time.Second},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := o.windowFor(tc.sinceLast, tc.lastSize); got != tc.want {
-				t.Errorf("windowFor(%v, %d): got %v, want %v", tc.sinceLast, tc.lastSize, got, tc.want)
+			if got := o.windowFor(tc.sinceLast, tc.largeChange); got != tc.want {
+				t.Errorf("windowFor(%v, %v): got %v, want %v", tc.sinceLast, tc.largeChange, got, tc.want)
 			}
 		})
 	}
+}
+
+// TestDNSBatchLargeChange: a large batch starts a large change; the small
+// batches within it (a tail, or a batch sent because every writer waited)
+// do not end it; only a lull does.
+func TestDNSBatchLargeChange(t *testing.T) {
+	o := DNSBatching{Window: time.Second, Size: 200}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	z := &zoneBatch{}
+	steps := []struct {
+		at         time.Duration // when the batch opens; it is sent a second later
+		size       int
+		wantWindow time.Duration
+	}{
+		{at: 0, size: 3, wantWindow: time.Second},                              // idle zone
+		{at: 2 * time.Second, size: 19, wantWindow: 5 * time.Second},           // busy, still small
+		{at: 4 * time.Second, size: 20, wantWindow: 5 * time.Second},           // the first large batch
+		{at: 6 * time.Second, size: 4, wantWindow: 60 * time.Second},           // in the change: small, cut short
+		{at: 8 * time.Second, size: 150, wantWindow: 60 * time.Second},         // the small batch did not end it
+		{at: 8*time.Second + 30*time.Second, size: 1, wantWindow: time.Second}, // after a lull: a new change
+	}
+	for i, st := range steps {
+		if got := z.open(o, t0.Add(st.at)); got != st.wantWindow {
+			t.Errorf("step %d: window %v, want %v", i, got, st.wantWindow)
+		}
+		z.sentBatch(o, st.size, t0.Add(st.at+time.Second))
+	}
 	// A small batch size still needs two writes to call a change large.
-	if small := (DNSBatching{Window: time.Second, Size: 5}); small.windowFor(time.Second, 1) != 5*time.Second {
-		t.Error("a batch of one counted as a large change")
+	small, zs := DNSBatching{Window: time.Second, Size: 5}, &zoneBatch{}
+	zs.sentBatch(small, 1, t0)
+	if got := zs.open(small, t0.Add(time.Second)); got != 5*time.Second {
+		t.Errorf("after a batch of one: window %v, want the busy zone's 5s", got)
 	}
 }
 
