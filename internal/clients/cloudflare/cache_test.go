@@ -1,7 +1,9 @@
 package cloudflare
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"sync"
 	"testing"
@@ -308,3 +310,51 @@ func TestOneSDKClientPerAccountAndOptions(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestTunnelConfigurationServedWithinTTL: the document as last read or
+// written is served within the TTL, so the read that comes before each
+// write of a changing configuration costs nothing; a failed write and an
+// old observation go back to Cloudflare, which always has the last word.
+func TestTunnelConfigurationServedWithinTTL(t *testing.T) {
+	ctx := context.Background()
+	f, c := cachedFixture(t, 200*time.Millisecond)
+	id := must(f.client.CreateTunnel(ctx, "edge", "cloudflare")).ID
+	doc := func(host string) json.RawMessage {
+		return json.RawMessage(`{"ingress":[{"hostname":"` + host + `","service":"http://web:80"},{"service":"http_status:404"}]}`)
+	}
+	gets := func() int { return f.sim.Stats()["tunnels.configurations.get"].Requests }
+	f.sim.ResetStats()
+
+	first := must(c.GetTunnelConfiguration(ctx, id))
+	must(c.GetTunnelConfiguration(ctx, id))
+	if gets() != 1 {
+		t.Fatalf("two reads within the TTL made %d gets, want 1", gets())
+	}
+	written := must(c.UpdateTunnelConfiguration(ctx, id, doc("a.example.com")))
+	got := must(c.GetTunnelConfiguration(ctx, id))
+	if gets() != 1 || got.Version != written.Version || got.Version == first.Version || !bytes.Contains(got.Config, []byte("a.example.com")) {
+		t.Fatalf("read after a write: %d gets, version %d (written %d); want the written document without a get", gets(), got.Version, written.Version)
+	}
+	got.Config[0] = 'x' // a caller's copy: the cache is not changed through it
+	if again := must(c.GetTunnelConfiguration(ctx, id)); again.Config[0] != '{' {
+		t.Fatal("a caller changed the cached document")
+	}
+
+	// Changed behind the provider's back: seen once the TTL is over.
+	must(f.client.UpdateTunnelConfiguration(ctx, id, doc("drift.example.com")))
+	time.Sleep(250 * time.Millisecond)
+	if got := must(c.GetTunnelConfiguration(ctx, id)); gets() != 2 || !bytes.Contains(got.Config, []byte("drift.example.com")) {
+		t.Fatalf("after the TTL: %d gets, config %s; want a get that sees the drift", gets(), got.Config)
+	}
+
+	// A write that fails may have happened: the next read asks Cloudflare.
+	f.sim.SetFaults(sim.Faults{ErrorRate: 1})
+	if _, err := c.UpdateTunnelConfiguration(ctx, id, doc("b.example.com")); err == nil {
+		t.Fatal("write succeeded despite the fault")
+	}
+	f.sim.SetFaults(sim.Faults{})
+	must(c.GetTunnelConfiguration(ctx, id))
+	if gets() != 3 {
+		t.Fatalf("read after a failed write made %d gets in all, want 3", gets())
+	}
+}
