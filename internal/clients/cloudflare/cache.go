@@ -255,7 +255,7 @@ func (a *accountCache) client(cfg clients.Config, o Options) *Client {
 // dnsBatcher returns the account's DNS batcher, made with o by its first
 // user: every client of the account shares its batches.
 func (a *accountCache) dnsBatcher(o DNSBatching, w *dnsWaiters) *dnsBatcher {
-	if !o.enabled() {
+	if !o.Enabled() {
 		return nil
 	}
 	a.mu.Lock()

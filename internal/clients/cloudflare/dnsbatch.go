@@ -49,7 +49,8 @@ func DefaultDNSBatching() DNSBatching {
 	return DNSBatching{Window: DefaultDNSBatchWindow, Size: DefaultDNSBatchSize}
 }
 
-func (o DNSBatching) enabled() bool { return o.Window > 0 }
+// Enabled says whether DNS writes are batched at all.
+func (o DNSBatching) Enabled() bool { return o.Window > 0 }
 
 // busyWindow is the window of a zone that sent a batch within it: five
 // windows.
@@ -65,7 +66,7 @@ func (o DNSBatching) largeWindow() time.Duration { return 60 * o.Window }
 
 // isLarge says whether a batch of n operations means a large change is
 // under way: a tenth of the batch size or more.
-func (o DNSBatching) isLarge(n int) bool { return n >= max(2, o.size()/10) }
+func (o DNSBatching) isLarge(n int) bool { return n >= max(2, o.BatchSize()/10) }
 
 // windowFor is how long a zone's next batch stays open, given how long ago
 // its last batch went out and whether a large change is under way in it (a
@@ -89,8 +90,6 @@ func (o DNSBatching) windowFor(sinceLast time.Duration, largeChange bool) time.D
 	}
 }
 
-func (o DNSBatching) size() int { return o.BatchSize() }
-
 // BatchSize is the most operations one batch holds: Size, or
 // DefaultDNSBatchSize when unset.
 func (o DNSBatching) BatchSize() int {
@@ -99,9 +98,6 @@ func (o DNSBatching) BatchSize() int {
 	}
 	return o.Size
 }
-
-// Enabled says whether DNS writes are batched at all.
-func (o DNSBatching) Enabled() bool { return o.enabled() }
 
 type dnsOpKind int
 
@@ -285,7 +281,7 @@ func (b *dnsBatcher) enqueue(ctx context.Context, s sender, zoneID string, op *d
 	// every other caller's outcome unknown.
 	bctx := context.WithoutCancel(ctx)
 	switch {
-	case len(z.pending) >= b.opts.size():
+	case len(z.pending) >= b.opts.BatchSize():
 		if z.timer != nil {
 			z.timer.Stop()
 		}
