@@ -72,6 +72,9 @@ const (
 	ReasonNoRules           xpv2.ConditionReason = "NoRules"
 	ReasonReconcileError    xpv2.ConditionReason = "ReconcileError"
 	ReasonTunnelNotShared   xpv2.ConditionReason = sharing.ReasonTunnelNotShared
+	// ReasonHostnameConflict: the tunnel publishes the hostname for an
+	// older claim (the CloudflareTunnel's answer); this one waits in line.
+	ReasonHostnameConflict xpv2.ConditionReason = "HostnameConflict"
 
 	finalizer = "tunnels.cloudflare.com/publichostname"
 )
@@ -438,7 +441,7 @@ func Failure(ph *v1alpha1.PublicHostname) (xpv2.Condition, bool) {
 	for _, f := range []struct {
 		t xpv2.ConditionType
 		r xpv2.ConditionReason
-	}{{TypeAccepted, "HostnameConflict"}, {TypeDNSReady, ReasonDNSRefused}, {TypeValid, ReasonInvalid}} {
+	}{{TypeAccepted, ReasonHostnameConflict}, {TypeDNSReady, ReasonDNSRefused}, {TypeValid, ReasonInvalid}} {
 		if c := ph.GetCondition(f.t); c.Status == corev1.ConditionFalse && c.Reason == f.r && c.Message != "" {
 			return c, true
 		}
