@@ -224,10 +224,13 @@ func FuzzAnnotations(f *testing.F) {
 				t.Fatalf("%d VPC services, want 1", len(got.Services))
 			}
 			// The host cloudflared resolves to the backend: the hostname
-			// annotation, else the backend Service's cluster name (never
-			// the public rule host).
+			// annotation of a private Ingress, else the backend Service's
+			// cluster name (never a public rule host, nor the host of an
+			// Ingress whose public annotation is not "false": what it
+			// published stays).
 			wantHost := "web.team-a.svc.cluster.local"
-			if _, ok := ann[tv1alpha1.AnnotationHostname]; ok {
+			pub, asked := ann[tv1alpha1.AnnotationPublic]
+			if _, ok := ann[tv1alpha1.AnnotationHostname]; ok && (!asked || strings.EqualFold(strings.TrimSpace(pub), "false")) {
 				wantHost = wantRoute
 			}
 			p := got.Services[0].Spec.ForProvider

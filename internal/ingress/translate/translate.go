@@ -91,6 +91,11 @@ type Input struct {
 	// its annotations so both sources give the same answers. nil is the
 	// Ingress.
 	Owner *Owner
+	// NamesPublicHost: the hostname annotation names a public hostname even
+	// where the annotations given no longer ask to publish it (a Service
+	// whose public hostname a Problem withholds), so no VPC service reaches
+	// it.
+	NamesPublicHost bool
 }
 
 // Owner is the source objects are made for: their controller reference,
@@ -283,8 +288,8 @@ func (t *translator) translate() Result {
 		if !vpcPortSet {
 			port, ok = t.vpcBackendPort()
 		}
-		if ok {
-			r.Services = append(r.Services, t.vpcServiceMR(vpcName, int64(port), t.vpcHost(hosts)))
+		if host, hostOK := t.vpcHost(hosts); ok && hostOK {
+			r.Services = append(r.Services, t.vpcServiceMR(vpcName, int64(port), host))
 		}
 	}
 
@@ -418,19 +423,33 @@ func (t *translator) serviceHost() string {
 	return b.Service.Name + "." + t.ing.Namespace + "." + t.serviceDomain()
 }
 
-// vpcHost is the host a VPC service reaches. A Worker's traffic leaves the
-// tunnel at cloudflared, inside the cluster, so the host must be a name
-// cloudflared resolves to the backend: the backend Service's cluster DNS
-// name, unless the hostname annotation names the host explicitly. (A public
-// hostname resolves to Cloudflare's edge, not to the backend.)
-func (t *translator) vpcHost(hosts []host) string {
-	if _, override := t.ing.Annotations[tv1alpha1.AnnotationHostname]; override {
-		return hosts[0].route
+// vpcHost is the host a VPC service reaches, and false when there is none
+// (a Problem). A Worker's traffic leaves the tunnel at cloudflared, inside
+// the cluster, so the host must be a name cloudflared resolves to the
+// backend: the backend Service's cluster DNS name, unless the hostname
+// annotation names a private host explicitly. Never a public rule host: a
+// public hostname resolves to Cloudflare's edge, not to the backend.
+func (t *translator) vpcHost(hosts []host) (string, bool) {
+	public := t.namesPublicHost()
+	if _, override := t.ing.Annotations[tv1alpha1.AnnotationHostname]; override && !public {
+		return hosts[0].route, true
 	}
 	if h := t.serviceHost(); h != "" {
-		return h
+		return h, true
 	}
-	return hosts[0].route
+	if !public || hosts[0].internal {
+		return hosts[0].route, true
+	}
+	t.problem(tv1alpha1.AnnotationVPCService, "not created: the Ingress's hostnames are public, and inside the cluster a public hostname resolves to Cloudflare's edge, not to a backend; give the Ingress a backend Service for the VPC service to reach")
+	return "", false
+}
+
+// namesPublicHost says whether the Ingress's hostnames are public ones: it
+// asks to be published (a public annotation that is not "false", even one
+// that is not valid: what it published stays), or the caller says so.
+func (t *translator) namesPublicHost() bool {
+	v, ok := t.ing.Annotations[tv1alpha1.AnnotationPublic]
+	return ok && !strings.EqualFold(strings.TrimSpace(v), "false") || t.in.NamesPublicHost
 }
 
 // vpcBackendPort is the port of the main backend.

@@ -299,6 +299,28 @@ func TestTranslate(t *testing.T) {
 				Services:  []string{"redis tcp:6379 cache.team-a.svc.cluster.local"},
 			},
 		},
+		// The hostname annotation of a public Ingress is a public rule host,
+		// which inside the cluster resolves to Cloudflare's edge.
+		"VPCServiceOfAPublicHostnameAnnotationReachesTheBackend": {
+			in: input(ingress("api", map[string]string{tv1alpha1.AnnotationPublic: "true", tv1alpha1.AnnotationVPCService: "api", tv1alpha1.AnnotationHostname: "api.example.com"}, ptr.To(backend("web", 80)))),
+			want: summary{
+				Public:    true,
+				Hostnames: []string{"api.example.com"},
+				Routes:    []string{"api.example.com"},
+				Services:  []string{"api tcp:80 web.team-a.svc.cluster.local"},
+				Published: []string{"api.example.com"},
+				Rules:     []string{"api.example.com " + svc("web", 80)},
+			},
+		},
+		"VPCServiceOfAPublicIngressWithoutABackendServiceIsNotMade": {
+			in: input(ingress("api", map[string]string{tv1alpha1.AnnotationPublic: "true", tv1alpha1.AnnotationVPCService: "api", tv1alpha1.AnnotationVPCPort: "80", tv1alpha1.AnnotationHostname: "api.example.com"}, &networkingv1.IngressBackend{Resource: &corev1.TypedLocalObjectReference{Kind: "Bucket", Name: "b"}})),
+			want: summary{
+				Public:    true,
+				Hostnames: []string{"api.example.com"},
+				Routes:    []string{"api.example.com"},
+				Problems:  []string{"spec.defaultBackend", tv1alpha1.AnnotationVPCService},
+			},
+		},
 		"NamedPortsResolvedThroughTheService": {
 			in: input(ingress("api", map[string]string{tv1alpha1.AnnotationPublic: "true", tv1alpha1.AnnotationVPCService: "api"}, nil,
 				rule("api.example.com", prefix("/", "api", "http"), prefix("/metrics", "api", "metrics"))), api),

@@ -115,6 +115,9 @@ func Expose(in ExposeInput) Exposure {
 			APIVersion: "v1", Kind: "Service", Name: svc.Name, UID: svc.UID,
 			Label: publish.LabelService, KindPrefix: KindPrefix,
 		},
+		// The hostname stays public while a Problem withholds its
+		// publishing: the VPC service reaches the Service's cluster name.
+		NamesPublicHost: public,
 	})
 	if res.Public && res.DNSMode == v1alpha1.DNSModeExternalDNS {
 		e.problem(v1alpha1.AnnotationDNS, "%s is for Ingresses (their DNSEndpoint); a Service's public hostname gets a DNSRecord or, with %s, none: nothing new is published", v1alpha1.DNSModeExternalDNS, v1alpha1.DNSModeNone)

@@ -155,6 +155,22 @@ func TestExpose(t *testing.T) {
 			svc:  service(on(map[string]string{v1alpha1.AnnotationHostname: "db.example.com", v1alpha1.AnnotationPublic: "true", v1alpha1.AnnotationDNS: "ExternalDNS"}), redis),
 			want: exposed{Wanted: true, Routes: []string{"db.example.com"}, Problems: []string{v1alpha1.AnnotationDNS}},
 		},
+		// Issue 34, bug 6: a Worker's traffic leaves the tunnel at cloudflared,
+		// inside the cluster, where the public name resolves to Cloudflare's
+		// edge: a public Service's VPC service reaches its cluster name.
+		"PublicServicesVPCServiceReachesTheClusterName": {
+			svc: service(on(map[string]string{v1alpha1.AnnotationHostname: "x.example.com", v1alpha1.AnnotationPublic: "true", v1alpha1.AnnotationVPCService: "x"}), redis),
+			want: exposed{Wanted: true, Routes: []string{"x.example.com"}, VPC: []string{"x " + local + ":6379"}, DNS: []string{string(v1alpha1.DNSManaged)},
+				Published: []string{"x.example.com", "x.example.com -> http://" + local + ":6379"}},
+		},
+		"PublicServiceWithheldByAProblemStillReachesTheClusterName": {
+			svc: service(on(map[string]string{v1alpha1.AnnotationHostname: "x.example.com", v1alpha1.AnnotationPublic: "true", v1alpha1.AnnotationVPCService: "x", v1alpha1.AnnotationProtocol: "postgres"}), redis),
+			want: exposed{Wanted: true, Routes: []string{"x.example.com"}, VPC: []string{"x " + local + ":6379"}, Problems: []string{v1alpha1.AnnotationProtocol}},
+		},
+		"PrivateServicesVPCServiceReachesItsHostname": {
+			svc:  service(on(map[string]string{v1alpha1.AnnotationHostname: "cache.internal", v1alpha1.AnnotationVPCService: "x"}), redis),
+			want: exposed{Wanted: true, Routes: []string{"cache.internal"}, VPC: []string{"x cache.internal:6379"}},
+		},
 		"TheIngressTranslatorsAnswersToBadInput": {
 			svc:  service(on(map[string]string{v1alpha1.AnnotationHostname: "a.example.com,b.example.com", v1alpha1.AnnotationVPCService: "true"}), redis),
 			want: exposed{Wanted: true, Problems: []string{v1alpha1.AnnotationVPCService, v1alpha1.AnnotationHostname}},

@@ -16,7 +16,8 @@ import (
 // FuzzExpose holds what any Service's exposure promises: objects owned by
 // and labelled for the Service, valid names, a public hostname only for a
 // hostname that is routed too and only on the port and protocol asked for,
-// and never a VPC service or public hostname guessed from an ambiguous port.
+// never a VPC service or public hostname guessed from an ambiguous port, and
+// never a public Service's VPC service reaching its public name.
 func FuzzExpose(f *testing.F) {
 	f.Add("edge", "db.example.com", "true", "cache", "", "tcp", "", "postgres", int32(5432), "", int32(0), "")
 	f.Add("edge", "", "", "cache", "", "", "", "redis", int32(6379), "metrics", int32(9121), "")
@@ -72,6 +73,15 @@ func FuzzExpose(f *testing.F) {
 			}
 			if o := ph.Spec.Origin; o == nil || o.Service == nil || o.Service.Name != svc.Name {
 				t.Fatalf("public hostname %s does not reach the Service: %+v", ph.Spec.Hostname, ph.Spec.Origin)
+			}
+		}
+		if strings.EqualFold(strings.TrimSpace(public), "true") {
+			// A Worker's traffic leaves at cloudflared, in the cluster,
+			// where a public name resolves to Cloudflare's edge.
+			for _, s := range res.Services {
+				if h := ptr.Deref(s.Spec.ForProvider.Host.Hostname, ""); h != svc.Name+"."+svc.Namespace+".svc.cluster.local" {
+					t.Fatalf("the VPC service of a public Service reaches %s, not the Service's cluster name", h)
+				}
 			}
 		}
 		if protocol != "" && !known(strings.ToLower(strings.TrimSpace(protocol))) && len(res.Published) > 0 {
