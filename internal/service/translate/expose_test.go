@@ -164,7 +164,7 @@ func TestExpose(t *testing.T) {
 				Published: []string{"x.example.com", "x.example.com -> http://" + local + ":6379"}},
 		},
 		"PublicServiceWithheldByAProblemStillReachesTheClusterName": {
-			svc: service(on(map[string]string{v1alpha1.AnnotationHostname: "x.example.com", v1alpha1.AnnotationPublic: "true", v1alpha1.AnnotationVPCService: "x", v1alpha1.AnnotationProtocol: "postgres"}), redis),
+			svc:  service(on(map[string]string{v1alpha1.AnnotationHostname: "x.example.com", v1alpha1.AnnotationPublic: "true", v1alpha1.AnnotationVPCService: "x", v1alpha1.AnnotationProtocol: "postgres"}), redis),
 			want: exposed{Wanted: true, Routes: []string{"x.example.com"}, VPC: []string{"x " + local + ":6379"}, Problems: []string{v1alpha1.AnnotationProtocol}},
 		},
 		"PrivateServicesVPCServiceReachesItsHostname": {
