@@ -1,0 +1,46 @@
+package clients
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/origin"
+)
+
+// OriginNotAllowedError says a provider config's allowed origins refuse a
+// rule's origin. Its Rule is a condition reason naming the rule; its message
+// starts as every guardrail refusal's does (IsNotAllowedMessage).
+type OriginNotAllowedError struct {
+	// Source names the config.
+	Source string
+	*origin.Refusal
+}
+
+func (e *OriginNotAllowedError) Error() string {
+	return fmt.Sprintf(notAllowedPrefix+"%s does not allow %s (%s). Nothing was written to Cloudflare", e.Source, e.Refusal.Error(), e.Rule)
+}
+
+// CheckOrigin refuses an origin the config's allowed origins do not allow
+// (origin.Check): by default a source publishes its own namespace's
+// Services, http_status:<code> and hello_world; spec.allow.origins lists
+// more; link-local and metadata addresses never.
+func (c Config) CheckOrigin(o string, from origin.Source) error {
+	if r := origin.Check(o, from, c.Allow.Origins); r != nil {
+		return &OriginNotAllowedError{Source: c.Source, Refusal: r}
+	}
+	return nil
+}
+
+// OriginRule is the rule that refused an origin, if err is such a refusal.
+func OriginRule(err error) (origin.Rule, bool) {
+	var e *OriginNotAllowedError
+	if errors.As(err, &e) {
+		return e.Rule, true
+	}
+	return "", false
+}
+
+// IsOriginRule says whether a condition reason is an allowed-origins rule.
+func IsOriginRule(reason string) bool { return slices.Contains(origin.Rules, origin.Rule(reason)) }
