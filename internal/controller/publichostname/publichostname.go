@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	kmeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -27,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
@@ -40,8 +42,11 @@ import (
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/origin"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnelref"
+	gwtranslate "github.com/context-labs/provider-cloudflare-tunnel/internal/gateway/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
@@ -108,6 +113,10 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.onService)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.onSecret)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.onNamespace), builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		// A provider config's allowed origins decide which origins are
+		// published (a rare change: every hostname it may concern looks).
+		Watches(&v1alpha1.ClusterProviderConfig{}, handler.EnqueueRequestsFromMapFunc(r.onConfig), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1alpha1.ProviderConfig{}, handler.EnqueueRequestsFromMapFunc(r.onConfig), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
 }
 
@@ -247,6 +256,13 @@ func (r *Reconciler) onNamespace(ctx context.Context, o client.Object) []reconci
 	return reqs
 }
 
+// onConfig: a ClusterProviderConfig may serve any namespace's hostnames; a
+// ProviderConfig, those of its own namespace (a tunnel using one is not
+// shared).
+func (r *Reconciler) onConfig(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.requests(ctx, o.GetNamespace(), client.MatchingFields{})
+}
+
 func (r *Reconciler) onSecret(ctx context.Context, o client.Object) []reconcile.Request {
 	return r.requests(ctx, o.GetNamespace(), client.MatchingFields{secretIndex: o.GetName()})
 }
@@ -328,7 +344,7 @@ func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (re
 		// its DNS record must not point there either.
 		return reconcile.Result{RequeueAfter: time.Minute}, r.unpublish(ctx, ph, refusal.Message)
 	}
-	if err := r.resolve(ctx, ph); err != nil {
+	if err := r.resolve(ctx, ph, cft); err != nil {
 		return reconcile.Result{}, err
 	}
 	if meta.WasDeleted(cft) {
@@ -380,9 +396,11 @@ func (r *Reconciler) unpublish(ctx context.Context, ph *v1alpha1.PublicHostname,
 	return nil
 }
 
-// resolve turns the spec into rules. A spec that is not valid keeps the
-// rules of the last one that was, so bad input loses nothing.
-func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname) error {
+// resolve turns the spec into rules. A spec that is not valid, or whose
+// origins the tunnel's provider config does not allow, keeps the rules of
+// the last one that was, so bad input loses nothing (unless the config no
+// longer allows those either).
+func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, cft *v1alpha1.CloudflareTunnel) error {
 	services := map[string]*corev1.Service{}
 	for _, s := range ServiceOrigins(ph.Spec) {
 		if s.Port.Type != intstr.String || services[s.Name] != nil {
@@ -409,7 +427,21 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname) e
 			res.Problems = append(res.Problems, publish.Problem{Field: "spec.originRequest.caPoolSecretRef", Message: msg, Waiting: true})
 		}
 	}
+	allowed, err := r.originGuard(ctx, ph, cft)
+	if err != nil {
+		return err
+	}
+	if allowed(ph.Status.Rules) != nil {
+		// The config no longer allows what was published: it goes,
+		// rather than stop the tunnel's whole configuration at the
+		// Tunnel's own guardrail.
+		ph.Status.Rules, ph.Status.CAPools = nil, nil
+	}
 	if len(res.Problems) == 0 {
+		if err := allowed(res.Rules); err != nil {
+			r.refuseOrigin(ph, err)
+			return nil
+		}
 		ph.Status.Rules = res.Rules
 		ph.Status.CAPools = res.CAPools
 		ph.Status.RulesGeneration = ph.Generation
@@ -436,7 +468,8 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname) e
 
 // Failure is the condition that keeps a PublicHostname from being published
 // for a reason its author must act on: another PublicHostname holds the
-// hostname, Cloudflare refused its DNS record, or its spec is not valid.
+// hostname, Cloudflare refused its DNS record, its spec is not valid, or
+// its provider config does not allow one of its origins.
 func Failure(ph *v1alpha1.PublicHostname) (xpv2.Condition, bool) {
 	for _, f := range []struct {
 		t xpv2.ConditionType
@@ -446,7 +479,94 @@ func Failure(ph *v1alpha1.PublicHostname) (xpv2.Condition, bool) {
 			return c, true
 		}
 	}
+	if c := ph.GetCondition(TypeValid); c.Status == corev1.ConditionFalse && clients.IsOriginRule(string(c.Reason)) && c.Message != "" {
+		return c, true
+	}
 	return xpv2.Condition{}, false
+}
+
+// refuseOrigin reports an origin the provider config does not allow: the
+// condition's reason names the rule.
+func (r *Reconciler) refuseOrigin(ph *v1alpha1.PublicHostname, refused error) {
+	rule, _ := clients.OriginRule(refused)
+	reason := xpv2.ConditionReason(rule)
+	msg := refused.Error()
+	if len(ph.Status.Rules) > 0 {
+		msg += "; the rules of the last allowed spec stay published"
+	} else {
+		msg += "; nothing is published until this is fixed"
+	}
+	r.warnOnce(ph, TypeValid, reason, msg)
+	ph.SetConditions(cond(TypeValid, false, reason, msg))
+}
+
+// originGuard is the check of rules' origins against the allowed origins of
+// the provider config the tunnel's resources use, for this hostname's
+// namespace.
+func (r *Reconciler) originGuard(ctx context.Context, ph *v1alpha1.PublicHostname, cft *v1alpha1.CloudflareTunnel) (func([]ztv1alpha1.IngressRule) error, error) {
+	cfg, err := r.guardrails(ctx, cft)
+	if err != nil {
+		return nil, err
+	}
+	from, err := r.originSource(ctx, ph)
+	if err != nil {
+		return nil, err
+	}
+	return func(rules []ztv1alpha1.IngressRule) error {
+		for _, rule := range rules {
+			if err := cfg.CheckOrigin(rule.Service, from); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
+}
+
+// guardrails are those of the provider config the tunnel's resources use
+// (as the CloudflareTunnel chooses it).
+func (r *Reconciler) guardrails(ctx context.Context, cft *v1alpha1.CloudflareTunnel) (clients.Config, error) {
+	if cft.Spec.CredentialsSecretRef != nil {
+		// The ProviderConfig made for it has no allowances.
+		return clients.Config{Source: fmt.Sprintf("the ProviderConfig of CloudflareTunnel %s/%s's credentialsSecretRef", cft.Namespace, cft.Name), Namespaced: true}, nil
+	}
+	ref := xpv2.ProviderConfigReference{Kind: v1alpha1.ClusterProviderConfigKind, Name: "default"}
+	if cft.Spec.ProviderConfigRef != nil {
+		ref = *cft.Spec.ProviderConfigRef
+	}
+	return clients.GuardrailsOf(ctx, r.kube, ref, cft.Namespace)
+}
+
+// originSource is who publishes the hostname's origins: its namespace, and
+// the Service of another namespace that the GatewayBinding controlling it
+// was granted there (a ReferenceGrant of that namespace allows the
+// GatewayBindings of this one to use it). The grant is read here, not taken
+// from the binding: anyone who may write this namespace's PublicHostnames
+// may also make one that names a binding as its controller.
+func (r *Reconciler) originSource(ctx context.Context, ph *v1alpha1.PublicHostname) (origin.Source, error) {
+	from := origin.Source{Namespace: ph.Namespace, ClusterDomain: r.clusterDomain}
+	c := metav1.GetControllerOf(ph)
+	if c == nil || c.Kind != v1alpha1.GatewayBindingKind || c.APIVersion != v1alpha1.SchemeGroupVersion.String() {
+		return from, nil
+	}
+	b := &v1alpha1.GatewayBinding{}
+	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ph.Namespace, Name: c.Name}, b); err != nil || b.UID != c.UID {
+		return from, errors.Wrap(client.IgnoreNotFound(err), "cannot get the GatewayBinding controlling the hostname")
+	}
+	svc := b.Spec.Origin.Service
+	if svc.Namespace == "" || svc.Namespace == ph.Namespace {
+		return from, nil
+	}
+	grants := &gwv1beta1.ReferenceGrantList{}
+	if err := r.kube.List(ctx, grants, client.InNamespace(svc.Namespace)); err != nil {
+		if kmeta.IsNoMatchError(err) {
+			return from, nil
+		}
+		return from, errors.Wrap(err, "cannot list ReferenceGrants")
+	}
+	if gwtranslate.Permitted(grants.Items, ph.Namespace, svc.Name) {
+		from.Granted = append(from.Granted, svc.Namespace+"/"+svc.Name)
+	}
+	return from, nil
 }
 
 // checkCAPool says what is wrong with a CA Secret key, if anything.
