@@ -52,6 +52,15 @@ func BaseArgs() []string {
 
 var extraArg = regexp.MustCompile(v1alpha1.ConnectorExtraArgPattern)
 
+// Expansion starts what Kubernetes replaces in a container's command,
+// arguments, environment values and subPathExpr: $(VAR) becomes the value of
+// the container's variable VAR, and cloudflared's environment holds the run
+// token. It is refused everywhere in the pod, its escape $$( included: $$(
+// would be harmless, but a rule without exceptions is the same at
+// admission (CEL's contains) and here, and no reader has to count dollars
+// ($$$(VAR) expands) to check it. Nothing the pod needs is written with it.
+const Expansion = "$("
+
 // Args are cloudflared's arguments: the base ones, then --protocol, then the
 // extra flags (after run: the run command takes every tunnel flag, and some,
 // such as --post-quantum, only there). The token is never among them: it
@@ -82,6 +91,8 @@ func Args(c *v1alpha1.ConnectorSpec) ([]string, error) {
 // may have let it in).
 func CheckExtraArg(a string) error {
 	switch {
+	case strings.Contains(a, Expansion):
+		return invalid("spec.connector.extraArgs: %q contains %s: Kubernetes expands $(VAR) in arguments from cloudflared's environment, which holds the run token (TUNNEL_TOKEN); %s is refused too", a, Expansion, "$"+Expansion)
 	case strings.HasPrefix(strings.TrimLeft(a, "-"), "token"), strings.HasPrefix(strings.TrimLeft(a, "-"), "credentials"):
 		return invalid("spec.connector.extraArgs may not pass a token or credentials: cloudflared reads its token from the token Secret (TUNNEL_TOKEN), never from its command line")
 	case strings.HasPrefix(a, "--protocol"):

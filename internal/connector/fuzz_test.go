@@ -26,6 +26,9 @@ func FuzzPatchKeepsTheHardening(f *testing.F) {
 		`{"spec":{"$setElementOrder/containers":[{"name":"x"}],"containers":[{"name":"x","image":"y"}]}}`,
 		`{"spec":{"initContainers":[{"name":"i","args":["` + testToken + `"]}]}}`,
 		`{"spec":{"hostNetwork":true,"volumes":[{"name":"h","hostPath":{"path":"/"}}]}}`,
+		`{"spec":{"containers":[{"name":"cloudflared","env":[{"name":"LEAK","value":"$(TUNNEL_TOKEN)"}]}]}}`,
+		`{"spec":{"volumes":[{"name":"t","secret":{"secretName":"t-token"}}],"containers":[` + strings.Replace(hardenedSidecar, `"image"`, `"volumeMounts":[{"name":"t","mountPath":"/t"}],"image"`, 1) + `]}}`,
+		`{"spec":{"shareProcessNamespace":true,"containers":[` + hardenedSidecar + `]}}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -75,11 +78,22 @@ func assertHardened(t *testing.T, p *corev1.PodTemplateSpec) {
 			t.Fatalf("accepted container %s with security context %+v", c.Name, sc)
 		}
 		for _, a := range slices.Concat(c.Command, c.Args) {
-			if strings.Contains(a, "--token") {
-				t.Fatalf("accepted --token on the command line of %s: %q", c.Name, a)
+			if strings.Contains(a, "--token") || strings.Contains(a, "$(") {
+				t.Fatalf("accepted --token or $( on the command line of %s: %q", c.Name, a)
+			}
+		}
+		for _, e := range c.Env {
+			if strings.Contains(e.Value, "$(") {
+				t.Fatalf("accepted $( in environment variable %s of %s", e.Name, c.Name)
+			}
+		}
+		for _, m := range c.VolumeMounts {
+			if strings.Contains(m.SubPathExpr, "$(") {
+				t.Fatalf("accepted $( in a subPathExpr of %s", c.Name)
 			}
 		}
 		if c.Name != ContainerName {
+			assertNoTokenSecret(t, s, c)
 			continue
 		}
 		cloudflared++
@@ -101,5 +115,29 @@ func assertHardened(t *testing.T, p *corev1.PodTemplateSpec) {
 	}
 	if cloudflared != 1 {
 		t.Fatalf("accepted %d cloudflared containers", cloudflared)
+	}
+	if ptr.Deref(s.ShareProcessNamespace, false) {
+		t.Fatal("accepted a shared process namespace")
+	}
+}
+
+// assertNoTokenSecret: a container other than cloudflared has no way to the
+// token Secret (t-token).
+func assertNoTokenSecret(t *testing.T, s corev1.PodSpec, c corev1.Container) {
+	t.Helper()
+	raw, _ := json.Marshal(struct {
+		Env     []corev1.EnvVar
+		EnvFrom []corev1.EnvFromSource
+	}{c.Env, c.EnvFrom})
+	if strings.Contains(string(raw), `"t-token"`) {
+		t.Fatalf("accepted container %s reading the token Secret: %s", c.Name, raw)
+	}
+	for _, m := range c.VolumeMounts {
+		for _, v := range s.Volumes {
+			vraw, _ := json.Marshal(v)
+			if v.Name == m.Name && strings.Contains(string(vraw), `"t-token"`) {
+				t.Fatalf("accepted the token Secret mounted into %s: %s", c.Name, vraw)
+			}
+		}
 	}
 }

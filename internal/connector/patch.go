@@ -66,18 +66,22 @@ func CheckHardening(base, patched *corev1.PodTemplateSpec, token []byte) error {
 // and the token checksum stay, and the cloudflared container keeps its
 // image and command line and gets the token only from the token Secret. The
 // token must appear in no argument, command or literal environment value of
-// any container. Each answer completes "the pod would ...".
+// any container, nor can it be brought there: no $( (Expansion) in any of
+// them, and no container but cloudflared reads the token Secret, nor sees
+// its processes. Each answer completes "the pod would ...".
 func Weakened(base, pod *corev1.PodTemplateSpec, token []byte) []string {
 	var v violations
 	checkMetadata(&v, base, pod)
 	checkPod(&v, &pod.Spec)
 	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
 		checkContainer(&v, &c, token)
+		checkExpansion(&v, &c)
 	}
 	for _, c := range pod.Spec.EphemeralContainers {
 		v.add("have ephemeral container %s (a pod template may not)", c.Name)
 	}
 	checkCloudflared(&v, base, pod)
+	checkTokenSecret(&v, tokenSecretName(base), &pod.Spec)
 	return v
 }
 
@@ -101,6 +105,9 @@ func checkMetadata(v *violations, base, patched *corev1.PodTemplateSpec) {
 func checkPod(v *violations, p *corev1.PodSpec) {
 	if p.HostNetwork || p.HostPID || p.HostIPC {
 		v.add("use the host's network, PID or IPC namespace")
+	}
+	if ptr.Deref(p.ShareProcessNamespace, false) {
+		v.add("share one process namespace between its containers (shareProcessNamespace): another container could read cloudflared's environment, which holds the run token")
 	}
 	if ptr.Deref(p.AutomountServiceAccountToken, true) {
 		v.add("mount a service account token (automountServiceAccountToken must stay false)")
@@ -192,6 +199,91 @@ func checkContainer(v *violations, c *corev1.Container, token []byte) {
 			v.add("put the token in the pod spec (environment variable %s of container %s)", e.Name, c.Name)
 		}
 	}
+}
+
+// checkExpansion: Kubernetes replaces $(VAR) in these fields with the
+// container's variable VAR; in cloudflared's, $(TUNNEL_TOKEN) would put the
+// run token on its command line (and, in a --tag, in what it reports to
+// Cloudflare), or name a directory after it (subPathExpr).
+func checkExpansion(v *violations, c *corev1.Container) {
+	if slices.ContainsFunc(slices.Concat(c.Command, c.Args), expands) {
+		v.add("let Kubernetes expand %s in the command line of container %s (it substitutes the container's environment, the run token included; %s is refused too)", Expansion, c.Name, "$"+Expansion)
+	}
+	for _, e := range c.Env {
+		if expands(e.Value) {
+			v.add("let Kubernetes expand %s in environment variable %s of container %s (it substitutes the container's environment, the run token included)", Expansion, e.Name, c.Name)
+		}
+	}
+	for _, m := range c.VolumeMounts {
+		if expands(m.SubPathExpr) {
+			v.add("let Kubernetes expand %s in the subPathExpr of volume mount %s of container %s (it substitutes the container's environment, the run token included)", Expansion, m.Name, c.Name)
+		}
+	}
+}
+
+func expands(s string) bool { return strings.Contains(s, Expansion) }
+
+// tokenSecretName is the Secret the base template gives cloudflared its
+// token from ("" when it names none).
+func tokenSecretName(base *corev1.PodTemplateSpec) string {
+	c := container(base.Spec.Containers, ContainerName)
+	if c == nil {
+		return ""
+	}
+	if e := env(c.Env, "TUNNEL_TOKEN"); e != nil && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+		return e.ValueFrom.SecretKeyRef.Name
+	}
+	return ""
+}
+
+// checkTokenSecret: the token Secret reaches cloudflared only. Another
+// container (a sidecar, an init container) may not read it under any name:
+// by an environment variable, envFrom, or a mounted volume of it.
+func checkTokenSecret(v *violations, secret string, p *corev1.PodSpec) {
+	if secret == "" {
+		return
+	}
+	volumes := tokenVolumes(p.Volumes, secret)
+	for _, c := range slices.Concat(p.InitContainers, p.Containers) {
+		if c.Name == ContainerName {
+			continue
+		}
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name == secret {
+				v.add("give container %s the token Secret %s (environment variable %s): only cloudflared may read it", c.Name, secret, e.Name)
+			}
+		}
+		for _, e := range c.EnvFrom {
+			if e.SecretRef != nil && e.SecretRef.Name == secret {
+				v.add("give container %s the token Secret %s (envFrom): only cloudflared may read it", c.Name, secret)
+			}
+		}
+		for _, m := range c.VolumeMounts {
+			if volumes[m.Name] {
+				v.add("mount the token Secret %s into container %s (volume %s): only cloudflared may read it", secret, c.Name, m.Name)
+			}
+		}
+	}
+}
+
+// tokenVolumes are the names of the volumes that hold the Secret, whole or
+// projected.
+func tokenVolumes(vols []corev1.Volume, secret string) map[string]bool {
+	out := map[string]bool{}
+	for _, vol := range vols {
+		if vol.Secret != nil && vol.Secret.SecretName == secret {
+			out[vol.Name] = true
+		}
+		if vol.Projected == nil {
+			continue
+		}
+		for _, src := range vol.Projected.Sources {
+			if src.Secret != nil && src.Secret.Name == secret {
+				out[vol.Name] = true
+			}
+		}
+	}
+	return out
 }
 
 func tokenFlag(a string) bool {

@@ -33,8 +33,12 @@ const (
 // Everything else is refused: the token and credentials (they come from the
 // token Secret only), the configuration, certificate, metrics, log file and
 // update flags this provider owns or that cannot work on a read-only root
-// file system, and --protocol (spec.connector.protocol).
-const ConnectorExtraArgPattern = `^(--post-quantum|--loglevel=(debug|info|warn|error|fatal)|--transport-loglevel=(debug|info|warn|error|fatal)|--output=(default|json)|--edge-ip-version=(auto|4|6)|--edge-bind-address=[0-9A-Fa-f.:]+|--region=us|--retries=[0-9]{1,3}|--grace-period=([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+|--tag=[A-Za-z0-9_.-]+=[^\s]*|--dns-resolver-addrs=[0-9A-Fa-f.:\[\]]+:[0-9]{1,5})$`
+// file system, and --protocol (spec.connector.protocol). No value may hold
+// "$(": Kubernetes expands $(VAR) in a container's arguments from its
+// environment, and cloudflared's holds the run token (TUNNEL_TOKEN); "$$(",
+// Kubernetes' escape, is refused too: one rule, the same everywhere in the
+// pod, that no reader has to parse escapes to check.
+const ConnectorExtraArgPattern = `^(--post-quantum|--loglevel=(debug|info|warn|error|fatal)|--transport-loglevel=(debug|info|warn|error|fatal)|--output=(default|json)|--edge-ip-version=(auto|4|6)|--edge-bind-address=[0-9A-Fa-f.:]+|--region=us|--retries=[0-9]{1,3}|--grace-period=([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+|--tag=[A-Za-z0-9_.-]+=([^\s$]|\$+[^\s$(])*\$*|--dns-resolver-addrs=[0-9A-Fa-f.:\[\]]+:[0-9]{1,5})$`
 
 // ConnectorSpec tunes the cloudflared Deployment beyond the fields at the
 // top of the spec (replicas, image, nodeSelector, tolerations, affinity,
@@ -57,14 +61,16 @@ type ConnectorSpec struct {
 	// 6), --edge-bind-address (an IP), --region=us, --retries (a number),
 	// --grace-period (a duration such as 30s), --tag (KEY=VALUE),
 	// --dns-resolver-addrs (IP:PORT), and the bare flag --post-quantum.
-	// Anything else, and --token above all, is refused.
+	// Anything else, and --token above all, is refused, as is "$(" in any
+	// value (Kubernetes would expand $(TUNNEL_TOKEN) into the command line).
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:MaxLength=256
 	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.startsWith('--token') && !a.startsWith('-token') && !a.startsWith('--credentials') && !a.startsWith('-credentials'))",message="extraArgs may not pass a token or credentials: cloudflared reads its token from the token Secret (TUNNEL_TOKEN), never from its command line"
 	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.startsWith('--protocol'))",message="set the protocol with spec.connector.protocol, not extraArgs"
-	// +kubebuilder:validation:XValidation:rule=`self.all(a, a.matches(r'^(--post-quantum|--loglevel=(debug|info|warn|error|fatal)|--transport-loglevel=(debug|info|warn|error|fatal)|--output=(default|json)|--edge-ip-version=(auto|4|6)|--edge-bind-address=[0-9A-Fa-f.:]+|--region=us|--retries=[0-9]{1,3}|--grace-period=([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+|--tag=[A-Za-z0-9_.-]+=[^\s]*|--dns-resolver-addrs=[0-9A-Fa-f.:\[\]]+:[0-9]{1,5})$'))`,message="extraArgs allows only --flag=value of --loglevel, --transport-loglevel, --output, --edge-ip-version, --edge-bind-address, --region=us, --retries, --grace-period, --tag, --dns-resolver-addrs, and --post-quantum"
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !a.contains('$('))",message="extraArgs may not contain $(: Kubernetes expands $(VAR) in arguments from cloudflared's environment, which holds the run token (TUNNEL_TOKEN); $$( is refused too"
+	// +kubebuilder:validation:XValidation:rule=`self.all(a, a.matches(r'^(--post-quantum|--loglevel=(debug|info|warn|error|fatal)|--transport-loglevel=(debug|info|warn|error|fatal)|--output=(default|json)|--edge-ip-version=(auto|4|6)|--edge-bind-address=[0-9A-Fa-f.:]+|--region=us|--retries=[0-9]{1,3}|--grace-period=([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+|--tag=[A-Za-z0-9_.-]+=([^\s$]|\$+[^\s$(])*\$*|--dns-resolver-addrs=[0-9A-Fa-f.:\[\]]+:[0-9]{1,5})$'))`,message="extraArgs allows only --flag=value of --loglevel, --transport-loglevel, --output, --edge-ip-version, --edge-bind-address, --region=us, --retries, --grace-period, --tag, --dns-resolver-addrs, and --post-quantum"
 	ExtraArgs []string `json:"extraArgs,omitempty"`
 
 	// TerminationGracePeriodSeconds of the cloudflared pods (default 30).
@@ -105,11 +111,14 @@ type ConnectorSpec struct {
 	// example. Any pod template field may be patched, but the result must
 	// keep the hardening: refused at admission are a root user,
 	// privileged containers, privilege escalation, added capabilities,
-	// host namespaces or paths, a TUNNEL_TOKEN other than the provider's,
-	// and a token or credentials on a command line; the rest is checked on
-	// the patched template, and a patch that fails is not applied (a
-	// Warning event and condition say why; the running Deployment is left
-	// as it was).
+	// host namespaces or paths, a shared process namespace, a TUNNEL_TOKEN
+	// other than the provider's, a token or credentials on a command line,
+	// and "$(" in any argument, command, environment value or subPathExpr
+	// (Kubernetes expands $(VAR) from the container's environment, the run
+	// token's included); the rest is checked on the patched template (no
+	// container but cloudflared may read the token Secret, by env, envFrom
+	// or a volume), and a patch that fails is not applied (a Warning event
+	// and condition say why; the running Deployment is left as it was).
 	// +optional
 	PodTemplatePatch *PodTemplatePatch `json:"podTemplatePatch,omitempty"`
 }
@@ -153,7 +162,10 @@ type PodTemplatePatchMetadata struct {
 // +kubebuilder:validation:XValidation:rule="!(has(self.hostNetwork) && self.hostNetwork) && !(has(self.hostPID) && self.hostPID) && !(has(self.hostIPC) && self.hostIPC)",message="podTemplatePatch may not use the host's network, PID or IPC namespace"
 // +kubebuilder:validation:XValidation:rule="!(has(self.automountServiceAccountToken) && self.automountServiceAccountToken)",message="podTemplatePatch may not mount a service account token: cloudflared needs no Kubernetes API access"
 // +kubebuilder:validation:XValidation:rule="!has(self.volumes) || self.volumes.all(v, !has(v.hostPath))",message="podTemplatePatch may not mount host paths"
+// +kubebuilder:validation:XValidation:rule="!(has(self.shareProcessNamespace) && self.shareProcessNamespace)",message="podTemplatePatch may not share the process namespace: another container could read cloudflared's environment, which holds the run token"
 type PodSpecPatch struct {
+	// +optional
+	ShareProcessNamespace *bool `json:"shareProcessNamespace,omitempty"`
 	// +optional
 	HostNetwork *bool `json:"hostNetwork,omitempty"`
 	// +optional
@@ -203,6 +215,8 @@ type SeccompProfilePatch struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.args) || self.args.all(a, !a.contains('--token') && !a.contains('--credentials') && !a.startsWith('-token') && !a.startsWith('-credentials'))",message="podTemplatePatch may not pass a token or credentials as arguments: cloudflared reads its token from the token Secret (TUNNEL_TOKEN)"
 // +kubebuilder:validation:XValidation:rule="!has(self.command) || self.command.all(a, !a.contains('--token') && !a.contains('--credentials') && !a.startsWith('-token') && !a.startsWith('-credentials'))",message="podTemplatePatch may not pass a token or credentials in a command: cloudflared reads its token from the token Secret (TUNNEL_TOKEN)"
 // +kubebuilder:validation:XValidation:rule="!has(self.env) || self.env.all(e, !has(e.name) || e.name != 'TUNNEL_TOKEN')",message="podTemplatePatch may not set TUNNEL_TOKEN: the provider sets it from the token Secret"
+// +kubebuilder:validation:XValidation:rule="!has(self.args) || self.args.all(a, !a.contains('$('))",message="podTemplatePatch may not put $( in arguments: Kubernetes expands $(VAR) from the container's environment, and cloudflared's holds the run token; $$( is refused too"
+// +kubebuilder:validation:XValidation:rule="!has(self.command) || self.command.all(a, !a.contains('$('))",message="podTemplatePatch may not put $( in a command: Kubernetes expands $(VAR) from the container's environment, and cloudflared's holds the run token; $$( is refused too"
 type ContainerPatch struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
@@ -219,15 +233,33 @@ type ContainerPatch struct {
 	// +kubebuilder:validation:MaxItems=128
 	Env []EnvVarPatch `json:"env,omitempty"`
 	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	VolumeMounts []VolumeMountPatch `json:"volumeMounts,omitempty"`
+	// +optional
 	SecurityContext *SecurityContextPatch `json:"securityContext,omitempty"`
 }
 
 // EnvVarPatch is what admission checks of a patch's environment variable.
 // +kubebuilder:pruning:PreserveUnknownFields
+// +kubebuilder:validation:XValidation:rule="!has(self.value) || !self.value.contains('$(')",message="podTemplatePatch may not put $( in an environment value: Kubernetes expands $(VAR) from the container's environment, and cloudflared's holds the run token; $$( is refused too"
 type EnvVarPatch struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
 	Name string `json:"name,omitempty"`
+	// 4096 keeps the CEL rule's cost within the API server's budget over
+	// 16 containers of 128 variables each.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Value string `json:"value,omitempty"`
+}
+
+// VolumeMountPatch is what admission checks of a patch's volume mount.
+// +kubebuilder:pruning:PreserveUnknownFields
+// +kubebuilder:validation:XValidation:rule="!has(self.subPathExpr) || !self.subPathExpr.contains('$(')",message="podTemplatePatch may not put $( in a subPathExpr: Kubernetes expands $(VAR) from the container's environment, and cloudflared's holds the run token"
+type VolumeMountPatch struct {
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	SubPathExpr string `json:"subPathExpr,omitempty"`
 }
 
 // SecurityContextPatch is what admission checks of a patch's container

@@ -456,3 +456,94 @@ func TestTemplateWriters(t *testing.T) {
 		t.Errorf("TemplateWriters = %v, want [kubectl-edit]", got)
 	}
 }
+
+// TestTheRunTokenReachesOnlyCloudflared: nothing in spec.connector can bring
+// the run token onto a command line or into another container. $( in an
+// extra argument, or in a patched argument, command or environment value,
+// is refused at admission (Kubernetes would expand $(TUNNEL_TOKEN) from
+// cloudflared's environment); a sidecar that reads the token Secret under
+// another name, which admission cannot see (it does not know the Secret's
+// name), is refused by the controller, and the running Deployment is left
+// as it was.
+func TestTheRunTokenReachesOnlyCloudflared(t *testing.T) {
+	ns := p.Namespace(t)
+	cr := &v1alpha1.CloudflareTunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guarded"},
+		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("guarded-" + ns), Replicas: ptr.To[int32](1)},
+	}
+	p.Create(t, cr)
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guarded-cloudflared"}}
+	eventually(t, "cloudflared Deployment", func() error { return p.Get(dep) })
+	markDeploymentReady(t, dep)
+	waitCondition(t, cr, cloudflaretunnel.TypeDeploymentReady, corev1.ConditionTrue, cloudflaretunnel.ReasonReplicasReady)
+
+	t.Run("AdmissionRefusesExpansion", func(t *testing.T) {
+		cases := map[string]struct {
+			edit func(c *v1alpha1.ConnectorSpec)
+			says string
+		}{
+			"ExtraArgTag":     {func(c *v1alpha1.ConnectorSpec) { c.ExtraArgs = []string{"--tag=leak=$(TUNNEL_TOKEN)"} }, "extraArgs may not contain $("},
+			"ExtraArgEscaped": {func(c *v1alpha1.ConnectorSpec) { c.ExtraArgs = []string{"--tag=leak=$$(TUNNEL_TOKEN)"} }, "extraArgs may not contain $("},
+			"PatchedEnvValue": {func(c *v1alpha1.ConnectorSpec) {
+				c.PodTemplatePatch = patchOf(t, `{"spec":{"containers":[{"name":"cloudflared","env":[{"name":"LEAK","value":"$(TUNNEL_TOKEN)"}]}]}}`)
+			}, "may not put $( in an environment value"},
+			"PatchedInitArgs": {func(c *v1alpha1.ConnectorSpec) {
+				c.PodTemplatePatch = patchOf(t, `{"spec":{"initContainers":[{"name":"i","args":["$(TUNNEL_TOKEN)"]}]}}`)
+			}, "may not put $( in arguments"},
+			"PatchedCommand": {func(c *v1alpha1.ConnectorSpec) {
+				c.PodTemplatePatch = patchOf(t, `{"spec":{"containers":[{"name":"s","command":["sh","-c","echo $(TUNNEL_TOKEN)"]}]}}`)
+			}, "may not put $( in a command"},
+			"PatchedSubPathExpr": {func(c *v1alpha1.ConnectorSpec) {
+				c.PodTemplatePatch = patchOf(t, `{"spec":{"containers":[{"name":"cloudflared","volumeMounts":[{"name":"t","mountPath":"/t","subPathExpr":"$(TUNNEL_TOKEN)"}]}]}}`)
+			}, "may not put $( in a subPathExpr"},
+			"SharedProcesses": {func(c *v1alpha1.ConnectorSpec) {
+				c.PodTemplatePatch = patchOf(t, `{"spec":{"shareProcessNamespace":true}}`)
+			}, "may not share the process namespace"},
+		}
+		for name, tc := range cases {
+			t.Run(name, func(t *testing.T) {
+				err := editConnector(t, cr.DeepCopy(), tc.edit)
+				if !kerrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.says) {
+					t.Errorf("got %v, want an Invalid error saying %q", err, tc.says)
+				}
+			})
+		}
+		// A dollar without a parenthesis is no expansion.
+		probe := cr.DeepCopy()
+		probe.ResourceVersion, probe.UID, probe.Name = "", "", "probe"
+		probe.Spec.Connector = &v1alpha1.ConnectorSpec{ExtraArgs: []string{"--tag=price=$5"}, PodTemplatePatch: patchOf(t, `{"spec":{"containers":[{"name":"cloudflared","env":[{"name":"HOME_DIR","value":"$HOME"}]}]}}`)}
+		if err := p.Client.Create(context.Background(), probe, client.DryRunAll); err != nil {
+			t.Errorf("a $ that expands nothing was refused: %v", err)
+		}
+	})
+
+	t.Run("TheControllerRefusesASidecarReadingTheTokenSecret", func(t *testing.T) {
+		if err := p.Get(dep); err != nil {
+			t.Fatal(err)
+		}
+		before := dep.DeepCopy()
+		sidecar := `{"name":"exfil","image":"busybox","securityContext":{"allowPrivilegeEscalation":false,"readOnlyRootFilesystem":true,"capabilities":{"drop":["ALL"]}},` +
+			`"env":[{"name":"NOT_A_TOKEN","valueFrom":{"secretKeyRef":{"name":"guarded-token","key":"token"}}}]}`
+		if err := editConnector(t, cr, func(c *v1alpha1.ConnectorSpec) {
+			c.PodTemplatePatch = patchOf(t, `{"spec":{"containers":[`+sidecar+`]}}`)
+		}); err != nil {
+			t.Fatalf("admission refused a patch only the controller can judge: %v", err)
+		}
+		c := waitCondition(t, cr, cloudflaretunnel.TypeDeploymentReady, corev1.ConditionFalse, connector.ReasonInvalidConnectorPatch)
+		for _, want := range []string{"give container exfil the token Secret guarded-token (environment variable NOT_A_TOKEN)", "only cloudflared may read it", "left as it was"} {
+			if !strings.Contains(c.Message, want) {
+				t.Errorf("DeploymentReady message %q does not say %q", c.Message, want)
+			}
+		}
+		if r := cr.GetCondition(xpv2.TypeReady); r.Status != corev1.ConditionFalse || r.Reason != connector.ReasonInvalidConnectorPatch {
+			t.Errorf("Ready is %s/%s, want False/InvalidConnectorPatch", r.Status, r.Reason)
+		}
+		waitEventOn(t, ns, cr.Name, connector.ReasonInvalidConnectorPatch)
+		if err := p.Get(dep); err != nil {
+			t.Fatal(err)
+		}
+		if dep.Generation != before.Generation || dep.ResourceVersion != before.ResourceVersion || len(dep.Spec.Template.Spec.Containers) != 1 {
+			t.Errorf("the running Deployment was changed (generation %d → %d, %d containers)", before.Generation, dep.Generation, len(dep.Spec.Template.Spec.Containers))
+		}
+	})
+}
