@@ -246,8 +246,9 @@ type EnvVarPatch struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
 	Name string `json:"name,omitempty"`
-	// 4096 keeps the CEL rule's cost within the API server's budget over
-	// 16 containers of 128 variables each.
+	// Value of the variable: at most 4096 characters in a patch, which
+	// keeps admission's check of every value within the API server's cost
+	// budget; it may not hold "$(".
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
 	Value string `json:"value,omitempty"`

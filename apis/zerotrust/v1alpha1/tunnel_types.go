@@ -30,18 +30,22 @@ type TunnelParameters struct {
 	Config *TunnelConfig `json:"config,omitempty"`
 
 	// TokenRotation rotates the tunnel secret, and with it the run token
-	// published to writeConnectionSecretToRef, once for each later
-	// requestedAt. Connectors already connected stay connected; new ones
+	// published to writeConnectionSecretToRef, once for each requestedAt
+	// after the last rotation. Connectors already connected stay connected; new ones
 	// must use the new token.
 	// +optional
 	TokenRotation *TokenRotation `json:"tokenRotation,omitempty"`
 }
 
-// TokenRotation asks for a new tunnel secret.
-// +kubebuilder:validation:XValidation:rule="timestamp(self.requestedAt) >= timestamp(oldSelf.requestedAt)",message="requestedAt may only move forward: set a later time to rotate again"
+// TokenRotation asks for a new tunnel secret. Any change is admitted (a
+// mistyped time can be corrected); the provider decides what it does, and
+// the TokenRotation condition says so.
 type TokenRotation struct {
-	// RequestedAt requests a rotation: each later value rotates the tunnel
-	// secret once. An RFC 3339 time, e.g. 2026-12-02T10:00:00Z.
+	// RequestedAt asks for a run token issued at or after this time: a
+	// time after the last rotation rotates the tunnel secret, once; a time
+	// at or before it is already served. A time more than 5 minutes ahead
+	// of the provider's clock is refused, not served. An RFC 3339 time,
+	// e.g. 2026-12-02T10:00:00Z: the current time is the value to set.
 	RequestedAt metav1.Time `json:"requestedAt"`
 
 	// RolledOutAt says every connector now runs the new token (a

@@ -30,6 +30,7 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/cloudflaretunnel"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/rotation"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
@@ -835,8 +836,10 @@ func TestTokenRotationHealsALostResponse(t *testing.T) {
 	p.DeleteAndWait(t, cr)
 }
 
-// TestTokenRotationRequestIsValidated: requestedAt is an RFC 3339 time that
-// only moves forward; anything else is refused at admission, saying why.
+// TestTokenRotationRequestIsValidated: requestedAt is an RFC 3339 time,
+// anything else is refused at admission, saying why; any change of the time
+// is admitted, earlier ones too (a mistyped time can be corrected), and the
+// controller decides what it does (TestAFutureRotationIsRefusedAndCanBeCorrected).
 func TestTokenRotationRequestIsValidated(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
@@ -854,11 +857,87 @@ func TestTokenRotationRequestIsValidated(t *testing.T) {
 	if err := patch(`{"spec":{"tokenRotation":{"requestedAt":"next tuesday"}}}`); err == nil || !strings.Contains(err.Error(), "requestedAt") {
 		t.Errorf("a requestedAt that is no time: %v, want refused", err)
 	}
-	if err := patch(`{"spec":{"tokenRotation":{"requestedAt":"2026-12-01T10:00:00Z"}}}`); err == nil || !strings.Contains(err.Error(), "may only move forward") {
-		t.Errorf("an earlier requestedAt: %v, want refused as going back", err)
+	if err := patch(`{"spec":{"tokenRotation":{"requestedAt":"2026-12-01T10:00:00Z"}}}`); err != nil {
+		t.Errorf("an earlier requestedAt: %v, want accepted (a mistyped time must be correctable)", err)
 	}
 	if err := patch(`{"spec":{"tokenRotation":{"requestedAt":"2026-12-03T10:00:00Z"}}}`); err != nil {
 		t.Errorf("a later requestedAt: %v, want accepted", err)
 	}
+	p.DeleteAndWait(t, cr)
+}
+
+// TestAFutureRotationIsRefusedAndCanBeCorrected (issue 34, bug 4): a
+// mistyped year is admitted (admission has no clock) but refused by the
+// controller, with a Warning event and a False TokenRotation condition that
+// name the value and the limit; nothing rotates and the Tunnel is not asked.
+// Corrected to the current time (an earlier value), it rotates once. A time
+// at or before that rotation is reported as already served; removed and
+// set again to the current time, it rotates again.
+func TestAFutureRotationIsRefusedAndCanBeCorrected(t *testing.T) {
+	ns := p.Namespace(t)
+	cr := &v1alpha1.CloudflareTunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "future"},
+		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("future-" + ns), Replicas: ptr.To[int32](1)},
+	}
+	p.Create(t, cr)
+	waitCondition(t, cr, cloudflaretunnel.TypeTokenStored, corev1.ConditionTrue, "")
+	old := tokenOf(t, cr)
+	tun := &ztv1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cr.Name}}
+
+	requestRotation(t, cr, time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC))
+	c := waitCondition(t, cr, rotation.TypeTokenRotation, corev1.ConditionFalse, rotation.ReasonRequestInFuture)
+	for _, want := range []string{"spec.tokenRotation.requestedAt 2099-01-01T00:00:00Z", "now plus 5m0s", "Replace it with the current time"} {
+		if !strings.Contains(c.Message, want) {
+			t.Errorf("TokenRotation message %q does not say %q", c.Message, want)
+		}
+	}
+	waitEventOn(t, ns, cr.Name, string(rotation.ReasonRequestInFuture))
+	if err := p.Get(tun); err != nil {
+		t.Fatal(err)
+	}
+	if r := tun.Spec.ForProvider.TokenRotation; r != nil || tun.Status.AtProvider.TokenRotation != nil || tokenOf(t, cr) != old {
+		t.Fatalf("a refused request was served: the Tunnel is asked %+v, did %+v", r, tun.Status.AtProvider.TokenRotation)
+	}
+
+	// Corrected to now, an earlier value: admitted, and it rotates.
+	requestRotation(t, cr, time.Now())
+	fresh := waitNewToken(t, cr, old)
+	waitCondition(t, cr, rotation.TypeTokenRotation, corev1.ConditionTrue, rotation.ReasonTokenRotated)
+	if err := p.Get(cr); err != nil || cr.Status.TokenRotatedAt == nil {
+		t.Fatalf("status.tokenRotatedAt %v (%v)", cr.Status.TokenRotatedAt, err)
+	}
+
+	// A time before that rotation: served already, and said so.
+	requestRotation(t, cr, cr.Status.TokenRotatedAt.Add(-time.Minute))
+	c = waitCondition(t, cr, rotation.TypeTokenRotation, corev1.ConditionTrue, rotation.ReasonAlreadyServed)
+	if !strings.Contains(c.Message, "already newer than asked for") {
+		t.Errorf("TokenRotation message %q", c.Message)
+	}
+	waitEventOn(t, ns, cr.Name, string(rotation.ReasonAlreadyServed))
+	if tokenOf(t, cr) != fresh {
+		t.Error("a request already served rotated the token")
+	}
+
+	// Removed, then set again to now: it rotates.
+	eventually(t, "rotation request removed", func() error {
+		if err := p.Get(cr); err != nil {
+			return err
+		}
+		cr.Spec.TokenRotation = nil
+		return p.Client.Update(context.Background(), cr)
+	})
+	eventually(t, "the Tunnel no longer asked", func() error {
+		if err := p.Get(tun); err != nil {
+			return err
+		}
+		if r := tun.Spec.ForProvider.TokenRotation; r != nil {
+			return fmt.Errorf("tokenRotation %+v", r)
+		}
+		return nil
+	})
+	// A second ahead of the last rotation's, which is stored to the second.
+	requestRotation(t, cr, time.Now().Add(2*time.Second))
+	waitNewToken(t, cr, fresh)
+	p.Sim.SetConnectors(cr.Status.TunnelID, 0)
 	p.DeleteAndWait(t, cr)
 }

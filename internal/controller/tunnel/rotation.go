@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"slices"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/rotation"
 )
 
 // rotationStep is what a token rotation needs next.
@@ -33,25 +35,37 @@ const (
 	// rotationCleanup: the connectors run the new token; remove the
 	// connectors that ran with the old one.
 	rotationCleanup rotationStep = "remove stale connectors"
+	// rotationRefused: the request is later than now plus
+	// rotation.MaxRequestSkew. Nothing is rotated; Update returns the
+	// refusal, so it is a Warning event as well as the TokenRotation
+	// condition, and the resource's other fields are still updated.
+	rotationRefused rotationStep = "refused (requestedAt is in the future)"
 )
+
+// requestField is the request's field, for messages.
+const requestField = "spec.forProvider.tokenRotation.requestedAt"
 
 // tunnelSecretBytes is the length of a new tunnel secret; Cloudflare asks
 // for at least 32 bytes.
 const tunnelSecretBytes = 32
 
 // nextRotationStep decides what a token rotation needs, from what is asked
-// (spec) and what was done (status). A rotation under way is finished
-// whatever is asked now, so the connection Secret never stays on a token
-// Cloudflare no longer accepts; each request is served once (a retried
-// reconcile finds it in status); stale connectors are removed only once
-// the rollout after this rotation is done.
-func nextRotationStep(want *v1alpha1.TokenRotation, got *v1alpha1.TokenRotationObservation) rotationStep {
+// (spec) and what was done (status), at now. A rotation under way is
+// finished whatever is asked now, so the connection Secret never stays on a
+// token Cloudflare no longer accepts; a request in the future is refused;
+// each request is served once (a retried reconcile finds it in status), and
+// one the last rotation already satisfies is not served again
+// (rotation.Served); stale connectors are removed only once the rollout
+// after this rotation is done.
+func nextRotationStep(want *v1alpha1.TokenRotation, got *v1alpha1.TokenRotationObservation, now time.Time) rotationStep {
 	switch {
 	case got != nil && got.RotatedAt == nil:
 		return rotationConfirm
 	case want == nil:
 		return rotationNone
-	case got == nil || want.RequestedAt.After(got.RequestedAt.Time):
+	case rotation.CheckRequest(requestField, want.RequestedAt.Time, now) != nil:
+		return rotationRefused
+	case got == nil || !rotation.Served(want.RequestedAt.Time, &got.RequestedAt, got.RotatedAt):
 		return rotationStart
 	case want.RequestedAt.Equal(&got.RequestedAt) && got.StaleConnectorsRemovedAt == nil && want.RolledOutAt != nil && !want.RolledOutAt.Before(got.RotatedAt):
 		return rotationCleanup
@@ -77,17 +91,46 @@ func newTunnelSecret() (string, error) {
 	return base64.StdEncoding.EncodeToString(b), nil
 }
 
+// observeRotation is the step the rotation needs now, with the
+// TokenRotation condition saying what became of the request.
+func (e *external) observeRotation(cr *v1alpha1.Tunnel) rotationStep {
+	now := e.now()
+	setRotationCondition(cr, now)
+	return nextRotationStep(cr.Spec.ForProvider.TokenRotation, cr.Status.AtProvider.TokenRotation, now)
+}
+
+// setRotationCondition sets the TokenRotation condition from spec and
+// status (rotation.Condition).
+func setRotationCondition(cr *v1alpha1.Tunnel, now time.Time) {
+	var req *metav1.Time
+	if want := cr.Spec.ForProvider.TokenRotation; want != nil {
+		req = &want.RequestedAt
+	}
+	var last rotation.Last
+	if got := cr.Status.AtProvider.TokenRotation; got != nil {
+		last = rotation.Last{RequestedAt: &got.RequestedAt, RotatedAt: got.RotatedAt}
+	}
+	if c, ok := rotation.Condition(requestField, req, last, now); ok {
+		cr.SetConditions(c)
+	}
+}
+
 // rotate takes the step nextRotationStep names. The new token is returned
 // as a connection detail, published like the first one.
 func (e *external) rotate(ctx context.Context, cr *v1alpha1.Tunnel) (managed.ConnectionDetails, error) {
 	id := meta.GetExternalName(cr)
-	switch nextRotationStep(cr.Spec.ForProvider.TokenRotation, cr.Status.AtProvider.TokenRotation) {
+	now := e.now()
+	// What the step did, said at once rather than at the next poll.
+	defer setRotationCondition(cr, now)
+	switch nextRotationStep(cr.Spec.ForProvider.TokenRotation, cr.Status.AtProvider.TokenRotation, now) {
 	case rotationStart:
 		return e.startRotation(ctx, cr, id)
 	case rotationConfirm:
 		return e.confirmRotation(ctx, cr, id, false)
 	case rotationCleanup:
 		return nil, e.removeStaleConnectors(ctx, cr, id)
+	case rotationRefused:
+		return nil, rotation.CheckRequest(requestField, cr.Spec.ForProvider.TokenRotation.RequestedAt.Time, now)
 	}
 	return nil, nil
 }

@@ -12,6 +12,7 @@ import (
 func TestNextRotationStep(t *testing.T) {
 	at := func(s int64) metav1.Time { return metav1.NewTime(time.Unix(s, 0)) }
 	p := func(s int64) *metav1.Time { t := at(s); return &t }
+	const now = 1000
 	asked := func(req int64, rolledOut *metav1.Time) *v1alpha1.TokenRotation {
 		return &v1alpha1.TokenRotation{RequestedAt: at(req), RolledOutAt: rolledOut}
 	}
@@ -36,10 +37,17 @@ func TestNextRotationStep(t *testing.T) {
 		"RolledOutBefore":       {"a rollout older than the rotation is not this one's", asked(100, p(90)), rotated(100, p(101), nil), rotationNone},
 		"Cleaned":               {"stale connectors are removed once", asked(100, p(120)), rotated(100, p(101), p(121)), rotationNone},
 		"RolloutOfAnother":      {"a rollout time for another request removes nothing", asked(200, p(220)), rotated(100, p(101), nil), rotationStart},
+		"AtOrBeforeTheRotation": {"a request the last rotation already satisfies is not served again", asked(150, nil), rotated(100, p(200), p(210)), rotationNone},
+		"InTheFuture":           {"a request beyond the skew is refused, not served", asked(now+3600, nil), nil, rotationRefused},
+		"InTheFutureAfterOne":   {"refused also after a served one", asked(now+3600, nil), rotated(100, p(101), p(150)), rotationRefused},
+		"WithinTheSkew":         {"a request a little ahead of the clock is served", asked(now+60, nil), rotated(100, p(101), p(150)), rotationStart},
+		"ServedWithinTheSkew":   {"and only once, though the rotation came before its time", asked(now+60, nil), rotated(now+60, p(now), nil), rotationNone},
+		"FutureWhileUnderWay":   {"a rotation under way is finished whatever is asked", asked(now+3600, nil), rotated(100, nil, nil), rotationConfirm},
+		"CorrectedAfter2099":    {"after a far-future request was served (before the limit), a real one rotates", asked(now, nil), rotated(4070908800, p(200), p(210)), rotationStart},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := nextRotationStep(tc.want, tc.got); got != tc.step {
+			if got := nextRotationStep(tc.want, tc.got, time.Unix(now, 0)); got != tc.step {
 				t.Errorf("%s: nextRotationStep = %q, want %q", tc.reason, got, tc.step)
 			}
 		})

@@ -1,0 +1,121 @@
+// Package rotation decides what becomes of a token rotation request, the
+// same way for a CloudflareTunnel and for the Tunnel managed resource it
+// writes. A request (requestedAt) asks for a run token issued at or after
+// that time: it is served at most once, by one rotation; a request the last
+// rotation already satisfies is reported as served, not rotated again; and a
+// request in the future is refused. Pure functions: the controllers act.
+package rotation
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+)
+
+// MaxRequestSkew is how far ahead of the provider's clock a request may be.
+// Admission cannot refuse a time in the future (CEL has no clock, and the
+// provider runs no admission webhook), so the controllers do; a request
+// typed as "now" on a machine whose clock runs a little ahead still passes.
+// Without the limit, a mistyped year (2099) would rotate at once and stand
+// for every real request after it.
+const MaxRequestSkew = 5 * time.Minute
+
+// TypeTokenRotation is the condition that says what became of the request.
+const TypeTokenRotation xpv2.ConditionType = "TokenRotation"
+
+// Reasons of the TokenRotation condition.
+const (
+	// ReasonTokenRotated: the request was served, or no request stands
+	// and the message says when the token was last rotated.
+	ReasonTokenRotated xpv2.ConditionReason = "TokenRotated"
+	// ReasonRotationPending: the request is being served.
+	ReasonRotationPending xpv2.ConditionReason = "RotationPending"
+	// ReasonAlreadyServed: the last rotation happened at or after the
+	// request, so the token is already newer than asked for.
+	ReasonAlreadyServed xpv2.ConditionReason = "RotationAlreadyServed"
+	// ReasonRequestInFuture: the request is later than now plus
+	// MaxRequestSkew, and is not served.
+	ReasonRequestInFuture xpv2.ConditionReason = "RotationRequestInFuture"
+)
+
+// A FutureRequestError refuses a request later than Now plus
+// MaxRequestSkew. Field is the request's field path, for the message.
+type FutureRequestError struct {
+	Field       string
+	RequestedAt time.Time
+	Now         time.Time
+}
+
+// Limit is the latest request served at Now.
+func (e *FutureRequestError) Limit() time.Time { return e.Now.Add(MaxRequestSkew) }
+
+func (e *FutureRequestError) Error() string {
+	return fmt.Sprintf("%s %s is later than the provider's clock allows (%s, now plus %s), so no rotation is made for it; a mistyped time? Replace it with the current time (any change of the field is admitted)",
+		e.Field, stamp(e.RequestedAt), stamp(e.Limit()), MaxRequestSkew)
+}
+
+// CheckRequest refuses a request later than now plus MaxRequestSkew.
+func CheckRequest(field string, requestedAt, now time.Time) error {
+	if requestedAt.After(now.Add(MaxRequestSkew)) {
+		return &FutureRequestError{Field: field, RequestedAt: requestedAt, Now: now}
+	}
+	return nil
+}
+
+// Served says whether a request needs no rotation: it is the request the
+// last rotation served (servedRequest), or that rotation happened at or
+// after it (rotatedAt; nil while it is under way). A later request than
+// the last rotation rotates once; so does any request after a corrected
+// one, since what counts is when the token was rotated, not the value the
+// field held before.
+func Served(requestedAt time.Time, servedRequest *metav1.Time, rotatedAt *metav1.Time) bool {
+	if servedRequest != nil && servedRequest.Time.Equal(requestedAt) {
+		return true
+	}
+	return rotatedAt != nil && !rotatedAt.Time.Before(requestedAt)
+}
+
+// Last is the last rotation: the request it served (nil when not known)
+// and when it rotated the token (nil when none did, or while under way).
+type Last struct {
+	RequestedAt *metav1.Time
+	RotatedAt   *metav1.Time
+}
+
+// Condition says what became of the request (nil: none stands) given the
+// last rotation, at now; ok is false when there is nothing to say (no
+// request and no rotation).
+func Condition(field string, req *metav1.Time, last Last, now time.Time) (c xpv2.Condition, ok bool) {
+	switch {
+	case req == nil && last.RotatedAt == nil:
+		return xpv2.Condition{}, false
+	case req == nil:
+		return condition(true, ReasonTokenRotated, fmt.Sprintf("the run token was last rotated at %s; set %s to rotate it again", stamp(last.RotatedAt.Time), field)), true
+	}
+	if err := CheckRequest(field, req.Time, now); err != nil {
+		return condition(false, ReasonRequestInFuture, err.Error()), true
+	}
+	this := last.RequestedAt != nil && last.RequestedAt.Time.Equal(req.Time)
+	switch {
+	case this && last.RotatedAt != nil:
+		return condition(true, ReasonTokenRotated, fmt.Sprintf("the run token was rotated at %s for %s %s", stamp(last.RotatedAt.Time), field, stamp(req.Time))), true
+	case !this && Served(req.Time, last.RequestedAt, last.RotatedAt):
+		return condition(true, ReasonAlreadyServed, fmt.Sprintf("%s %s is at or before the last rotation (%s): the run token is already newer than asked for, so it is not rotated again; set a later time (the current time) to rotate it", field, stamp(req.Time), stamp(last.RotatedAt.Time))), true
+	default:
+		return condition(false, ReasonRotationPending, fmt.Sprintf("rotating the run token for %s %s", field, stamp(req.Time))), true
+	}
+}
+
+func condition(ok bool, reason xpv2.ConditionReason, msg string) xpv2.Condition {
+	s := corev1.ConditionFalse
+	if ok {
+		s = corev1.ConditionTrue
+	}
+	return xpv2.Condition{Type: TypeTokenRotation, Status: s, Reason: reason, Message: msg, LastTransitionTime: metav1.Now()}
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
