@@ -7,6 +7,7 @@ package ingress
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -79,6 +81,9 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		Owns(&ztv1alpha1.HostnameRoute{}).
 		Owns(&connv1alpha1.VPCService{}).
 		Owns(&v1alpha1.PublicHostname{}).
+		// A public claim losing or holding moves the hostname's private
+		// route to whoever holds it: every Ingress routing it looks again.
+		Watches(&v1alpha1.PublicHostname{}, handler.EnqueueRequestsFromMapFunc(r.ingressesRouting), builder.WithPredicates(acceptedChanged())).
 		// The DNS records an Ingress made before PublicHostnames existed,
 		// until its PublicHostnames take them over.
 		Owns(&dnsv1alpha1.DNSRecord{}).
@@ -155,6 +160,42 @@ func (r *Reconciler) sharedIngressesIn(ctx context.Context, o client.Object) []r
 		}
 	}
 	return reqs
+}
+
+// ingressesRouting are the Ingresses routing a PublicHostname's hostname
+// privately, of any namespace.
+func (r *Reconciler) ingressesRouting(ctx context.Context, o client.Object) []reconcile.Request {
+	ph, ok := o.(*v1alpha1.PublicHostname)
+	if !ok {
+		return nil
+	}
+	l := &networkingv1.IngressList{}
+	if err := r.kube.List(ctx, l, client.MatchingFields{hostnameIndex: cloudflare.NormalizeHostname(ph.Spec.Hostname)}, client.UnsafeDisableDeepCopy); err != nil {
+		r.log.Debug("cannot list the Ingresses routing a hostname", "error", err)
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(l.Items))
+	for _, i := range l.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: i.Namespace, Name: i.Name}})
+	}
+	return reqs
+}
+
+// acceptedChanged passes a PublicHostname made, deleted, or whose tunnel's
+// answer (Accepted, and why) changed: not every status write of every one.
+func acceptedChanged() predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc: func(e ctrlevent.UpdateEvent) bool {
+			a, okA := e.ObjectOld.(*v1alpha1.PublicHostname)
+			b, okB := e.ObjectNew.(*v1alpha1.PublicHostname)
+			if !okA || !okB {
+				return false
+			}
+			ca, cb := a.GetCondition(publichostname.TypeAccepted), b.GetCondition(publichostname.TypeAccepted)
+			return ca.Status != cb.Status || ca.Reason != cb.Reason || a.Spec.Hostname != b.Spec.Hostname || meta.WasDeleted(a) != meta.WasDeleted(b)
+		},
+		GenericFunc: func(ctrlevent.GenericEvent) bool { return false },
+	}
 }
 
 func (r *Reconciler) ingressesOfService(ctx context.Context, o client.Object) []reconcile.Request {
@@ -327,13 +368,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	for h, winner := range lost {
 		r.warn(ing, "HostnameConflict", conflictMessage(h, res.Written[h], winner))
 	}
-	r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.StateOf(len(res.Problems) > 0, len(lost) > 0))
+	yielded, err := yieldedBy(ctx, r.kube, ing)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	r.reportYielded(ing, res.Hostnames, yielded)
+	r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.StateOf(len(res.Problems) > 0, len(lost)+len(yielded) > 0))
 	// Bad input must not cost what already works: with a problem in the
 	// Ingress, create and update the valid private routes and VPC services
 	// but delete nothing, and leave its public hostnames as they are (a
 	// hostname is published whole, with its origin options and Access
 	// check, or keeps what it had).
-	d := desiredFrom(res, lost, len(res.Problems) == 0)
+	d := desiredFrom(res, lost, yielded, len(res.Problems) == 0)
 	d.keepExisting = len(res.Problems) > 0
 	result, err := r.converge(ctx, ing, d)
 	if err != nil {
@@ -450,14 +496,35 @@ func managedItems(l client.ObjectList) []Owned {
 // desired is the set of objects an Ingress should have.
 type desired struct {
 	objs []Owned
-	// keepExisting: delete nothing that is no longer desired.
+	// keepExisting: delete nothing that is no longer desired...
 	keepExisting bool
+	// ...but the private routes of these hostnames, which the Ingress
+	// yielded to the holder of their public claim: bad input must not keep
+	// a route that is someone else's.
+	yielded map[string]string
 }
 
-func desiredFrom(res translate.Result, lost map[string]string, publish bool) desired {
-	var d desired
+// drops says whether m goes even when existing objects are kept.
+func (d desired) drops(m Owned) bool {
+	rt, ok := m.(*ztv1alpha1.HostnameRoute)
+	if !ok {
+		return false
+	}
+	_, y := d.yielded[cloudflare.NormalizeHostname(rt.Spec.ForProvider.Hostname)]
+	return y
+}
+
+// desiredFrom is what an Ingress should have: nothing for the hostnames an
+// older Ingress claims (lost), and no private route for those whose public
+// claim lost (yielded): their PublicHostnames stay, waiting in line.
+func desiredFrom(res translate.Result, lost, yielded map[string]string, publish bool) desired {
+	d := desired{yielded: yielded}
 	for _, o := range res.Routes {
-		if _, l := lost[cloudflare.NormalizeHostname(o.Spec.ForProvider.Hostname)]; !l {
+		h := cloudflare.NormalizeHostname(o.Spec.ForProvider.Hostname)
+		if _, l := lost[h]; l {
+			continue
+		}
+		if _, y := yielded[h]; !y {
 			d.objs = append(d.objs, o)
 		}
 	}
@@ -546,32 +613,83 @@ func conflictMessage(h string, written []string, winner string) string {
 }
 
 // lostHostnames are the hostnames an older Ingress already claims: the
-// first Ingress keeps a hostname, later ones are told and route nothing for it.
+// first Ingress keeps a hostname, later ones are told and route nothing for
+// it. An Ingress whose public claim on a hostname lost (it yielded the
+// hostname to the holder of its public claim) claims nothing there: the
+// holder's own Ingresses route it.
 func lostHostnames(ctx context.Context, kube client.Reader, ing *networkingv1.Ingress, hosts []string) (map[string]string, error) {
 	lost := map[string]string{}
+	yields := map[types.UID]map[string]string{}
 	for _, h := range hosts {
 		claims := &networkingv1.IngressList{}
 		if err := kube.List(ctx, claims, client.MatchingFields{hostnameIndex: h}); err != nil {
 			return nil, errors.Wrap(err, "cannot list Ingresses")
 		}
-		var first *networkingv1.Ingress
+		var older []*networkingv1.Ingress
 		for i := range claims.Items {
-			o := &claims.Items[i]
-			if o.UID == ing.UID || !older(o, ing) || meta.WasDeleted(o) {
-				continue
-			}
-			if first == nil || older(o, first) {
-				first = o
+			if o := &claims.Items[i]; o.UID != ing.UID && olderThan(o, ing) && !meta.WasDeleted(o) {
+				older = append(older, o)
 			}
 		}
-		if first != nil {
-			lost[h] = first.Namespace + "/" + first.Name
+		slices.SortFunc(older, func(a, b *networkingv1.Ingress) int {
+			if olderThan(a, b) {
+				return -1
+			}
+			return 1
+		})
+		for _, o := range older {
+			if _, seen := yields[o.UID]; !seen {
+				y, err := yieldedBy(ctx, kube, o)
+				if err != nil {
+					return nil, err
+				}
+				yields[o.UID] = y
+			}
+			if _, yielded := yields[o.UID][h]; !yielded {
+				lost[h] = o.Namespace + "/" + o.Name
+				break
+			}
 		}
 	}
 	return lost, nil
 }
 
-func older(a, b *networkingv1.Ingress) bool {
+// yieldedBy are the hostnames whose private route ing yielded to the holder
+// of their public claim (source.Yielded), read from its PublicHostnames.
+func yieldedBy(ctx context.Context, kube client.Reader, ing *networkingv1.Ingress) (map[string]string, error) {
+	l := &v1alpha1.PublicHostnameList{}
+	if err := kube.List(ctx, l, client.InNamespace(ing.Namespace), index.Controlled(string(ing.UID))); err != nil {
+		return nil, errors.Wrap(err, "cannot list PublicHostnames")
+	}
+	var own []*v1alpha1.PublicHostname
+	for i := range l.Items {
+		if c := metav1.GetControllerOf(&l.Items[i]); c != nil && c.UID == ing.UID {
+			own = append(own, &l.Items[i])
+		}
+	}
+	return source.Yielded(own), nil
+}
+
+// reportYielded tells the Ingress, once per hostname, that it does not
+// route a hostname privately because another holds its public claim.
+func (r *Reconciler) reportYielded(ing *networkingv1.Ingress, hosts []string, yielded map[string]string) {
+	for _, h := range hosts {
+		key := string(ing.UID) + "/yielded/" + h
+		holder, y := yielded[h]
+		if !y {
+			r.reported.Delete(key)
+			continue
+		}
+		msg := source.YieldMessage("Ingress", h, holder)
+		if last, ok := r.reported.Load(key); ok && last == msg {
+			continue
+		}
+		r.reported.Store(key, msg)
+		r.warn(ing, string(publichostname.ReasonHostnameConflict), msg)
+	}
+}
+
+func olderThan(a, b *networkingv1.Ingress) bool {
 	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
 		return a.CreationTimestamp.Before(&b.CreationTimestamp)
 	}
@@ -624,7 +742,7 @@ func (r *Reconciler) converge(ctx context.Context, ing *networkingv1.Ingress, d 
 		return reconcile.Result{}, err
 	}
 	for _, m := range have {
-		if want[source.Key(m)] || meta.WasDeleted(m) || d.keepExisting || handedOver(m, d.objs) {
+		if want[source.Key(m)] || meta.WasDeleted(m) || d.keepExisting && !d.drops(m) || handedOver(m, d.objs) {
 			continue
 		}
 		if err := r.kube.Delete(ctx, m); client.IgnoreNotFound(err) != nil {

@@ -38,18 +38,21 @@ func TestDesiredFrom(t *testing.T) {
 		Published: []*v1alpha1.PublicHostname{published("a.example.com"), published("b.example.com")},
 	}
 	cases := map[string]struct {
-		lost    map[string]string
-		publish bool
-		want    []string
+		lost, yielded map[string]string
+		publish       bool
+		want          []string
 	}{
 		"Everything":                     {publish: true, want: []string{"HostnameRoute/r", "PublicHostname/web-host-a.example.com", "PublicHostname/web-host-b.example.com"}},
 		"ALostHostnameIsNotPublished":    {lost: map[string]string{"b.example.com": "ns/older"}, publish: true, want: []string{"HostnameRoute/r", "PublicHostname/web-host-a.example.com"}},
 		"WithAProblemNothingIsPublished": {want: []string{"HostnameRoute/r"}},
+		// Issue 34, bug 5: whoever holds the public hostname holds its
+		// private route; the loser's PublicHostname stays, in line.
+		"AHostnameWhosePublicClaimLostIsNotRouted": {yielded: map[string]string{"a.example.com": "team-a/api"}, publish: true, want: []string{"PublicHostname/web-host-a.example.com", "PublicHostname/web-host-b.example.com"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var got []string
-			for _, o := range desiredFrom(res, tc.lost, tc.publish).objs {
+			for _, o := range desiredFrom(res, tc.lost, tc.yielded, tc.publish).objs {
 				got = append(got, source.Key(o))
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -99,6 +102,41 @@ func TestConvergeHandsOverOlderRecords(t *testing.T) {
 		t.Errorf("created (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"gone"}, deleted); diff != "" {
+		t.Errorf("deleted (-want +got):\n%s", diff)
+	}
+}
+
+// A private route yielded to the holder of its public claim goes even while
+// a problem keeps everything else the Ingress has: bad input must not keep
+// a route that is someone else's.
+func TestConvergeDropsAYieldedRouteDespiteAProblem(t *testing.T) {
+	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "steal", UID: "ing-uid"}}
+	owner := []metav1.OwnerReference{{Kind: "Ingress", Name: "steal", UID: "ing-uid", Controller: ptr.To(true)}}
+	route := func(name, host string) ztv1alpha1.HostnameRoute {
+		return ztv1alpha1.HostnameRoute{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: name, OwnerReferences: owner},
+			Spec:       ztv1alpha1.HostnameRouteSpec{ForProvider: ztv1alpha1.HostnameRouteParameters{Hostname: host}},
+		}
+	}
+	var deleted []string
+	kube := &test.MockClient{
+		MockList: func(_ context.Context, l client.ObjectList, _ ...client.ListOption) error {
+			if rl, ok := l.(*ztv1alpha1.HostnameRouteList); ok {
+				rl.Items = []ztv1alpha1.HostnameRoute{route("theirs", "api.example.com"), route("ours", "www.example.com")}
+			}
+			return nil
+		},
+		MockDelete: func(_ context.Context, o client.Object, _ ...client.DeleteOption) error {
+			deleted = append(deleted, o.GetName())
+			return nil
+		},
+	}
+	r := &Reconciler{kube: kube, log: logging.NewNopLogger(), record: event.NewNopRecorder()}
+	d := desired{keepExisting: true, yielded: map[string]string{"api.example.com": "team-a/api"}}
+	if _, err := r.converge(context.Background(), ing, d); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"theirs"}, deleted); diff != "" {
 		t.Errorf("deleted (-want +got):\n%s", diff)
 	}
 }

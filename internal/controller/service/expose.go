@@ -17,6 +17,8 @@ import (
 	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/hostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/service/translate"
@@ -26,18 +28,36 @@ import (
 // services, public hostnames), as opposed to its cluster IPs' routes.
 type exposed struct {
 	objs []source.Owned
-	// keepExisting: delete nothing that is no longer desired (bad input).
+	// keepExisting: delete nothing that is no longer desired (bad input)...
 	keepExisting bool
+	// ...but the private routes of these hostnames, yielded to the holder
+	// of their public claim: bad input must not keep someone else's route.
+	yielded map[string]string
+}
+
+// drops says whether m goes even when existing objects are kept.
+func (d exposed) drops(m source.Owned) bool {
+	rt, ok := m.(*ztv1alpha1.HostnameRoute)
+	if !ok {
+		return false
+	}
+	_, y := d.yielded[hostname.Normalize(rt.Spec.ForProvider.Hostname)]
+	return y
 }
 
 // desiredExposure is what to converge to: with a problem in the Service's
 // annotations, the valid routes and VPC services are made but nothing is
 // deleted, and public hostnames are left as they are (a hostname is
-// published whole, or keeps what it had), as for an Ingress.
-func desiredExposure(res translate.Exposure) exposed {
-	d := exposed{keepExisting: len(res.Problems) > 0}
+// published whole, or keeps what it had), as for an Ingress. No private
+// route is made for a hostname whose public claim lost (yielded, see
+// source.Yielded): whoever holds the hostname holds its route; the
+// PublicHostname stays, waiting in line.
+func desiredExposure(res translate.Exposure, yielded map[string]string) exposed {
+	d := exposed{keepExisting: len(res.Problems) > 0, yielded: yielded}
 	for _, o := range res.Routes {
-		d.objs = append(d.objs, o)
+		if _, y := yielded[hostname.Normalize(o.Spec.ForProvider.Hostname)]; !y {
+			d.objs = append(d.objs, o)
+		}
 	}
 	for _, o := range res.Services {
 		d.objs = append(d.objs, o)
@@ -78,6 +98,42 @@ func (r *Reconciler) ownedExposure(ctx context.Context, ns, svcName string) ([]s
 	return out, nil
 }
 
+// yielded are the hostnames whose private route the Service called svcName
+// yields to the holder of their public claim, read from its
+// PublicHostnames' answers (source.Yielded).
+func (r *Reconciler) yielded(ctx context.Context, ns, svcName string) (map[string]string, error) {
+	l := &v1alpha1.PublicHostnameList{}
+	if err := r.kube.List(ctx, l, client.InNamespace(ns), client.MatchingLabels{publish.LabelService: publish.LabelValue(svcName)}); err != nil {
+		return nil, errors.Wrap(err, "cannot list PublicHostnames")
+	}
+	var own []*v1alpha1.PublicHostname
+	for i := range l.Items {
+		if controlledByService(&l.Items[i], svcName) {
+			own = append(own, &l.Items[i])
+		}
+	}
+	return source.Yielded(own), nil
+}
+
+// reportYielded tells the Service, once per hostname, that it does not
+// route a hostname privately because another holds its public claim.
+func (r *Reconciler) reportYielded(svc *corev1.Service, hosts []string, yielded map[string]string) {
+	for _, h := range hosts {
+		key := string(svc.UID) + "/yielded/" + h
+		holder, y := yielded[h]
+		if !y {
+			r.reported.Delete(key)
+			continue
+		}
+		msg := source.YieldMessage("Service", h, holder)
+		if last, ok := r.reported.Load(key); ok && last == msg {
+			continue
+		}
+		r.reported.Store(key, msg)
+		r.warn(svc, string(publichostname.ReasonHostnameConflict), msg)
+	}
+}
+
 func controlledByService(o metav1.Object, name string) bool {
 	c := metav1.GetControllerOf(o)
 	return c != nil && c.Kind == "Service" && c.APIVersion == "v1" && c.Name == name
@@ -103,7 +159,7 @@ func (r *Reconciler) convergeExposure(ctx context.Context, ns, svcName string, s
 	}
 	var kept []source.Owned
 	for _, m := range have {
-		if want[source.Key(m)] || meta.WasDeleted(m) || d.keepExisting {
+		if want[source.Key(m)] || meta.WasDeleted(m) || d.keepExisting && !d.drops(m) {
 			kept = append(kept, m)
 			continue
 		}

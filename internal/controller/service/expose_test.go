@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -229,4 +230,78 @@ func TestBadInputKeepsWhatAServicePublishes(t *testing.T) {
 			t.Errorf("%s: %d DNS records, want the one that worked", tc.name, len(rs))
 		}
 	}
+}
+
+// Issue 34, bug 6: the Workers VPC service of a public Service reaches the
+// Service's cluster name, not its public hostname: a Worker's traffic leaves
+// the tunnel at cloudflared, inside the cluster, where the public name
+// resolves to Cloudflare's edge. The public hostname keeps its private
+// route (the name WARP clients ask for) and its DNS record.
+func TestPublicServicesVPCServiceReachesItsClusterName(t *testing.T) {
+	ns, tunnelID := setup(t)
+	public, local := "x-"+ns+".example.com", "x."+ns+".svc.cluster.local"
+	vpc := "x-" + ns
+	p.Create(t, exposedService(ns, "x", annotations(v1alpha1.AnnotationHostname, public, v1alpha1.AnnotationPublic, "true", v1alpha1.AnnotationVPCService, vpc),
+		corev1.ServicePort{Name: "http", Port: 8080}))
+	eventually(t, "VPC service, route and record in Cloudflare", func() error {
+		ss := p.VPCServices(t, vpc)
+		if len(ss) != 1 {
+			return fmt.Errorf("%d VPC services", len(ss))
+		}
+		if h := ss[0].Host.Hostname; h != local || ptr.Deref(ss[0].TCPPort, 0) != 8080 {
+			return fmt.Errorf("VPC service reaches %s:%d, want %s:8080", h, ptr.Deref(ss[0].TCPPort, 0), local)
+		}
+		if rs := p.HostnameRoutes(t, public); len(rs) != 1 || rs[0].TunnelID != tunnelID {
+			return fmt.Errorf("routes of %s: %+v", public, rs)
+		}
+		if rs := p.Records(t, public); len(rs) != 1 {
+			return fmt.Errorf("%d records for %s", len(rs), public)
+		}
+		return nil
+	})
+	if rs := p.HostnameRoutes(t, local); len(rs) != 0 {
+		t.Errorf("the cluster name is routed privately too: %+v", rs)
+	}
+}
+
+// Issue 34, bug 5: a public Service whose hostname an older PublicHostname
+// holds loses its private route with its public claim: it makes none, says
+// why, and keeps its PublicHostname in line; once the holder lets go, the
+// Service holds the hostname, its route included.
+func TestAServiceYieldsThePrivateRouteOfAHostnameItLostPublicly(t *testing.T) {
+	ns, tunnelID := setup(t)
+	host := "held-" + ns + ".example.com"
+	holder := &v1alpha1.PublicHostname{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "holder"},
+		Spec: v1alpha1.PublicHostnameSpec{TunnelRef: v1alpha1.TunnelReference{Name: "edge"}, Hostname: host,
+			Origin: &v1alpha1.Origin{URL: ptr.To("http_status:418")}},
+	}
+	p.Create(t, holder)
+	eventually(t, "the holder published", func() error {
+		if cfg := p.TunnelConfig(t, tunnelID); !strings.Contains(cfg, `"hostname":"`+host+`","service":"http_status:418"`) {
+			return fmt.Errorf("configuration %s", cfg)
+		}
+		return nil
+	})
+	// Claims are ordered by creation time, kept to the second.
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+	p.Create(t, exposedService(ns, "late", annotations(v1alpha1.AnnotationHostname, host, v1alpha1.AnnotationPublic, "true"), corev1.ServicePort{Name: "http", Port: 8080}))
+	waitEvent(t, ns, "late", "HostnameConflict", "private route")
+	eventually(t, "no route for the loser", func() error {
+		if n := madeFor(t, ns, "late"); n["HostnameRoute"] != 0 || n["PublicHostname"] != 1 {
+			return fmt.Errorf("made %v, want its PublicHostname only", n)
+		}
+		return nil
+	})
+	if rs := p.HostnameRoutes(t, host); len(rs) != 0 {
+		t.Errorf("routes in Cloudflare %+v", rs)
+	}
+
+	p.DeleteAndWait(t, holder)
+	eventually(t, "the Service holds the hostname, its route included", func() error {
+		if rs := p.HostnameRoutes(t, host); len(rs) != 1 || rs[0].TunnelID != tunnelID {
+			return fmt.Errorf("routes in Cloudflare %+v", rs)
+		}
+		return published(t, tunnelID, host)
+	})
 }

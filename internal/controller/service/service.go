@@ -212,11 +212,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		exposure = translate.Expose(translate.ExposeInput{Service: svc, ClusterDomain: r.clusterDomain, Tunnel: ingresstranslate.Tunnel{
 			Name: ref.Name, Namespace: ref.Namespace, TunnelID: meta.GetExternalName(tun), ProviderConfigRef: tun.Spec.ProviderConfigReference, AdoptByName: tun.Spec.AdoptByName,
 		}})
-		kept, taken, err := r.convergeExposure(ctx, svc.Namespace, svc.Name, svc, desiredExposure(exposure))
+		yielded, err := r.yielded(ctx, svc.Namespace, svc.Name)
 		if err != nil {
 			return reconcile.Result{}, err
 		}
-		conflict = taken
+		r.reportYielded(svc, exposure.Hostnames, yielded)
+		kept, taken, err := r.convergeExposure(ctx, svc.Namespace, svc.Name, svc, desiredExposure(exposure, yielded))
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		conflict = taken || len(yielded) > 0
 		r.reportExposureFailures(svc, kept)
 	}
 	r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.StateOf(problem, conflict))

@@ -1,0 +1,57 @@
+package source
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/hostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
+)
+
+// Yielded are the private route hostnames (hostname.Normalize's form) a
+// source gives up because its public claim on them lost: whoever holds a
+// hostname holds its public rule, its DNS record and its private route. A
+// hostname is yielded when every PublicHostname the source made for it (a
+// wildcard and its apex share one route) is told by its tunnel that an
+// older claim holds it (publichostname.ReasonHostnameConflict); one still
+// held, or not answered yet, keeps the route. Each maps to the holder the
+// tunnel named. phs are the source's own PublicHostnames; one being deleted
+// is no claim.
+func Yielded(phs []*v1alpha1.PublicHostname) map[string]string {
+	lost, held := map[string]string{}, map[string]bool{}
+	for _, ph := range phs {
+		if meta.WasDeleted(ph) {
+			continue
+		}
+		h := hostname.Normalize(ph.Spec.Hostname)
+		c := ph.GetCondition(publichostname.TypeAccepted)
+		if c.Status != corev1.ConditionFalse || c.Reason != publichostname.ReasonHostnameConflict {
+			held[h] = true
+			continue
+		}
+		holder := ""
+		if t := ph.Status.Tunnel; t != nil {
+			holder = t.ClaimedBy
+		}
+		if lost[h] == "" {
+			lost[h] = holder
+		}
+	}
+	for h := range held {
+		delete(lost, h)
+	}
+	return lost
+}
+
+// YieldMessage says why a source does not route a hostname privately.
+func YieldMessage(kind, host, holder string) string {
+	by := "an older claim"
+	if holder != "" {
+		by = "PublicHostname " + holder
+	}
+	return fmt.Sprintf("hostname %s is published by %s, which holds it: its private route is the holder's too, so this %s does not route it privately (it does once its own public claim holds)", host, by, kind)
+}

@@ -1,0 +1,67 @@
+package source
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
+)
+
+// ph is a source's PublicHostname for host with the tunnel's answer: held,
+// lost to holder, or none yet ("").
+func ph(host, answer, holder string) *v1alpha1.PublicHostname {
+	p := &v1alpha1.PublicHostname{Spec: v1alpha1.PublicHostnameSpec{Hostname: host}}
+	switch answer {
+	case "held":
+		p.SetConditions(xpv2.Condition{Type: publichostname.TypeAccepted, Status: "True", Reason: "Accepted"})
+	case "lost":
+		p.SetConditions(xpv2.Condition{Type: publichostname.TypeAccepted, Status: "False", Reason: publichostname.ReasonHostnameConflict, Message: "older claim"})
+		p.Status.Tunnel = &v1alpha1.PublishedStatus{ClaimedBy: holder}
+	case "waiting":
+		p.SetConditions(xpv2.Condition{Type: publichostname.TypeAccepted, Status: "False", Reason: publichostname.ReasonWaitingForTunnel})
+	}
+	return p
+}
+
+func TestYielded(t *testing.T) {
+	deleting := ph("api.example.com", "lost", "team-a/api")
+	deleting.DeletionTimestamp = ptr.To(metav1.Now())
+	cases := map[string]struct {
+		phs  []*v1alpha1.PublicHostname
+		want map[string]string
+	}{
+		"NoPublicHostnames":   {want: map[string]string{}},
+		"HeldKeepsTheRoute":   {phs: []*v1alpha1.PublicHostname{ph("api.example.com", "held", "")}, want: map[string]string{}},
+		"NotAnsweredYetKeeps": {phs: []*v1alpha1.PublicHostname{ph("api.example.com", "", "")}, want: map[string]string{}},
+		// Waiting for the tunnel is not losing: what works stays.
+		"WaitingKeeps": {phs: []*v1alpha1.PublicHostname{ph("api.example.com", "waiting", "")}, want: map[string]string{}},
+		"LostYieldsToTheHolder": {
+			phs:  []*v1alpha1.PublicHostname{ph("API.example.com", "lost", "team-a/api"), ph("www.example.com", "held", "")},
+			want: map[string]string{"api.example.com": "team-a/api"},
+		},
+		// One route serves a wildcard and its apex: it goes only when
+		// both lost.
+		"AWildcardStillHeldKeepsTheSharedRoute": {
+			phs:  []*v1alpha1.PublicHostname{ph("wild.example.com", "lost", "team-a/wild"), ph("*.wild.example.com", "held", "")},
+			want: map[string]string{},
+		},
+		"BothOfAPairLost": {
+			phs:  []*v1alpha1.PublicHostname{ph("*.wild.example.com", "lost", ""), ph("wild.example.com", "lost", "team-a/wild")},
+			want: map[string]string{"wild.example.com": "team-a/wild"},
+		},
+		"OneBeingDeletedIsNoClaim": {phs: []*v1alpha1.PublicHostname{deleting}, want: map[string]string{}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Yielded(tc.phs)); diff != "" {
+				t.Errorf("Yielded(): -want +got:\n%s", diff)
+			}
+		})
+	}
+}
