@@ -2,6 +2,7 @@ package clients
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 )
@@ -70,4 +71,51 @@ func (c Config) CheckHostname(hostname string) error {
 		}
 	}
 	return &NotAllowedError{Source: c.Source, What: "hostname", Value: hostname, Field: "spec.allow.hostnameSuffixes", Allowed: c.Allow.HostnameSuffixes}
+}
+
+// everything are the networks that route every address of a family.
+var everything = []string{"0.0.0.0/0", "::/0"}
+
+// CheckNetwork refuses a NetworkRoute's network outside every allowed
+// CIDR; with none listed, one that routes every address of its family
+// (0.0.0.0/0, ::/0), which only an entry of its own allows.
+func (c Config) CheckNetwork(network string) error {
+	n, err := netip.ParsePrefix(strings.TrimSpace(network))
+	if err != nil {
+		// The managed resource's own validation says what is wrong.
+		return nil
+	}
+	n = n.Masked()
+	allowed := c.Allow.Networks
+	if len(allowed) == 0 {
+		if n.Bits() != 0 {
+			return nil
+		}
+		return &NotAllowedError{Source: c.Source, What: "network", Value: network, Field: "spec.allow.networks", Allowed: []string{"any network but " + strings.Join(everything, " and ") + " (list them to allow them)"}}
+	}
+	for _, a := range allowed {
+		p, err := netip.ParsePrefix(strings.TrimSpace(a))
+		if err != nil {
+			continue
+		}
+		p = p.Masked()
+		if p.Addr().Is4() == n.Addr().Is4() && p.Bits() <= n.Bits() && p.Contains(n.Addr()) {
+			return nil
+		}
+	}
+	return &NotAllowedError{Source: c.Source, What: "network", Value: network, Field: "spec.allow.networks", Allowed: allowed}
+}
+
+// CheckDefaultVirtualNetwork refuses to make a virtual network the
+// account's default unless the config allows it: by default a
+// ClusterProviderConfig does and a ProviderConfig does not.
+func (c Config) CheckDefaultVirtualNetwork(name string) error {
+	allowed := !c.Namespaced
+	if c.Allow.DefaultVirtualNetwork != nil {
+		allowed = *c.Allow.DefaultVirtualNetwork
+	}
+	if allowed {
+		return nil
+	}
+	return &NotAllowedError{Source: c.Source, What: "default virtual network", Value: name, Field: "spec.allow.defaultVirtualNetwork", Allowed: []string{"false (only a ClusterProviderConfig allows it unless set)"}}
 }

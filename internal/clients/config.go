@@ -33,6 +33,9 @@ type Config struct {
 	Owner string
 	// Allow holds the config's tenant guardrails.
 	Allow v1alpha1.Allowances
+	// Namespaced is true for a ProviderConfig, false for a
+	// ClusterProviderConfig: some guardrails default differently.
+	Namespaced bool
 }
 
 func (c Config) String() string {
@@ -89,7 +92,7 @@ func ResolveSpec(ctx context.Context, kube client.Reader, spec v1alpha1.Provider
 	if env == nil {
 		env = os.LookupEnv
 	}
-	cfg := &Config{AccountID: spec.AccountID, Endpoint: v1alpha1.DefaultEndpoint, Owner: spec.OwnerID}
+	cfg := &Config{AccountID: spec.AccountID, Endpoint: v1alpha1.DefaultEndpoint, Owner: spec.OwnerID, Namespaced: defaultNamespace != ""}
 	if spec.Allow != nil {
 		cfg.Allow = *spec.Allow
 	}

@@ -116,6 +116,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, s Settings) error {
 	}
 	managed := s.Managed
 	managed.Metrics = s.Metrics
+	managed.ClusterDomain = s.ClusterDomain
 	// Every client shares the account's batcher, so every controller's
 	// options carry the DNSRecord controller's writers.
 	dnsOpts, batching := dnsRecordWorkers(o, managed.Cloudflare.DNSBatching)

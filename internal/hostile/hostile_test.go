@@ -971,6 +971,12 @@ func entries() []entry {
 					r.Spec.ForProvider.VirtualNetworkIDRef = &xpv2.NamespacedReference{Name: "theirs", Namespace: c.h.ns}
 				})
 			}},
+		{name: "NetworkRoute/EveryIPv4Address", answer: notSynced, want: []string{"spec.allow.networks", "0.0.0.0/0"},
+			obj: func(c *corpus) client.Object { return c.network("everything", "0.0.0.0/0") }},
+		{name: "NetworkRoute/EveryIPv6Address", answer: notSynced, want: []string{"spec.allow.networks", "::/0"},
+			obj: func(c *corpus) client.Object { return c.network("everything-v6", "::/0") }},
+		{name: "HostnameRoute/TunnelOnlyARefusedDecoyNames", answer: custom, run: decoysTunnel,
+			check: noRoute("decoyed.")},
 		{name: "HostnameRoute/TunnelRefIntoAnotherNamespace", answer: notSynced, want: []string{"references to other namespaces are not allowed"},
 			obj: func(c *corpus) client.Object {
 				return c.route("sneaky-ref", "sneaky-ref."+c.ns+".internal", func(r *ztv1alpha1.HostnameRoute) {
@@ -1088,6 +1094,28 @@ func crossesGuardrail(t *testing.T, c *corpus) string {
 	synced := waitObserved(t, r)
 	if synced.Status != corev1.ConditionFalse || !strings.Contains(synced.Message, "spec.allow.hostnameSuffixes") {
 		t.Errorf("Synced=%s %q: want the hostname refused by spec.allow.hostnameSuffixes", synced.Status, synced.Message)
+	}
+	return "Synced=False: " + oneLine(synced.Message)
+}
+
+// decoysTunnel: an Observe-only Tunnel naming the healthy namespace's tunnel
+// by ID is refused, and being there does not make that tunnel the corpus
+// namespace's own: a HostnameRoute with the raw tunnel ID stays refused.
+func decoysTunnel(t *testing.T, c *corpus) string {
+	decoy := c.tunnel("decoy", "decoy-"+c.ns)
+	meta.SetExternalName(decoy, c.h.tunnelID)
+	p.Create(t, decoy)
+	if synced := waitObserved(t, decoy); synced.Status != corev1.ConditionFalse || !strings.Contains(synced.Message, "already managed by") {
+		return c.knownBug(t, "an Observe-only Tunnel naming another namespace's tunnel %s is not refused: Synced=%s %q", c.h.tunnelID, synced.Status, synced.Message)
+	}
+	r := c.route("decoyed", "decoyed."+c.ns+".internal", func(r *ztv1alpha1.HostnameRoute) {
+		r.Spec.ForProvider.TunnelIDRef = nil
+		r.Spec.ForProvider.TunnelID = ptr.To(c.h.tunnelID)
+	})
+	p.Create(t, r)
+	synced := waitObserved(t, r)
+	if synced.Status != corev1.ConditionFalse || !strings.Contains(synced.Message, "in another namespace") {
+		return c.knownBug(t, "a HostnameRoute with the raw ID of another namespace's tunnel, beside a refused decoy Tunnel naming it, is not refused: Synced=%s %q", synced.Status, synced.Message)
 	}
 	return "Synced=False: " + oneLine(synced.Message)
 }

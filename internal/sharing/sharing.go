@@ -140,3 +140,19 @@ func CrossNamespace(annotation, sourceNamespace string) bool {
 	ref, bad := Parse(annotation, sourceNamespace)
 	return bad == "" && ref.Namespace != sourceNamespace
 }
+
+// Everyone says whether cft is shared with every namespace: from All, or a
+// selector that selects every namespace (no labels, no expressions).
+func Everyone(cft *v1alpha1.CloudflareTunnel) bool {
+	a := cft.Spec.AllowedNamespaces
+	if a == nil {
+		return false
+	}
+	switch a.From {
+	case v1alpha1.NamespacesFromAll:
+		return true
+	case v1alpha1.NamespacesFromSelector:
+		return a.Selector != nil && len(a.Selector.MatchLabels) == 0 && len(a.Selector.MatchExpressions) == 0
+	}
+	return false
+}

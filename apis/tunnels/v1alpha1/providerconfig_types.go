@@ -102,6 +102,37 @@ type Allowances struct {
 	// +listType=set
 	// +kubebuilder:validation:items:MaxLength=63
 	Namespaces []string `json:"namespaces,omitempty"`
+
+	// Origins lists what a published hostname may send its requests to
+	// beyond the default, which is: Services of the publishing resource's
+	// own namespace (by Service reference or by their cluster DNS name,
+	// <name>.<namespace>.svc[.cluster.local]), http_status:<code> and
+	// hello_world. An entry is a hostname, which allows itself and every
+	// name below it ("internal.example.com"), or a CIDR, which allows IP
+	// addresses inside it ("10.20.0.0/16"). Link-local and cloud metadata
+	// addresses (169.254.0.0/16, fe80::/10, metadata.google.internal, ...)
+	// are never allowed.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:items:MaxLength=253
+	Origins []string `json:"origins,omitempty"`
+
+	// Networks lists the CIDRs inside which NetworkRoutes may route
+	// ("10.0.0.0/8" allows 10.1.2.3/32 and 10.1.0.0/16). Empty allows any
+	// network but 0.0.0.0/0 and ::/0 (everything), which only an entry of
+	// its own allows.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:items:MaxLength=43
+	Networks []string `json:"networks,omitempty"`
+
+	// DefaultVirtualNetwork says whether a VirtualNetwork using this config
+	// may make itself the account's default virtual network, which moves
+	// every route and WARP client that names none. Default: true for a
+	// ClusterProviderConfig, false for a ProviderConfig (a namespace's
+	// team should not move the whole account's default).
+	// +optional
+	DefaultVirtualNetwork *bool `json:"defaultVirtualNetwork,omitempty"`
 }
 
 // ProviderCredentials says where the Cloudflare API token comes from.

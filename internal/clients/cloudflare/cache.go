@@ -39,6 +39,10 @@ type snapshot[T any] struct {
 	mu      sync.Mutex
 	items   map[string]T
 	fetched time.Time
+	// listed is when the list behind items was sent: a write that
+	// returned before then is in it (Cloudflare's lists are consistent
+	// with its writes; see docs/reliability.md for the simulator's lag).
+	listed time.Time
 	// gone holds IDs this process deleted: Cloudflare never reuses an ID,
 	// so observing one after its delete needs no call.
 	gone map[string]struct{}
@@ -82,6 +86,7 @@ func (s *snapshot[T]) refresh(ctx context.Context, list func(context.Context) (m
 	s.mu.Lock()
 	s.journal, s.invalidated = map[string]*T{}, false
 	s.mu.Unlock()
+	listed := time.Now()
 	items, err := list(refreshing(ctx))
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -97,7 +102,7 @@ func (s *snapshot[T]) refresh(ctx context.Context, list func(context.Context) (m
 		}
 		items[id] = *v
 	}
-	s.items, s.fetched = items, time.Now()
+	s.items, s.fetched, s.listed = items, time.Now(), listed
 	if invalidated {
 		s.fetched = time.Time{}
 	}
@@ -120,6 +125,36 @@ func (s *snapshot[T]) all(ctx context.Context, ttl time.Duration, list func(cont
 		return items, nil
 	}
 	return s.refresh(ctx, list)
+}
+
+// since returns every object from a list sent no earlier than t, listing
+// again when the snapshot's is older: what Cloudflare held after a write
+// that returned at t. Callers waiting together share one list.
+func (s *snapshot[T]) since(ctx context.Context, t time.Time, list func(context.Context) (map[string]T, error)) (map[string]T, error) {
+	if items, ok := s.listedSince(t); ok {
+		return items, nil
+	}
+	s.refreshing.Lock()
+	defer s.refreshing.Unlock()
+	if items, ok := s.listedSince(t); ok {
+		return items, nil
+	}
+	return s.refresh(ctx, list)
+}
+
+// listedSince copies the snapshot's objects when its list was sent no
+// earlier than t and no write of unknown outcome has happened since.
+func (s *snapshot[T]) listedSince(t time.Time) (map[string]T, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.items == nil || s.fetched.IsZero() || s.listed.Before(t) {
+		return nil, false
+	}
+	out := make(map[string]T, len(s.items))
+	for k, v := range s.items {
+		out[k] = v
+	}
+	return out, true
 }
 
 // refreshing marks a snapshot's list: one request that observes every

@@ -62,6 +62,16 @@ func (c *CachedClient) ListCIDRRoutesNow(ctx context.Context, f CIDRRouteFilter)
 	return sortedValues(all, f.Keep), nil
 }
 
+// ListCIDRRoutesSince serves ListCIDRRoutes from a list sent no earlier
+// than t, listing again when the snapshot's is older.
+func (c *CachedClient) ListCIDRRoutesSince(ctx context.Context, f CIDRRouteFilter, t time.Time) ([]CIDRRoute, error) {
+	all, err := c.cache.cidr.since(ctx, t, c.cidrList)
+	if err != nil {
+		return nil, err
+	}
+	return sortedValues(all, f.Keep), nil
+}
+
 // CreateCIDRRoute creates and records the route.
 func (c *CachedClient) CreateCIDRRoute(ctx context.Context, in CIDRRouteInput) (*CIDRRoute, error) {
 	r, err := c.Client.CreateCIDRRoute(ctx, in)

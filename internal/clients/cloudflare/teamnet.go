@@ -116,6 +116,10 @@ type TeamnetAPI interface {
 	// cached client's snapshot at most FreshFor old), for the checks that
 	// guard a create, a move or a deletion.
 	ListCIDRRoutesNow(ctx context.Context, f CIDRRouteFilter) ([]CIDRRoute, error)
+	// ListCIDRRoutesSince is ListCIDRRoutes from a list sent no earlier
+	// than t: what Cloudflare held after a write that returned at t, for
+	// the check that follows a create.
+	ListCIDRRoutesSince(ctx context.Context, f CIDRRouteFilter, t time.Time) ([]CIDRRoute, error)
 	UpdateCIDRRoute(ctx context.Context, id string, in CIDRRouteInput) (*CIDRRoute, error)
 	DeleteCIDRRoute(ctx context.Context, id string) error
 	// RouteForIP is the most specific live route containing ip in a
@@ -184,6 +188,12 @@ func (c *Client) ListCIDRRoutes(ctx context.Context, f CIDRRouteFilter) ([]CIDRR
 // ListCIDRRoutesNow lists the live routes matching f (this client keeps no
 // snapshot).
 func (c *Client) ListCIDRRoutesNow(ctx context.Context, f CIDRRouteFilter) ([]CIDRRoute, error) {
+	return c.ListCIDRRoutes(ctx, f)
+}
+
+// ListCIDRRoutesSince lists the live routes matching f now, which is after
+// any t already passed (this client keeps no snapshot).
+func (c *Client) ListCIDRRoutesSince(ctx context.Context, f CIDRRouteFilter, _ time.Time) ([]CIDRRoute, error) {
 	return c.ListCIDRRoutes(ctx, f)
 }
 

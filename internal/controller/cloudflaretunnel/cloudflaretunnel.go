@@ -267,6 +267,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.record.Event(cr, event.Warning("ReconcileError", err))
 		cr.SetConditions(xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: ReasonReconcileError, Message: err.Error(), LastTransitionTime: metav1.Now()})
 	}
+	r.reportSharing(cr)
 	cr.Status.ObservedGeneration = cr.Generation
 	if uerr := r.kube.Status().Update(ctx, cr); uerr != nil {
 		return errors.SilentlyRequeueOnConflict(reconcile.Result{}, errors.Wrap(uerr, "cannot update status"))
@@ -373,7 +374,6 @@ func (r *Reconciler) applyChildren(ctx context.Context, cr *v1alpha1.CloudflareT
 	at := tun.Status.AtProvider
 	cr.Status.Connections, cr.Status.Connectors, cr.Status.TunnelStatus, cr.Status.ConnectorsOnLatestConfig = at.Connections, at.Connectors, at.Status, at.ConnectorsOnLatestConfig
 	r.recordRotation(cr, at.TokenRotation)
-	r.reportRotation(cr, at.TokenRotation, time.Now())
 	tunnelReady := tun.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
 	state := TunnelState{
 		Ready: tunnelReady, Synced: tun.GetCondition(xpv2.TypeSynced), Message: conditionMessage(tun),

@@ -25,9 +25,10 @@ import (
 )
 
 var kind = mr.Kind[*v1alpha1.HostnameRoute]{
-	GVK:     v1alpha1.HostnameRouteGroupVersionKind,
-	NewObj:  func() *v1alpha1.HostnameRoute { return &v1alpha1.HostnameRoute{} },
-	NewList: func() client.ObjectList { return &v1alpha1.HostnameRouteList{} },
+	GVK:        v1alpha1.HostnameRouteGroupVersionKind,
+	NewObj:     func() *v1alpha1.HostnameRoute { return &v1alpha1.HostnameRoute{} },
+	NewList:    func() client.ObjectList { return &v1alpha1.HostnameRouteList{} },
+	ObservedID: func(cr *v1alpha1.HostnameRoute) string { return cr.Status.AtProvider.ID },
 	External: func(c mr.Connection) managed.TypedExternalClient[*v1alpha1.HostnameRoute] {
 		return &external{routes: c.Cloudflare, conn: c}
 	},

@@ -154,8 +154,11 @@ func TestHostnameRouteLifecycle(t *testing.T) {
 		if err := p.Client.Delete(ctx, tun); err != nil {
 			t.Fatal(err)
 		}
+		// The message names what it waits for: the route's ID, its
+		// hostname and the HostnameRoute that manages it.
 		p.WaitSynced(t, tun, "tunnel deletion refused while routed", func(c xpv2.Condition) bool {
-			return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "routes still point at it")
+			return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "routes still point at it") &&
+				strings.Contains(c.Message, "hostname route "+id+" ("+host+", managed by HostnameRoute "+ns+"/redis)")
 		})
 		p.DeleteAndWait(t, cr)
 		if !cfRoute(t, id).Deleted() {
@@ -295,6 +298,68 @@ func TestHostnameRouteRefusesAnotherNamespacesTunnelByID(t *testing.T) {
 	// same tunnel there) would be allowed; deleting the refused route
 	// touches nothing.
 	p.DeleteAndWait(t, cr)
+}
+
+// TestHostnameRouteRefusesATunnelOnlyADecoyNames: an Observe-only Tunnel
+// in the route's namespace naming another namespace's tunnel is refused,
+// and being there does not make that tunnel the namespace's own — whether
+// it was made after the tunnel or before it, its external-name set later.
+func TestHostnameRouteRefusesATunnelOnlyADecoyNames(t *testing.T) {
+	for _, early := range []bool{false, true} {
+		t.Run(fmt.Sprintf("DecoyMadeBeforeTheTunnel=%t", early), func(t *testing.T) {
+			ctx := context.Background()
+			ns := p.Namespace(t)
+			other := p.Namespace(t)
+			decoy := &v1alpha1.Tunnel{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "decoy"},
+				Spec: v1alpha1.TunnelSpec{
+					ManagedResourceSpec: xpv2.ManagedResourceSpec{ManagementPolicies: xpv2.ManagementPolicies{xpv2.ManagementActionObserve}},
+					ForProvider:         v1alpha1.TunnelParameters{Name: "decoy-" + ns},
+				},
+			}
+			if early {
+				meta.SetExternalName(decoy, "00000000-0000-4000-8000-000000000000")
+				p.Create(t, decoy)
+			}
+			theirs := readyTunnel(t, other, "theirs")
+			theirID := meta.GetExternalName(theirs)
+			if early {
+				eventually(t, "the decoy's external-name set to their tunnel", func() error {
+					if err := p.Get(decoy); err != nil {
+						return err
+					}
+					meta.SetExternalName(decoy, theirID)
+					return p.Client.Update(ctx, decoy)
+				})
+			} else {
+				meta.SetExternalName(decoy, theirID)
+				p.Create(t, decoy)
+			}
+			p.WaitSynced(t, decoy, "the decoy refused", func(c xpv2.Condition) bool {
+				return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "already managed by "+other+"/theirs")
+			})
+
+			cr := routeTo(ns, "by-id", "by-id."+ns+".internal", "unused")
+			cr.Spec.ForProvider.TunnelIDRef = nil
+			cr.Spec.ForProvider.TunnelID = ptr.To(theirID)
+			p.Create(t, cr)
+			p.WaitSynced(t, cr, "their tunnel refused despite the decoy", func(c xpv2.Condition) bool {
+				return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "managed by Tunnel "+other+"/theirs in another namespace")
+			})
+			if rs := liveRoutes(t, "by-id."+ns+".internal"); len(rs) != 0 {
+				t.Errorf("a route into another namespace's tunnel was created: %+v", rs)
+			}
+			if err := p.Get(theirs); err != nil {
+				t.Fatal(err)
+			}
+			if c := theirs.GetCondition(xpv2.TypeSynced); c.Status != corev1.ConditionTrue {
+				t.Errorf("their Tunnel lost its tunnel to the decoy: Synced=%s %q", c.Status, c.Message)
+			}
+			p.DeleteAndWait(t, cr)
+			p.DeleteAndWait(t, decoy)
+			p.DeleteAndWait(t, theirs)
+		})
+	}
 }
 
 // TestHostnameRouteDeletedWithItsNamespace deletes the namespace a route and

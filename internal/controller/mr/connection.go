@@ -16,6 +16,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/origin"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
 )
@@ -81,6 +82,10 @@ type guardrails[T resource.ModernManaged] struct {
 	managed.TypedExternalClient[T]
 	config    clients.Config
 	hostnames func(T) []string
+	networks  func(T) []string
+	// origins and the cluster domain their Service names end in.
+	origins       func(T) []string
+	clusterDomain string
 }
 
 func (g *guardrails[T]) Observe(ctx context.Context, mg T) (managed.ExternalObservation, error) {
@@ -97,12 +102,25 @@ func (g *guardrails[T]) check(mg T) error {
 	if err := g.config.CheckNamespace(mg.GetNamespace()); err != nil {
 		return err
 	}
-	if g.hostnames == nil {
-		return nil
+	if g.hostnames != nil {
+		for _, h := range g.hostnames(mg) {
+			if err := g.config.CheckHostname(h); err != nil {
+				return err
+			}
+		}
 	}
-	for _, h := range g.hostnames(mg) {
-		if err := g.config.CheckHostname(h); err != nil {
-			return err
+	if g.networks != nil {
+		for _, n := range g.networks(mg) {
+			if err := g.config.CheckNetwork(n); err != nil {
+				return err
+			}
+		}
+	}
+	if g.origins != nil {
+		for _, o := range g.origins(mg) {
+			if err := g.config.CheckOrigin(o, origin.Source{ClusterDomain: g.clusterDomain}); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -55,6 +55,9 @@ type Settings struct {
 	Cloudflare cloudflare.Options
 	// CreationGracePeriod; 0 is DefaultCreationGracePeriod.
 	CreationGracePeriod time.Duration
+	// ClusterDomain of the cluster's Service DNS names, which the allowed
+	// origins guardrail recognises; "" is cluster.local.
+	ClusterDomain string
 	// Metrics are the provider's own metrics; nil records none.
 	Metrics *metrics.Metrics
 }
@@ -82,6 +85,20 @@ type Kind[T resource.ModernManaged] struct {
 	// Hostnames lists the hostnames the resource publishes or routes, for
 	// the provider config's allowed hostname suffixes.
 	Hostnames func(mg T) []string
+	// Origins lists the origins the resource's rules send requests to,
+	// for the provider config's allowed origins. Whose rules they are is
+	// not known at this layer (a tunnel's configuration holds every
+	// namespace's it serves), so any namespace's Services pass here; the
+	// PublicHostname checks the namespace.
+	Origins func(mg T) []string
+	// Networks lists the CIDRs the resource routes, for the provider
+	// config's allowed networks.
+	Networks func(mg T) []string
+	// ObservedID is the ID of the Cloudflare object the resource's status
+	// says it observed as its own, so that naming an ID (by hand, or
+	// adopting it) is told apart from holding it (tenancy.go). Nil for a
+	// kind whose status does not record it.
+	ObservedID func(mg T) string
 }
 
 // Setup adds a managed reconciler for the kind.
@@ -106,8 +123,8 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 			return nil, err
 		}
 		ext := k.External(Connection{Cloudflare: c, Kube: kube, Config: *cfg, Metrics: s.Metrics, PollInterval: o.PollInterval})
-		guarded := &tenancyGuard[T]{TypedExternalClient: ext, kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs, virtualNetworkIDs: k.VirtualNetworkIDs, settle: 2 * o.PollInterval}
-		return &guardrails[T]{TypedExternalClient: guarded, config: *cfg, hostnames: k.Hostnames}, nil
+		guarded := &tenancyGuard[T]{TypedExternalClient: ext, kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs, virtualNetworkIDs: k.VirtualNetworkIDs, observedID: observedIDOf(k.ObservedID), settle: 2 * o.PollInterval}
+		return &guardrails[T]{TypedExternalClient: guarded, config: *cfg, hostnames: k.Hostnames, networks: k.Networks, origins: k.Origins, clusterDomain: s.ClusterDomain}, nil
 	})
 
 	opts := []managed.ReconcilerOption{
@@ -158,6 +175,20 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 		WithEventFilter(resource.DesiredStateChanged()).
 		Watches(k.NewObj(), newcomersLast{EventHandler: &handler.EnqueueRequestForObject{}}).
 		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
+}
+
+// observedIDOf adapts a kind's ObservedID to any managed resource.
+func observedIDOf[T resource.ModernManaged](f func(T) string) func(resource.Managed) string {
+	if f == nil {
+		return nil
+	}
+	return func(m resource.Managed) string {
+		t, ok := m.(T)
+		if !ok {
+			return ""
+		}
+		return f(t)
+	}
 }
 
 // SetupGated registers Setup to run once the kind's CRD is established.

@@ -71,10 +71,9 @@ func externalNames(o client.Object) []string {
 	return nil
 }
 
-// firstClaim is the oldest managed resource of the list, other than mg and
-// not being deleted, whose external-name is id. Names break creation-time
-// ties, so every resource agrees on the order.
-func firstClaim(ctx context.Context, kube client.Reader, newList func() client.ObjectList, mg resource.Managed, id string) (resource.Managed, error) {
+// firstClaim is the managed resource of the list, other than mg and not
+// being deleted, whose claim on external-name id ranks first (claimsBefore).
+func firstClaim(ctx context.Context, kube client.Reader, newList func() client.ObjectList, mg resource.Managed, id string, observedID func(resource.Managed) string) (resource.Managed, error) {
 	l := newList()
 	// Read only: the cache's objects are compared, never changed. By the
 	// external-name index: listing the whole kind on every reconcile of
@@ -86,16 +85,47 @@ func firstClaim(ctx context.Context, kube client.Reader, newList func() client.O
 	if !ok {
 		return nil, errors.Errorf("%T is not a managed resource list", l)
 	}
+	// One being deleted lets go of its claim.
+	return firstOf(ml.GetItems(), id, observedID, func(o resource.Managed) bool { return o.GetUID() == mg.GetUID() || meta.WasDeleted(o) }), nil
+}
+
+// firstOf is the item, not skipped, whose claim on id ranks first
+// (claimsBefore), or nil.
+func firstOf(items []resource.Managed, id string, observedID func(resource.Managed) string, skip func(resource.Managed) bool) resource.Managed {
 	var first resource.Managed
-	for _, o := range ml.GetItems() {
-		if o.GetUID() == mg.GetUID() || meta.GetExternalName(o) != id || meta.WasDeleted(o) {
+	for _, o := range items {
+		if meta.GetExternalName(o) != id || (skip != nil && skip(o)) {
 			continue
 		}
-		if first == nil || before(o, first) {
+		if first == nil || claimsBefore(o, first, holds(o, id, observedID), holds(first, id, observedID)) {
 			first = o
 		}
 	}
-	return first, nil
+	return first
+}
+
+// holds says whether m holds its claim on the Cloudflare object id: it
+// names it, and, for a kind whose status records the object it observed
+// (observedID), it has observed it as its own. A resource that was refused
+// keeps the status it had before (the guard restores it), so a decoy that
+// names another resource's object never holds it, however old the decoy is
+// or whenever its external-name was set.
+func holds(m resource.Managed, id string, observedID func(resource.Managed) string) bool {
+	if id == "" || meta.GetExternalName(m) != id {
+		return false
+	}
+	return observedID == nil || observedID(m) == id
+}
+
+// claimsBefore orders two claims on one Cloudflare object: one that holds
+// it before one that only names it (an import, an adoption, a refused
+// resource); between equals, the older; names break creation-time ties,
+// so every resource agrees on the order.
+func claimsBefore(a, b resource.Managed, aHolds, bHolds bool) bool {
+	if aHolds != bHolds {
+		return aHolds
+	}
+	return before(a, b)
 }
 
 func before(a, b client.Object) bool {
@@ -121,6 +151,9 @@ type tenancyGuard[T resource.ModernManaged] struct {
 	tunnelIDs func(T) []string
 	// virtualNetworkIDs, like tunnelIDs, for virtual networks.
 	virtualNetworkIDs func(T) []string
+	// observedID is the ID of the object the kind's status says it
+	// observed as its own; nil for a kind whose status does not say.
+	observedID func(resource.Managed) string
 	// settle is how long after a resource became Synced its claim is still
 	// checked. Two resources adopting one object in the same instant each
 	// see the other without an ID and both take it; once both IDs are
@@ -134,11 +167,17 @@ func (g *tenancyGuard[T]) Observe(ctx context.Context, mg T) (managed.ExternalOb
 	// out to be another resource's.
 	pristine := mg.DeepCopyObject()
 	if err := g.checkTunnels(ctx, mg); err != nil {
-		if meta.WasDeleted(mg) {
-			// Never delete through a foreign tunnel's route: let go.
+		if !meta.WasDeleted(mg) || !isForeign(err) {
+			return managed.ExternalObservation{}, err
+		}
+		if !holds(mg, meta.GetExternalName(mg), g.observedID) {
+			// Never delete through a foreign tunnel what this resource
+			// never held: let go.
 			return managed.ExternalObservation{ResourceExists: false}, nil
 		}
-		return managed.ExternalObservation{}, err
+		// What it held is its own, whichever tunnel it points at: deleted
+		// like any other, never left behind to block that tunnel's
+		// deletion.
 	}
 	obs, err := g.TypedExternalClient.Observe(ctx, mg)
 	if taken := (&NameTakenError{}); errors.As(err, &taken) && meta.WasDeleted(mg) {
@@ -149,21 +188,24 @@ func (g *tenancyGuard[T]) Observe(ctx context.Context, mg T) (managed.ExternalOb
 	if err != nil || id == "" {
 		return obs, err
 	}
-	adoptingNow := meta.GetExternalName(pristine.(resource.Managed)) == ""
+	// Holding is what the resource had before this Observe: an ID it names
+	// but never observed as its own (set by hand, or found just now) is
+	// being adopted, whatever the resource's age.
+	adoptingNow := !holds(pristine.(resource.Managed), id, g.observedID)
 	if synced := pristine.(resource.Managed).GetCondition(xpv2.TypeSynced); !adoptingNow && synced.Status == corev1.ConditionTrue && time.Since(synced.LastTransitionTime.Time) > g.settle {
 		// Checked when it took the ID and while it settled, and kept
 		// since: a later claimant is newer and refuses itself. This keeps
 		// steady-state polls from listing the kind.
 		return obs, nil
 	}
-	other, cerr := firstClaim(ctx, g.kube, g.newList, mg, id)
+	other, cerr := firstClaim(ctx, g.kube, g.newList, mg, id, g.observedID)
 	if cerr != nil {
 		return managed.ExternalObservation{}, cerr
 	}
 	// A resource that already held the ID keeps it against one adopting it
-	// now, whatever their ages; between two that both hold it (imports, or
-	// a race), the older keeps it.
-	if other == nil || (!adoptingNow && before(mg, other)) {
+	// now, whatever their ages; between two that both hold it (a race), or
+	// two that both adopt it, the older keeps it.
+	if other == nil || claimsBefore(mg, other, !adoptingNow, holds(other, id, g.observedID)) {
 		return obs, nil
 	}
 	// Taken: nothing Observe learned about the other resource's object may
@@ -181,7 +223,7 @@ func (g *tenancyGuard[T]) Observe(ctx context.Context, mg T) (managed.ExternalOb
 // virtual network ID likewise.
 func (g *tenancyGuard[T]) checkTunnels(ctx context.Context, mg T) error {
 	if g.tunnelIDs != nil {
-		by, id, err := managedElsewhere(ctx, g.kube, &ztv1alpha1.TunnelList{}, mg.GetNamespace(), g.tunnelIDs(mg), sharedWith(g.kube, mg.GetNamespace(), meta.WasDeleted(mg)))
+		by, id, err := managedElsewhere(ctx, g.kube, &ztv1alpha1.TunnelList{}, tunnelObservedID, mg.GetNamespace(), g.tunnelIDs(mg), sharedWith(g.kube, mg.GetNamespace(), meta.WasDeleted(mg)))
 		if err != nil {
 			return errors.Wrap(err, "cannot list Tunnels")
 		}
@@ -190,7 +232,7 @@ func (g *tenancyGuard[T]) checkTunnels(ctx context.Context, mg T) error {
 		}
 	}
 	if g.virtualNetworkIDs != nil {
-		by, id, err := managedElsewhere(ctx, g.kube, &ztv1alpha1.VirtualNetworkList{}, mg.GetNamespace(), g.virtualNetworkIDs(mg), nil)
+		by, id, err := managedElsewhere(ctx, g.kube, &ztv1alpha1.VirtualNetworkList{}, virtualNetworkObservedID, mg.GetNamespace(), g.virtualNetworkIDs(mg), nil)
 		if err != nil {
 			return errors.Wrap(err, "cannot list VirtualNetworks")
 		}
@@ -231,11 +273,38 @@ func sharedWith(kube client.Reader, ns string, deleting bool) func(context.Conte
 	}
 }
 
-// managedElsewhere finds, among ids, one that a managed resource of the list
-// in another namespace than ns manages (its external-name) while none in ns
-// does, nor one that shared says is shared with ns, and names that resource
-// ("namespace/name").
-func managedElsewhere(ctx context.Context, kube client.Reader, l client.ObjectList, ns string, ids []string, shared func(context.Context, resource.Managed) (bool, error)) (by, id string, err error) {
+// isForeign says whether err refuses a tunnel or virtual network that
+// another namespace manages.
+func isForeign(err error) bool {
+	var t *ForeignTunnelError
+	var v *ForeignVirtualNetworkError
+	return errors.As(err, &t) || errors.As(err, &v)
+}
+
+// tunnelObservedID is the tunnel a Tunnel observed as its own.
+func tunnelObservedID(m resource.Managed) string {
+	if t, ok := m.(*ztv1alpha1.Tunnel); ok {
+		return t.Status.AtProvider.ID
+	}
+	return ""
+}
+
+// virtualNetworkObservedID is the virtual network a VirtualNetwork observed
+// as its own.
+func virtualNetworkObservedID(m resource.Managed) string {
+	if v, ok := m.(*ztv1alpha1.VirtualNetwork); ok {
+		return v.Status.AtProvider.ID
+	}
+	return ""
+}
+
+// managedElsewhere finds, among ids, one whose claim (firstOf: the managed
+// resource of the list that holds it, else the oldest naming it) is in
+// another namespace than ns and not shared with ns (shared), and names that
+// resource ("namespace/name"). A resource of ns that names an ID without
+// holding it (refused, because another resource holds it) does not make
+// the ID ns's own.
+func managedElsewhere(ctx context.Context, kube client.Reader, l client.ObjectList, observedID func(resource.Managed) string, ns string, ids []string, shared func(context.Context, resource.Managed) (bool, error)) (by, id string, err error) {
 	if len(ids) == 0 {
 		return "", "", nil
 	}
@@ -254,30 +323,21 @@ func managedElsewhere(ctx context.Context, kube client.Reader, l client.ObjectLi
 		if id == "" {
 			continue
 		}
-		foreign, own := "", false
-		for _, m := range ml.GetItems() {
-			if meta.GetExternalName(m) != id {
+		// One being deleted still holds its object until it is gone.
+		claim := firstOf(ml.GetItems(), id, observedID, nil)
+		if claim == nil || claim.GetNamespace() == ns {
+			continue
+		}
+		if shared != nil {
+			ok, err := shared(ctx, claim)
+			if err != nil {
+				return "", "", err
+			}
+			if ok {
 				continue
 			}
-			if m.GetNamespace() == ns {
-				own = true
-				break
-			}
-			if shared != nil {
-				ok, err := shared(ctx, m)
-				if err != nil {
-					return "", "", err
-				}
-				if ok {
-					own = true
-					break
-				}
-			}
-			foreign = m.GetNamespace() + "/" + m.GetName()
 		}
-		if !own && foreign != "" {
-			return foreign, id, nil
-		}
+		return claim.GetNamespace() + "/" + claim.GetName(), id, nil
 	}
 	return "", "", nil
 }

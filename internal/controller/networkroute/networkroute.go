@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,9 +27,10 @@ import (
 )
 
 var kind = mr.Kind[*v1alpha1.NetworkRoute]{
-	GVK:     v1alpha1.NetworkRouteGroupVersionKind,
-	NewObj:  func() *v1alpha1.NetworkRoute { return &v1alpha1.NetworkRoute{} },
-	NewList: func() client.ObjectList { return &v1alpha1.NetworkRouteList{} },
+	GVK:        v1alpha1.NetworkRouteGroupVersionKind,
+	NewObj:     func() *v1alpha1.NetworkRoute { return &v1alpha1.NetworkRoute{} },
+	NewList:    func() client.ObjectList { return &v1alpha1.NetworkRouteList{} },
+	ObservedID: func(cr *v1alpha1.NetworkRoute) string { return cr.Status.AtProvider.ID },
 	External: func(c mr.Connection) managed.TypedExternalClient[*v1alpha1.NetworkRoute] {
 		return &external{teamnet: c.Cloudflare, conn: c}
 	},
@@ -45,6 +47,7 @@ var kind = mr.Kind[*v1alpha1.NetworkRoute]{
 	VirtualNetworkIDs: func(cr *v1alpha1.NetworkRoute) []string {
 		return []string{ptr.Deref(cr.Spec.ForProvider.VirtualNetworkID, "")}
 	},
+	Networks: func(cr *v1alpha1.NetworkRoute) []string { return []string{cr.Spec.ForProvider.Network} },
 }
 
 // Setup adds the NetworkRoute controller.
@@ -223,6 +226,8 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.NetworkRoute) (manag
 			if r, err = e.find(ctx, cr, true); err == nil && r == nil {
 				err = errors.New("Cloudflare reports the network as routed in this virtual network but lists no live route for it")
 			}
+		} else if err == nil {
+			err = e.confirm(ctx, cr, r, time.Now())
 		}
 	}
 	if err != nil {
@@ -230,6 +235,27 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.NetworkRoute) (manag
 	}
 	meta.SetExternalName(cr, r.ID)
 	return managed.ExternalCreation{}, nil
+}
+
+// confirm checks the route just created against the routes of its virtual
+// network as listed after the create returned (created), and deletes it
+// again when one that was there first forbids it (claim.Confirm): the
+// check before the create read a list up to FreshFor old, and a route made
+// in the meantime — elsewhere, or by a moment's race — must not lose
+// addresses to this one.
+func (e *external) confirm(ctx context.Context, cr *v1alpha1.NetworkRoute, r *cloudflare.CIDRRoute, created time.Time) error {
+	rs, err := e.teamnet.ListCIDRRoutesSince(ctx, cloudflare.CIDRRouteFilter{VirtualNetworkID: r.VirtualNetworkID}, created)
+	if err != nil {
+		return errors.Wrapf(err, "cannot confirm network route %s against the routes made meanwhile; deletion will retry it", r.ID)
+	}
+	conflict := claim.Confirm(*r, rs, e.identity(cr))
+	if conflict == nil {
+		return nil
+	}
+	if err := e.teamnet.DeleteCIDRRoute(ctx, r.ID); err != nil && !cloudflare.IsNotFound(err) {
+		return errors.Wrapf(err, "%s; and cannot delete route %s just created for it", conflict, r.ID)
+	}
+	return conflict
 }
 
 // Update changes the route in place. A route moved to another network or

@@ -236,6 +236,62 @@ func TestNetworkRouteConflictsAreNeverTakenOver(t *testing.T) {
 	})
 }
 
+// TestNetworkRoutesBesideAForeignRouteMadeAMomentBefore: a route made
+// outside the provider, then at once NetworkRoutes inside it and around
+// it: both are refused and none is left in Cloudflare, however fresh the
+// list the provider checked before creating (the create is confirmed
+// against a list sent after it).
+func TestNetworkRoutesBesideAForeignRouteMadeAMomentBefore(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	readyTunnel(t, ns, "mine")
+	other, err := p.Cloudflare.CreateTunnel(ctx, "someone-else-"+ns, "cloudflare")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Addresses no other test of the package routes: they share the
+	// account's default virtual network.
+	foreign, err := p.Cloudflare.CreateCIDRRoute(ctx, cloudflare.CIDRRouteInput{Network: "172.20.0.0/16", TunnelID: other.ID, Comment: "not yours"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, network := range map[string]string{"inside": "172.20.1.0/24", "around": "172.16.0.0/12"} {
+		cr := routeTo(ns, name, network, "mine")
+		p.Create(t, cr)
+		p.WaitSynced(t, cr, "conflict reported for "+name, func(c xpv2.Condition) bool {
+			return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "conflict") && strings.Contains(c.Message, foreign.ID)
+		})
+		if n := len(liveRoutes(t, network)); n != 0 {
+			t.Errorf("%s: %d routes for %s in Cloudflare beside the foreign %s", name, n, network, foreign.Network)
+		}
+		p.DeleteAndWait(t, cr)
+	}
+	if got := cfRoute(t, foreign.ID); got == nil || got.Deleted() || got.Comment != "not yours" {
+		t.Errorf("the foreign route was touched: %+v", got)
+	}
+	if err := p.Cloudflare.DeleteCIDRRoute(ctx, foreign.ID); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestANetworkRouteForEveryAddressIsRefused: 0.0.0.0/0 and ::/0 route
+// everything, and only a provider config that lists them allows them.
+func TestANetworkRouteForEveryAddressIsRefused(t *testing.T) {
+	ns := p.Namespace(t)
+	readyTunnel(t, ns, "mine")
+	for name, network := range map[string]string{"all-v4": "0.0.0.0/0", "all-v6": "::/0"} {
+		cr := routeTo(ns, name, network, "mine")
+		p.Create(t, cr)
+		p.WaitSynced(t, cr, "refused by the guardrail", func(c xpv2.Condition) bool {
+			return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "spec.allow.networks")
+		})
+		if n := len(liveRoutes(t, network)); n != 0 {
+			t.Errorf("%d routes for %s in Cloudflare", n, network)
+		}
+		p.DeleteAndWait(t, cr)
+	}
+}
+
 // Routes this installation made may overlap: a /32 inside a user's /16 is
 // the user's own intent.
 func TestNetworkRoutesOfThisProviderMayOverlap(t *testing.T) {
@@ -368,12 +424,19 @@ func TestATunnelWaitsForTheRoutesThroughIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ours := routeTo(ns, "ours", "10.91.0.0/16", "shared")
+	p.Create(t, ours)
+	p.WaitReady(t, ours)
 	if err := p.Client.Delete(ctx, tun); err != nil {
 		t.Fatal(err)
 	}
+	// Each route is named with the resource that manages it, if any.
 	c := p.WaitSynced(t, tun, "deletion refused while a route points at the tunnel", func(c xpv2.Condition) bool {
-		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "network route(s) still point at it") && strings.Contains(c.Message, theirs.ID)
+		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "network route(s) still point at it") &&
+			strings.Contains(c.Message, "network route "+theirs.ID+" (10.90.0.0/16, managed by no resource of this cluster)") &&
+			strings.Contains(c.Message, "network route "+meta.GetExternalName(ours)+" (10.91.0.0/16, managed by NetworkRoute "+ns+"/ours)")
 	})
+	p.DeleteAndWait(t, ours)
 	t.Logf("reported: %s", c.Message)
 	if got := cfRoute(t, theirs.ID); got == nil {
 		t.Fatal("the route through the tunnel was deleted")

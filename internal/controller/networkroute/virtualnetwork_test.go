@@ -9,15 +9,18 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
+	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
 )
 
 func virtualNetwork(ns, name, cfName string) *v1alpha1.VirtualNetwork {
@@ -184,6 +187,40 @@ func TestVirtualNetworkDefault(t *testing.T) {
 	}
 	if _, err := p.Cloudflare.UpdateVirtualNetwork(ctx, original, cloudflare.VirtualNetworkInput{Name: "default", IsDefaultNetwork: ptr.To(true)}); err != nil {
 		t.Fatal(err)
+	}
+	p.DeleteAndWait(t, vn)
+}
+
+// TestANamespacedConfigDoesNotMoveTheDefault: a VirtualNetwork through a
+// namespace's ProviderConfig may not make itself the account's default
+// (which would move every route that names no virtual network) unless the
+// config allows it: the network is made, without the flag, and the refusal
+// names the rule.
+func TestANamespacedConfigDoesNotMoveTheDefault(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	original := defaultVNet(t)
+	def := &tv1alpha1.ClusterProviderConfig{}
+	if err := p.Client.Get(ctx, types.NamespacedName{Name: "default"}, def); err != nil {
+		t.Fatal(err)
+	}
+	p.Create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds"}, StringData: map[string]string{tv1alpha1.DefaultTokenKey: providertest.Token}})
+	p.Create(t, &tv1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team"}, Spec: tv1alpha1.ProviderConfigSpec{
+		AccountID: providertest.AccountID, Endpoint: def.Spec.Endpoint,
+		Credentials: tv1alpha1.ProviderCredentials{Source: tv1alpha1.CredentialsSourceSecret, SecretRef: &tv1alpha1.SecretKeySelector{Name: "creds"}},
+	}})
+	vn := virtualNetwork(ns, "takeover", "takeover-"+ns)
+	vn.Spec.ForProvider.IsDefaultNetwork = ptr.To(true)
+	vn.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "team"}
+	p.Create(t, vn)
+	p.WaitSynced(t, vn, "the default refused by the guardrail", func(c xpv2.Condition) bool {
+		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "spec.allow.defaultVirtualNetwork")
+	})
+	if got := defaultVNet(t); got != original {
+		t.Errorf("the account's default moved to %s through a namespaced config", got)
+	}
+	if id := meta.GetExternalName(vn); id == "" || cfVNet(t, id) == nil || cfVNet(t, id).IsDefaultNetwork {
+		t.Errorf("virtual network %q: want it made, without the default flag", id)
 	}
 	p.DeleteAndWait(t, vn)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +22,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
@@ -43,14 +45,16 @@ const (
 const recountPolls = 5
 
 var kind = mr.Kind[*v1alpha1.Tunnel]{
-	GVK:     v1alpha1.TunnelGroupVersionKind,
-	NewObj:  func() *v1alpha1.Tunnel { return &v1alpha1.Tunnel{} },
-	NewList: func() client.ObjectList { return &v1alpha1.TunnelList{} },
+	GVK:        v1alpha1.TunnelGroupVersionKind,
+	NewObj:     func() *v1alpha1.Tunnel { return &v1alpha1.Tunnel{} },
+	NewList:    func() client.ObjectList { return &v1alpha1.TunnelList{} },
+	ObservedID: func(cr *v1alpha1.Tunnel) string { return cr.Status.AtProvider.ID },
 	External: func(c mr.Connection) managed.TypedExternalClient[*v1alpha1.Tunnel] {
-		return &external{tunnels: c.Cloudflare, teamnet: c.Cloudflare, kube: c.Kube, accountID: c.Cloudflare.Account(), metrics: c.Metrics,
+		return &external{tunnels: c.Cloudflare, teamnet: c.Cloudflare, routes: c.Cloudflare, kube: c.Kube, accountID: c.Cloudflare.Account(), metrics: c.Metrics,
 			recountEvery: recountPolls * c.PollInterval, now: time.Now}
 	},
 	Hostnames: configHostnames,
+	Origins:   configOrigins,
 }
 
 // configHostnames lists the hostnames of the tunnel's configuration.
@@ -68,6 +72,20 @@ func configHostnames(cr *v1alpha1.Tunnel) []string {
 	return hs
 }
 
+// configOrigins lists the services of the tunnel's configuration, the
+// catch-all's included.
+func configOrigins(cr *v1alpha1.Tunnel) []string {
+	c := cr.Spec.ForProvider.Config
+	if c == nil {
+		return nil
+	}
+	os := make([]string, 0, len(c.Ingress))
+	for _, r := range c.Ingress {
+		os = append(os, r.Service)
+	}
+	return os
+}
+
 // Setup adds the Tunnel controller.
 func Setup(mgr ctrl.Manager, o controller.Options, s mr.Settings) error {
 	return mr.Setup(mgr, o, s, kind)
@@ -82,7 +100,10 @@ type external struct {
 	tunnels cloudflare.TunnelsAPI
 	// teamnet lists the network routes that point at the tunnel, which
 	// Cloudflare would delete with it.
-	teamnet   cloudflare.TeamnetAPI
+	teamnet cloudflare.TeamnetAPI
+	// routes lists the hostname routes that keep a tunnel from being
+	// deleted, to name them.
+	routes    cloudflare.HostnameRoutesAPI
 	kube      client.Client
 	accountID string
 	metrics   *metrics.Metrics
@@ -171,7 +192,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Tunnel) (managed.Ex
 	if !upToDate {
 		diff = fmt.Sprintf("name: %q in Cloudflare, %q desired", t.Name, cr.Spec.ForProvider.Name)
 	}
-	if step := e.observeRotation(cr); step != rotationNone {
+	if step := nextRotationStep(cr.Spec.ForProvider.TokenRotation, cr.Status.AtProvider.TokenRotation); step != rotationNone {
 		upToDate = false
 		diff += "token rotation: " + string(step) + "; "
 	}
@@ -328,7 +349,7 @@ func (e *external) Delete(ctx context.Context, cr *v1alpha1.Tunnel) (managed.Ext
 		case ae.HasCode(cloudflare.CodeTunnelHasConnections):
 			return managed.ExternalDelete{}, errors.New("cannot delete tunnel yet: cloudflared connectors are still connected; stop them (scale the cloudflared Deployment to zero) and deletion will retry")
 		case ae.HasCode(cloudflare.CodeTunnelHasRoutes):
-			return managed.ExternalDelete{}, errors.New("cannot delete tunnel yet: routes still point at it; delete its HostnameRoutes and deletion will retry")
+			return managed.ExternalDelete{}, errors.New("cannot delete tunnel yet: routes still point at it: " + e.hostnameRoutesOf(ctx, meta.GetExternalName(cr)) + "; delete them (their HostnameRoutes, or in the dashboard) and deletion will retry")
 		}
 	}
 	return managed.ExternalDelete{}, errors.Wrap(err, "cannot delete tunnel")
@@ -349,5 +370,69 @@ func (e *external) routesBlockDeletion(ctx context.Context, id string) error {
 	if len(rs) == 0 {
 		return nil
 	}
-	return errors.New(fmt.Sprintf("cannot delete tunnel yet: %d network route(s) still point at it: %s; Cloudflare would delete them with the tunnel, so delete them first (their NetworkRoutes, or in the dashboard) and deletion will retry", len(rs), cloudflare.DescribeRoutes(rs)))
+	names := make([]blocker, 0, len(rs))
+	for _, r := range rs {
+		names = append(names, blocker{kind: "network route", id: r.ID, name: r.Network, by: managedBy(ctx, e.kube, &v1alpha1.NetworkRouteList{}, "NetworkRoute", r.ID)})
+	}
+	return errors.New(fmt.Sprintf("cannot delete tunnel yet: %d network route(s) still point at it: %s; Cloudflare would delete them with the tunnel, so delete them first (their NetworkRoutes, or in the dashboard) and deletion will retry", len(rs), describe(names)))
+}
+
+// hostnameRoutesOf names the live hostname routes through tunnel id, and
+// the resource that manages each; what cannot be listed is said so.
+func (e *external) hostnameRoutesOf(ctx context.Context, id string) string {
+	rs, err := e.routes.ListHostnameRoutes(ctx, cloudflare.HostnameRouteFilter{TunnelID: id})
+	if err != nil {
+		return "hostname routes (cannot list them: " + err.Error() + ")"
+	}
+	names := make([]blocker, 0, len(rs))
+	for _, r := range rs {
+		names = append(names, blocker{kind: "hostname route", id: r.ID, name: r.Hostname, by: managedBy(ctx, e.kube, &v1alpha1.HostnameRouteList{}, "HostnameRoute", r.ID)})
+	}
+	if len(names) == 0 {
+		return "routes Cloudflare does not list yet"
+	}
+	return describe(names)
+}
+
+// blocker is a Cloudflare object that keeps a tunnel from being deleted.
+type blocker struct {
+	kind, id, name string
+	// by is the resource that manages it ("Kind namespace/name"), if any.
+	by string
+}
+
+// describe names up to five blockers and counts the rest.
+func describe(bs []blocker) string {
+	const shown = 5
+	out := make([]string, 0, shown)
+	for i, b := range bs {
+		if i == shown {
+			out = append(out, fmt.Sprintf("and %d more", len(bs)-shown))
+			break
+		}
+		by := "managed by no resource of this cluster"
+		if b.by != "" {
+			by = "managed by " + b.by
+		}
+		out = append(out, fmt.Sprintf("%s %s (%s, %s)", b.kind, b.id, b.name, by))
+	}
+	return strings.Join(out, ", ")
+}
+
+// managedBy names the managed resource of the list whose external-name is
+// id, "" when none is (or the cache cannot say).
+func managedBy(ctx context.Context, kube client.Reader, l client.ObjectList, kind, id string) string {
+	if kube == nil || kube.List(ctx, l, client.MatchingFields{mr.ExternalNameIndex: id}) != nil {
+		return ""
+	}
+	ml, ok := l.(resource.ManagedList)
+	if !ok {
+		return ""
+	}
+	for _, m := range ml.GetItems() {
+		if meta.GetExternalName(m) == id {
+			return kind + " " + m.GetNamespace() + "/" + m.GetName()
+		}
+	}
+	return ""
 }

@@ -25,9 +25,10 @@ import (
 )
 
 var kind = mr.Kind[*v1alpha1.VirtualNetwork]{
-	GVK:     v1alpha1.VirtualNetworkGroupVersionKind,
-	NewObj:  func() *v1alpha1.VirtualNetwork { return &v1alpha1.VirtualNetwork{} },
-	NewList: func() client.ObjectList { return &v1alpha1.VirtualNetworkList{} },
+	GVK:        v1alpha1.VirtualNetworkGroupVersionKind,
+	NewObj:     func() *v1alpha1.VirtualNetwork { return &v1alpha1.VirtualNetwork{} },
+	NewList:    func() client.ObjectList { return &v1alpha1.VirtualNetworkList{} },
+	ObservedID: func(cr *v1alpha1.VirtualNetwork) string { return cr.Status.AtProvider.ID },
 	External: func(c mr.Connection) managed.TypedExternalClient[*v1alpha1.VirtualNetwork] {
 		return &external{teamnet: c.Cloudflare, conn: c}
 	},
@@ -176,13 +177,14 @@ func input(p v1alpha1.VirtualNetworkParameters, mark ownership.Mark) cloudflare.
 func (e *external) Create(ctx context.Context, cr *v1alpha1.VirtualNetwork) (managed.ExternalCreation, error) {
 	in := input(cr.Spec.ForProvider, e.identity(cr).Mark())
 	if in.IsDefaultNetwork != nil {
-		// Made without the flag while an older VirtualNetwork holds it;
-		// Update then says why it does not take it.
+		// Made without the flag while an older VirtualNetwork holds it, or
+		// the provider config does not let it take the default; Update
+		// then says why it does not take it.
 		holder, err := e.defaultClaimedByOlder(ctx, cr)
 		if err != nil {
 			return managed.ExternalCreation{}, err
 		}
-		if holder != "" {
+		if holder != "" || e.conn.Config.CheckDefaultVirtualNetwork(cr.Spec.ForProvider.Name) != nil {
 			in.IsDefaultNetwork = nil
 		}
 	}
@@ -206,6 +208,9 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.VirtualNetwork) (man
 		return managed.ExternalUpdate{}, errors.New("isDefaultNetwork is false, but this is the account's default virtual network: an account always has one default, so make another VirtualNetwork the default (isDefaultNetwork: true) and this one follows")
 	}
 	if ptr.Deref(p, false) && !cr.Status.AtProvider.IsDefaultNetwork {
+		if err := e.conn.Config.CheckDefaultVirtualNetwork(cr.Spec.ForProvider.Name); err != nil {
+			return managed.ExternalUpdate{}, err
+		}
 		holder, err := e.defaultClaimedByOlder(ctx, cr)
 		if err != nil {
 			return managed.ExternalUpdate{}, err

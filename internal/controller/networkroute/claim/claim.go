@@ -65,3 +65,25 @@ func Network(network, self string, rs []cidr.Route, me ownership.Identity) (*cid
 	}
 	return nil, nil
 }
+
+// Confirm decides, from the live routes of mine's virtual network listed
+// after mine was created, whether mine may stay: a route for the same
+// network, or one overlapping it that this installation did not make,
+// created no later than mine, was there when mine was made — the check
+// before the create missed it (a list a moment old, or a route made in the
+// moment between). The older route wins; one made after mine is the one
+// that overlaps.
+func Confirm(mine cidr.Route, rs []cidr.Route, me ownership.Identity) error {
+	network := cidr.Normalize(mine.Network)
+	for _, r := range cidr.Overlapping(network, rs) {
+		// Without mine's creation time, every other route was first.
+		if r.ID == mine.ID || (!mine.CreatedAt.IsZero() && r.CreatedAt.After(mine.CreatedAt)) {
+			continue
+		}
+		exact := cidr.Normalize(r.Network) == network
+		if _, mark, _ := ownership.Split(r.Comment); exact || me.Owner == "" || mark.Owner() != me.Owner {
+			return &ConflictError{Network: network, Other: r, Exact: exact, Owner: me.Describe(r.Comment)}
+		}
+	}
+	return nil
+}

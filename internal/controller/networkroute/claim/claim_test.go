@@ -3,6 +3,7 @@ package claim
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
@@ -111,4 +112,49 @@ func FuzzNetwork(f *testing.F) {
 			t.Fatalf("%s overlaps the unmarked %s and was not refused", n, b)
 		}
 	})
+}
+
+func TestConfirm(t *testing.T) {
+	t0 := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	at := func(r cidr.Route, d time.Duration) cidr.Route { r.CreatedAt = t0.Add(d); return r }
+	mine := at(route("mine", "10.250.1.0/24", &me), 0)
+	cases := map[string]struct {
+		mine   cidr.Route
+		routes []cidr.Route
+		// want is the route that makes mine go, "" when it stays.
+		want  string
+		exact bool
+	}{
+		"Alone": {mine: mine, routes: []cidr.Route{mine}},
+		// The reported window: a foreign /16 made a moment before the
+		// create, missed by the list the create checked.
+		"ForeignRouteAroundItMadeFirst": {mine: mine, routes: []cidr.Route{mine, at(route("r1", "10.250.0.0/16", nil), -time.Second)}, want: "r1"},
+		"ForeignRouteInsideItMadeFirst": {mine: at(route("mine", "10.0.0.0/8", &me), 0), routes: []cidr.Route{at(route("r1", "10.250.0.0/16", nil), -time.Second)}, want: "r1"},
+		"SameInstantCountsAsFirst":      {mine: mine, routes: []cidr.Route{at(route("r1", "10.250.0.0/16", nil), 0)}, want: "r1"},
+		"SameNetworkOfASibling":         {mine: mine, routes: []cidr.Route{at(route("r1", "10.250.1.0/24", &sibling), -time.Second)}, want: "r1", exact: true},
+		"ForeignRouteMadeAfter":         {mine: mine, routes: []cidr.Route{at(route("r1", "10.250.0.0/16", nil), time.Second)}},
+		"SiblingAround":                 {mine: mine, routes: []cidr.Route{at(route("r1", "10.250.0.0/16", &sibling), -time.Second)}},
+		"AnotherInstallationAround":     {mine: mine, routes: []cidr.Route{at(route("r1", "10.250.0.0/16", &stranger), -time.Second)}, want: "r1"},
+		"Unrelated":                     {mine: mine, routes: []cidr.Route{at(route("r1", "10.251.0.0/16", nil), -time.Second)}},
+		// Without its own creation time, mine is taken as the newest.
+		"NoCreationTime": {mine: route("mine", "10.250.1.0/24", &me), routes: []cidr.Route{at(route("r1", "10.250.0.0/16", nil), time.Hour)}, want: "r1"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := Confirm(tc.mine, tc.routes, me)
+			var c *ConflictError
+			got, exact := "", false
+			if errors.As(err, &c) {
+				got, exact = c.Other.ID, c.Exact
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("the route mine gives way to: -want +got:\n%s", diff)
+			}
+			if exact != tc.exact {
+				t.Errorf("exact = %t, want %t", exact, tc.exact)
+			}
+		})
+	}
 }
