@@ -374,6 +374,7 @@ func (r *Reconciler) applyChildren(ctx context.Context, cr *v1alpha1.CloudflareT
 	at := tun.Status.AtProvider
 	cr.Status.Connections, cr.Status.Connectors, cr.Status.TunnelStatus, cr.Status.ConnectorsOnLatestConfig = at.Connections, at.Connectors, at.Status, at.ConnectorsOnLatestConfig
 	r.recordRotation(cr, at.TokenRotation)
+	r.reportRotation(cr, at.TokenRotation, time.Now())
 	tunnelReady := tun.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
 	state := TunnelState{
 		Ready: tunnelReady, Synced: tun.GetCondition(xpv2.TypeSynced), Message: conditionMessage(tun),

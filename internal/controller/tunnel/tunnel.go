@@ -192,7 +192,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.Tunnel) (managed.Ex
 	if !upToDate {
 		diff = fmt.Sprintf("name: %q in Cloudflare, %q desired", t.Name, cr.Spec.ForProvider.Name)
 	}
-	if step := nextRotationStep(cr.Spec.ForProvider.TokenRotation, cr.Status.AtProvider.TokenRotation); step != rotationNone {
+	if step := e.observeRotation(cr); step != rotationNone {
 		upToDate = false
 		diff += "token rotation: " + string(step) + "; "
 	}
