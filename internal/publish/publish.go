@@ -433,3 +433,12 @@ func Clip(s string) string {
 	}
 	return strconv.Quote(s)
 }
+
+// RuleCount is n rules in words ("1 rule", "3 rules"), for the messages
+// that count a hostname's rules.
+func RuleCount(n int) string {
+	if n == 1 {
+		return "1 rule"
+	}
+	return fmt.Sprintf("%d rules", n)
+}

@@ -319,3 +319,11 @@ func TestHostname(t *testing.T) {
 		}
 	}
 }
+
+func TestRuleCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0 rules", 1: "1 rule", 2: "2 rules", 11: "11 rules"} {
+		if got := RuleCount(n); got != want {
+			t.Errorf("RuleCount(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -852,7 +852,7 @@ func Answer(cr *v1alpha1.CloudflareTunnel, ph *v1alpha1.PublicHostname, d publis
 		st.Reason, st.Message = "Accepted", fmt.Sprintf("hostname %s is this PublicHostname's on CloudflareTunnel %s; its rules are on their way to Cloudflare", ph.Spec.Hostname, cr.Name)
 	default:
 		st.Reason, st.ConfigVersion = "Accepted", configVersion
-		st.Message = fmt.Sprintf("hostname %s is published through CloudflareTunnel %s: %d rules in configuration version %d", ph.Spec.Hostname, cr.Name, st.Rules, configVersion)
+		st.Message = fmt.Sprintf("hostname %s is published through CloudflareTunnel %s: %s in configuration version %d", ph.Spec.Hostname, cr.Name, publish.RuleCount(st.Rules), configVersion)
 	}
 	return st
 }

@@ -445,7 +445,7 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, c
 		ph.Status.Rules = res.Rules
 		ph.Status.CAPools = res.CAPools
 		ph.Status.RulesGeneration = ph.Generation
-		ph.SetConditions(cond(TypeValid, true, ReasonValid, fmt.Sprintf("%d rules for %s", len(res.Rules), ph.Spec.Hostname)))
+		ph.SetConditions(cond(TypeValid, true, ReasonValid, fmt.Sprintf("%s for %s", publish.RuleCount(len(res.Rules)), ph.Spec.Hostname)))
 		return nil
 	}
 	reason, msgs := ReasonWaitingForService, make([]string, 0, len(res.Problems))
@@ -616,7 +616,7 @@ func ReadyCondition(ph *v1alpha1.PublicHostname) xpv2.Condition {
 	if t.ObservedGeneration != ph.Generation || t.ConfigVersion == 0 {
 		return cond(xpv2.TypeReady, false, ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to write the hostname's rules to Cloudflare", TunnelName(ph)))
 	}
-	return cond(xpv2.TypeReady, true, ReasonPublished, fmt.Sprintf("published: %d rules in version %d of tunnel %s's configuration", t.Rules, t.ConfigVersion, TunnelName(ph)))
+	return cond(xpv2.TypeReady, true, ReasonPublished, fmt.Sprintf("published: %s in version %d of tunnel %s's configuration", publish.RuleCount(t.Rules), t.ConfigVersion, TunnelName(ph)))
 }
 
 func cond(t xpv2.ConditionType, ok bool, reason xpv2.ConditionReason, msg string) xpv2.Condition {
