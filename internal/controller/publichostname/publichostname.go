@@ -76,7 +76,10 @@ const (
 	ReasonNotAccepted       xpv2.ConditionReason = "NotAccepted"
 	ReasonNoRules           xpv2.ConditionReason = "NoRules"
 	ReasonReconcileError    xpv2.ConditionReason = "ReconcileError"
-	ReasonTunnelNotShared   xpv2.ConditionReason = sharing.ReasonTunnelNotShared
+	// ReasonDeleting: the hostname is being deleted and its finalizer
+	// waits for its DNS record to leave Cloudflare.
+	ReasonDeleting        xpv2.ConditionReason = "Deleting"
+	ReasonTunnelNotShared xpv2.ConditionReason = sharing.ReasonTunnelNotShared
 	// ReasonHostnameConflict: the tunnel publishes the hostname for an
 	// older claim (the CloudflareTunnel's answer); this one waits in line.
 	ReasonHostnameConflict xpv2.ConditionReason = "HostnameConflict"
@@ -619,6 +622,18 @@ func ReadyCondition(ph *v1alpha1.PublicHostname) xpv2.Condition {
 	return cond(xpv2.TypeReady, true, ReasonPublished, fmt.Sprintf("published: %s in version %d of tunnel %s's configuration", publish.RuleCount(t.Rules), t.ConfigVersion, TunnelName(ph)))
 }
 
+// DeletingCondition is Ready while a PublicHostname being deleted waits for
+// its DNSRecords to leave Cloudflare: its rules have left the tunnel's
+// configuration (the tunnel skips a hostname being deleted), so it is not
+// published, and the message names what the finalizer waits on.
+func DeletingCondition(tunnel string, records []string) xpv2.Condition {
+	what := "DNSRecord " + records[0]
+	if len(records) > 1 {
+		what = "DNSRecords " + strings.Join(records, ", ")
+	}
+	return cond(xpv2.TypeReady, false, ReasonDeleting, fmt.Sprintf("being deleted: its rules leave CloudflareTunnel %s's configuration; waiting for %s to be deleted from Cloudflare", tunnel, what))
+}
+
 func cond(t xpv2.ConditionType, ok bool, reason xpv2.ConditionReason, msg string) xpv2.Condition {
 	s := corev1.ConditionFalse
 	if ok {
@@ -878,6 +893,16 @@ func (r *Reconciler) release(ctx context.Context, ph *v1alpha1.PublicHostname) (
 		}
 	}
 	if len(have) > 0 {
+		// Ready said the hostname was published; it no longer is, and the
+		// finalizer waits on what is named here.
+		names := make([]string, 0, len(have))
+		for i := range have {
+			names = append(names, have[i].Name)
+		}
+		ph.SetConditions(DeletingCondition(TunnelName(ph), names))
+		if err := r.kube.Status().Update(ctx, ph); err != nil {
+			return errors.SilentlyRequeueOnConflict(reconcile.Result{}, errors.Wrap(err, "cannot update status"))
+		}
 		// Each one's deletion brings this back (the watch on what it
 		// owns); this is only a safety net. Every 2 s, 1,000 sources
 		// being deleted took most of the reconcile rate the managed

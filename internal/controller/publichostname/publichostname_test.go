@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
@@ -336,5 +338,50 @@ func TestANamedPortWaitsForItsService(t *testing.T) {
 	if diff := cmp.Diff(want, rulesFor(c, host)); diff != "" {
 		t.Errorf("rules (-want +got):\n%s", diff)
 	}
+	p.DeleteAndWait(t, ph)
+}
+
+// A hostname being deleted is not shown Ready: while its finalizer waits for
+// its DNS record (held here by a finalizer of the test's, so the wait cannot
+// end before the status is read), Ready is False, Deleting, naming the
+// record.
+func TestADeletedHostnameIsNotReady(t *testing.T) {
+	ns, _ := setup(t)
+	host := "bye-" + ns + ".example.com"
+	ph := hostname(ns, "bye", host)
+	p.Create(t, ph)
+	waitReady(t, ph)
+	if ph.Status.DNSRecord == "" {
+		t.Fatal("no DNSRecord in status")
+	}
+	const hold = "test.tunnels.cloudflare.com/hold"
+	rec := &dnsv1alpha1.DNSRecord{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ph.Status.DNSRecord}}
+	eventually(t, "hold on the DNSRecord", func() error {
+		if err := p.Get(rec); err != nil {
+			return err
+		}
+		rec.Finalizers = append(rec.Finalizers, hold)
+		return p.Client.Update(context.Background(), rec)
+	})
+	if err := p.Client.Delete(context.Background(), ph); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "Ready=False Deleting naming the record", func() error {
+		if err := p.Get(ph); err != nil {
+			return err
+		}
+		c := ph.GetCondition(xpv2.TypeReady)
+		if c.Status != corev1.ConditionFalse || c.Reason != publichostname.ReasonDeleting || !strings.Contains(c.Message, "DNSRecord "+rec.Name) {
+			return fmt.Errorf("Ready=%s %s: %s", c.Status, c.Reason, c.Message)
+		}
+		return nil
+	})
+	eventually(t, "hold released", func() error {
+		if err := p.Get(rec); err != nil {
+			return err
+		}
+		rec.Finalizers = slices.DeleteFunc(rec.Finalizers, func(f string) bool { return f == hold })
+		return p.Client.Update(context.Background(), rec)
+	})
 	p.DeleteAndWait(t, ph)
 }
