@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -316,10 +317,12 @@ func TestAggregateRequestsGoFirst(t *testing.T) {
 // moment the budget lets it go, so queueing behind a large change does not
 // fail it, while a slow answer still does.
 func TestTimeoutStartsWhenTheBudgetLetsGo(t *testing.T) {
-	slow := 0
+	// The handler runs on the server's goroutine while the test reads the
+	// count, so it is atomic (go test -race caught the plain int).
+	var slow atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {
-			slow++
+			slow.Add(1)
 			time.Sleep(300 * time.Millisecond)
 		}
 		_, _ = w.Write([]byte(`{}`))
@@ -335,7 +338,7 @@ func TestTimeoutStartsWhenTheBudgetLetsGo(t *testing.T) {
 		}
 		_ = res.Body.Close()
 	}
-	if _, err := hc.Get(srv.URL + "/slow"); err == nil || slow != 1 {
+	if _, err := hc.Get(srv.URL + "/slow"); err == nil || slow.Load() != 1 {
 		t.Errorf("an answer slower than the timeout: err %v, want a timeout", err)
 	}
 }
