@@ -38,3 +38,36 @@ func TestDeletingCondition(t *testing.T) {
 		})
 	}
 }
+
+func TestValidCondition(t *testing.T) {
+	valid := xpv2.Condition{Type: publichostname.TypeValid, Status: corev1.ConditionTrue, Reason: publichostname.ReasonValid, Message: "1 rule for a.example.com"}
+	cases := map[string]struct {
+		dns  xpv2.Condition
+		want xpv2.Condition
+	}{
+		"RecordReady": {
+			dns:  xpv2.Condition{Type: publichostname.TypeDNSReady, Status: corev1.ConditionTrue, Reason: publichostname.ReasonDNSReady},
+			want: valid,
+		},
+		"NotManaged": {
+			dns:  xpv2.Condition{Type: publichostname.TypeDNSReady, Status: corev1.ConditionTrue, Reason: publichostname.ReasonDNSNone},
+			want: valid,
+		},
+		"WaitingForTheTunnel": {
+			dns:  xpv2.Condition{Type: publichostname.TypeDNSReady, Status: corev1.ConditionFalse, Reason: publichostname.ReasonWaitingForTunnel},
+			want: valid,
+		},
+		"RecordRefusedWithholdsTheRules": {
+			dns: xpv2.Condition{Type: publichostname.TypeDNSReady, Status: corev1.ConditionFalse, Reason: publichostname.ReasonDNSRefused, Message: "DNSRecord x: not allowed: zone example.org"},
+			want: xpv2.Condition{Type: publichostname.TypeValid, Status: corev1.ConditionFalse, Reason: publichostname.ReasonDNSRefused,
+				Message: "1 rule for a.example.com, not published while the hostname's DNS record is refused: DNSRecord x: not allowed: zone example.org"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, publichostname.ValidCondition(valid, tc.dns), ignoreTime); diff != "" {
+				t.Errorf("ValidCondition (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

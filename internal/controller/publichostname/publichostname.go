@@ -347,11 +347,13 @@ func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (re
 		// its DNS record must not point there either.
 		return reconcile.Result{RequeueAfter: time.Minute}, r.unpublish(ctx, ph, refusal.Message)
 	}
-	if err := r.resolve(ctx, ph, cft); err != nil {
+	valid, err := r.resolve(ctx, ph, cft)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
 	if meta.WasDeleted(cft) {
 		msg := fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is published through it; name another tunnel", cft.Name)
+		ph.SetConditions(valid...)
 		ph.SetConditions(cond(xpv2.TypeReady, false, ReasonTunnelDeleting, msg))
 		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
@@ -371,6 +373,9 @@ func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (re
 		// else's, or no zone holds it): its rules would only claim what
 		// is not ours.
 		ph.Status.Rules = nil
+	}
+	for _, v := range valid {
+		ph.SetConditions(ValidCondition(v, dns))
 	}
 	ph.SetConditions(dns, AcceptedCondition(ph))
 	ph.SetConditions(ReadyCondition(ph))
@@ -402,8 +407,10 @@ func (r *Reconciler) unpublish(ctx context.Context, ph *v1alpha1.PublicHostname,
 // resolve turns the spec into rules. A spec that is not valid, or whose
 // origins the tunnel's provider config does not allow, keeps the rules of
 // the last one that was, so bad input loses nothing (unless the config no
-// longer allows those either).
-func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, cft *v1alpha1.CloudflareTunnel) error {
+// longer allows those either); resolve reports it on Valid. A spec that
+// resolves returns its Valid condition instead, for apply to set once it
+// knows whether the rules are published (ValidCondition).
+func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, cft *v1alpha1.CloudflareTunnel) ([]xpv2.Condition, error) {
 	services := map[string]*corev1.Service{}
 	for _, s := range ServiceOrigins(ph.Spec) {
 		if s.Port.Type != intstr.String || services[s.Name] != nil {
@@ -415,7 +422,7 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, c
 			continue
 		}
 		if err != nil {
-			return errors.Wrap(err, "cannot get Service")
+			return nil, errors.Wrap(err, "cannot get Service")
 		}
 		services[s.Name] = svc
 	}
@@ -424,7 +431,7 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, c
 		// cloudflared starts only with every CA file it is told to use, so
 		// a rule must not name one that is not there.
 		if msg, err := r.checkCAPool(ctx, ph.Namespace, pool); err != nil {
-			return err
+			return nil, err
 		} else if msg != "" {
 			res.Rules = nil
 			res.Problems = append(res.Problems, publish.Problem{Field: "spec.originRequest.caPoolSecretRef", Message: msg, Waiting: true})
@@ -432,7 +439,7 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, c
 	}
 	allowed, err := r.originGuard(ctx, ph, cft)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if allowed(ph.Status.Rules) != nil {
 		// The config no longer allows what was published: it goes,
@@ -443,13 +450,12 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, c
 	if len(res.Problems) == 0 {
 		if err := allowed(res.Rules); err != nil {
 			r.refuseOrigin(ph, err)
-			return nil
+			return nil, nil
 		}
 		ph.Status.Rules = res.Rules
 		ph.Status.CAPools = res.CAPools
 		ph.Status.RulesGeneration = ph.Generation
-		ph.SetConditions(cond(TypeValid, true, ReasonValid, fmt.Sprintf("%s for %s", publish.RuleCount(len(res.Rules)), ph.Spec.Hostname)))
-		return nil
+		return []xpv2.Condition{cond(TypeValid, true, ReasonValid, fmt.Sprintf("%s for %s", publish.RuleCount(len(res.Rules)), ph.Spec.Hostname))}, nil
 	}
 	reason, msgs := ReasonWaitingForService, make([]string, 0, len(res.Problems))
 	for _, p := range res.Problems {
@@ -466,7 +472,7 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, c
 	}
 	r.warnOnce(ph, TypeValid, reason, msg)
 	ph.SetConditions(cond(TypeValid, false, reason, msg))
-	return nil
+	return nil, nil
 }
 
 // Failure is the condition that keeps a PublicHostname from being published
@@ -593,6 +599,18 @@ func (r *Reconciler) warnOnce(ph *v1alpha1.PublicHostname, t xpv2.ConditionType,
 		return
 	}
 	r.record.Event(ph, event.Warning(event.Reason(reason), errors.New(msg)))
+}
+
+// ValidCondition is Valid for a spec that resolved (valid) once its DNS
+// record's fate is known: while Cloudflare refuses the record the rules are
+// withheld from the tunnel (they would claim a name that does not reach
+// it), so Valid says they are not published and why, rather than count
+// rules the tunnel answers it does not have.
+func ValidCondition(valid, dns xpv2.Condition) xpv2.Condition {
+	if dns.Reason != ReasonDNSRefused {
+		return valid
+	}
+	return cond(TypeValid, false, ReasonDNSRefused, fmt.Sprintf("%s, not published while the hostname's DNS record is refused: %s", valid.Message, dns.Message))
 }
 
 // AcceptedCondition is the CloudflareTunnel's answer, as it wrote it.

@@ -385,3 +385,26 @@ func TestADeletedHostnameIsNotReady(t *testing.T) {
 	})
 	p.DeleteAndWait(t, ph)
 }
+
+// A hostname whose DNS record Cloudflare refuses (no zone of the account
+// holds it) has its rules withheld from the tunnel, and Valid says so
+// instead of counting rules the tunnel answers it does not have (NoRules).
+func TestARefusedRecordIsNotValid(t *testing.T) {
+	ns, _ := setup(t)
+	ph := hostname(ns, "nozone", "app-"+ns+".example.net")
+	p.Create(t, ph)
+	eventually(t, "Valid=False RecordRefused beside the tunnel's NoRules", func() error {
+		if err := p.Get(ph); err != nil {
+			return err
+		}
+		v, a := ph.GetCondition(publichostname.TypeValid), ph.GetCondition(publichostname.TypeAccepted)
+		if a.Reason != publichostname.ReasonNoRules {
+			return fmt.Errorf("Accepted=%s %s: %s", a.Status, a.Reason, a.Message)
+		}
+		if v.Status != corev1.ConditionFalse || v.Reason != publichostname.ReasonDNSRefused {
+			return fmt.Errorf("Valid=%s %s: %s", v.Status, v.Reason, v.Message)
+		}
+		return nil
+	})
+	p.DeleteAndWait(t, ph)
+}
