@@ -61,7 +61,16 @@ type Problem struct {
 	// Waiting: the input is fine but something it names is not there yet
 	// (a Service whose named port resolves the origin).
 	Waiting bool
+	// WaitingFor is the kind of what it waits for: WaitingForService, or
+	// WaitingForSecret (a CA pool Secret, checked by the controller).
+	WaitingFor string
 }
+
+// Kinds a waiting Problem waits for.
+const (
+	WaitingForService = "Service"
+	WaitingForSecret  = "Secret"
+)
 
 func (p Problem) String() string { return p.Field + ": " + p.Message }
 
@@ -149,7 +158,7 @@ func (b *builder) problem(field, format string, args ...any) {
 }
 
 func (b *builder) waiting(field, format string, args ...any) {
-	b.problems = append(b.problems, Problem{Field: field, Message: fmt.Sprintf(format, args...), Waiting: true})
+	b.problems = append(b.problems, Problem{Field: field, Message: fmt.Sprintf(format, args...), Waiting: true, WaitingFor: WaitingForService})
 }
 
 // Hostname validates a public hostname and returns it in the form rules and

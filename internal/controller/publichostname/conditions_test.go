@@ -10,6 +10,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
 var ignoreTime = cmpopts.IgnoreFields(xpv2.Condition{}, "LastTransitionTime")
@@ -67,6 +68,28 @@ func TestValidCondition(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, publichostname.ValidCondition(valid, tc.dns), ignoreTime); diff != "" {
 				t.Errorf("ValidCondition (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestProblemReason(t *testing.T) {
+	service := publish.Problem{Field: "spec.origin.service.port", Message: "Service web not found", Waiting: true, WaitingFor: publish.WaitingForService}
+	secret := publish.Problem{Field: "spec.originRequest.caPoolSecretRef", Message: "Secret web-ca not found in namespace a", Waiting: true, WaitingFor: publish.WaitingForSecret}
+	invalid := publish.Problem{Field: "spec.hostname", Message: "not a hostname"}
+	cases := map[string]struct {
+		problems []publish.Problem
+		want     xpv2.ConditionReason
+	}{
+		"AService":          {problems: []publish.Problem{service}, want: publichostname.ReasonWaitingForService},
+		"ASecret":           {problems: []publish.Problem{secret}, want: publichostname.ReasonWaitingForSecret},
+		"TheFirstWaitNames": {problems: []publish.Problem{secret, service}, want: publichostname.ReasonWaitingForSecret},
+		"InvalidDominates":  {problems: []publish.Problem{secret, invalid}, want: publichostname.ReasonInvalid},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := publichostname.ProblemReason(tc.problems); got != tc.want {
+				t.Errorf("ProblemReason() = %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -65,6 +65,7 @@ const (
 	ReasonValid             xpv2.ConditionReason = "Valid"
 	ReasonInvalid           xpv2.ConditionReason = "InvalidSpec"
 	ReasonWaitingForService xpv2.ConditionReason = "WaitingForService"
+	ReasonWaitingForSecret  xpv2.ConditionReason = "WaitingForSecret"
 	ReasonTunnelNotFound    xpv2.ConditionReason = "TunnelNotFound"
 	ReasonTunnelDeleting    xpv2.ConditionReason = "TunnelDeleting"
 	ReasonWaitingForTunnel  xpv2.ConditionReason = "WaitingForTunnel"
@@ -434,7 +435,7 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, c
 			return nil, err
 		} else if msg != "" {
 			res.Rules = nil
-			res.Problems = append(res.Problems, publish.Problem{Field: "spec.originRequest.caPoolSecretRef", Message: msg, Waiting: true})
+			res.Problems = append(res.Problems, publish.Problem{Field: "spec.originRequest.caPoolSecretRef", Message: msg, Waiting: true, WaitingFor: publish.WaitingForSecret})
 		}
 	}
 	allowed, err := r.originGuard(ctx, ph, cft)
@@ -457,11 +458,8 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, c
 		ph.Status.RulesGeneration = ph.Generation
 		return []xpv2.Condition{cond(TypeValid, true, ReasonValid, fmt.Sprintf("%s for %s", publish.RuleCount(len(res.Rules)), ph.Spec.Hostname))}, nil
 	}
-	reason, msgs := ReasonWaitingForService, make([]string, 0, len(res.Problems))
+	reason, msgs := ProblemReason(res.Problems), make([]string, 0, len(res.Problems))
 	for _, p := range res.Problems {
-		if !p.Waiting {
-			reason = ReasonInvalid
-		}
 		msgs = append(msgs, p.String())
 	}
 	msg := strings.Join(msgs, "; ")
@@ -473,6 +471,21 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, c
 	r.warnOnce(ph, TypeValid, reason, msg)
 	ph.SetConditions(cond(TypeValid, false, reason, msg))
 	return nil, nil
+}
+
+// ProblemReason is Valid's reason for problems: InvalidSpec if any is the
+// spec's own, else what the first one waits for (a Service, a Secret), so
+// its author knows which object to make.
+func ProblemReason(problems []publish.Problem) xpv2.ConditionReason {
+	for _, p := range problems {
+		if !p.Waiting {
+			return ReasonInvalid
+		}
+	}
+	if len(problems) > 0 && problems[0].WaitingFor == publish.WaitingForSecret {
+		return ReasonWaitingForSecret
+	}
+	return ReasonWaitingForService
 }
 
 // Failure is the condition that keeps a PublicHostname from being published

@@ -408,3 +408,27 @@ func TestARefusedRecordIsNotValid(t *testing.T) {
 	})
 	p.DeleteAndWait(t, ph)
 }
+
+// A CA pool Secret that does not exist yet: Valid says the hostname waits
+// for that Secret (not for a Service, which is there), with a Warning naming
+// it; the Secret appearing publishes the hostname.
+func TestAMissingCASecretIsWaitedForByName(t *testing.T) {
+	ns, _ := setup(t)
+	ph := hostname(ns, "ca", "ca-"+ns+".example.com", func(ph *v1alpha1.PublicHostname) {
+		ph.Spec.OriginRequest = &v1alpha1.OriginOptions{CAPoolSecretRef: &v1alpha1.LocalSecretKeySelector{Name: "late-ca", Key: "ca.pem"}}
+	})
+	p.Create(t, ph)
+	eventually(t, "waiting for the Secret", func() error {
+		if err := p.Get(ph); err != nil {
+			return err
+		}
+		if c := ph.GetCondition(publichostname.TypeValid); c.Reason != publichostname.ReasonWaitingForSecret || !strings.Contains(c.Message, "Secret late-ca") {
+			return fmt.Errorf("Valid=%s %s: %s", c.Status, c.Reason, c.Message)
+		}
+		return nil
+	})
+	waitEvent(t, ns, "ca", string(publichostname.ReasonWaitingForSecret), "late-ca")
+	p.Create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "late-ca"}, Data: map[string][]byte{"ca.pem": []byte("-----BEGIN CERTIFICATE-----\n")}})
+	waitReady(t, ph)
+	p.DeleteAndWait(t, ph)
+}
