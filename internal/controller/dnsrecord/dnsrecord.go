@@ -13,8 +13,10 @@ package dnsrecord
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,6 +28,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
+	tunnelsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
@@ -85,6 +88,9 @@ func (e *external) zoneOf(ctx context.Context, cr *v1alpha1.DNSRecord) (zoneRef,
 		return recorded, nil
 	}
 	z, err := e.cache.resolveZone(ctx, e.zones, e.accountID, cr.Spec.ForProvider)
+	if nz := (*errNoZone)(nil); errors.As(err, &nz) && nz.hint != "" {
+		nz.hint = fix(cr, nz.hint)
+	}
 	if err != nil {
 		return zoneRef{}, err
 	}
@@ -118,7 +124,20 @@ func (e *external) conflictError(cr *v1alpha1.DNSRecord, c *cloudflare.DNSRecord
 		hint = "the external-name " + id + " names no record in that zone; to manage this one instead, set its ID as " + meta.AnnotationKeyExternalName
 	}
 	return errors.Errorf("conflict: a %s record for %s already exists in zone %s and was not created by this resource (id %s): %s. It is left alone; %s",
-		c.Type, normalizeName(c.Name), e.zone.label(), c.ID, e.identity(cr).Describe(c.Comment), hint)
+		c.Type, normalizeName(c.Name), e.zone.label(), c.ID, e.identity(cr).Describe(c.Comment), fix(cr, hint))
+}
+
+// fix is a refusal's advice: to a DNSRecord's author, the fields of the
+// record to set (own); for a record made for a PublicHostname, which no one
+// edits, where its name comes from. A Service's or an Ingress's author reads
+// this on their own object, and must be told the annotation to change.
+func fix(cr *v1alpha1.DNSRecord, own string) string {
+	c := metav1.GetControllerOf(cr)
+	if c == nil || c.Kind != tunnelsv1alpha1.PublicHostnameKind {
+		return own
+	}
+	return fmt.Sprintf("the record's name is PublicHostname %s's hostname: use another hostname (its spec.hostname, or the %s annotation of the Service or Ingress that made it), or leave its DNS to someone else (spec.dns: None, or the %s annotation)",
+		c.Name, tunnelsv1alpha1.AnnotationHostname, tunnelsv1alpha1.AnnotationDNS)
 }
 
 func (e *external) identity(cr *v1alpha1.DNSRecord) ownership.Identity {

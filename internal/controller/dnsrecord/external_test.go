@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
@@ -173,6 +174,17 @@ ownership marker: "" in Cloudflare, "` + string(mark) + `" desired`},
 				return cr
 			}(),
 			want: want{err: errors.Wrap(&errNoZone{msg: "no zone in the account matches app.example.net; set zoneId or zoneName"}, "cannot resolve the record's zone")},
+		},
+		"NoZoneForAPublicHostname": {
+			// Its author (of a Service, an Ingress) never wrote the
+			// DNSRecord: the advice names where the name comes from.
+			cr: func() *v1alpha1.DNSRecord {
+				cr := newCR("", false)
+				cr.Spec.ForProvider.Name = "app.example.net"
+				cr.OwnerReferences = []metav1.OwnerReference{{Kind: "PublicHostname", Name: "web-svc-host-1", Controller: ptr.To(true)}}
+				return cr
+			}(),
+			want: want{err: errors.Wrap(errors.New("no zone in the account matches app.example.net; the record's name is PublicHostname web-svc-host-1's hostname: use another hostname (its spec.hostname, or the tunnels.cloudflare.com/hostname annotation of the Service or Ingress that made it), or leave its DNS to someone else (spec.dns: None, or the tunnels.cloudflare.com/dns annotation)"), "cannot resolve the record's zone")},
 		},
 	}
 	for name, tc := range cases {

@@ -32,9 +32,19 @@ func (z zoneRef) label() string {
 
 // errNoZone is a definitive "the account has no such zone" answer, as
 // opposed to a failed lookup.
-type errNoZone struct{ msg string }
+type errNoZone struct {
+	msg string
+	// hint is what to change, if anything; zoneOf words it for whoever
+	// writes the record's name (fix).
+	hint string
+}
 
-func (e *errNoZone) Error() string { return e.msg }
+func (e *errNoZone) Error() string {
+	if e.hint == "" {
+		return e.msg
+	}
+	return e.msg + "; " + e.hint
+}
 
 func isNoZone(err error) bool {
 	var nz *errNoZone
@@ -189,7 +199,7 @@ func (c *zoneCache) bySuffix(ctx context.Context, api cloudflare.ZonesAPI, accou
 	if z, ok := longestSuffixZone(name, all); ok {
 		return z, nil
 	}
-	return cloudflare.Zone{}, &errNoZone{msg: fmt.Sprintf("no zone in the account matches %s; set zoneId or zoneName", normalizeName(name))}
+	return cloudflare.Zone{}, &errNoZone{msg: fmt.Sprintf("no zone in the account matches %s", normalizeName(name)), hint: "set zoneId or zoneName"}
 }
 
 // list returns the account's zones, listing them when the cached list

@@ -150,7 +150,7 @@ func TestResolveZone(t *testing.T) {
 			api: &fakeZones{zones: account},
 			// The miss relists once: the cached list was fetched just now,
 			// so it is not refreshed again.
-			wantErr:   &errNoZone{msg: "no zone in the account matches app.example.net; set zoneId or zoneName"},
+			wantErr:   &errNoZone{msg: "no zone in the account matches app.example.net", hint: "set zoneId or zoneName"},
 			wantCalls: []string{""},
 		},
 		"BySuffixListFails": {

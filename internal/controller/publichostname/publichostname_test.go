@@ -406,6 +406,11 @@ func TestARefusedRecordIsNotValid(t *testing.T) {
 		}
 		return nil
 	})
+	// No one edits the DNSRecord made for it: the advice is the hostname
+	// (and the annotation a Service's or Ingress's author changes).
+	if c := ph.GetCondition(publichostname.TypeDNSReady); strings.Contains(c.Message, "zoneId") || !strings.Contains(c.Message, v1alpha1.AnnotationHostname) {
+		t.Errorf("DNSReady message %q advises the DNSRecord's fields, not the hostname", c.Message)
+	}
 	p.DeleteAndWait(t, ph)
 }
 
