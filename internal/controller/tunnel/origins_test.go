@@ -56,4 +56,10 @@ func TestOriginsGuardrail(t *testing.T) {
 	anyNamespace := configured("neighbour", "http://web.other-namespace.svc.cluster.local:80")
 	p.Create(t, anyNamespace)
 	p.WaitReady(t, anyNamespace)
+	// Nothing left behind: the package's steady-state test counts every
+	// request the provider makes.
+	p.DeleteAndWait(t, anyNamespace)
+	for _, r := range refused {
+		p.DeleteAndWait(t, r.tun)
+	}
 }

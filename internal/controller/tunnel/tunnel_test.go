@@ -103,11 +103,23 @@ func TestTunnelLifecycle(t *testing.T) {
 		if string(s.Data["tunnelID"]) != id || string(s.Data["accountID"]) != providertest.AccountID {
 			t.Errorf("secret tunnelID %q accountID %q", s.Data["tunnelID"], s.Data["accountID"])
 		}
-		// The token is a secret: not in status or events.
-		b, _ := json.Marshal(cr.Status)
+		// The token is a secret: not in status or events. A failed list or
+		// marshal would make this check pass on nothing, so each fails the test.
+		b, err := json.Marshal(cr.Status)
+		if err != nil {
+			t.Fatal(err)
+		}
 		evs := &corev1.EventList{}
-		_ = p.Client.List(ctx, evs)
-		eb, _ := json.Marshal(evs)
+		if err := p.Client.List(ctx, evs); err != nil {
+			t.Fatalf("listing events: %v", err)
+		}
+		eb, err := json.Marshal(evs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Data["token"]) == 0 {
+			t.Fatal("the token Secret holds no token to look for")
+		}
 		if strings.Contains(string(b), string(s.Data["token"])) || strings.Contains(string(eb), string(s.Data["token"])) {
 			t.Error("the run token appears in status or events")
 		}
@@ -379,7 +391,7 @@ func TestConnectorConfigVersions(t *testing.T) {
 	rules := func(svc string) *v1alpha1.TunnelConfig {
 		return &v1alpha1.TunnelConfig{Ingress: []v1alpha1.IngressRule{{Hostname: ptr.To("v.example.com"), Service: svc}, {Service: "http_status:404"}}}
 	}
-	cr.Spec.ForProvider.Config = rules("http://a:80")
+	cr.Spec.ForProvider.Config = rules("http://a.web.svc:80")
 	p.Create(t, cr)
 	p.WaitReady(t, cr)
 	id := meta.GetExternalName(cr)
@@ -408,7 +420,7 @@ func TestConnectorConfigVersions(t *testing.T) {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
-		cr.Spec.ForProvider.Config = rules("http://b:80")
+		cr.Spec.ForProvider.Config = rules("http://b.web.svc:80")
 		return p.Client.Update(ctx, cr)
 	})
 	o := waitAt("one connector lags", func(o v1alpha1.TunnelObservation) bool {
