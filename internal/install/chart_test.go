@@ -149,8 +149,15 @@ func TestChartCRDsAreThePackages(t *testing.T) {
 		t.Fatalf("chart crds/ and package/crds hold different files (run make generate) (-package +chart):\n%s", diff)
 	}
 	for _, name := range pkg {
-		a, _ := os.ReadFile(filepath.Join(root, crdDir, name))
-		b, _ := os.ReadFile(filepath.Join(root, chartDir, "crds", name))
+		// Two unreadable files would compare equal, so a read error fails.
+		a, err := os.ReadFile(filepath.Join(root, crdDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(root, chartDir, "crds", name))
+		if err != nil {
+			t.Fatal(err)
+		}
 		if !bytes.Equal(a, b) {
 			t.Errorf("%s differs between package/crds and the chart (run make generate)", name)
 		}
@@ -240,21 +247,34 @@ func TestChartIsAccepted(t *testing.T) {
 
 	t.Run("RulesAndDashboardAreTheFiles", func(t *testing.T) {
 		root := filepath.Join(testenv.RepoRoot(), chartDir, "files")
-		raw, _ := os.ReadFile(filepath.Join(root, "alerts.yaml"))
+		raw, err := os.ReadFile(filepath.Join(root, "alerts.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
 		var alerts map[string]any
 		if err := yaml.Unmarshal(raw, &alerts); err != nil {
 			t.Fatal(err)
 		}
-		dashboard, _ := os.ReadFile(filepath.Join(root, "dashboard.json"))
+		// An unreadable dashboard would equal a ConfigMap without it.
+		dashboard, err := os.ReadFile(filepath.Join(root, "dashboard.json"))
+		if err != nil || len(dashboard) == 0 {
+			t.Fatalf("files/dashboard.json: %d bytes, %v", len(dashboard), err)
+		}
 		for _, d := range docs {
 			switch d.GetKind() {
 			case "PrometheusRule":
-				spec, _, _ := unstructured.NestedMap(d.Object, "spec")
+				spec, _, err := unstructured.NestedMap(d.Object, "spec")
+				if err != nil {
+					t.Fatal(err)
+				}
 				if diff := cmp.Diff(alerts, spec); diff != "" || len(alerts) == 0 {
 					t.Errorf("PrometheusRule spec differs from files/alerts.yaml (-file +rendered):\n%s", diff)
 				}
 			case "ConfigMap":
-				data, _, _ := unstructured.NestedStringMap(d.Object, "data")
+				data, _, err := unstructured.NestedStringMap(d.Object, "data")
+				if err != nil {
+					t.Fatal(err)
+				}
 				if data["provider-cloudflare-tunnel.json"] != string(dashboard) {
 					t.Error("the dashboard ConfigMap does not hold files/dashboard.json")
 				}

@@ -22,7 +22,10 @@ const zoneName = "example.com"
 func checkedCall(t *testing.T, srv *httptest.Server, method, path, body string) reply {
 	t.Helper()
 	hc := &http.Client{Transport: contract.NewTransport(t, http.DefaultTransport)}
-	req, _ := http.NewRequest(method, srv.URL+"/client/v4"+path, strings.NewReader(body))
+	req, err := http.NewRequest(method, srv.URL+"/client/v4"+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	res, err := hc.Do(req)
@@ -30,7 +33,10 @@ func checkedCall(t *testing.T, srv *httptest.Server, method, path, body string) 
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the reply: %v", method, path, err)
+	}
 	var e envelopeReply
 	if err := json.Unmarshal(b, &e); err != nil {
 		t.Fatalf("%s %s: not an envelope: %s", method, path, b)

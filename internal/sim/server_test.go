@@ -31,7 +31,10 @@ type envelopeReply struct {
 
 func call(t *testing.T, srv *httptest.Server, method, path, tok, body string) reply {
 	t.Helper()
-	req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
@@ -40,7 +43,10 @@ func call(t *testing.T, srv *httptest.Server, method, path, tok, body string) re
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the reply: %v", method, path, err)
+	}
 	var e envelopeReply
 	if res.Header.Get("Content-Type") == "application/json" {
 		if err := json.Unmarshal(b, &e); err != nil {
@@ -48,6 +54,16 @@ func call(t *testing.T, srv *httptest.Server, method, path, tok, body string) re
 		}
 	}
 	return reply{Status: res.StatusCode, Body: e, Header: res.Header}
+}
+
+// decodeResult decodes a reply's result into v, failing the test when it
+// does not parse: a zero value read back would let later checks pass on
+// nothing.
+func decodeResult(t *testing.T, r reply, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body.Result, v); err != nil {
+		t.Fatalf("status %d, result %s: %v", r.Status, r.Body.Result, err)
+	}
 }
 
 func codes(r reply) []int {
@@ -134,7 +150,7 @@ func TestFaultInjectionAndHooks(t *testing.T) {
 		ID    string `json:"id"`
 		Token string `json:"token"`
 	}
-	_ = json.Unmarshal(r.Body.Result, &tun)
+	decodeResult(t, r, &tun)
 	if r.Status != 200 || tun.Token == "" {
 		t.Fatalf("create: %d %s", r.Status, r.Body.Result)
 	}
@@ -161,7 +177,10 @@ func TestFaultInjectionAndHooks(t *testing.T) {
 		Total int                `json:"total_requests"`
 		Ops   map[string]OpStats `json:"operations"`
 	}
-	_ = json.NewDecoder(res.Body).Decode(&stats)
+	defer res.Body.Close()
+	if err := json.NewDecoder(res.Body).Decode(&stats); err != nil {
+		t.Fatalf("GET /__sim/stats: %v", err)
+	}
 	if stats.Total != 4 || stats.Ops["tunnels.list"].ByStatus[500] != 1 || stats.Ops["tunnels.delete"].Requests != 2 {
 		t.Errorf("stats = %+v", stats)
 	}
@@ -215,7 +234,11 @@ func TestRuntimeFaults(t *testing.T) {
 	}
 
 	// Bad fault settings are refused and change nothing.
-	res, _ = http.Post(srv.URL+"/__sim/faults", "application/json", strings.NewReader(`{"error_rate": 2}`))
+	res, err = http.Post(srv.URL+"/__sim/faults", "application/json", strings.NewReader(`{"error_rate": 2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
 	if res.StatusCode != http.StatusBadRequest || s.Faults() != (Faults{}) {
 		t.Errorf("error_rate 2: status %d, faults %+v", res.StatusCode, s.Faults())
 	}

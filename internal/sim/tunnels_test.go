@@ -29,7 +29,7 @@ func viewTunnel(t *testing.T, srv *httptest.Server, id string) tunnelView {
 		ConnsInactiveAt *time.Time `json:"conns_inactive_at"`
 	}
 	r := call(t, srv, "GET", "/accounts/"+account+"/cfd_tunnel/"+id, token, "")
-	_ = json.Unmarshal(r.Body.Result, &tun)
+	decodeResult(t, r, &tun)
 	var cs []connector
 	r = call(t, srv, "GET", "/accounts/"+account+"/cfd_tunnel/"+id+"/connections", token, "")
 	if err := json.Unmarshal(r.Body.Result, &cs); err != nil {
@@ -63,7 +63,7 @@ func TestTunnelStatusFollowsConnectors(t *testing.T) {
 	defer srv.Close()
 	r := call(t, srv, "POST", "/accounts/"+account+"/cfd_tunnel", token, `{"name":"health","config_src":"cloudflare"}`)
 	var tun struct{ ID string }
-	_ = json.Unmarshal(r.Body.Result, &tun)
+	decodeResult(t, r, &tun)
 	if v := viewTunnel(t, srv, tun.ID); v.Status != "inactive" || v.ConnsActiveAt != nil {
 		t.Fatalf("new tunnel: %+v", v)
 	}
@@ -122,7 +122,7 @@ func TestConnectorsApplyConfigurationVersions(t *testing.T) {
 	defer srv.Close()
 	r := call(t, srv, "POST", "/accounts/"+account+"/cfd_tunnel", token, `{"name":"versions","config_src":"cloudflare"}`)
 	var tun struct{ ID string }
-	_ = json.Unmarshal(r.Body.Result, &tun)
+	decodeResult(t, r, &tun)
 	put := func() {
 		t.Helper()
 		if r := call(t, srv, "PUT", "/accounts/"+account+"/cfd_tunnel/"+tun.ID+"/configurations", token, `{"config":{"ingress":[{"service":"http_status:404"}]}}`); r.Status != 200 {
@@ -154,10 +154,13 @@ func TestRotatedSecretRefusesTheOldToken(t *testing.T) {
 	defer srv.Close()
 	r := call(t, srv, "POST", "/accounts/"+account+"/cfd_tunnel", token, `{"name":"rotating","config_src":"cloudflare"}`)
 	var tun struct{ ID, Token string }
-	_ = json.Unmarshal(r.Body.Result, &tun)
+	decodeResult(t, r, &tun)
 	connect := func(tok string) (int, string) {
 		t.Helper()
-		b, _ := json.Marshal(map[string]string{"token": tok})
+		b, err := json.Marshal(map[string]string{"token": tok})
+		if err != nil {
+			t.Fatal(err)
+		}
 		res, err := http.Post(srv.URL+"/__sim/connect", "application/json", strings.NewReader(string(b)))
 		if err != nil {
 			t.Fatal(err)
@@ -166,7 +169,10 @@ func TestRotatedSecretRefusesTheOldToken(t *testing.T) {
 		var out struct {
 			ConnectorID string `json:"connector_id"`
 		}
-		_ = json.NewDecoder(res.Body).Decode(&out)
+		// A refusal has no connector to decode; an acceptance must.
+		if err := json.NewDecoder(res.Body).Decode(&out); err != nil && res.StatusCode == http.StatusCreated {
+			t.Fatalf("connect: %d, reply: %v", res.StatusCode, err)
+		}
 		return res.StatusCode, out.ConnectorID
 	}
 	code, old := connect(tun.Token)
@@ -179,7 +185,7 @@ func TestRotatedSecretRefusesTheOldToken(t *testing.T) {
 	}
 	r = call(t, srv, "GET", "/accounts/"+account+"/cfd_tunnel/"+tun.ID+"/token", token, "")
 	var newToken string
-	_ = json.Unmarshal(r.Body.Result, &newToken)
+	decodeResult(t, r, &newToken)
 	if newToken == tun.Token {
 		t.Fatal("the token did not change with the secret")
 	}

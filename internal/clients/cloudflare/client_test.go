@@ -164,8 +164,13 @@ func TestTunnels(t *testing.T) {
 		}
 		got := must(c.GetTunnelConfiguration(ctx, tun.ID))
 		var a, b any
-		_ = json.Unmarshal(doc, &a)
-		_ = json.Unmarshal(got.Config, &b)
+		// Two documents that fail to parse would both be nil and equal.
+		if err := json.Unmarshal(doc, &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(got.Config, &b); err != nil {
+			t.Fatalf("stored configuration %s: %v", got.Config, err)
+		}
 		if diff := cmp.Diff(a, b); diff != "" {
 			t.Errorf("configuration round trip -put +got:\n%s", diff)
 		}

@@ -122,7 +122,10 @@ func TestRegistryMetrics(t *testing.T) {
 	send := func(token, path string) {
 		t.Helper()
 		c := &http.Client{Transport: &Transport{Next: srv.Client().Transport, Budget: r.For(token)}}
-		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL+path, nil)
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := c.Do(req)
 		if err != nil {
@@ -220,7 +223,12 @@ func TestMetricsFollowPrometheusConventions(t *testing.T) {
 		t.Errorf("gathered %d series (%v), want every metric", n, err)
 	}
 	var text strings.Builder
-	fams, _ := reg.Gather()
+	// Gather returns what it could with an error; a partial gather could
+	// hide the token, so it fails the test.
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range fams {
 		text.WriteString(f.String())
 	}
