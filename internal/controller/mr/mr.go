@@ -114,6 +114,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 	name := managed.ControllerName(k.GVK.GroupKind().String())
 	kube := mgr.GetClient()
 	owner := &clusterOwner{reader: mgr.GetAPIReader()}
+	deleted := &deletedHere{}
 	conn := managed.TypedExternalConnectorFn[T](func(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
 		c, cfg, err := cloudflare.Connect(ctx, kube, resource.NewProviderConfigUsageTracker(kube, &v1alpha1.ProviderConfigUsage{}), mg, cfOpts)
 		if err != nil {
@@ -124,7 +125,8 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 		}
 		ext := k.External(Connection{Cloudflare: c, Kube: kube, Config: *cfg, Metrics: s.Metrics, PollInterval: o.PollInterval})
 		guarded := &tenancyGuard[T]{TypedExternalClient: ext, kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs, virtualNetworkIDs: k.VirtualNetworkIDs, observedID: observedIDOf(k.ObservedID), settle: 2 * o.PollInterval}
-		return &guardrails[T]{TypedExternalClient: guarded, config: *cfg, hostnames: k.Hostnames, networks: k.Networks, origins: k.Origins, clusterDomain: s.ClusterDomain}, nil
+		railed := &guardrails[T]{TypedExternalClient: guarded, config: *cfg, hostnames: k.Hostnames, networks: k.Networks, origins: k.Origins, clusterDomain: s.ClusterDomain}
+		return &confirmsDeletes[T]{TypedExternalClient: railed, deleted: deleted}, nil
 	})
 
 	opts := []managed.ReconcilerOption{
