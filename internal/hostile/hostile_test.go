@@ -541,6 +541,12 @@ func entries() []entry {
 			}},
 
 		// ---- CloudflareTunnel ----------------------------------------
+		{name: "CloudflareTunnel/ExtraArgExpandsTheToken", answer: rejected, want: []string{"extraArgs may not contain $("},
+			obj: func(c *corpus) client.Object {
+				return c.cft("leak", func(cr *tv1alpha1.CloudflareTunnel) {
+					cr.Spec.Connector = &tv1alpha1.ConnectorSpec{ExtraArgs: []string{"--tag=leak=$(TUNNEL_TOKEN)"}}
+				})
+			}},
 		{name: "CloudflareTunnel/NegativeReplicas", answer: rejected, want: []string{"spec.replicas", "should be greater than or equal to 0"},
 			obj: func(c *corpus) client.Object {
 				return c.cft("negative", func(cr *tv1alpha1.CloudflareTunnel) { cr.Spec.Replicas = ptr.To[int32](-1) })
@@ -779,6 +785,24 @@ func entries() []entry {
 			obj: func(c *corpus) client.Object {
 				return c.hostname("ftp", "ftp-"+c.ns+".example.com", func(p *tv1alpha1.PublicHostname) {
 					p.Spec.Origin = &tv1alpha1.Origin{URL: ptr.To("ftp://files.example.com")}
+				})
+			}},
+		{name: "PublicHostname/OriginMetadataAddress", answer: warned, reason: "OriginMetadataAddress", want: []string{"169.254.169.254"},
+			obj: func(c *corpus) client.Object {
+				return c.hostname("metadata", "metadata-"+c.ns+".example.com", func(p *tv1alpha1.PublicHostname) {
+					p.Spec.Origin = &tv1alpha1.Origin{URL: ptr.To("http://169.254.169.254:80")}
+				})
+			}},
+		{name: "PublicHostname/OriginMetadataDecimal", answer: warned, reason: "OriginUnreadable", want: []string{"2852039166"},
+			obj: func(c *corpus) client.Object {
+				return c.hostname("metadata-decimal", "metadata-decimal-"+c.ns+".example.com", func(p *tv1alpha1.PublicHostname) {
+					p.Spec.Origin = &tv1alpha1.Origin{URL: ptr.To("http://2852039166/")}
+				})
+			}},
+		{name: "PublicHostname/OriginAPIServer", answer: warned, reason: "OriginNotListed", want: []string{"kubernetes.default.svc"},
+			obj: func(c *corpus) client.Object {
+				return c.hostname("apiserver", "apiserver-"+c.ns+".example.com", func(p *tv1alpha1.PublicHostname) {
+					p.Spec.Origin = &tv1alpha1.Origin{URL: ptr.To("https://kubernetes.default.svc:443")}
 				})
 			}},
 		{name: "PublicHostname/TunnelOfAnotherNamespace", answer: warned, reason: "TunnelNotFound", want: []string{`no CloudflareTunnel "healthy"`},

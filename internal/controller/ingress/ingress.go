@@ -402,7 +402,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.updateAddress(ctx, ing, Address(ms, res.Public, meta.GetExternalName(tun))); err != nil {
 		return reconcile.Result{}, err
 	}
-	r.reportManagedFailures(ing, ms)
+	r.reportManagedFailures(ing, source.TunnelOf(cft), ms)
 	return result, nil
 }
 
@@ -894,6 +894,6 @@ func (r *Reconciler) updateAddress(ctx context.Context, ing *networkingv1.Ingres
 // reportManagedFailures repeats a managed resource's failure (a hostname
 // routed to another tunnel, a public host in no zone of the account) on the
 // Ingress, where its author looks.
-func (r *Reconciler) reportManagedFailures(ing *networkingv1.Ingress, ms []Owned) {
-	source.ReportFailures(&r.reported, ms, func(reason, msg string) { r.warn(ing, reason, msg) })
+func (r *Reconciler) reportManagedFailures(ing *networkingv1.Ingress, tunnel source.Tunnel, ms []Owned) {
+	source.ReportFailures(&r.reported, ing, tunnel, ms, func(reason, msg string) { r.warn(ing, reason, msg) })
 }

@@ -222,6 +222,6 @@ func ownersEqual(a, b []metav1.OwnerReference) bool {
 // reportExposureFailures repeats an object's failure (a hostname routed to
 // another tunnel, a public hostname another source holds or no zone has) on
 // the Service, once per distinct message.
-func (r *Reconciler) reportExposureFailures(svc *corev1.Service, ms []source.Owned) {
-	source.ReportFailures(&r.reported, ms, func(reason, msg string) { r.warn(svc, reason, msg) })
+func (r *Reconciler) reportExposureFailures(svc *corev1.Service, tunnel source.Tunnel, ms []source.Owned) {
+	source.ReportFailures(&r.reported, svc, tunnel, ms, func(reason, msg string) { r.warn(svc, reason, msg) })
 }

@@ -36,6 +36,7 @@ import (
 	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnelref"
 	ingresstranslate "github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
@@ -222,7 +223,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, err
 		}
 		conflict = taken || len(yielded) > 0
-		r.reportExposureFailures(svc, kept)
+		cft := &v1alpha1.CloudflareTunnel{}
+		if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, cft); err != nil {
+			return reconcile.Result{}, errors.Wrap(client.IgnoreNotFound(err), "cannot get CloudflareTunnel")
+		}
+		r.reportExposureFailures(svc, source.TunnelOf(cft), kept)
 	}
 	r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.StateOf(problem, conflict))
 	return reconcile.Result{}, nil

@@ -108,7 +108,7 @@ func Failure(m Owned) (string, string) {
 		return string(c.Reason), c.Message
 	}
 	c := m.GetCondition(xpv2.TypeSynced)
-	if c.Status != corev1.ConditionFalse || c.Message == "" {
+	if c.Status != corev1.ConditionFalse || c.Message == "" || awaitsTunnelID(m) {
 		return "", ""
 	}
 	return FailureReason(c.Message), c.Message
@@ -116,9 +116,28 @@ func Failure(m Owned) (string, string) {
 
 // ReportFailures repeats the failures of the objects a source made on the
 // source, through warn, once per distinct failure: reported holds the last
-// one said for each object (by UID). client-go drops an object's events past
-// a burst of 25, and repeats would crowd out the failures that matter.
-func ReportFailures(reported *sync.Map, ms []Owned, warn func(reason, msg string)) {
+// one said for each object (by UID), and for the source itself (src). client-go
+// drops an object's events past a burst of 25, and repeats would crowd out
+// the failures that matter. While the tunnel has no ID, every object fails
+// the same way (its tunnel reference resolves to nothing): that is not
+// repeated; a tunnel that will not get one without the user acting is said
+// once, with the CloudflareTunnel's reason, and a tunnel being made is the
+// normal path, said by nothing.
+func ReportFailures(reported *sync.Map, src client.Object, tunnel Tunnel, ms []Owned, warn func(reason, msg string)) {
+	key := string(src.GetUID()) + "/tunnel"
+	if tunnel.ID == "" {
+		if !tunnel.Broken() {
+			reported.Delete(key)
+			return
+		}
+		reason, msg := tunnel.Problem()
+		if last, ok := reported.Load(key); !ok || last != msg {
+			reported.Store(key, msg)
+			warn(reason, msg)
+		}
+		return
+	}
+	reported.Delete(key)
 	sort.Slice(ms, func(i, j int) bool { return Key(ms[i]) < Key(ms[j]) })
 	for _, m := range ms {
 		reason, msg := Failure(m)

@@ -8,6 +8,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
 	tunnelsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 )
@@ -17,7 +19,8 @@ import (
 // GatewayBindings): a tunnel appearing or going, and an update of what they
 // read of it. They read a Tunnel's ID, credentials, labels and spec without
 // its configuration document (Get), and a CloudflareTunnel's spec (whom it
-// is shared with), labels and deletion, never either's status.
+// is shared with), labels and deletion, and, until it has a tunnel ID, why
+// it has none (its Ready reason): a source says a broken tunnel's reason.
 //
 // Each such watch enqueues every user of the tunnel, and a tunnel changes
 // often while it converges: each configuration write and each status
@@ -28,6 +31,16 @@ func UsersChanged() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		return !sameForUsers(e.ObjectOld, e.ObjectNew)
 	}}
+}
+
+// sameTunnelID says whether two versions of a CloudflareTunnel agree on its
+// tunnel ID and, while it has none, on why (the Ready reason): a handful of
+// changes in a tunnel's life, not its every status write.
+func sameTunnelID(o, n *tunnelsv1alpha1.CloudflareTunnel) bool {
+	if o.Status.TunnelID != n.Status.TunnelID {
+		return false
+	}
+	return n.Status.TunnelID != "" || o.GetCondition(xpv2.TypeReady).Reason == n.GetCondition(xpv2.TypeReady).Reason
 }
 
 // sameForUsers reports whether old and new differ only in what a tunnel's
@@ -52,7 +65,7 @@ func sameForUsers(old, new client.Object) bool {
 		return equality.Semantic.DeepEqual(os, ns)
 	case *tunnelsv1alpha1.CloudflareTunnel:
 		n, ok := new.(*tunnelsv1alpha1.CloudflareTunnel)
-		return ok && equality.Semantic.DeepEqual(o.Spec, n.Spec)
+		return ok && equality.Semantic.DeepEqual(o.Spec, n.Spec) && sameTunnelID(o, n)
 	}
 	return false
 }
