@@ -120,7 +120,12 @@ func TestDNSBatcher(t *testing.T) {
 		one         func(string) error
 		want        map[string]string
 		wantBatches []int // operations per batch, in order sent
-		wantSingles int
+		// Which half of a split batch holds the bad record depends on the
+		// order the writers reached the batcher, which the scheduler picks
+		// (under -race and load, a05 landed in the first half 9 times in
+		// 40): the sizes are compared whatever their order.
+		anyHalfFirst bool
+		wantSingles  int
 	}{
 		"WritesWithinTheWindowShareOneBatch": {
 			records: names("a", 20), answer: echo,
@@ -155,10 +160,12 @@ func TestDNSBatcher(t *testing.T) {
 				m["a05.example.com"] = "error: " + badRecord.Error()
 				return m
 			}(),
-			// 8 fails; 4 (0-3) passes; 4 (4-7) fails; 2 (4,5) fails and
-			// splits into singles; 2 (6,7) passes.
-			wantBatches: []int{8, 4, 4, 2, 2},
-			wantSingles: 2,
+			// 8 fails; the half without a05 passes; the half with it fails;
+			// of that, the pair with a05 fails and splits into singles and
+			// the other pair passes.
+			wantBatches:  []int{8, 4, 4, 2, 2},
+			anyHalfFirst: true,
+			wantSingles:  2,
 		},
 		"AFailureThatBlamesNoRecordIsEveryones": {
 			records: names("a", 4),
@@ -206,7 +213,11 @@ func TestDNSBatcher(t *testing.T) {
 			for _, sent := range s.batches {
 				sizes = append(sizes, sent.Len())
 			}
-			if diff := cmp.Diff(tc.wantBatches, sizes); diff != "" {
+			want := tc.wantBatches
+			if tc.anyHalfFirst {
+				want, sizes = slices.Sorted(slices.Values(want)), slices.Sorted(slices.Values(sizes))
+			}
+			if diff := cmp.Diff(want, sizes); diff != "" {
 				t.Errorf("batch sizes (-want +got):\n%s", diff)
 			}
 			if len(s.singles) != tc.wantSingles {
