@@ -68,10 +68,11 @@ func TestResolveSpec(t *testing.T) {
 	)
 	teamA := client.ObjectKey{Namespace: "team-a", Name: "cf"}
 	teamB := client.ObjectKey{Namespace: "team-b", Name: "cf"}
+	blank := client.ObjectKey{Namespace: "team-a", Name: "blank"}
 	stored := map[client.ObjectKey]map[string]string{
 		teamA: {v1alpha1.DefaultTokenKey: token + "\n", "alt": token},
 		teamB: {v1alpha1.DefaultTokenKey: token, v1alpha1.DefaultAccountIDKey: " " + other + "\n", v1alpha1.EndpointKey: sim},
-		{Namespace: "team-a", Name: "blank"}: {v1alpha1.DefaultTokenKey: "  \n"},
+		blank: {v1alpha1.DefaultTokenKey: "  \n"},
 	}
 	fromSecret := func(ref v1alpha1.SecretKeySelector) v1alpha1.ProviderCredentials {
 		return v1alpha1.ProviderCredentials{Source: v1alpha1.CredentialsSourceSecret, SecretRef: &ref}
