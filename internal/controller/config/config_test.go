@@ -160,7 +160,7 @@ func TestProviderConfigsAgainstAPIServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := (clients.Config{Token: token, AccountID: account, Endpoint: v1alpha1.DefaultEndpoint, Source: "ProviderConfig " + ns + "/team-a"}); !cmp.Equal(*got, want, cmpopts.EquateEmpty()) {
+		if want := (clients.Config{Token: token, AccountID: account, Endpoint: v1alpha1.DefaultEndpoint, Source: "ProviderConfig " + ns + "/team-a", Namespaced: true}); !cmp.Equal(*got, want, cmpopts.EquateEmpty()) {
 			t.Errorf("ConfigFor(PC) = %v, want %v", got, want)
 		}
 		if strings.Contains(fmt.Sprintf("%v %+v %#v %s", got, got, got, got), token) {
