@@ -151,6 +151,7 @@ func TestFailureOf(t *testing.T) {
 		return p
 	}
 	route := &ztv1alpha1.HostnameRoute{}
+	route.Spec.ForProvider.TunnelID = ptr.To("6f1c0d6e-0b8e-4f51-9f5a-3c3b0c8f7a21")
 	route.SetConditions(cond(xpv2.TypeSynced, corev1.ConditionFalse, "ReconcileError", "conflict: hostname a.example.com is routed by route 1234, which was not created by this resource"))
 	cases := map[string]struct {
 		o          Owned

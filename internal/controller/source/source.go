@@ -108,10 +108,16 @@ func Failure(m Owned) (string, string) {
 		return string(c.Reason), c.Message
 	}
 	c := m.GetCondition(xpv2.TypeSynced)
-	if c.Status != corev1.ConditionFalse || c.Message == "" || awaitsTunnelID(m) {
+	if c.Status != corev1.ConditionFalse || c.Message == "" || awaitsTunnelID(m) || stale(m, c) {
 		return "", ""
 	}
 	return FailureReason(c.Message), c.Message
+}
+
+// stale says whether c was written about an older spec of m (a reference
+// resolved since, a spec fixed since): not a failure of what m asks now.
+func stale(m Owned, c xpv2.Condition) bool {
+	return c.ObservedGeneration != 0 && c.ObservedGeneration < m.GetGeneration()
 }
 
 // ReportFailures repeats the failures of the objects a source made on the

@@ -49,6 +49,16 @@ func TestReportFailuresWhileTheTunnelHasNoID(t *testing.T) {
 		// The tunnel has its ID and the route has not caught up: its
 		// condition from before is not a failure of its own.
 		"WithAnIDNotYetResolved": {tunnel: cft(id, ""), route: unresolved},
+		// Resolved since, its condition not yet rewritten: about the spec
+		// before (an older generation).
+		"WithAnIDResolvedSince": {tunnel: cft(id, ""), route: func() *ztv1alpha1.HostnameRoute {
+			r := &ztv1alpha1.HostnameRoute{ObjectMeta: metav1.ObjectMeta{Name: "web-route", UID: "route", Generation: 2}}
+			r.Spec.ForProvider.TunnelID = ptr.To(id)
+			c := unresolved.GetCondition(xpv2.TypeSynced)
+			c.ObservedGeneration = 1
+			r.SetConditions(c)
+			return r
+		}()},
 		// With an ID, a route's own failure is repeated, once.
 		"WithAnID": {tunnel: cft(id, ""), route: refused, want: []string{"CloudflareError"}},
 	}
