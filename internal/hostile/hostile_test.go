@@ -27,6 +27,7 @@ import (
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
@@ -999,6 +1000,7 @@ func entries() []entry {
 			obj: func(c *corpus) client.Object { return c.network("everything", "0.0.0.0/0") }},
 		{name: "NetworkRoute/EveryIPv6Address", answer: notSynced, want: []string{"spec.allow.networks", "::/0"},
 			obj: func(c *corpus) client.Object { return c.network("everything-v6", "::/0") }},
+		{name: "VirtualNetwork/DefaultThroughANamespacedConfig", answer: custom, run: takesTheDefault},
 		{name: "HostnameRoute/TunnelOnlyARefusedDecoyNames", answer: custom, run: decoysTunnel,
 			check: noRoute("decoyed.")},
 		{name: "HostnameRoute/TunnelRefIntoAnotherNamespace", answer: notSynced, want: []string{"references to other namespaces are not allowed"},
@@ -1119,6 +1121,42 @@ func crossesGuardrail(t *testing.T, c *corpus) string {
 	if synced.Status != corev1.ConditionFalse || !strings.Contains(synced.Message, "spec.allow.hostnameSuffixes") {
 		t.Errorf("Synced=%s %q: want the hostname refused by spec.allow.hostnameSuffixes", synced.Status, synced.Message)
 	}
+	return "Synced=False: " + oneLine(synced.Message)
+}
+
+// takesTheDefault: a VirtualNetwork asking to be the account's default
+// through a namespace's ProviderConfig is made without the flag, and the
+// refusal names the rule; the account's default stays where it was.
+func takesTheDefault(t *testing.T, c *corpus) string {
+	ctx := context.Background()
+	before, err := p.Cloudflare.ListVirtualNetworks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := c.vnet("takeover", "takeover-"+c.ns)
+	v.Namespace = c.h.ns
+	v.Spec.ForProvider.IsDefaultNetwork = ptr.To(true)
+	v.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: tv1alpha1.ProviderConfigKind, Name: c.creds}
+	p.Create(t, v)
+	synced := p.WaitSynced(t, v, "the default refused", func(s xpv2.Condition) bool {
+		return s.Status == corev1.ConditionFalse && strings.Contains(s.Message, "spec.allow.defaultVirtualNetwork")
+	})
+	after, err := p.Cloudflare.ListVirtualNetworks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaultOf := func(vs []cloudflare.VirtualNetwork) string {
+		for _, x := range vs {
+			if x.IsDefaultNetwork {
+				return x.ID
+			}
+		}
+		return ""
+	}
+	if defaultOf(after) != defaultOf(before) {
+		return c.knownBug(t, "a namespace's ProviderConfig moved the account's default virtual network from %s to %s", defaultOf(before), defaultOf(after))
+	}
+	p.DeleteAndWait(t, v)
 	return "Synced=False: " + oneLine(synced.Message)
 }
 
