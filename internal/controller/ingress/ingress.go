@@ -673,20 +673,7 @@ func yieldedBy(ctx context.Context, kube client.Reader, ing *networkingv1.Ingres
 // reportYielded tells the Ingress, once per hostname, that it does not
 // route a hostname privately because another holds its public claim.
 func (r *Reconciler) reportYielded(ing *networkingv1.Ingress, hosts []string, yielded map[string]string) {
-	for _, h := range hosts {
-		key := string(ing.UID) + "/yielded/" + h
-		holder, y := yielded[h]
-		if !y {
-			r.reported.Delete(key)
-			continue
-		}
-		msg := source.YieldMessage("Ingress", h, holder)
-		if last, ok := r.reported.Load(key); ok && last == msg {
-			continue
-		}
-		r.reported.Store(key, msg)
-		r.warn(ing, string(publichostname.ReasonHostnameConflict), msg)
-	}
+	source.ReportYielded(&r.reported, ing, "Ingress", hosts, yielded, func(reason, msg string) { r.warn(ing, reason, msg) })
 }
 
 func olderThan(a, b *networkingv1.Ingress) bool {

@@ -18,7 +18,6 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/hostname"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/service/translate"
@@ -118,20 +117,7 @@ func (r *Reconciler) yielded(ctx context.Context, ns, svcName string) (map[strin
 // reportYielded tells the Service, once per hostname, that it does not
 // route a hostname privately because another holds its public claim.
 func (r *Reconciler) reportYielded(svc *corev1.Service, hosts []string, yielded map[string]string) {
-	for _, h := range hosts {
-		key := string(svc.UID) + "/yielded/" + h
-		holder, y := yielded[h]
-		if !y {
-			r.reported.Delete(key)
-			continue
-		}
-		msg := source.YieldMessage("Service", h, holder)
-		if last, ok := r.reported.Load(key); ok && last == msg {
-			continue
-		}
-		r.reported.Store(key, msg)
-		r.warn(svc, string(publichostname.ReasonHostnameConflict), msg)
-	}
+	source.ReportYielded(&r.reported, svc, "Service", hosts, yielded, func(reason, msg string) { r.warn(svc, reason, msg) })
 }
 
 func controlledByService(o metav1.Object, name string) bool {

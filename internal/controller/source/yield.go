@@ -2,8 +2,10 @@ package source
 
 import (
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
@@ -54,4 +56,24 @@ func YieldMessage(kind, host, holder string) string {
 		by = "PublicHostname " + holder
 	}
 	return fmt.Sprintf("hostname %s is published by %s, which holds it: its private route is the holder's too, so this %s does not route it privately (it does once its own public claim holds)", host, by, kind)
+}
+
+// ReportYielded tells the source src (of kind), once per hostname, that it
+// does not route a hostname of hosts privately because another holds its
+// public claim; reported holds what was said, as for ReportFailures.
+func ReportYielded(reported *sync.Map, src client.Object, kind string, hosts []string, yielded map[string]string, warn func(reason, msg string)) {
+	for _, h := range hosts {
+		key := string(src.GetUID()) + "/yielded/" + h
+		holder, y := yielded[h]
+		if !y {
+			reported.Delete(key)
+			continue
+		}
+		msg := YieldMessage(kind, h, holder)
+		if last, ok := reported.Load(key); ok && last == msg {
+			continue
+		}
+		reported.Store(key, msg)
+		warn(string(publichostname.ReasonHostnameConflict), msg)
+	}
 }
