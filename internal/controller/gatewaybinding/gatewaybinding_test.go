@@ -354,13 +354,7 @@ func TestPublishesTheAcceptedHostnames(t *testing.T) {
 	// route keeps what it published; then the set follows.
 	d := "d-" + ns + ".example.com"
 	late := route(ns, "late", "")
-	if err := p.Get(late); err != nil {
-		t.Fatal(err)
-	}
-	late.Spec.Hostnames = []gwv1.Hostname{gwv1.Hostname(d)}
-	if err := p.Client.Update(context.Background(), late, client.FieldOwner(routeManager)); err != nil {
-		t.Fatal(err)
-	}
+	p.Edit(t, late, func() { late.Spec.Hostnames = []gwv1.Hostname{gwv1.Hostname(d)} }, client.FieldOwner(routeManager))
 	eventually(t, "the edit seen as not yet accepted", func() error {
 		if s := states(get(t, b))["HTTPRoute/late "+d]; s != translate.HostnameNotAccepted {
 			return fmt.Errorf("state of %s = %q", d, s)
@@ -497,10 +491,7 @@ func TestATypoKeepsTheSiteUp(t *testing.T) {
 	p.Create(t, b)
 	waitCondition(t, b, xpv2.TypeReady, corev1.ConditionTrue, "Available")
 
-	get(t, b).Spec.GatewayRef.SectionName = "wbe"
-	if err := p.Client.Update(context.Background(), b); err != nil {
-		t.Fatal(err)
-	}
+	p.Edit(t, b, func() { b.Spec.GatewayRef.SectionName = "wbe" })
 	c := waitCondition(t, b, gatewaybinding.TypeResolvedRefs, corev1.ConditionFalse, translate.ReasonListenerNotFound)
 	if !strings.Contains(c.Message, "web, admin") {
 		t.Errorf("message %q does not list the listeners", c.Message)
@@ -512,21 +503,17 @@ func TestATypoKeepsTheSiteUp(t *testing.T) {
 	}
 
 	// A tunnel typo, with the listener fixed: Accepted=False, still kept.
-	get(t, b).Spec.GatewayRef.SectionName = "web"
-	b.Spec.TunnelRef.Name = "egde"
-	if err := p.Client.Update(context.Background(), b); err != nil {
-		t.Fatal(err)
-	}
+	p.Edit(t, b, func() {
+		b.Spec.GatewayRef.SectionName = "web"
+		b.Spec.TunnelRef.Name = "egde"
+	})
 	waitCondition(t, b, gatewaybinding.TypeAccepted, corev1.ConditionFalse, "TunnelNotFound")
 	waitEvent(t, w.ns, b.Name, "TunnelNotFound", "egde")
 	if got := publicHostnames(t, b); len(got) != 1 || len(records(t, host)) != 1 {
 		t.Fatalf("the tunnel typo took %s down (PublicHostnames %v)", host, got)
 	}
 
-	get(t, b).Spec.TunnelRef.Name = "edge"
-	if err := p.Client.Update(context.Background(), b); err != nil {
-		t.Fatal(err)
-	}
+	p.Edit(t, b, func() { b.Spec.TunnelRef.Name = "edge" })
 	waitCondition(t, b, xpv2.TypeReady, corev1.ConditionTrue, "Available")
 
 	p.DeleteAndWait(t, b)
@@ -694,13 +681,7 @@ func TestABindingThroughASharedTunnel(t *testing.T) {
 	platform := setup(t)
 	team := setup(t) // its Gateway, routes and Traefik; its own tunnel unused
 	cr := &v1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Namespace: platform.ns, Name: "edge"}}
-	if err := p.Get(cr); err != nil {
-		t.Fatal(err)
-	}
-	cr.Spec.AllowedNamespaces = &v1alpha1.AllowedNamespaces{From: v1alpha1.NamespacesFromAll}
-	if err := p.Client.Update(context.Background(), cr); err != nil {
-		t.Fatal(err)
-	}
+	p.Edit(t, cr, func() { cr.Spec.AllowedNamespaces = &v1alpha1.AllowedNamespaces{From: v1alpha1.NamespacesFromAll} })
 	host := "shared-" + team.ns + ".example.com"
 	createRoute(t, route(team.ns, "shop", "web", host), true)
 	b := binding(team.ns, func(b *v1alpha1.GatewayBinding) { b.Spec.TunnelRef.Namespace = platform.ns })

@@ -25,13 +25,7 @@ func dnsEndpoint(t *testing.T, ns, name string) (*unstructured.Unstructured, err
 
 func annotate(t *testing.T, ing *networkingv1.Ingress, key, value string) {
 	t.Helper()
-	if err := p.Get(ing); err != nil {
-		t.Fatal(err)
-	}
-	ing.Annotations[key] = value
-	if err := p.Client.Update(context.Background(), ing); err != nil {
-		t.Fatal(err)
-	}
+	p.Edit(t, ing, func() { ing.Annotations[key] = value })
 }
 
 func hasRule(t *testing.T, tunnelID, host string) bool {

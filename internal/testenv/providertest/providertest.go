@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -290,6 +291,22 @@ func (p *Provider) Create(t *testing.T, obj client.Object) {
 // Get refreshes obj.
 func (p *Provider) Get(obj client.Object) error {
 	return p.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
+}
+
+// Edit reads obj, applies edit and writes it back, reading again when the
+// controllers wrote it in between (their status writes move its version).
+func (p *Provider) Edit(t *testing.T, obj client.Object, edit func(), opts ...client.UpdateOption) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := p.Get(obj); err != nil {
+			return err
+		}
+		edit()
+		return p.Client.Update(context.Background(), obj, opts...)
+	})
+	if err != nil {
+		t.Fatalf("cannot edit %T %s: %v", obj, obj.GetName(), err)
+	}
 }
 
 // WaitReady waits until the managed resource is Ready and Synced.
