@@ -100,6 +100,8 @@ type corpus struct {
 	endpoint         string // the simulator's API endpoint
 	// bugs are the known bugs the corpus ran into.
 	bugs []string
+	// made are IDs of Cloudflare objects entries made on purpose.
+	made map[string]bool
 }
 
 // knownBug reports a way hostile input gets through (the corpus found three:
@@ -1077,6 +1079,11 @@ func entries() []entry {
 		{name: "Tunnel/NameOfATunnelMadeElsewhere", answer: custom, run: takesForeignTunnel},
 		{name: "HostnameRoute/HostnameOutsideTheConfigsSuffixes", answer: custom, run: crossesGuardrail,
 			check: noRoute("fenced.")},
+		{name: "NetworkRoute/OverlapsARouteMadeAMomentAgo", answer: custom, run: overlapsAFreshRoute},
+		{name: "CloudflareTunnel/RotationRequestedForTheYear2099", answer: custom, run: rotatesInTheYear2099},
+		{name: "CloudflareTunnel/SharedWithEveryNamespace", answer: custom, run: sharesWithEveryone},
+		{name: "Ingress/HostnameHeldByAPublicHostname", answer: custom, run: takesAHeldHostname},
+		{name: "Service/PublicWithAVPCService", answer: custom, run: publishesAVPCServiceByItsPublicName},
 	}
 }
 
@@ -1412,7 +1419,7 @@ func waitHealthy(t *testing.T, h *healthy) {
 // setupCorpus makes the namespaces the entries run in.
 func setupCorpus(t *testing.T, h *healthy) *corpus {
 	ctx := context.Background()
-	c := &corpus{h: h, ns: p.Namespace(t), bare: p.Namespace(t), creds: "team-credentials"}
+	c := &corpus{h: h, ns: p.Namespace(t), bare: p.Namespace(t), creds: "team-credentials", made: map[string]bool{}}
 	c.edgeName = "corpus-" + c.ns
 	p.Create(t, &tv1alpha1.CloudflareTunnel{
 		ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: "edge"},
@@ -1473,6 +1480,9 @@ func (c *corpus) checkAccount(t *testing.T, base sim.State, when string) sim.Sta
 		t.Errorf("%s: the healthy Ingress's Cloudflare objects changed:\n%s", when, d)
 	}
 	old := map[string]bool{}
+	for id := range c.made {
+		old[id] = true
+	}
 	for _, x := range base.Tunnels {
 		old[x.ID] = true
 	}
