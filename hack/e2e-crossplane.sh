@@ -148,7 +148,9 @@ env "${core_env[@]}" "$crossplane_core" core start --namespace=crossplane-system
 pids+=($!)
 # The RBAC manager grants each provider revision its own APIs (ClusterRoles
 # bound to the revision's ServiceAccount), as in a Helm install.
-"$crossplane_core" rbac start >"$out/rbac.log" 2>&1 &
+# Its metrics endpoint is off: by default it takes :8080, which anything else
+# on the machine may hold.
+CROSSPLANE_METRICS_BIND_ADDRESS=0 "$crossplane_core" rbac start >"$out/rbac.log" 2>&1 &
 pids+=($!)
 waitfor "core is ready" 60 curl -sf "http://127.0.0.1:$core_probe/readyz"
 
