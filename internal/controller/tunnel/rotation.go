@@ -135,9 +135,10 @@ func (e *external) rotate(ctx context.Context, cr *v1alpha1.Tunnel) (managed.Con
 	return nil, nil
 }
 
-// startRotation records what the rotation replaces before sending the new
-// secret: status is written even when a later call fails, so a retry
-// confirms instead of rotating again.
+// startRotation records what the rotation replaces, and writes it to the
+// API server before sending the new secret: should a later call, or the
+// reconciler's own status write at the end (a conflict), fail, the retry
+// finds the rotation under way and confirms it instead of rotating again.
 func (e *external) startRotation(ctx context.Context, cr *v1alpha1.Tunnel, id string) (managed.ConnectionDetails, error) {
 	old, err := e.tunnels.TunnelToken(ctx, id)
 	if err != nil {
@@ -155,6 +156,11 @@ func (e *external) startRotation(ctx context.Context, cr *v1alpha1.Tunnel, id st
 		RequestedAt:           cr.Spec.ForProvider.TokenRotation.RequestedAt,
 		ReplacedTokenChecksum: TokenChecksum([]byte(old)),
 		StaleConnectors:       stale,
+	}
+	// Update refreshes cr from the answer, so the reconciler's later
+	// status write does not conflict with this one.
+	if err := e.kube.Status().Update(ctx, cr); err != nil {
+		return nil, errors.Wrap(err, "cannot record the token rotation before rotating the tunnel secret")
 	}
 	return e.sendSecret(ctx, cr, id)
 }

@@ -1,12 +1,19 @@
 package tunnel
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 )
 
 func TestNextRotationStep(t *testing.T) {
@@ -83,5 +90,56 @@ func TestHoldsReplacedToken(t *testing.T) {
 		if got := holdsReplacedToken(tc.rot, []byte(tc.token)); got != tc.want {
 			t.Errorf("holdsReplacedToken(%+v, %s) = %v, want %v", tc.rot, tc.token, got, tc.want)
 		}
+	}
+}
+
+// rotatingTunnels is a tunnel whose secret can be rotated; rotations counts
+// the secrets sent.
+type rotatingTunnels struct {
+	cloudflare.TunnelsAPI
+	token     string
+	rotations int
+}
+
+func (f *rotatingTunnels) TunnelToken(context.Context, string) (string, error) { return f.token, nil }
+func (f *rotatingTunnels) TunnelConnectors(context.Context, string) ([]cloudflare.Connector, error) {
+	return []cloudflare.Connector{{ID: "c1"}}, nil
+}
+func (f *rotatingTunnels) RotateTunnelSecret(_ context.Context, id, _ string) (*cloudflare.Tunnel, error) {
+	f.rotations++
+	f.token = fmt.Sprintf("token-%d", f.rotations)
+	return &cloudflare.Tunnel{ID: id}, nil
+}
+
+// A rotation whose status write at the end of the reconcile is lost (a
+// conflict) is confirmed by the retry, not served again: one new secret per
+// request.
+func TestARotationSurvivesALostStatusWrite(t *testing.T) {
+	stored := &v1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "edge", Annotations: map[string]string{meta.AnnotationKeyExternalName: "id"}}}
+	stored.Spec.ForProvider.TokenRotation = &v1alpha1.TokenRotation{RequestedAt: metav1.NewTime(time.Unix(900, 0))}
+	kube := &test.MockClient{MockStatusUpdate: func(_ context.Context, obj client.Object, _ ...client.SubResourceUpdateOption) error {
+		stored = obj.(*v1alpha1.Tunnel).DeepCopy() // what the API server holds
+		return nil
+	}}
+	tunnels := &rotatingTunnels{token: "token-0"}
+	e := &external{tunnels: tunnels, kube: kube, now: func() time.Time { return time.Unix(1000, 0) }}
+
+	first := stored.DeepCopy()
+	details, err := e.rotate(context.Background(), first)
+	if err != nil || string(details[KeyToken]) != "token-1" {
+		t.Fatalf("first reconcile: details %v, error %v", details, err)
+	}
+	// The reconciler's status write after it is lost: the retry starts from
+	// what the API server holds.
+	retry := stored.DeepCopy()
+	details, err = e.rotate(context.Background(), retry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tunnels.rotations != 1 {
+		t.Errorf("%d tunnel secrets sent for one request, want 1", tunnels.rotations)
+	}
+	if string(details[KeyToken]) != "token-1" || retry.Status.AtProvider.TokenRotation.RotatedAt == nil {
+		t.Errorf("the retry published %q and recorded %+v, want the rotated token confirmed", details[KeyToken], retry.Status.AtProvider.TokenRotation)
 	}
 }
