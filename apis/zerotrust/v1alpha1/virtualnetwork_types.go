@@ -40,6 +40,12 @@ type VirtualNetworkObservation struct {
 	IsDefaultNetwork bool `json:"isDefaultNetwork,omitempty"`
 	// CreatedAt is when it was created.
 	CreatedAt *metav1.Time `json:"createdAt,omitempty"`
+	// DefaultTakenBy is the virtual network that became the account's
+	// default after this one held it (another installation, or a hand
+	// edit): while it is set, this one does not take the default back.
+	// Set isDefaultNetwork to false, then to true again, to take it back.
+	// +optional
+	DefaultTakenBy string `json:"defaultTakenBy,omitempty"`
 }
 
 // A VirtualNetworkSpec defines the desired state of a VirtualNetwork.

@@ -176,6 +176,55 @@ func TestVirtualNetworkDefault(t *testing.T) {
 		}
 		p.DeleteAndWait(t, rival)
 	})
+	t.Run("AnotherInstallationTakesItAndKeepsIt", func(t *testing.T) {
+		// Another installation (or a hand edit) makes another network the
+		// default: this one says so and does not take it back.
+		theirs, err := p.Cloudflare.CreateVirtualNetwork(ctx, cloudflare.VirtualNetworkInput{Name: "elsewhere-" + ns, IsDefaultNetwork: ptr.To(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := p.WaitSynced(t, vn, "the lost default reported", func(c xpv2.Condition) bool {
+			return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, theirs.ID+" became the account's default after this one held it")
+		})
+		t.Logf("reported: %s", c.Message)
+		// Reads are a get, or a list the provider's snapshot is made of.
+		reads := func() int {
+			st := p.Sim.Stats()
+			return st["virtual_networks.get"].Requests + st["virtual_networks.list"].Requests
+		}
+		edits, before := p.Sim.Stats()["virtual_networks.edit"].Requests, reads()
+		eventually(t, "more observations", func() error {
+			if n := reads() - before; n < 4 {
+				return fmt.Errorf("%d reads since", n)
+			}
+			return nil
+		})
+		if n := p.Sim.Stats()["virtual_networks.edit"].Requests - edits; n != 0 || defaultVNet(t) != theirs.ID {
+			t.Errorf("%d virtual network updates, default %s: it takes the default back", n, defaultVNet(t))
+		}
+		if err := p.Get(vn); err != nil || vn.Status.AtProvider.DefaultTakenBy != theirs.ID {
+			t.Errorf("status.atProvider.defaultTakenBy %q (%v), want %s", vn.Status.AtProvider.DefaultTakenBy, err, theirs.ID)
+		}
+
+		// Asked again (false, then true): it takes the default back.
+		p.Edit(t, vn, func() { vn.Spec.ForProvider.IsDefaultNetwork = ptr.To(false) })
+		eventually(t, "the loss forgotten", func() error {
+			if err := p.Get(vn); err != nil || vn.Status.AtProvider.DefaultTakenBy != "" {
+				return fmt.Errorf("defaultTakenBy %q (%v)", vn.Status.AtProvider.DefaultTakenBy, err)
+			}
+			return nil
+		})
+		p.Edit(t, vn, func() { vn.Spec.ForProvider.IsDefaultNetwork = ptr.To(true) })
+		eventually(t, "the default taken back", func() error {
+			if got := defaultVNet(t); got != id {
+				return fmt.Errorf("default %s", got)
+			}
+			return nil
+		})
+		if err := p.Cloudflare.DeleteVirtualNetwork(ctx, theirs.ID); err != nil {
+			t.Error(err)
+		}
+	})
 	if err := p.Client.Delete(ctx, vn); err != nil {
 		t.Fatal(err)
 	}

@@ -122,7 +122,11 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualNetwork) (ma
 		return managed.ExternalObservation{ResourceExists: false}, errors.Wrap(err, "cannot observe virtual network")
 	}
 	cr.SetConditions(xpv2.Available())
-	cr.Status.AtProvider = v1alpha1.VirtualNetworkObservation{ID: v.ID, Name: v.Name, IsDefaultNetwork: v.IsDefaultNetwork, CreatedAt: mr.Time(&v.CreatedAt)}
+	takenBy, err := e.defaultTakenBy(ctx, cr.Spec.ForProvider, cr.Status.AtProvider, v)
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	cr.Status.AtProvider = v1alpha1.VirtualNetworkObservation{ID: v.ID, Name: v.Name, IsDefaultNetwork: v.IsDefaultNetwork, CreatedAt: mr.Time(&v.CreatedAt), DefaultTakenBy: takenBy}
 	lateInit := LateInitialize(&cr.Spec.ForProvider, v)
 	diff := Diff(cr.Spec.ForProvider, v, e.identity(cr).Mark())
 	return managed.ExternalObservation{
@@ -131,6 +135,32 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.VirtualNetwork) (ma
 		ResourceLateInitialized: adopted || lateInit,
 		Diff:                    diff,
 	}, nil
+}
+
+// defaultTakenBy is the virtual network that took the account's default
+// from this one (prev is the last observation, v Cloudflare's now): one that
+// held it and lost it while still asking does not take it back, so two
+// installations asking for it, or one and a hand edit, do not take it from
+// each other on every poll. Asking no longer, or holding it again, forgets.
+func (e *external) defaultTakenBy(ctx context.Context, p v1alpha1.VirtualNetworkParameters, prev v1alpha1.VirtualNetworkObservation, v *cloudflare.VirtualNetwork) (string, error) {
+	switch {
+	case !ptr.Deref(p.IsDefaultNetwork, false) || v.IsDefaultNetwork:
+		return "", nil
+	case prev.DefaultTakenBy != "":
+		return prev.DefaultTakenBy, nil
+	case !prev.IsDefaultNetwork:
+		return "", nil // never held it: it may take it
+	}
+	vns, err := e.teamnet.ListVirtualNetworks(ctx)
+	if err != nil {
+		return "", errors.Wrap(err, "cannot find the account's default virtual network")
+	}
+	for _, o := range vns {
+		if o.IsDefaultNetwork && !o.Deleted() {
+			return o.ID, nil
+		}
+	}
+	return "unknown", nil
 }
 
 // LateInitialize fills an unset comment with the user part of Cloudflare's.
@@ -207,6 +237,9 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.VirtualNetwork) (man
 	if p != nil && !*p && cr.Status.AtProvider.IsDefaultNetwork {
 		return managed.ExternalUpdate{}, errors.New("isDefaultNetwork is false, but this is the account's default virtual network: an account always has one default, so make another VirtualNetwork the default (isDefaultNetwork: true) and this one follows")
 	}
+	if by := cr.Status.AtProvider.DefaultTakenBy; ptr.Deref(p, false) && by != "" {
+		return managed.ExternalUpdate{}, e.keepTheDefaultWhereItIs(ctx, cr, by)
+	}
 	if ptr.Deref(p, false) && !cr.Status.AtProvider.IsDefaultNetwork {
 		if err := e.conn.Config.CheckDefaultVirtualNetwork(cr.Spec.ForProvider.Name); err != nil {
 			return managed.ExternalUpdate{}, err
@@ -221,6 +254,20 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.VirtualNetwork) (man
 	}
 	_, err := e.teamnet.UpdateVirtualNetwork(ctx, meta.GetExternalName(cr), input(cr.Spec.ForProvider, e.identity(cr).Mark()))
 	return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update virtual network")
+}
+
+// keepTheDefaultWhereItIs updates what else differs, leaving the default
+// with virtual network by, and says why it is not taken back.
+func (e *external) keepTheDefaultWhereItIs(ctx context.Context, cr *v1alpha1.VirtualNetwork, by string) error {
+	p := cr.Spec.ForProvider
+	p.IsDefaultNetwork = nil
+	if v, err := e.teamnet.GetVirtualNetwork(ctx, meta.GetExternalName(cr)); err != nil || Diff(p, v, e.identity(cr).Mark()) != "" {
+		in := input(p, e.identity(cr).Mark())
+		if _, err := e.teamnet.UpdateVirtualNetwork(ctx, meta.GetExternalName(cr), in); err != nil {
+			return errors.Wrap(err, "cannot update virtual network")
+		}
+	}
+	return errors.New(fmt.Sprintf("conflict: virtual network %s became the account's default after this one held it (another installation, or a hand edit in Cloudflare); an account has one default, so this one does not take it back on every poll. To take it back, set isDefaultNetwork to false, then to true", by))
 }
 
 // Delete deletes the virtual network once Cloudflare would agree: not while
