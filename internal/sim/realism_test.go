@@ -271,6 +271,8 @@ func TestServedCountsCallsByPath(t *testing.T) {
 		{"GET", base, 4},
 		{"", base, 5},
 		{"DELETE", base, 0},
+		{"GET", "/cfd_tunnel$", 1},
+		{"", "/connections$", 1},
 	} {
 		if got := s.Served(tc.method, tc.part); got != tc.want {
 			t.Errorf("Served(%q, %q) = %d, want %d", tc.method, tc.part, got, tc.want)

@@ -479,17 +479,23 @@ func (s *Server) Stats() map[string]OpStats {
 }
 
 // Served counts the API calls received with method (any when "") whose path
-// (under /client/v4) contains part: the calls about one object (its ID) or
-// one collection (".../dns_records"), whatever their answer. A test that
-// must show nothing happens waits for this to grow, evidence that the
+// (under /client/v4) contains part, or ends with it when part ends in "$":
+// the calls about one object (its ID) or one collection
+// ("/cfd_tunnel$": lists of tunnels only), whatever their answer. A test
+// that must show nothing happens waits for this to grow, evidence that the
 // provider looked again, instead of sleeping. ResetStats does not reset it.
 func (s *Server) Served(method, part string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	suffix, anchored := strings.CutSuffix(part, "$")
 	n := 0
 	for call, c := range s.served {
 		m, path, _ := strings.Cut(call, " ")
-		if (method == "" || m == method) && strings.Contains(path, part) {
+		match := strings.Contains(path, part)
+		if anchored {
+			match = strings.HasSuffix(path, suffix)
+		}
+		if (method == "" || m == method) && match {
 			n += c
 		}
 	}

@@ -359,7 +359,7 @@ func TestATunnelOfTheSameNameMadeElsewhereIsNotAdopted(t *testing.T) {
 			t.Errorf("message %q does not say %q", synced.Message, want)
 		}
 	}
-	time.Sleep(3 * time.Second) // several polls
+	p.WaitServed(t, 6, "GET", "/cfd_tunnel$") // lists of tunnels: several polls of the refused resource
 	if err := p.Get(cr); err != nil {
 		t.Fatal(err)
 	}
