@@ -1094,7 +1094,7 @@ func takesForeignTunnel(t *testing.T, c *corpus) string {
 	synced := p.WaitSynced(t, tun, "the name refused", func(c xpv2.Condition) bool {
 		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "name taken")
 	})
-	p.WaitServed(t, 6, "GET", "/cfd_tunnel$") // lists of tunnels, several polls: it must stay refused
+	p.WaitServed(t, 2, "GET", "/cfd_tunnel$") // looked again twice (backoff): it must stay refused
 	if err := p.Get(tun); err != nil {
 		t.Fatal(err)
 	}

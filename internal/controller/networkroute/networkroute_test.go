@@ -209,7 +209,7 @@ func TestNetworkRouteConflictsAreNeverTakenOver(t *testing.T) {
 		}
 		defer p.DeleteAndWait(t, cr)
 	}
-	p.WaitServed(t, 6, "GET", "/teamnet/routes$") // the refused routes observed again
+	p.WaitServed(t, 2, "GET", "/teamnet/routes$") // the refused routes looked again twice (backoff)
 	if got := cfRoute(t, foreign.ID); got == nil || got.TunnelID != other.ID || got.Comment != "not yours" {
 		t.Errorf("the foreign route was touched: %+v", got)
 	}

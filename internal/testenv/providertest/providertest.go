@@ -69,6 +69,8 @@ type Provider struct {
 	statuses   *statusWrites
 	// Poll is the managed resources' drift-check poll interval.
 	Poll time.Duration
+	// Endpoint is the simulator's API base URL ("http://…/client/v4/").
+	Endpoint string
 }
 
 // Run is for TestMain: it starts everything, runs the tests, and fails if
@@ -178,7 +180,7 @@ func RunWithOptions(m *testing.M, p **Provider, o Options) int {
 
 	endpoint := srv.URL + "/client/v4/"
 	prov := &Provider{
-		Env: env, Sim: s, contract: ct,
+		Env: env, Sim: s, contract: ct, Endpoint: endpoint,
 		// Same token, so its calls spend the same budget and count against
 		// the same simulated rate limit as the provider's.
 		Cloudflare: cloudflare.New(clientsConfig(endpoint), cloudflare.Options{Transport: transport, Budgets: budgets}),
@@ -380,11 +382,13 @@ func (p *Provider) DeleteAndWait(t *testing.T, mg client.Object) {
 // usually its collection, anchored ("/zerotrust/routes/hostname$": lists
 // only): k lists of it are at least (k-1) half polls in which every
 // resource of the kind was due its poll; for an object it looks up on its
-// own, part is its ID.
+// own, part is its ID. A resource that is refused is retried with
+// backoff (1 s doubling to 60 s), not polled, so k = 2 there can take a
+// minute or two.
 func (p *Provider) WaitServed(t *testing.T, k int, method, part string) {
 	t.Helper()
 	from := p.Sim.Served(method, part)
-	testenv.Eventually(t, 60*time.Second, fmt.Sprintf("%d more %s calls about %s", k, method, part), func() error {
+	testenv.Eventually(t, 150*time.Second, fmt.Sprintf("%d more %s calls about %s", k, method, part), func() error {
 		if n := p.Sim.Served(method, part) - from; n < k {
 			return fmt.Errorf("%d so far", n)
 		}
