@@ -28,12 +28,15 @@ func main() {
 		listen    = flag.String("listen", "127.0.0.1:8787", "address to serve on")
 		token     = flag.String("token", os.Getenv("CLOUDFLARE_SIM_TOKEN"), "the API token to accept (default $CLOUDFLARE_SIM_TOKEN); prefer the variable, which keeps it out of process listings")
 		account   = flag.String("account-id", "", "the account ID to serve (32 hex characters)")
-		rateLimit = flag.Int("rate-limit", 1200, "requests per token per --rate-window; 0 turns rate limiting off")
-		window    = flag.Duration("rate-window", 5*time.Minute, "rate-limit window")
+		rateLimit = flag.Int("rate-limit", sim.CloudflareRateLimit, "requests per token per --rate-window (Cloudflare's: 1200 per 5m); 0 turns rate limiting off")
+		window    = flag.Duration("rate-window", sim.CloudflareRateWindow, "rate-limit window")
 		penalty   = flag.Duration("rate-penalty", 0, "how long every call is refused after the limit is exceeded (default: the window)")
 		errorRate = flag.Float64("error-rate", 0, "fraction (0-1) of API calls answered with an injected 500")
 		latency   = flag.Duration("latency", 0, "latency added to every API call")
 		lostRate  = flag.Float64("lost-response-rate", 0, "fraction (0-1) of successful writes answered with a 500 after they happened")
+		listLag   = flag.Duration("list-lag", 0, "hide objects from list responses until they are this old (GETs by ID see them at once); 0 lists every write at once")
+		linger    = flag.Duration("connector-linger", 0, "keep a stopped connector listed, and tunnel deletes refused with 1022, for this long (Cloudflare: ~30s); 0 drops it at once")
+		legacy    = flag.Bool("legacy-tunnel-connections", false, "put the deprecated connections array in tunnel responses, as Cloudflare did before 2026-10-05")
 		zs        zones
 	)
 	flag.Var(&zs, "zone", "a DNS zone in the account (repeatable)")
@@ -51,17 +54,21 @@ func main() {
 	if *lostRate < 0 || *lostRate > 1 {
 		fail("--lost-response-rate must be between 0 and 1")
 	}
+	if *listLag < 0 || *linger < 0 {
+		fail("--list-lag and --connector-linger must not be negative")
+	}
 	s := sim.New(sim.Options{
 		Token: *token, AccountID: *account, Zones: zs,
 		RateLimit: *rateLimit, RateWindow: *window, RatePenalty: *penalty,
 		ErrorRate: *errorRate, Latency: *latency, LostResponseRate: *lostRate,
+		ListLag: *listLag, ConnectorLinger: *linger, LegacyTunnelConnections: *legacy,
 	})
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
 		fail(err.Error())
 	}
 	fmt.Printf("http://%s/client/v4/\n", l.Addr())
-	fmt.Fprintf(os.Stderr, "cloudflare-sim: account %s, zones %v, rate limit %d per %s; stats at http://%s/__sim/stats\n", *account, zs, *rateLimit, *window, l.Addr())
+	fmt.Fprintf(os.Stderr, "cloudflare-sim: account %s, zones %v, rate limit %d per %s, list lag %s, connector linger %s; stats at http://%s/__sim/stats\n", *account, zs, *rateLimit, *window, *listLag, *linger, l.Addr())
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	if err := srv.Serve(l); err != nil {
 		fail(err.Error())

@@ -1101,7 +1101,7 @@ func takesForeignTunnel(t *testing.T, c *corpus) string {
 	synced := p.WaitSynced(t, tun, "the name refused", func(c xpv2.Condition) bool {
 		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "name taken")
 	})
-	time.Sleep(3 * time.Second) // several polls: it must stay refused
+	p.WaitServed(t, 2, "GET", "/cfd_tunnel$") // looked again twice (backoff): it must stay refused
 	if err := p.Get(tun); err != nil {
 		t.Fatal(err)
 	}
@@ -1707,7 +1707,9 @@ func TestHostileInputCorpus(t *testing.T) {
 
 	// Give retries and drift polls (2s) a chance to do damage, then check
 	// the account.
-	time.Sleep(5 * time.Second)
+	for _, kind := range []string{"/cfd_tunnel$", "/zerotrust/routes/hostname$"} {
+		p.WaitServed(t, 6, "GET", kind) // evidence of polls, not a timer
+	}
 	st := c.checkAccount(t, base, "after the corpus")
 	for _, e := range es {
 		if e.check != nil {

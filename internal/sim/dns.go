@@ -312,7 +312,7 @@ func (s *Server) listRecords(r *http.Request, _ []byte) (any, any, *apiError) {
 	q := r.URL.Query()
 	var out []*dnsRecord
 	for _, rec := range s.records {
-		if rec.zoneID != z.ID {
+		if rec.zoneID != z.ID || !s.listable(rec.CreatedOn) {
 			continue
 		}
 		if v := q.Get("type"); v != "" && !strings.EqualFold(rec.Type, v) {

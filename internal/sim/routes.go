@@ -92,6 +92,9 @@ func (s *Server) listRoutes(r *http.Request, _ []byte) (any, any, *apiError) {
 			}
 			continue
 		}
+		if !s.listable(rt.CreatedAt) {
+			continue
+		}
 		if v := q.Get("id"); v != "" && rt.ID != v {
 			continue
 		}
@@ -273,6 +276,9 @@ func (s *Server) createService(r *http.Request, body []byte) (any, any, *apiErro
 func (s *Server) listServices(r *http.Request, _ []byte) (any, any, *apiError) {
 	var out []*service
 	for _, sv := range s.services {
+		if !s.listable(sv.CreatedAt) {
+			continue
+		}
 		if v := r.URL.Query().Get("type"); v != "" && sv.Type != v {
 			continue
 		}

@@ -57,6 +57,32 @@ type Options struct {
 	// DefaultDNSBatchLimit.
 	DNSBatchLimit int
 
+	// ListLag hides an object from list responses until it is this old;
+	// a GET by its ID finds it at once. Cloudflare documents no such lag,
+	// but its lists are served from replicas that are not promised to hold
+	// a write that just returned, and the provider's creation grace period
+	// (30 s) exists for exactly that; the simulator's shape of the lag
+	// (creates only, a fixed delay, GETs by ID exempt) is a GUESS. 0 (the
+	// default) lists every write at once.
+	ListLag time.Duration
+
+	// ConnectorLinger keeps a connector listed, and its tunnel serving, for
+	// this long after it stops (SetConnectors, SetConnectorStates): the
+	// edge notices a cloudflared that went away only when its connections
+	// time out (one project measured about 30 s), and meanwhile refuses to
+	// delete the tunnel (400, code 1022). The length is a GUESS from that
+	// measurement. 0 (the default) drops a stopped connector at once.
+	// Deleting the tunnel's connections (DELETE …/connections) or a
+	// cascade delete still removes lingering connectors at once.
+	ConnectorLinger time.Duration
+
+	// LegacyTunnelConnections puts the deprecated "connections" array in
+	// tunnel responses (always empty, as the OpenAPI document announced),
+	// as Cloudflare did before 2026-10-05. Off (the default), tunnels come
+	// without it, as Cloudflare's do now; clients read
+	// GET …/cfd_tunnel/{id}/connections instead.
+	LegacyTunnelConnections bool
+
 	// RejectTunnelDeleteWithCIDRRoutes restores Cloudflare's pre-2025
 	// behaviour of refusing (1023) to delete a tunnel that still has CIDR
 	// routes; by default they are deleted with it.
@@ -65,6 +91,14 @@ type Options struct {
 	// Now is the clock; defaults to time.Now.
 	Now func() time.Time
 }
+
+// Cloudflare's documented API rate limit: 1,200 requests per five minutes
+// per user, after which every call is refused with 429 for five minutes
+// (developers.cloudflare.com/fundamentals/api/reference/limits).
+const (
+	CloudflareRateLimit  = 1200
+	CloudflareRateWindow = 5 * time.Minute
+)
 
 // DefaultDNSBatchLimit is a free zone's limit of operations per DNS batch.
 const DefaultDNSBatchLimit = 200
@@ -84,7 +118,11 @@ type Server struct {
 	cidr     []*cidrRoute
 	vnets    []*vnet
 	stats    map[string]*OpStats
-	limiter  map[string]*tokenWindow
+	// served counts API calls by method and path ("GET /accounts/…"),
+	// whatever their answer: the evidence a test waits for that the
+	// provider looked at an object (Served).
+	served  map[string]int
+	limiter map[string]*tokenWindow
 	// throttledUntil: every call is answered 429 until then (Throttle).
 	throttledUntil time.Time
 	lostResponses  map[string]int
@@ -118,6 +156,7 @@ func New(o Options) *Server {
 	s := &Server{
 		opts:    o,
 		stats:   map[string]*OpStats{},
+		served:  map[string]int{},
 		limiter: map[string]*tokenWindow{},
 
 		lostResponses: map[string]int{},
@@ -128,7 +167,8 @@ func New(o Options) *Server {
 	for _, z := range o.Zones {
 		s.zones = append(s.zones, newZone(z, o.AccountID, o.Now()))
 	}
-	s.vnets = append(s.vnets, &vnet{ID: newUUID(), Name: "default", IsDefaultNetwork: true, Comment: "", CreatedAt: o.Now().UTC()})
+	// The account's default network predates the simulator: no list lag.
+	s.vnets = append(s.vnets, &vnet{ID: newUUID(), Name: "default", IsDefaultNetwork: true, Comment: "", CreatedAt: o.Now().UTC().Add(-o.ListLag)})
 	s.routesTable()
 	return s
 }
@@ -248,7 +288,7 @@ func (s *Server) wrap(op string, fn handlerFn) http.Handler {
 			time.Sleep(f.Latency)
 		}
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		defer func() { s.count(op, rec.status) }()
+		defer func() { s.count(op, rec.status, r.Method+" "+r.URL.Path) }()
 
 		token, ok := bearer(r)
 		if !ok || token != s.opts.Token {
@@ -280,6 +320,7 @@ func (s *Server) wrap(op string, fn handlerFn) http.Handler {
 			return
 		}
 		s.mu.Lock()
+		s.expireConnectors()
 		result, info, aerr := fn(r, body)
 		lost := aerr == nil && r.Method != http.MethodGet && s.opts.LostResponseRate > 0 && s.rng.Float64() < s.opts.LostResponseRate
 		if !lost && aerr == nil && r.Method != http.MethodGet && s.loseNext[op] > 0 {
@@ -406,9 +447,10 @@ func (s *Server) LostResponses() map[string]int {
 	return out
 }
 
-func (s *Server) count(op string, status int) {
+func (s *Server) count(op string, status int, call string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.served[call]++
 	st := s.stats[op]
 	if st == nil {
 		st = &OpStats{ByStatus: map[int]int{}}
@@ -434,6 +476,30 @@ func (s *Server) Stats() map[string]OpStats {
 		out[k] = c
 	}
 	return out
+}
+
+// Served counts the API calls received with method (any when "") whose path
+// (under /client/v4) contains part, or ends with it when part ends in "$":
+// the calls about one object (its ID) or one collection
+// ("/cfd_tunnel$": lists of tunnels only), whatever their answer. A test
+// that must show nothing happens waits for this to grow, evidence that the
+// provider looked again, instead of sleeping. ResetStats does not reset it.
+func (s *Server) Served(method, part string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	suffix, anchored := strings.CutSuffix(part, "$")
+	n := 0
+	for call, c := range s.served {
+		m, path, _ := strings.Cut(call, " ")
+		match := strings.Contains(path, part)
+		if anchored {
+			match = strings.HasSuffix(path, suffix)
+		}
+		if (method == "" || m == method) && match {
+			n += c
+		}
+	}
+	return n
 }
 
 // TotalRequests is the number of API calls received, all operations together.
@@ -509,6 +575,12 @@ func (s *Server) admit(token string, h http.Header) (time.Duration, bool) {
 }
 
 // --- shared helpers -----------------------------------------------------------
+
+// listable says whether a list may show an object created at created yet:
+// with Options.ListLag, only once it is that old.
+func (s *Server) listable(created time.Time) bool {
+	return s.opts.ListLag <= 0 || !s.opts.Now().Before(created.Add(s.opts.ListLag))
+}
 
 var (
 	hex32Re = regexp.MustCompile(`^[0-9a-f]{32}$`)

@@ -120,6 +120,9 @@ func (s *Server) listCIDRRoutes(r *http.Request, _ []byte) (any, any, *apiError)
 			}
 			continue
 		}
+		if !s.listable(c.CreatedAt) {
+			continue
+		}
 		if v, ok := q["comment"]; ok && c.Comment != v[0] {
 			continue
 		}
@@ -213,7 +216,7 @@ func (s *Server) listVNets(r *http.Request, _ []byte) (any, any, *apiError) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if !ok {
+		if !ok || !s.listable(v.CreatedAt) {
 			continue
 		}
 		if x := q.Get("id"); x != "" && v.ID != x {
@@ -399,13 +402,16 @@ type State struct {
 
 // TunnelState is a tunnel with its connector count and remote configuration.
 type TunnelState struct {
-	ID            string     `json:"id"`
-	Name          string     `json:"name"`
-	Status        string     `json:"status"`
-	DeletedAt     *time.Time `json:"deleted_at"`
-	Connectors    int        `json:"connectors"`
-	ConfigVersion int        `json:"config_version"`
-	Config        string     `json:"config,omitempty"`
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	Status     string     `json:"status"`
+	DeletedAt  *time.Time `json:"deleted_at"`
+	Connectors int        `json:"connectors"`
+	// Lingering counts the connectors that stopped but are still listed
+	// (Options.ConnectorLinger); Connectors does not include them.
+	Lingering     int    `json:"lingering"`
+	ConfigVersion int    `json:"config_version"`
+	Config        string `json:"config,omitempty"`
 }
 
 // Snapshot returns what the account holds. Soft-deleted objects are
@@ -413,9 +419,10 @@ type TunnelState struct {
 func (s *Server) Snapshot() State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.expireConnectors()
 	st := State{Tunnels: []TunnelState{}, HostnameRoutes: []hostnameRoute{}, Services: []service{}, DNSRecords: []dnsRecord{}, CIDRRoutes: []cidrRoute{}, VirtualNetworks: []vnet{}}
 	for _, t := range s.tunnels {
-		ts := TunnelState{ID: t.ID, Name: t.Name, Status: t.Status, DeletedAt: t.DeletedAt, Connectors: len(t.connectors)}
+		ts := TunnelState{ID: t.ID, Name: t.Name, Status: t.Status, DeletedAt: t.DeletedAt, Connectors: len(t.connectors), Lingering: len(t.lingering)}
 		if t.config != nil {
 			ts.ConfigVersion, ts.Config = t.config.Version, string(t.config.Config)
 		}

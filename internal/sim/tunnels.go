@@ -25,14 +25,20 @@ type tunnel struct {
 	ConnsActiveAt   *time.Time     `json:"conns_active_at"`
 	ConnsInactiveAt *time.Time     `json:"conns_inactive_at"`
 	Metadata        map[string]any `json:"metadata"`
-	Connections     []any          `json:"connections"`
+	// Connections is the deprecated array Cloudflare dropped from tunnel
+	// responses on 2026-10-05; nil (omitted) unless
+	// Options.LegacyTunnelConnections.
+	Connections *[]any `json:"connections,omitempty"`
 
 	secret []byte
 	// replacedSecrets are the secrets a PATCH replaced: their tokens are
 	// refused, and must never show anywhere either (RunTokens).
 	replacedSecrets [][]byte
 	connectors      []connector
-	config          *tunnelConfiguration
+	// lingering are connectors that stopped but that the edge still lists
+	// (Options.ConnectorLinger).
+	lingering []lingeringConnector
+	config    *tunnelConfiguration
 }
 
 type connector struct {
@@ -50,6 +56,13 @@ type connector struct {
 	// new one is put (a test's way to model a cloudflared that has not
 	// picked it up yet); otherwise it applies a new version at once.
 	configLag bool
+}
+
+// lingeringConnector is a stopped connector the edge has not noticed yet:
+// listed, and serving as far as the tunnel's status goes, until until.
+type lingeringConnector struct {
+	connector
+	until time.Time
 }
 
 // connectionsPerConnector is how many edge connections a cloudflared
@@ -157,7 +170,7 @@ func (s *Server) createTunnel(r *http.Request, body []byte) (any, any, *apiError
 	t := &tunnel{
 		ID: newUUID(), AccountTag: s.opts.AccountID, Name: in.Name, ConfigSrc: in.ConfigSrc,
 		RemoteConfig: in.ConfigSrc == "cloudflare", Status: "inactive", TunType: "cfd_tunnel",
-		CreatedAt: s.now(), Metadata: map[string]any{}, Connections: []any{}, secret: secret,
+		CreatedAt: s.now(), Metadata: map[string]any{}, Connections: s.legacyConnections(), secret: secret,
 	}
 	s.tunnels = append(s.tunnels, t)
 	// The real API includes the run token in the create result.
@@ -165,6 +178,16 @@ func (s *Server) createTunnel(r *http.Request, body []byte) (any, any, *apiError
 		*tunnel
 		Token string `json:"token"`
 	}{t, t.token()}, nil, nil
+}
+
+// legacyConnections is the deprecated connections array of a tunnel
+// response: absent, as Cloudflare serves it since 2026-10-05, unless the
+// legacy shape is asked for.
+func (s *Server) legacyConnections() *[]any {
+	if !s.opts.LegacyTunnelConnections {
+		return nil
+	}
+	return &[]any{}
 }
 
 func (s *Server) listTunnels(r *http.Request, _ []byte) (any, any, *apiError) {
@@ -182,6 +205,9 @@ func (s *Server) listTunnels(r *http.Request, _ []byte) (any, any, *apiError) {
 			if err != nil {
 				return nil, nil, err
 			}
+			continue
+		}
+		if !s.listable(t.CreatedAt) {
 			continue
 		}
 		if v := q.Get("name"); v != "" && t.Name != v {
@@ -264,7 +290,7 @@ func (s *Server) deleteTunnel(r *http.Request, _ []byte) (any, any, *apiError) {
 		return nil, nil, errf(http.StatusNotFound, 1003, "Tunnel not found")
 	}
 	cascade := r.URL.Query().Get("cascade") == "true"
-	if len(t.connectors) > 0 && !cascade {
+	if len(t.connectors)+len(t.lingering) > 0 && !cascade {
 		return nil, nil, errf(http.StatusBadRequest, 1022, "Cannot delete tunnel because it has active connections")
 	}
 	for _, rt := range s.routes {
@@ -285,8 +311,8 @@ func (s *Server) deleteTunnel(r *http.Request, _ []byte) (any, any, *apiError) {
 			cr.DeletedAt = ptrTime(now)
 		}
 	}
-	if len(t.connectors) > 0 {
-		t.connectors = nil
+	if len(t.connectors)+len(t.lingering) > 0 {
+		t.connectors, t.lingering = nil, nil
 		t.Status = "down"
 		t.ConnsInactiveAt = ptrTime(now)
 	}
@@ -311,6 +337,9 @@ func (s *Server) tunnelConnections(r *http.Request, _ []byte) (any, any, *apiErr
 	if out == nil {
 		out = []connector{}
 	}
+	for _, l := range t.lingering {
+		out = append(out, l.connector)
+	}
 	return out, nil, nil
 }
 
@@ -321,6 +350,7 @@ func (s *Server) deleteTunnelConnections(r *http.Request, _ []byte) (any, any, *
 	}
 	id := r.URL.Query().Get("client_id")
 	t.connectors = slices.DeleteFunc(t.connectors, func(c connector) bool { return id == "" || c.ID == id })
+	t.lingering = slices.DeleteFunc(t.lingering, func(c lingeringConnector) bool { return id == "" || c.ID == id })
 	s.updateTunnelStatus(t)
 	return nil, nil, nil
 }
@@ -335,6 +365,10 @@ func (s *Server) updateTunnelStatus(t *tunnel) {
 	now := s.now()
 	serving, full := false, true
 	for _, c := range t.connectors {
+		serving = serving || len(c.Conns) > 0
+		full = full && len(c.Conns) >= connectionsPerConnector
+	}
+	for _, c := range t.lingering {
 		serving = serving || len(c.Conns) > 0
 		full = full && len(c.Conns) >= connectionsPerConnector
 	}
@@ -390,7 +424,9 @@ func (s *Server) SetConnectorStates(tunnelID string, states []ConnectorState) bo
 		return false
 	}
 	now := s.now()
+	s.expireConnectors()
 	if len(t.connectors) > len(states) {
+		s.stopConnectors(t, t.connectors[len(states):], now)
 		t.connectors = t.connectors[:len(states)]
 	}
 	for i, st := range states {
@@ -406,6 +442,33 @@ func (s *Server) SetConnectorStates(tunnelID string, states []ConnectorState) bo
 	}
 	s.updateTunnelStatus(t)
 	return true
+}
+
+// stopConnectors takes connectors that stopped off the tunnel: at once, or
+// after Options.ConnectorLinger, as the edge notices them gone.
+func (s *Server) stopConnectors(t *tunnel, stopped []connector, now time.Time) {
+	if s.opts.ConnectorLinger <= 0 {
+		return
+	}
+	for _, c := range stopped {
+		t.lingering = append(t.lingering, lingeringConnector{connector: c, until: now.Add(s.opts.ConnectorLinger)})
+	}
+}
+
+// expireConnectors drops the lingering connectors whose time is up, and
+// updates their tunnels' status. Callers hold s.mu.
+func (s *Server) expireConnectors() {
+	if s.opts.ConnectorLinger <= 0 {
+		return
+	}
+	now := s.now()
+	for _, t := range s.tunnels {
+		n := len(t.lingering)
+		t.lingering = slices.DeleteFunc(t.lingering, func(c lingeringConnector) bool { return !now.Before(c.until) })
+		if len(t.lingering) != n {
+			s.updateTunnelStatus(t)
+		}
+	}
 }
 
 // newConnector is a cloudflared that just connected: it runs the current
@@ -544,6 +607,7 @@ func (s *Server) Connect(token string) (string, error) {
 	if err != nil || json.Unmarshal(raw, &tok) != nil {
 		return "", ErrTokenRefused
 	}
+	s.expireConnectors()
 	t := s.tunnelByID(tok.T)
 	if t == nil || tok.A != t.AccountTag || subtle.ConstantTimeCompare([]byte(tok.S), []byte(base64.StdEncoding.EncodeToString(t.secret))) != 1 {
 		return "", ErrTokenRefused

@@ -497,7 +497,7 @@ func TestATypoKeepsTheSiteUp(t *testing.T) {
 		t.Errorf("message %q does not list the listeners", c.Message)
 	}
 	waitEvent(t, w.ns, b.Name, translate.ReasonListenerNotFound, "wbe")
-	time.Sleep(3 * time.Second) // a poll or two
+	p.WaitServed(t, 3, "GET", w.tunnelID+"/configurations$") // the tunnel's rules read at three more polls
 	if _, ok := rules(t, w.tunnelID)[host]; !ok || len(records(t, host)) != 1 {
 		t.Fatalf("the typo took %s down", host)
 	}

@@ -100,7 +100,7 @@ func TestHostnameRouteLifecycle(t *testing.T) {
 	}
 	// Normalised comparison: no endless updates for a differently written hostname.
 	edits := p.Sim.Stats()["hostname_routes.edit"].Requests
-	time.Sleep(5 * time.Second)
+	p.WaitServed(t, 6, "GET", "/zerotrust/routes/hostname$") // polls that saw the route
 	if n := p.Sim.Stats()["hostname_routes.edit"].Requests - edits; n != 0 {
 		t.Errorf("%d updates of an up-to-date route: hostnames are not compared normalised", n)
 	}

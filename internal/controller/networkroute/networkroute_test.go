@@ -209,7 +209,7 @@ func TestNetworkRouteConflictsAreNeverTakenOver(t *testing.T) {
 		}
 		defer p.DeleteAndWait(t, cr)
 	}
-	time.Sleep(3 * time.Second)
+	p.WaitServed(t, 2, "GET", "/teamnet/routes$") // the refused routes looked again twice (backoff)
 	if got := cfRoute(t, foreign.ID); got == nil || got.TunnelID != other.ID || got.Comment != "not yours" {
 		t.Errorf("the foreign route was touched: %+v", got)
 	}

@@ -359,7 +359,9 @@ func TestATunnelOfTheSameNameMadeElsewhereIsNotAdopted(t *testing.T) {
 			t.Errorf("message %q does not say %q", synced.Message, want)
 		}
 	}
-	time.Sleep(3 * time.Second) // several polls
+	// Looked again twice (lists of tunnels; a refused resource is retried
+	// with backoff): it stays refused.
+	p.WaitServed(t, 2, "GET", "/cfd_tunnel$")
 	if err := p.Get(cr); err != nil {
 		t.Fatal(err)
 	}

@@ -184,7 +184,11 @@ func TestVPCServiceLifecycle(t *testing.T) {
 			}
 			return nil
 		})
-		t.Logf("drift corrected after %s", time.Since(start).Round(100*time.Millisecond))
+		took := time.Since(start)
+		if bound := p.DriftBound(0); took > bound {
+			t.Errorf("drift corrected after %s, README promises within one and a half polls (%s)", took.Round(100*time.Millisecond), bound)
+		}
+		t.Logf("drift corrected after %s", took.Round(100*time.Millisecond))
 	})
 
 	t.Run("RecreatedWhenDeletedBehindOurBack", func(t *testing.T) {

@@ -67,6 +67,10 @@ type Provider struct {
 	Cloudflare *cloudflare.Client
 	contract   *contract.Transport
 	statuses   *statusWrites
+	// Poll is the managed resources' drift-check poll interval.
+	Poll time.Duration
+	// Endpoint is the simulator's API base URL ("http://…/client/v4/").
+	Endpoint string
 }
 
 // Run is for TestMain: it starts everything, runs the tests, and fails if
@@ -84,6 +88,14 @@ type Options struct {
 	RateLimit   int
 	RateWindow  time.Duration // default 5m
 	RatePenalty time.Duration // default RateWindow
+
+	// ListLag, ConnectorLinger and LegacyTunnelConnections are the
+	// simulator's switches of the same names (sim.Options): lists that
+	// miss young objects, connectors that linger after they stop (tunnel
+	// deletes refused with 1022 meanwhile), the pre-2026-10 tunnel shape.
+	ListLag                 time.Duration
+	ConnectorLinger         time.Duration
+	LegacyTunnelConnections bool
 
 	// Budgets is the request budget the provider's clients spend; nil means
 	// a generous one that never throttles. budget.NewRegistry with zero
@@ -145,6 +157,7 @@ func RunWithOptions(m *testing.M, p **Provider, o Options) int {
 	s := sim.New(sim.Options{
 		Token: Token, AccountID: AccountID, Zones: Zones,
 		RateLimit: o.RateLimit, RateWindow: o.RateWindow, RatePenalty: o.RatePenalty,
+		ListLag: o.ListLag, ConnectorLinger: o.ConnectorLinger, LegacyTunnelConnections: o.LegacyTunnelConnections,
 	})
 	srv := httptest.NewServer(s)
 	defer srv.Close()
@@ -167,7 +180,7 @@ func RunWithOptions(m *testing.M, p **Provider, o Options) int {
 
 	endpoint := srv.URL + "/client/v4/"
 	prov := &Provider{
-		Env: env, Sim: s, contract: ct,
+		Env: env, Sim: s, contract: ct, Endpoint: endpoint,
 		// Same token, so its calls spend the same budget and count against
 		// the same simulated rate limit as the provider's.
 		Cloudflare: cloudflare.New(clientsConfig(endpoint), cloudflare.Options{Transport: transport, Budgets: budgets}),
@@ -250,6 +263,7 @@ func (p *Provider) startManager(ctx context.Context, opts Options, managed mr.Se
 	if opts.PollInterval > 0 {
 		o.PollInterval = opts.PollInterval
 	}
+	p.Poll = o.PollInterval
 	if opts.MaxReconcileRate > 0 {
 		o.MaxConcurrentReconciles = opts.MaxReconcileRate
 		o.GlobalRateLimiter = ratelimiter.NewGlobal(opts.MaxReconcileRate)
@@ -357,6 +371,38 @@ func (p *Provider) DeleteAndWait(t *testing.T, mg client.Object) {
 		}
 		return nil
 	})
+}
+
+// WaitServed waits until the simulator has served k more API calls with
+// method ("" for any) whose path contains part (sim.Server.Served) than
+// when it was called: the evidence that the provider looked again, which a
+// test asserting that nothing happens waits for instead of sleeping. The
+// provider observes each kind from one account-wide list at most every half
+// poll (cloudflare.CachedClient), so for an object it holds, part is
+// usually its collection, anchored ("/zerotrust/routes/hostname$": lists
+// only): k lists of it are at least (k-1) half polls in which every
+// resource of the kind was due its poll; for an object it looks up on its
+// own, part is its ID. A resource that is refused is retried with
+// backoff (1 s doubling to 60 s), not polled, so k = 2 there can take a
+// minute or two.
+func (p *Provider) WaitServed(t *testing.T, k int, method, part string) {
+	t.Helper()
+	from := p.Sim.Served(method, part)
+	testenv.Eventually(t, 150*time.Second, fmt.Sprintf("%d more %s calls about %s", k, method, part), func() error {
+		if n := p.Sim.Served(method, part) - from; n < k {
+			return fmt.Errorf("%d so far", n)
+		}
+		return nil
+	})
+}
+
+// DriftBound is how soon README promises drift is corrected: an
+// observation is at most half a poll old and the next poll acts on it, so
+// within one and a half polls, plus held, the longest the repairing write
+// may wait to be sent (a DNS batch window), and a second of slack for the
+// reconcile itself and the test's own 100 ms checks.
+func (p *Provider) DriftBound(held time.Duration) time.Duration {
+	return p.Poll*3/2 + held + time.Second
 }
 
 // WriteCalls counts the write calls (anything but GET) the simulator has
