@@ -39,6 +39,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnelref"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/gateway/translate"
@@ -219,11 +220,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if res.KeepExisting {
 		res.Published = nil
 	}
-	nameTaken, err := r.converge(ctx, b, res)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	phs, err := r.owned(ctx, b)
+	phs, nameTaken, err := r.converge(ctx, b, res)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -334,52 +331,35 @@ func bindingTunnel(b *v1alpha1.GatewayBinding) sharing.Ref {
 // tunnelIDOf is a Tunnel MR's Cloudflare ID, once Cloudflare made it.
 func tunnelIDOf(tun *ztv1alpha1.Tunnel) string { return meta.GetExternalName(tun) }
 
-// owned lists the PublicHostnames this binding controls.
-func (r *Reconciler) owned(ctx context.Context, b *v1alpha1.GatewayBinding) ([]v1alpha1.PublicHostname, error) {
-	l := &v1alpha1.PublicHostnameList{}
-	if err := r.kube.List(ctx, l, client.InNamespace(b.Namespace), client.MatchingLabels{translate.LabelBinding: publish.LabelValue(b.Name)}); err != nil {
-		return nil, errors.Wrap(err, "cannot list PublicHostnames")
-	}
-	var out []v1alpha1.PublicHostname
-	for _, ph := range l.Items {
-		if c := metav1.GetControllerOf(&ph); c != nil && c.UID == b.UID {
-			out = append(out, ph)
-		}
-	}
-	return out, nil
+// children converges a binding's PublicHostnames.
+func (r *Reconciler) children() *source.Converger {
+	return &source.Converger{Kube: r.kube, Record: r.record, Kinds: func() []client.ObjectList {
+		return []client.ObjectList{&v1alpha1.PublicHostnameList{}}
+	}}
+}
+
+func ownerOf(b *v1alpha1.GatewayBinding) source.Owner {
+	return source.OwnerOf(b, v1alpha1.SchemeGroupVersion.String(), v1alpha1.GatewayBindingKind,
+		client.MatchingLabels{translate.LabelBinding: publish.LabelValue(b.Name)})
 }
 
 // converge writes the wanted PublicHostnames and deletes the binding's
-// others, unless the translation keeps them. conflict says a wanted one's
-// name is taken by a PublicHostname the binding does not control.
-func (r *Reconciler) converge(ctx context.Context, b *v1alpha1.GatewayBinding, res translate.Result) (conflict bool, err error) {
-	want := map[string]bool{}
+// others, unless the translation keeps them. It returns the binding's
+// PublicHostnames after, and whether a wanted one's name is taken by a
+// PublicHostname the binding does not control.
+func (r *Reconciler) converge(ctx context.Context, b *v1alpha1.GatewayBinding, res translate.Result) ([]v1alpha1.PublicHostname, bool, error) {
+	d := source.Desired{Keep: func(m source.Owned) bool {
+		return res.KeepExisting || kept(m.(*v1alpha1.PublicHostname), res.KeepRoutes)
+	}}
 	for _, ph := range res.Published {
-		want[ph.Name] = true
-		taken, err := r.apply(ctx, b, ph)
-		if err != nil {
-			return conflict, err
-		}
-		conflict = conflict || taken
+		d.Objects = append(d.Objects, ph)
 	}
-	if res.KeepExisting {
-		return conflict, nil
+	out, err := r.children().Converge(ctx, ownerOf(b), d)
+	phs := make([]v1alpha1.PublicHostname, 0, len(out.Children))
+	for _, m := range out.Children {
+		phs = append(phs, *m.(*v1alpha1.PublicHostname))
 	}
-	have, err := r.owned(ctx, b)
-	if err != nil {
-		return conflict, err
-	}
-	for i := range have {
-		ph := &have[i]
-		if want[ph.Name] || meta.WasDeleted(ph) || kept(ph, res.KeepRoutes) {
-			continue
-		}
-		if err := r.kube.Delete(ctx, ph); client.IgnoreNotFound(err) != nil {
-			return conflict, errors.Wrapf(err, "cannot delete PublicHostname %s", ph.Name)
-		}
-		r.record.Event(b, event.Normal("DeletingPublicHostname", fmt.Sprintf("Deleting PublicHostname %s (%s): no accepted route of the listener names it any more", ph.Name, ph.Spec.Hostname)))
-	}
-	return conflict, nil
+	return phs, len(out.Taken) > 0, err
 }
 
 // keptHostnames are the hostnames the binding still publishes for routes
@@ -410,32 +390,6 @@ func kept(ph *v1alpha1.PublicHostname, routes []string) bool {
 		}
 	}
 	return false
-}
-
-// apply creates or updates one PublicHostname, refusing to touch one that
-// another owner controls.
-func (r *Reconciler) apply(ctx context.Context, b *v1alpha1.GatewayBinding, want *v1alpha1.PublicHostname) (taken bool, _ error) {
-	cur := &v1alpha1.PublicHostname{}
-	err := r.kube.Get(ctx, client.ObjectKeyFromObject(want), cur)
-	if kerrors.IsNotFound(err) {
-		if err := r.kube.Create(ctx, want); err != nil {
-			return false, errors.Wrapf(err, "cannot create PublicHostname %s", want.Name)
-		}
-		r.record.Event(b, event.Normal("CreatedPublicHostname", fmt.Sprintf("Created PublicHostname %s for %s", want.Name, want.Spec.Hostname)))
-		return false, nil
-	}
-	if err != nil {
-		return false, errors.Wrapf(err, "cannot get PublicHostname %s", want.Name)
-	}
-	if c := metav1.GetControllerOf(cur); c == nil || c.UID != b.UID {
-		r.warn(b, "NameConflict", fmt.Sprintf("PublicHostname %s exists and is not controlled by this GatewayBinding; left alone", want.Name))
-		return true, nil
-	}
-	if meta.WasDeleted(cur) || (equalSpec(cur.Spec, want.Spec) && equalLabels(cur.Labels, want.Labels)) {
-		return false, nil
-	}
-	cur.Spec, cur.Labels = want.Spec, want.Labels
-	return false, errors.Wrapf(r.kube.Update(ctx, cur), "cannot update PublicHostname %s", want.Name)
 }
 
 // applyDNS writes the binding's DNSEndpoint in ExternalDNS mode (and
@@ -508,17 +462,14 @@ func (r *Reconciler) release(ctx context.Context, b *v1alpha1.GatewayBinding) (r
 	if !controllerutil.ContainsFinalizer(b, finalizer) {
 		return reconcile.Result{}, nil
 	}
-	if _, err := r.converge(ctx, b, translate.Result{}); err != nil {
+	gone, err := r.children().Release(ctx, ownerOf(b))
+	if err != nil {
 		return reconcile.Result{}, err
 	}
 	if err := externaldns.Delete(ctx, r.kube, b.Namespace, b.Name, b.UID); err != nil {
 		return reconcile.Result{}, err
 	}
-	left, err := r.owned(ctx, b)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if len(left) > 0 {
+	if !gone {
 		// Each one's deletion brings this back (the watch on what it
 		// owns); this is only a safety net. Every 2 s, 1,000 sources
 		// being deleted took most of the reconcile rate the managed

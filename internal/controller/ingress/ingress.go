@@ -278,14 +278,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
 		r.warn(ing, "MissingTunnelAnnotation", fmt.Sprintf("annotation %s is required: name a CloudflareTunnel in namespace %s", v1alpha1.AnnotationTunnel, ing.Namespace))
 		// The annotation was removed (or never set): nothing is wanted.
-		result, err := r.converge(ctx, ing, desired{})
-		if err != nil {
-			return result, err
-		}
-		if err := r.dropDNSEndpoint(ctx, ing); err != nil {
-			return result, err
-		}
-		return result, r.updateAddress(ctx, ing, "")
+		return reconcile.Result{}, r.unpublish(ctx, ing)
 	}
 	ref, bad := sharing.Parse(tunnelName, ing.Namespace)
 	if bad != "" {
@@ -311,14 +304,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// allow this namespace, and what went through it is unpublished.
 		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
 		r.warn(ing, sharing.ReasonTunnelNotShared, fmt.Sprintf("annotation %s: %s; nothing is published through it, and what this Ingress published there is removed", v1alpha1.AnnotationTunnel, refusal.Message))
-		result, err := r.converge(ctx, ing, desired{})
-		if err != nil {
-			return result, err
-		}
-		if err := r.dropDNSEndpoint(ctx, ing); err != nil {
-			return result, err
-		}
-		return reconcile.Result{RequeueAfter: time.Minute}, r.updateAddress(ctx, ing, "")
+		return reconcile.Result{RequeueAfter: time.Minute}, r.unpublish(ctx, ing)
 	}
 	if meta.WasDeleted(cft) {
 		// A tunnel on its way out takes no new work; what is there stays
@@ -381,14 +367,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// check, or keeps what it had).
 	d := desiredFrom(res, lost, yielded, len(res.Problems) == 0)
 	d.keepExisting = len(res.Problems) > 0
-	result, err := r.converge(ctx, ing, d)
-	if err != nil {
-		return result, err
-	}
-	ms, err := r.owned(ctx, ing)
+	ms, err := r.converge(ctx, ing, d)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	result := reconcile.Result{}
 	if !d.keepExisting {
 		written, err := r.applyDNSEndpoint(ctx, ing, res, ms, meta.GetExternalName(tun))
 		if err != nil {
@@ -404,6 +387,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	r.reportManagedFailures(ing, source.TunnelOf(cft), ms)
 	return result, nil
+}
+
+// unpublish takes down everything the Ingress published: its objects, its
+// DNSEndpoint and its address.
+func (r *Reconciler) unpublish(ctx context.Context, ing *networkingv1.Ingress) error {
+	if _, err := r.converge(ctx, ing, desired{}); err != nil {
+		return err
+	}
+	if err := r.dropDNSEndpoint(ctx, ing); err != nil {
+		return err
+	}
+	return r.updateAddress(ctx, ing, "")
 }
 
 // dropDNSEndpoint deletes the Ingress's DNSEndpoint if it may have one:
@@ -683,62 +678,35 @@ func olderThan(a, b *networkingv1.Ingress) bool {
 	return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
 }
 
-// owned lists the managed resources made from this Ingress.
-func (r *Reconciler) owned(ctx context.Context, ing *networkingv1.Ingress) ([]Owned, error) {
-	// By the controller index: the objects this Ingress controls, not every
-	// one of the namespace matched against its label on each reconcile.
-	sel := index.Controlled(string(ing.UID))
-	var out []Owned
-	// DNSRecords are the PublicHostnames' now; an Ingress still controls
-	// the ones it made before published hostnames existed until its
-	// PublicHostnames take them over.
-	for _, l := range []client.ObjectList{&ztv1alpha1.HostnameRouteList{}, &connv1alpha1.VPCServiceList{}, &dnsv1alpha1.DNSRecordList{}} {
-		if err := r.kube.List(ctx, l, client.InNamespace(ing.Namespace), sel); err != nil {
-			return nil, errors.Wrap(err, "cannot list managed resources")
-		}
-		for _, m := range managedItems(l) {
-			if c := metav1.GetControllerOf(m); c != nil && c.UID == ing.UID {
-				out = append(out, m)
-			}
-		}
-	}
-	phs := &v1alpha1.PublicHostnameList{}
-	if err := r.kube.List(ctx, phs, client.InNamespace(ing.Namespace), sel); err != nil {
-		return nil, errors.Wrap(err, "cannot list PublicHostnames")
-	}
-	for i := range phs.Items {
-		if c := metav1.GetControllerOf(&phs.Items[i]); c != nil && c.UID == ing.UID {
-			out = append(out, &phs.Items[i])
-		}
-	}
-	return out, nil
+// children converges what an Ingress makes: managed resources and
+// PublicHostnames, found by the controller index (an Ingress's finalizer
+// releases its children before it goes, so no earlier Ingress of its name
+// leaves any).
+func (r *Reconciler) children() *source.Converger {
+	return &source.Converger{Kube: r.kube, Record: r.record, Kinds: func() []client.ObjectList {
+		// DNSRecords are the PublicHostnames' now; an Ingress still controls
+		// the ones it made before published hostnames existed until its
+		// PublicHostnames take them over.
+		return []client.ObjectList{&ztv1alpha1.HostnameRouteList{}, &connv1alpha1.VPCServiceList{}, &dnsv1alpha1.DNSRecordList{}, &v1alpha1.PublicHostnameList{}}
+	}}
+}
+
+func ownerOf(ing *networkingv1.Ingress) source.Owner {
+	return source.OwnerOf(ing, networkingv1.SchemeGroupVersion.String(), sourceKind, index.Controlled(string(ing.UID)))
 }
 
 // converge creates and updates the desired managed resources and deletes
-// the ones this Ingress made that are no longer wanted.
-func (r *Reconciler) converge(ctx context.Context, ing *networkingv1.Ingress, d desired) (reconcile.Result, error) {
-	want := map[string]bool{}
-	for _, o := range d.objs {
-		want[source.Key(o)] = true
-		if err := r.apply(ctx, ing, o); err != nil {
-			return reconcile.Result{}, err
-		}
+// the ones this Ingress made that are no longer wanted. It returns what the
+// Ingress has after.
+func (r *Reconciler) converge(ctx context.Context, ing *networkingv1.Ingress, d desired) ([]Owned, error) {
+	out, err := r.children().Converge(ctx, ownerOf(ing), source.Desired{Objects: d.objs, Keep: func(m Owned) bool {
+		return d.keepExisting && !d.drops(m) || handedOver(m, d.objs)
+	}})
+	if len(out.Taken) > 0 {
+		// After the translation's own state: this one stands.
+		r.metrics.SetSource(sourceKind, client.ObjectKeyFromObject(ing), metrics.SourceConflict)
 	}
-	have, err := r.owned(ctx, ing)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	for _, m := range have {
-		if want[source.Key(m)] || meta.WasDeleted(m) || d.keepExisting && !d.drops(m) || handedOver(m, d.objs) {
-			continue
-		}
-		if err := r.kube.Delete(ctx, m); client.IgnoreNotFound(err) != nil {
-			return reconcile.Result{}, errors.Wrapf(err, "cannot delete %s %s", source.Kind(m), m.GetName())
-		}
-		// Its own finalizer deletes the Cloudflare object: it is not gone yet.
-		r.record.Event(ing, event.Normal("Deleting"+event.Reason(source.Kind(m)), fmt.Sprintf("Deleting %s %s, no longer wanted; it goes once Cloudflare confirms the deletion", source.Kind(m), m.GetName())))
-	}
-	return reconcile.Result{}, nil
+	return out.Children, err
 }
 
 // handedOver says whether m is a DNS record this Ingress made before
@@ -758,49 +726,15 @@ func handedOver(m client.Object, wanted []Owned) bool {
 	return false
 }
 
-// apply writes the desired spec of one managed resource, refusing to touch
-// one that another owner controls.
-func (r *Reconciler) apply(ctx context.Context, ing *networkingv1.Ingress, want Owned) error {
-	cur := want.DeepCopyObject().(Owned)
-	err := r.kube.Get(ctx, client.ObjectKeyFromObject(want), cur)
-	if kerrors.IsNotFound(err) {
-		if err := r.kube.Create(ctx, want); err != nil {
-			return errors.Wrapf(err, "cannot create %s %s", source.Kind(want), want.GetName())
-		}
-		r.record.Event(ing, event.Normal("Created"+event.Reason(source.Kind(want)), fmt.Sprintf("Created %s %s", source.Kind(want), want.GetName())))
-		return nil
-	}
-	if err != nil {
-		return errors.Wrapf(err, "cannot get %s %s", source.Kind(want), want.GetName())
-	}
-	if c := metav1.GetControllerOf(cur); c == nil || c.UID != ing.UID {
-		// After the translation's own state: this one stands.
-		r.metrics.SetSource(sourceKind, client.ObjectKeyFromObject(ing), metrics.SourceConflict)
-		r.warn(ing, "NameConflict", fmt.Sprintf("%s %s exists and is not controlled by this Ingress; left alone", source.Kind(want), want.GetName()))
-		return nil
-	}
-	if meta.WasDeleted(cur) {
-		return nil // recreated once gone
-	}
-	changed := source.CopySpec(cur, want)
-	if !changed {
-		return nil
-	}
-	return errors.Wrapf(r.kube.Update(ctx, cur), "cannot update %s %s", source.Kind(want), want.GetName())
-}
-
 // release deletes everything the Ingress made and removes the finalizer
 // once it is all gone (each managed resource's own finalizer waits for
 // Cloudflare to confirm).
 func (r *Reconciler) release(ctx context.Context, ing *networkingv1.Ingress) (reconcile.Result, error) {
-	if _, err := r.converge(ctx, ing, desired{}); err != nil {
-		return reconcile.Result{}, err
-	}
-	left, err := r.owned(ctx, ing)
+	gone, err := r.children().Release(ctx, ownerOf(ing))
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if len(left) > 0 {
+	if !gone {
 		// Each one's deletion brings this back (the watch on what it
 		// owns); this is only a safety net. Every 2 s, 1,000 sources
 		// being deleted took most of the reconcile rate the managed

@@ -157,11 +157,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// so this also runs for a Service deleted while the provider was
 		// down).
 		r.metrics.ForgetSource(sourceKind, req.NamespacedName)
-		return reconcile.Result{}, r.release(ctx, req.Namespace, req.Name, nil)
+		return reconcile.Result{}, r.release(ctx, ownerOf(nil, req.Namespace, req.Name))
 	}
+	o := ownerOf(svc, svc.Namespace, svc.Name)
 	if meta.WasDeleted(svc) {
 		r.metrics.ForgetSource(sourceKind, req.NamespacedName)
-		return reconcile.Result{}, r.release(ctx, svc.Namespace, svc.Name, svc)
+		return reconcile.Result{}, r.release(ctx, o)
 	}
 	routes := translate.PrivateRoutes(translate.Input{Service: svc})
 	exposure := translate.Expose(translate.ExposeInput{Service: svc, ClusterDomain: r.clusterDomain})
@@ -172,12 +173,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.StateOf(problem, false))
 	}
 	if !routes.KeepExisting && (!routes.Wanted || len(routes.Routes) == 0) {
-		if err := r.converge(ctx, svc.Namespace, svc.Name, svc, nil, false); err != nil {
+		if err := r.convergeRoutes(ctx, o, nil); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
 	if !exposure.Wanted {
-		if _, _, err := r.convergeExposure(ctx, svc.Namespace, svc.Name, svc, exposed{}); err != nil {
+		if _, _, err := r.convergeExposure(ctx, o, exposed{}); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -194,7 +195,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if notShared {
 		// Not shared with this namespace: unpublish what went through it.
 		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
-		return reconcile.Result{RequeueAfter: time.Minute}, r.release(ctx, svc.Namespace, svc.Name, svc)
+		return reconcile.Result{RequeueAfter: time.Minute}, r.release(ctx, o)
 	}
 	if tun == nil || err != nil {
 		if err == nil {
@@ -205,7 +206,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	conflict := false
 	if routesWanted {
 		routes = translate.PrivateRoutes(translate.Input{Service: svc, ProviderConfigRef: tun.Spec.ProviderConfigReference})
-		if err := r.converge(ctx, svc.Namespace, svc.Name, svc, routes.Routes, true); err != nil {
+		if err := r.convergeRoutes(ctx, o, routes.Routes); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
@@ -213,12 +214,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		exposure = translate.Expose(translate.ExposeInput{Service: svc, ClusterDomain: r.clusterDomain, Tunnel: ingresstranslate.Tunnel{
 			Name: ref.Name, Namespace: ref.Namespace, TunnelID: meta.GetExternalName(tun), ProviderConfigRef: tun.Spec.ProviderConfigReference, AdoptByName: tun.Spec.AdoptByName,
 		}})
-		yielded, err := r.yielded(ctx, svc.Namespace, svc.Name)
+		yielded, err := r.yielded(ctx, o)
 		if err != nil {
 			return reconcile.Result{}, err
 		}
 		r.reportYielded(svc, exposure.Hostnames, yielded)
-		kept, taken, err := r.convergeExposure(ctx, svc.Namespace, svc.Name, svc, desiredExposure(exposure, yielded))
+		kept, taken, err := r.convergeExposure(ctx, o, desiredExposure(exposure, yielded))
 		if err != nil {
 			return reconcile.Result{}, err
 		}
@@ -283,12 +284,13 @@ func (r *Reconciler) tunnel(ctx context.Context, svc *corev1.Service, ref sharin
 	return tun, false, reconcile.Result{}, nil
 }
 
-// release deletes everything made for the Service called svcName.
-func (r *Reconciler) release(ctx context.Context, ns, svcName string, svc *corev1.Service) error {
-	if err := r.converge(ctx, ns, svcName, svc, nil, false); err != nil {
+// release deletes everything made for the Service o (and for any earlier
+// Service of its name).
+func (r *Reconciler) release(ctx context.Context, o source.Owner) error {
+	if err := r.convergeRoutes(ctx, o, nil); err != nil {
 		return err
 	}
-	_, _, err := r.convergeExposure(ctx, ns, svcName, svc, exposed{})
+	_, _, err := r.convergeExposure(ctx, o, exposed{})
 	return err
 }
 
@@ -296,88 +298,55 @@ func (r *Reconciler) warn(svc *corev1.Service, reason, msg string) {
 	r.record.Event(svc, event.Warning(event.Reason(reason), errors.New(msg)))
 }
 
-// owned lists the routes made for the Service called name: by label, and
-// controlled by a Service of that name, this one or one deleted before it
-// (whose routes this one takes over or removes).
-func (r *Reconciler) owned(ctx context.Context, ns, svcName string) ([]ztv1alpha1.NetworkRoute, error) {
-	l := &ztv1alpha1.NetworkRouteList{}
-	if err := r.kube.List(ctx, l, client.InNamespace(ns), client.MatchingLabels{publish.LabelService: publish.LabelValue(svcName)}); err != nil {
-		return nil, errors.Wrap(err, "cannot list NetworkRoutes")
+// ownerOf is svc as the owner of what is made for it. Services carry no
+// finalizer: a Service gone is an owner without UID, whose objects are
+// found by the label naming it and released.
+func ownerOf(svc *corev1.Service, ns, svcName string) source.Owner {
+	o := source.Owner{APIVersion: "v1", Kind: sourceKind, Namespace: ns, Name: svcName,
+		Select: client.MatchingLabels{publish.LabelService: publish.LabelValue(svcName)}}
+	if svc != nil {
+		o.Object, o.UID = svc, svc.UID
 	}
-	var out []ztv1alpha1.NetworkRoute
-	for _, rt := range l.Items {
-		if c := metav1.GetControllerOf(&rt); c != nil && c.Kind == "Service" && c.Name == svcName {
-			out = append(out, rt)
-		}
-	}
-	return out, nil
+	return o
 }
 
-// converge applies want and deletes the Service's other routes. svc is nil
-// when the Service is gone. reportFailures repeats the routes' failures on
-// the Service.
-func (r *Reconciler) converge(ctx context.Context, ns, svcName string, svc *corev1.Service, want []*ztv1alpha1.NetworkRoute, reportFailures bool) error {
-	have, err := r.owned(ctx, ns, svcName)
-	if err != nil {
+// routeChildren converges a Service's NetworkRoutes.
+func (r *Reconciler) routeChildren() *source.Converger {
+	return &source.Converger{Kube: r.kube, Record: r.record,
+		Kinds: func() []client.ObjectList { return []client.ObjectList{&ztv1alpha1.NetworkRouteList{}} },
+		Copy: func(cur, want source.Owned) bool {
+			return CopySpec(cur.(*ztv1alpha1.NetworkRoute), want.(*ztv1alpha1.NetworkRoute))
+		},
+	}
+}
+
+// convergeRoutes applies want, deletes the Service's other routes and
+// repeats the failures of those it keeps on the Service.
+func (r *Reconciler) convergeRoutes(ctx context.Context, o source.Owner, want []*ztv1alpha1.NetworkRoute) error {
+	d := source.Desired{}
+	for _, w := range want {
+		d.Objects = append(d.Objects, w)
+	}
+	out, err := r.routeChildren().Converge(ctx, o, d)
+	r.forget(out.Released)
+	if len(out.Taken) > 0 {
+		// After the translation's own state: this one stands.
+		r.metrics.SetSource(sourceKind, types.NamespacedName{Namespace: o.Namespace, Name: o.Name}, metrics.SourceConflict)
+	}
+	if err != nil || len(want) == 0 {
 		return err
 	}
-	wanted := map[string]bool{}
-	for _, w := range want {
-		wanted[w.Name] = true
-		if err := r.apply(ctx, svc, w); err != nil {
-			return err
-		}
-	}
-	for i := range have {
-		rt := &have[i]
-		if wanted[rt.Name] {
-			if reportFailures {
-				r.reportFailure(svc, rt)
-			}
-			continue
-		}
-		if meta.WasDeleted(rt) {
-			continue
-		}
-		if err := r.kube.Delete(ctx, rt); client.IgnoreNotFound(err) != nil {
-			return errors.Wrapf(err, "cannot delete NetworkRoute %s", rt.Name)
-		}
-		r.reported.Delete(rt.UID)
-		if svc != nil {
-			r.record.Event(svc, event.Normal("DeletingNetworkRoute", fmt.Sprintf("Deleting NetworkRoute %s (%s), no longer wanted; it goes once Cloudflare confirms the deletion", rt.Name, rt.Spec.ForProvider.Network)))
-		}
+	for _, m := range out.Children {
+		r.reportFailure(o.Object, m.(*ztv1alpha1.NetworkRoute))
 	}
 	return nil
 }
 
-// apply creates or updates one route, never touching one that something
-// other than a Service of this name controls.
-func (r *Reconciler) apply(ctx context.Context, svc *corev1.Service, want *ztv1alpha1.NetworkRoute) error {
-	cur := &ztv1alpha1.NetworkRoute{}
-	err := r.kube.Get(ctx, client.ObjectKeyFromObject(want), cur)
-	if kerrors.IsNotFound(err) {
-		if err := r.kube.Create(ctx, want); err != nil {
-			return errors.Wrapf(err, "cannot create NetworkRoute %s", want.Name)
-		}
-		r.record.Event(svc, event.Normal("CreatedNetworkRoute", fmt.Sprintf("Created NetworkRoute %s for %s", want.Name, want.Spec.ForProvider.Network)))
-		return nil
+// forget drops what was said about objects released.
+func (r *Reconciler) forget(ms []source.Owned) {
+	for _, m := range ms {
+		r.reported.Delete(m.GetUID())
 	}
-	if err != nil {
-		return errors.Wrapf(err, "cannot get NetworkRoute %s", want.Name)
-	}
-	if c := metav1.GetControllerOf(cur); c == nil || c.Kind != "Service" || c.Name != svc.Name {
-		// After the translation's own state: this one stands.
-		r.metrics.SetSource(sourceKind, client.ObjectKeyFromObject(svc), metrics.SourceConflict)
-		r.warn(svc, "NameConflict", fmt.Sprintf("NetworkRoute %s exists and is not controlled by this Service; left alone", want.Name))
-		return nil
-	}
-	if meta.WasDeleted(cur) {
-		return nil // recreated once gone
-	}
-	if !CopySpec(cur, want) {
-		return nil
-	}
-	return errors.Wrapf(r.kube.Update(ctx, cur), "cannot update NetworkRoute %s", want.Name)
 }
 
 // CopySpec sets cur to want's labels, owner, and desired fields, keeping
@@ -386,8 +355,6 @@ func (r *Reconciler) apply(ctx context.Context, svc *corev1.Service, want *ztv1a
 func CopySpec(cur, want *ztv1alpha1.NetworkRoute) bool {
 	before := cur.DeepCopy()
 	cur.SetLabels(want.GetLabels())
-	// The Service of this name now, if it was recreated.
-	cur.SetOwnerReferences(want.GetOwnerReferences())
 	w, c := want.Spec.ForProvider, &cur.Spec.ForProvider
 	c.Network, c.Comment = w.Network, w.Comment
 	if !equality.Semantic.DeepEqual(c.TunnelIDRef, w.TunnelIDRef) {
@@ -404,7 +371,7 @@ func CopySpec(cur, want *ztv1alpha1.NetworkRoute) bool {
 // reportFailure repeats a route's failure (an overlap with someone else's
 // route, a virtual network that does not exist) on the Service, once per
 // distinct message.
-func (r *Reconciler) reportFailure(svc *corev1.Service, rt *ztv1alpha1.NetworkRoute) {
+func (r *Reconciler) reportFailure(svc client.Object, rt *ztv1alpha1.NetworkRoute) {
 	c := rt.GetCondition(xpv2.TypeSynced)
 	if c.Status != corev1.ConditionFalse || c.Message == "" {
 		r.reported.Delete(rt.UID)
@@ -414,5 +381,5 @@ func (r *Reconciler) reportFailure(svc *corev1.Service, rt *ztv1alpha1.NetworkRo
 		return
 	}
 	r.reported.Store(rt.UID, c.Message)
-	r.warn(svc, "NetworkRouteFailed", fmt.Sprintf("NetworkRoute %s (%s): %s", rt.Name, rt.Spec.ForProvider.Network, c.Message))
+	r.record.Event(svc, event.Warning("NetworkRouteFailed", errors.New(fmt.Sprintf("NetworkRoute %s (%s): %s", rt.Name, rt.Spec.ForProvider.Network, c.Message))))
 }
