@@ -46,6 +46,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnelref"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
@@ -240,7 +241,8 @@ func Ours(ing *networkingv1.Ingress, classes []networkingv1.IngressClass) bool {
 // sourceKind labels Ingresses in the provider's source metrics.
 const sourceKind = "Ingress"
 
-// Reconcile converges an Ingress's managed resources.
+// Reconcile converges an Ingress's managed resources: read its tunnel,
+// translate, converge what it makes, report.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	ing := &networkingv1.Ingress{}
 	if err := r.kube.Get(ctx, req.NamespacedName, ing); err != nil {
@@ -249,77 +251,116 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	classes := &networkingv1.IngressClassList{}
-	if err := r.kube.List(ctx, classes); err != nil {
-		return reconcile.Result{}, errors.Wrap(err, "cannot list IngressClasses")
+	ours, err := r.ours(ctx, ing)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
-	ours := Ours(ing, classes.Items)
 	if !ours || meta.WasDeleted(ing) {
 		r.metrics.ForgetSource(sourceKind, req.NamespacedName)
-	}
-	if !ours && !controllerutil.ContainsFinalizer(ing, finalizer) {
-		return reconcile.Result{}, nil
-	}
-	if !ours || meta.WasDeleted(ing) {
+		if !ours && !controllerutil.ContainsFinalizer(ing, finalizer) {
+			return reconcile.Result{}, nil
+		}
 		// Released (deleted, or no longer of our class): remove exactly
 		// what it created, and let go only once Cloudflare confirms.
 		return r.release(ctx, ing)
 	}
-	if !controllerutil.ContainsFinalizer(ing, finalizer) {
-		orig := ing.DeepCopy()
-		controllerutil.AddFinalizer(ing, finalizer)
-		if err := r.kube.Patch(ctx, ing, finalizerPatch(orig)); err != nil {
-			return reconcile.Result{}, errors.Wrap(err, "cannot add finalizer")
-		}
+	if err := r.addFinalizer(ctx, ing); err != nil {
+		return reconcile.Result{}, err
 	}
-
-	tunnelName := ing.Annotations[v1alpha1.AnnotationTunnel]
-	if strings.TrimSpace(tunnelName) == "" {
-		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
-		r.warn(ing, "MissingTunnelAnnotation", fmt.Sprintf("annotation %s is required: name a CloudflareTunnel in namespace %s", v1alpha1.AnnotationTunnel, ing.Namespace))
-		// The annotation was removed (or never set): nothing is wanted.
-		return reconcile.Result{}, r.unpublish(ctx, ing)
+	tgt, err := r.target(ctx, ing)
+	if refusal, ok := target.Refused(err); ok {
+		return r.refused(ctx, ing, refusal)
 	}
-	ref, bad := sharing.Parse(tunnelName, ing.Namespace)
-	if bad != "" {
-		// A typo keeps what works, as any bad annotation does.
-		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
-		r.warn(ing, "InvalidIngress", v1alpha1.AnnotationTunnel+": "+bad)
-		return reconcile.Result{}, nil
-	}
-	cft, refusal, err := sharing.Lookup(ctx, r.kube, ing.Namespace, ref)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	switch refusal.Reason {
-	case sharing.ReasonTunnelNotFound:
+	res, err := r.translate(ctx, ing, tgt)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	d, err := r.desired(ctx, ing, res)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	ms, err := r.converge(ctx, ing, d)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	return r.report(ctx, ing, res, d, ms, tgt)
+}
+
+// ours says whether the Ingress is of this provider's class.
+func (r *Reconciler) ours(ctx context.Context, ing *networkingv1.Ingress) (bool, error) {
+	classes := &networkingv1.IngressClassList{}
+	if err := r.kube.List(ctx, classes); err != nil {
+		return false, errors.Wrap(err, "cannot list IngressClasses")
+	}
+	return Ours(ing, classes.Items), nil
+}
+
+func (r *Reconciler) addFinalizer(ctx context.Context, ing *networkingv1.Ingress) error {
+	if controllerutil.ContainsFinalizer(ing, finalizer) {
+		return nil
+	}
+	orig := ing.DeepCopy()
+	controllerutil.AddFinalizer(ing, finalizer)
+	return errors.Wrap(r.kube.Patch(ctx, ing, finalizerPatch(orig)), "cannot add finalizer")
+}
+
+// Reasons an Ingress names no tunnel it can use, besides target's.
+const (
+	reasonMissingTunnel = "MissingTunnelAnnotation"
+	reasonInvalid       = "InvalidIngress"
+)
+
+// target is the tunnel the Ingress's annotation names, or a
+// *target.Refusal.
+func (r *Reconciler) target(ctx context.Context, ing *networkingv1.Ingress) (target.Target, error) {
+	name := ing.Annotations[v1alpha1.AnnotationTunnel]
+	if strings.TrimSpace(name) == "" {
+		return target.Target{}, &target.Refusal{Reason: reasonMissingTunnel, Message: fmt.Sprintf("annotation %s is required: name a CloudflareTunnel in namespace %s", v1alpha1.AnnotationTunnel, ing.Namespace)}
+	}
+	ref, bad := sharing.Parse(name, ing.Namespace)
+	if bad != "" {
+		return target.Target{}, &target.Refusal{Reason: reasonInvalid, Message: v1alpha1.AnnotationTunnel + ": " + bad}
+	}
+	return target.Resolve(ctx, r.kube, ing.Namespace, ref)
+}
+
+// refused says why the Ingress publishes through no tunnel, and does what
+// that reason asks.
+func (r *Reconciler) refused(ctx context.Context, ing *networkingv1.Ingress, why *target.Refusal) (reconcile.Result, error) {
+	r.metrics.SetSource(sourceKind, client.ObjectKeyFromObject(ing), metrics.SourceProblem)
+	switch why.Reason {
+	case reasonMissingTunnel:
+		// The annotation was removed (or never set): nothing is wanted.
+		r.warn(ing, why.Reason, why.Message)
+		return reconcile.Result{}, r.unpublish(ctx, ing)
+	case target.ReasonNotShared:
+		// Policy, not a typo: nothing goes through a tunnel that does not
+		// allow this namespace, and what went through it is unpublished.
+		r.warn(ing, why.Reason, fmt.Sprintf("annotation %s: %s; nothing is published through it, and what this Ingress published there is removed", v1alpha1.AnnotationTunnel, why.Message))
+		return reconcile.Result{RequeueAfter: time.Minute}, r.unpublish(ctx, ing)
+	case target.ReasonNotFound:
 		// Nothing is created, and nothing made earlier is touched: the
 		// tunnel it was on keeps its rules (a typo must not take a
 		// working site down).
-		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
-		r.warn(ing, "TunnelNotFound", fmt.Sprintf("annotation %s: %s (name a tunnel of another namespace as <namespace>/<name>); nothing is created, and whatever this Ingress already publishes stays as it is until it names a tunnel that exists", v1alpha1.AnnotationTunnel, refusal.Message))
+		r.warn(ing, why.Reason, fmt.Sprintf("annotation %s: %s (name a tunnel of another namespace as <namespace>/<name>); nothing is created, and whatever this Ingress already publishes stays as it is until it names a tunnel that exists", v1alpha1.AnnotationTunnel, why.Message))
 		return reconcile.Result{RequeueAfter: time.Minute}, nil
-	case sharing.ReasonTunnelNotShared:
-		// Policy, not a typo: nothing goes through a tunnel that does not
-		// allow this namespace, and what went through it is unpublished.
-		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
-		r.warn(ing, sharing.ReasonTunnelNotShared, fmt.Sprintf("annotation %s: %s; nothing is published through it, and what this Ingress published there is removed", v1alpha1.AnnotationTunnel, refusal.Message))
-		return reconcile.Result{RequeueAfter: time.Minute}, r.unpublish(ctx, ing)
-	}
-	if meta.WasDeleted(cft) {
+	case target.ReasonDeleting:
 		// A tunnel on its way out takes no new work; what is there stays
 		// (the tunnel's deletion waits for its Ingresses).
-		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
-		r.warn(ing, "TunnelDeleting", fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is published through it; remove the %s annotation or name another tunnel", tunnelName, v1alpha1.AnnotationTunnel))
+		r.warn(ing, why.Reason, fmt.Sprintf("%s; remove the %s annotation or name another tunnel", why.Message, v1alpha1.AnnotationTunnel))
 		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
-	tun, err := tunnelref.Get(ctx, r.kube, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name})
-	if client.IgnoreNotFound(err) != nil {
-		return reconcile.Result{}, errors.Wrap(err, "cannot get Tunnel")
-	}
-	if tun == nil {
-		tun = &ztv1alpha1.Tunnel{}
-	}
+	// A typo keeps what works, as any bad annotation does.
+	r.warn(ing, why.Reason, why.Message)
+	return reconcile.Result{}, nil
+}
+
+// translate reads the backend Services and translates the Ingress for tgt,
+// repeating its problems and notes on it.
+func (r *Reconciler) translate(ctx context.Context, ing *networkingv1.Ingress, tgt target.Target) (translate.Result, error) {
 	// Only the Services the backends name: listing the namespace would copy
 	// every Service on each reconcile, which grows with the cluster.
 	services := map[string]*corev1.Service{}
@@ -329,63 +370,68 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			if kerrors.IsNotFound(err) {
 				continue
 			}
-			return reconcile.Result{}, errors.Wrap(err, "cannot get Service")
+			return translate.Result{}, errors.Wrap(err, "cannot get Service")
 		}
 		services[name] = svc
 	}
-
 	res := translate.Translate(translate.Input{
 		Ingress:       ing,
-		Tunnel:        translate.Tunnel{Name: ref.Name, Namespace: ref.Namespace, TunnelID: meta.GetExternalName(tun), ProviderConfigRef: tun.Spec.ProviderConfigReference, AdoptByName: tun.Spec.AdoptByName},
+		Tunnel:        translate.Tunnel{Name: tgt.Ref.Name, Namespace: tgt.Ref.Namespace, TunnelID: tgt.ID, ProviderConfigRef: tgt.ProviderConfig, AdoptByName: tgt.AdoptByName},
 		Services:      services,
 		ClusterDomain: r.clusterDomain,
 	})
 	for _, p := range res.Problems {
-		r.warn(ing, "InvalidIngress", p.String())
+		r.warn(ing, reasonInvalid, p.String())
 	}
 	for _, n := range res.Notes {
 		r.warn(ing, n.Reason, n.String())
 	}
+	return res, nil
+}
 
+// desired is what the Ingress should have: no hostname an older Ingress
+// claims, no private route a lost public claim yielded. Bad input must not
+// cost what already works: with a problem in the Ingress, the valid private
+// routes and VPC services are made and updated but nothing is deleted, and
+// its public hostnames stay as they are (a hostname is published whole,
+// with its origin options and Access check, or keeps what it had).
+func (r *Reconciler) desired(ctx context.Context, ing *networkingv1.Ingress, res translate.Result) (desired, error) {
 	lost, err := lostHostnames(ctx, r.kube, ing, res.Hostnames)
 	if err != nil {
-		return reconcile.Result{}, err
+		return desired{}, err
 	}
 	for h, winner := range lost {
 		r.warn(ing, "HostnameConflict", conflictMessage(h, res.Written[h], winner))
 	}
 	yielded, err := yieldedBy(ctx, r.kube, ing)
 	if err != nil {
-		return reconcile.Result{}, err
+		return desired{}, err
 	}
 	r.reportYielded(ing, res.Hostnames, yielded)
-	r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.StateOf(len(res.Problems) > 0, len(lost)+len(yielded) > 0))
-	// Bad input must not cost what already works: with a problem in the
-	// Ingress, create and update the valid private routes and VPC services
-	// but delete nothing, and leave its public hostnames as they are (a
-	// hostname is published whole, with its origin options and Access
-	// check, or keeps what it had).
+	r.metrics.SetSource(sourceKind, client.ObjectKeyFromObject(ing), metrics.StateOf(len(res.Problems) > 0, len(lost)+len(yielded) > 0))
 	d := desiredFrom(res, lost, yielded, len(res.Problems) == 0)
 	d.keepExisting = len(res.Problems) > 0
-	ms, err := r.converge(ctx, ing, d)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
+	return d, nil
+}
+
+// report writes what the Ingress's objects say back where its author and
+// ExternalDNS look: its DNSEndpoint, its address, its objects' failures.
+func (r *Reconciler) report(ctx context.Context, ing *networkingv1.Ingress, res translate.Result, d desired, ms []Owned, tgt target.Target) (reconcile.Result, error) {
 	result := reconcile.Result{}
 	if !d.keepExisting {
-		written, err := r.applyDNSEndpoint(ctx, ing, res, ms, meta.GetExternalName(tun))
+		written, err := r.applyDNSEndpoint(ctx, ing, res, ms, tgt.ID)
 		if err != nil {
 			return reconcile.Result{}, err
 		}
-		if !written && result.RequeueAfter == 0 {
+		if !written {
 			// Nothing watches for the DNSEndpoint kind being installed.
 			result.RequeueAfter = 10 * time.Second
 		}
 	}
-	if err := r.updateAddress(ctx, ing, Address(ms, res.Public, meta.GetExternalName(tun))); err != nil {
+	if err := r.updateAddress(ctx, ing, Address(ms, res.Public, tgt.ID)); err != nil {
 		return reconcile.Result{}, err
 	}
-	r.reportManagedFailures(ing, source.TunnelOf(cft), ms)
+	r.reportManagedFailures(ing, source.TunnelOf(tgt.Tunnel), ms)
 	return result, nil
 }
 
