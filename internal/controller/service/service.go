@@ -37,6 +37,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnelref"
 	ingresstranslate "github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
@@ -146,7 +147,9 @@ func (r *Reconciler) sharedServicesIn(ctx context.Context, o client.Object) []re
 // sourceKind labels Services in the provider's source metrics.
 const sourceKind = "Service"
 
-// Reconcile converges one Service's private routes and exposed objects.
+// Reconcile converges one Service's private routes and exposed objects:
+// drop what it no longer asks for, read its tunnel, translate and converge
+// the rest, report.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	svc := &corev1.Service{}
 	if err := r.kube.Get(ctx, req.NamespacedName, svc); err != nil {
@@ -164,74 +167,129 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.metrics.ForgetSource(sourceKind, req.NamespacedName)
 		return reconcile.Result{}, r.release(ctx, o)
 	}
+	w, err := r.wanted(ctx, o, svc)
+	if err != nil || !w.routes && !w.exposure {
+		return reconcile.Result{}, err
+	}
+	tgt, err := r.target(ctx, svc)
+	if refusal, ok := target.Refused(err); ok {
+		return r.refused(ctx, o, refusal)
+	}
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if !tgt.Made {
+		// Its credentials (the provider config everything made for the
+		// tunnel uses) are the Tunnel's: wait for the CloudflareTunnel to
+		// make it rather than use the default credentials meanwhile.
+		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
+		return reconcile.Result{RequeueAfter: 5 * time.Second}, nil
+	}
+	conflict, err := r.publish(ctx, o, svc, tgt, w)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.StateOf(w.problem, conflict))
+	return reconcile.Result{}, nil
+}
+
+// wants is what a Service asks of its tunnel.
+type wants struct {
+	// routes: routes for its cluster IPs; exposure: objects by name.
+	routes, exposure bool
+	// problem: its annotations have a problem, reported.
+	problem bool
+}
+
+// wanted reads what the Service asks for, repeats its problems, and
+// deletes what it no longer asks for (while its annotations are bad, its
+// routes stay as they are).
+func (r *Reconciler) wanted(ctx context.Context, o source.Owner, svc *corev1.Service) (wants, error) {
 	routes := translate.PrivateRoutes(translate.Input{Service: svc})
 	exposure := translate.Expose(translate.ExposeInput{Service: svc, ClusterDomain: r.clusterDomain})
-	problem := r.reportProblems(svc, routes, exposure)
+	w := wants{routes: !routes.KeepExisting && routes.Wanted && len(routes.Routes) > 0, exposure: exposure.Wanted, problem: r.reportProblems(svc, routes, exposure)}
+	key := client.ObjectKeyFromObject(svc)
 	if !routes.Wanted && !exposure.Wanted {
-		r.metrics.ForgetSource(sourceKind, req.NamespacedName)
+		r.metrics.ForgetSource(sourceKind, key)
 	} else {
-		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.StateOf(problem, false))
+		r.metrics.SetSource(sourceKind, key, metrics.StateOf(w.problem, false))
 	}
-	if !routes.KeepExisting && (!routes.Wanted || len(routes.Routes) == 0) {
+	if !routes.KeepExisting && !w.routes {
 		if err := r.convergeRoutes(ctx, o, nil); err != nil {
-			return reconcile.Result{}, err
+			return w, err
 		}
 	}
-	if !exposure.Wanted {
+	if !w.exposure {
 		if _, _, err := r.convergeExposure(ctx, o, exposed{}); err != nil {
-			return reconcile.Result{}, err
+			return w, err
 		}
 	}
-	routesWanted := !routes.KeepExisting && routes.Wanted && len(routes.Routes) > 0
-	if !routesWanted && !exposure.Wanted {
-		return reconcile.Result{}, nil
-	}
+	return w, nil
+}
+
+// reasonInvalidTunnel: the tunnel annotation does not parse (reported by
+// the translations).
+const reasonInvalidTunnel = "InvalidTunnelAnnotation"
+
+// target is the tunnel the Service's annotation names, or a
+// *target.Refusal.
+func (r *Reconciler) target(ctx context.Context, svc *corev1.Service) (target.Target, error) {
 	ref, bad := sharing.Parse(svc.Annotations[v1alpha1.AnnotationTunnel], svc.Namespace)
 	if bad != "" {
-		// Reported by the translations; what the Service has stays.
+		return target.Target{}, &target.Refusal{Reason: reasonInvalidTunnel, Message: bad}
+	}
+	return target.Resolve(ctx, r.kube, svc.Namespace, ref)
+}
+
+// refused says why the Service gets nothing through its tunnel, and does
+// what that reason asks: what the Service has stays (a typo must not take
+// routes down), but for a tunnel that does not allow its namespace.
+func (r *Reconciler) refused(ctx context.Context, o source.Owner, why *target.Refusal) (reconcile.Result, error) {
+	svc := o.Object.(*corev1.Service)
+	key := client.ObjectKeyFromObject(svc)
+	switch why.Reason {
+	case reasonInvalidTunnel:
 		return reconcile.Result{}, nil
-	}
-	tun, notShared, result, err := r.tunnel(ctx, svc, ref)
-	if notShared {
-		// Not shared with this namespace: unpublish what went through it.
-		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
+	case target.ReasonNotShared:
+		r.warn(svc, why.Reason, fmt.Sprintf("annotation %s: %s; nothing is made through it, and what this Service had there is removed", v1alpha1.AnnotationTunnel, why.Message))
+		r.metrics.SetSource(sourceKind, key, metrics.SourceProblem)
 		return reconcile.Result{RequeueAfter: time.Minute}, r.release(ctx, o)
+	case target.ReasonDeleting:
+		r.warn(svc, why.Reason, fmt.Sprintf("%s; remove the %s annotation or name another tunnel", why.Message, v1alpha1.AnnotationTunnel))
+		r.metrics.SetSource(sourceKind, key, metrics.SourceProblem)
+		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
-	if tun == nil || err != nil {
-		if err == nil {
-			r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
-		}
-		return result, err
-	}
-	conflict := false
-	if routesWanted {
-		routes = translate.PrivateRoutes(translate.Input{Service: svc, ProviderConfigRef: tun.Spec.ProviderConfigReference})
+	r.warn(svc, why.Reason, fmt.Sprintf("annotation %s: %s (name a tunnel of another namespace as <namespace>/<name>); nothing is created, and whatever this Service already has stays as it is until it names a tunnel that exists", v1alpha1.AnnotationTunnel, why.Message))
+	r.metrics.SetSource(sourceKind, key, metrics.SourceProblem)
+	return reconcile.Result{RequeueAfter: time.Minute}, nil
+}
+
+// publish converges what the Service asks of tgt and says whether another
+// holds one of its names or hostnames.
+func (r *Reconciler) publish(ctx context.Context, o source.Owner, svc *corev1.Service, tgt target.Target, w wants) (bool, error) {
+	if w.routes {
+		routes := translate.PrivateRoutes(translate.Input{Service: svc, ProviderConfigRef: tgt.ProviderConfig})
 		if err := r.convergeRoutes(ctx, o, routes.Routes); err != nil {
-			return reconcile.Result{}, err
+			return false, err
 		}
 	}
-	if exposure.Wanted {
-		exposure = translate.Expose(translate.ExposeInput{Service: svc, ClusterDomain: r.clusterDomain, Tunnel: ingresstranslate.Tunnel{
-			Name: ref.Name, Namespace: ref.Namespace, TunnelID: meta.GetExternalName(tun), ProviderConfigRef: tun.Spec.ProviderConfigReference, AdoptByName: tun.Spec.AdoptByName,
-		}})
-		yielded, err := r.yielded(ctx, o)
-		if err != nil {
-			return reconcile.Result{}, err
-		}
-		r.reportYielded(svc, exposure.Hostnames, yielded)
-		kept, taken, err := r.convergeExposure(ctx, o, desiredExposure(exposure, yielded))
-		if err != nil {
-			return reconcile.Result{}, err
-		}
-		conflict = taken || len(yielded) > 0
-		cft := &v1alpha1.CloudflareTunnel{}
-		if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, cft); err != nil {
-			return reconcile.Result{}, errors.Wrap(client.IgnoreNotFound(err), "cannot get CloudflareTunnel")
-		}
-		r.reportExposureFailures(svc, source.TunnelOf(cft), kept)
+	if !w.exposure {
+		return false, nil
 	}
-	r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.StateOf(problem, conflict))
-	return reconcile.Result{}, nil
+	exposure := translate.Expose(translate.ExposeInput{Service: svc, ClusterDomain: r.clusterDomain, Tunnel: ingresstranslate.Tunnel{
+		Name: tgt.Ref.Name, Namespace: tgt.Ref.Namespace, TunnelID: tgt.ID, ProviderConfigRef: tgt.ProviderConfig, AdoptByName: tgt.AdoptByName,
+	}})
+	yielded, err := r.yielded(ctx, o)
+	if err != nil {
+		return false, err
+	}
+	r.reportYielded(svc, exposure.Hostnames, yielded)
+	kept, taken, err := r.convergeExposure(ctx, o, desiredExposure(exposure, yielded))
+	if err != nil {
+		return false, err
+	}
+	r.reportExposureFailures(svc, source.TunnelOf(tgt.Tunnel), kept)
+	return taken || len(yielded) > 0, nil
 }
 
 // reportProblems repeats the translations' problems as Warning events and
@@ -247,41 +305,6 @@ func (r *Reconciler) reportProblems(svc *corev1.Service, routes translate.Result
 		r.warn(svc, n.Reason, n.String())
 	}
 	return len(routes.Problems) > 0 || routes.KeepExisting || len(exposure.Problems) > 0
-}
-
-// tunnel is the Tunnel MR of the CloudflareTunnel the Service names, or nil
-// when there is none to use yet (said with a Warning, and what the Service
-// has stays as it is: a typo must not take routes down). A tunnel that does
-// not allow the Service's namespace is said too, and notShared: what the
-// Service had through it must go.
-func (r *Reconciler) tunnel(ctx context.Context, svc *corev1.Service, ref sharing.Ref) (_ *ztv1alpha1.Tunnel, notShared bool, _ reconcile.Result, _ error) {
-	cft, refusal, err := sharing.Lookup(ctx, r.kube, svc.Namespace, ref)
-	if err != nil {
-		return nil, false, reconcile.Result{}, err
-	}
-	switch refusal.Reason {
-	case sharing.ReasonTunnelNotFound:
-		r.warn(svc, "TunnelNotFound", fmt.Sprintf("annotation %s: %s (name a tunnel of another namespace as <namespace>/<name>); nothing is created, and whatever this Service already has stays as it is until it names a tunnel that exists", v1alpha1.AnnotationTunnel, refusal.Message))
-		return nil, false, reconcile.Result{RequeueAfter: time.Minute}, nil
-	case sharing.ReasonTunnelNotShared:
-		r.warn(svc, sharing.ReasonTunnelNotShared, fmt.Sprintf("annotation %s: %s; nothing is made through it, and what this Service had there is removed", v1alpha1.AnnotationTunnel, refusal.Message))
-		return nil, true, reconcile.Result{}, nil
-	}
-	if meta.WasDeleted(cft) {
-		r.warn(svc, "TunnelDeleting", fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is made through it; remove the %s annotation or name another tunnel", ref.Name, v1alpha1.AnnotationTunnel))
-		return nil, false, reconcile.Result{RequeueAfter: 30 * time.Second}, nil
-	}
-	tun, err := tunnelref.Get(ctx, r.kube, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name})
-	if err != nil {
-		if kerrors.IsNotFound(err) {
-			// Its credentials (the provider config everything made for the
-			// tunnel uses) are the Tunnel's: wait for the CloudflareTunnel
-			// to make it rather than use the default credentials meanwhile.
-			return nil, false, reconcile.Result{RequeueAfter: 5 * time.Second}, nil
-		}
-		return nil, false, reconcile.Result{}, errors.Wrap(err, "cannot get Tunnel")
-	}
-	return tun, false, reconcile.Result{}, nil
 }
 
 // release deletes everything made for the Service o (and for any earlier
