@@ -40,6 +40,7 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnelref"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/gateway/translate"
@@ -193,23 +194,20 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.metrics.ForgetSource(sourceKind, req.NamespacedName)
 		return r.release(ctx, b)
 	}
-	if !controllerutil.ContainsFinalizer(b, finalizer) {
-		controllerutil.AddFinalizer(b, finalizer)
-		if err := r.kube.Update(ctx, b); err != nil {
-			return reconcile.Result{}, errors.Wrap(err, "cannot add finalizer")
-		}
+	if err := r.addFinalizer(ctx, b); err != nil {
+		return reconcile.Result{}, err
 	}
 	in, err := r.read(ctx, b)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	res := translate.Translate(in)
-	tunnelID, notShared, tunnelCond, err := r.tunnel(ctx, b)
+	tunnelID, tunnelCond, err := r.tunnel(ctx, b)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	switch {
-	case notShared:
+	case tunnelCond.Reason == target.ReasonNotShared:
 		// Policy: nothing of this namespace goes through that tunnel.
 		res.Accepted, res.KeepExisting, res.Published, res.Hostnames = tunnelCond, false, nil, nil
 	case !tunnelCond.OK:
@@ -231,6 +229,20 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	r.report(b, res, obs)
 	r.metrics.SetSource(sourceKind, req.NamespacedName, sourceState(res, obs, nameTaken))
+	return r.writeStatus(ctx, b, res, obs, dns)
+}
+
+func (r *Reconciler) addFinalizer(ctx context.Context, b *v1alpha1.GatewayBinding) error {
+	if controllerutil.ContainsFinalizer(b, finalizer) {
+		return nil
+	}
+	controllerutil.AddFinalizer(b, finalizer)
+	return errors.Wrap(r.kube.Update(ctx, b), "cannot add finalizer")
+}
+
+// writeStatus writes the binding's status, and looks again soon while
+// anything is not ready.
+func (r *Reconciler) writeStatus(ctx context.Context, b *v1alpha1.GatewayBinding, res translate.Result, obs Observation, dns translate.Condition) (reconcile.Result, error) {
 	setStatus(b, res, obs, dns)
 	if err := r.kube.Status().Update(ctx, b); err != nil {
 		return reconcile.Result{}, errors.Wrap(err, "cannot update GatewayBinding status")
@@ -291,32 +303,25 @@ func (r *Reconciler) read(ctx context.Context, b *v1alpha1.GatewayBinding) (tran
 	return in, nil
 }
 
-// tunnel checks the CloudflareTunnel and returns its tunnel's ID ("" until
-// Cloudflare has made it). notShared says the tunnel is another namespace's
-// and does not allow this one: what the binding published through it goes.
-func (r *Reconciler) tunnel(ctx context.Context, b *v1alpha1.GatewayBinding) (_ string, notShared bool, _ translate.Condition, _ error) {
-	ref := bindingTunnel(b)
-	cft, refusal, err := sharing.Lookup(ctx, r.kube, b.Namespace, ref)
-	if err != nil {
-		return "", false, translate.Condition{}, err
+// tunnel is the binding's tunnel's ID ("" until Cloudflare has made it)
+// and whether the binding may publish through it: a tunnel that does not
+// exist or is being deleted takes nothing new, and one of another namespace
+// that does not allow the binding's (target.ReasonNotShared) takes away
+// what the binding published through it.
+func (r *Reconciler) tunnel(ctx context.Context, b *v1alpha1.GatewayBinding) (string, translate.Condition, error) {
+	tgt, err := target.Resolve(ctx, r.kube, b.Namespace, bindingTunnel(b))
+	refusal, refused := target.Refused(err)
+	if !refused {
+		return tgt.ID, translate.Condition{OK: err == nil}, err
 	}
+	msg := refusal.Message
 	switch refusal.Reason {
-	case sharing.ReasonTunnelNotFound:
-		return "", false, translate.Condition{Reason: sharing.ReasonTunnelNotFound, Message: refusal.Message + " (name another namespace's tunnel with spec.tunnelRef.namespace); nothing is created, and whatever the binding already publishes stays as it is"}, nil
-	case sharing.ReasonTunnelNotShared:
-		return "", true, translate.Condition{Reason: sharing.ReasonTunnelNotShared, Message: refusal.Message + "; nothing is published through it, and what this binding published there is removed"}, nil
+	case target.ReasonNotFound:
+		msg += " (name another namespace's tunnel with spec.tunnelRef.namespace); nothing is created, and whatever the binding already publishes stays as it is"
+	case target.ReasonNotShared:
+		msg += "; nothing is published through it, and what this binding published there is removed"
 	}
-	if meta.WasDeleted(cft) {
-		return "", false, translate.Condition{Reason: "TunnelDeleting", Message: fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is published through it", ref.Name)}, nil
-	}
-	tun, err := tunnelref.Get(ctx, r.kube, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name})
-	if client.IgnoreNotFound(err) != nil {
-		return "", false, translate.Condition{}, errors.Wrap(err, "cannot get Tunnel")
-	}
-	if tun == nil {
-		return "", false, translate.Condition{OK: true}, nil
-	}
-	return tunnelIDOf(tun), false, translate.Condition{OK: true}, nil
+	return "", translate.Condition{Reason: refusal.Reason, Message: msg}, nil
 }
 
 // bindingTunnel is the tunnel a binding names.
@@ -327,9 +332,6 @@ func bindingTunnel(b *v1alpha1.GatewayBinding) sharing.Ref {
 	}
 	return sharing.Ref{Namespace: ns, Name: b.Spec.TunnelRef.Name}
 }
-
-// tunnelIDOf is a Tunnel MR's Cloudflare ID, once Cloudflare made it.
-func tunnelIDOf(tun *ztv1alpha1.Tunnel) string { return meta.GetExternalName(tun) }
 
 // children converges a binding's PublicHostnames.
 func (r *Reconciler) children() *source.Converger {
