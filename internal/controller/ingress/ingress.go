@@ -403,7 +403,7 @@ func (r *Reconciler) desired(ctx context.Context, ing *networkingv1.Ingress, res
 	for h, winner := range lost {
 		r.warn(ing, "HostnameConflict", conflictMessage(h, res.Written[h], winner))
 	}
-	yielded, err := yieldedBy(ctx, r.kube, ing)
+	yielded, err := source.YieldedBy(ctx, r.kube, ownerOf(ing))
 	if err != nil {
 		return desired{}, err
 	}
@@ -680,7 +680,7 @@ func lostHostnames(ctx context.Context, kube client.Reader, ing *networkingv1.In
 		})
 		for _, o := range older {
 			if _, seen := yields[o.UID]; !seen {
-				y, err := yieldedBy(ctx, kube, o)
+				y, err := source.YieldedBy(ctx, kube, ownerOf(o))
 				if err != nil {
 					return nil, err
 				}
@@ -693,22 +693,6 @@ func lostHostnames(ctx context.Context, kube client.Reader, ing *networkingv1.In
 		}
 	}
 	return lost, nil
-}
-
-// yieldedBy are the hostnames whose private route ing yielded to the holder
-// of their public claim (source.Yielded), read from its PublicHostnames.
-func yieldedBy(ctx context.Context, kube client.Reader, ing *networkingv1.Ingress) (map[string]string, error) {
-	l := &v1alpha1.PublicHostnameList{}
-	if err := kube.List(ctx, l, client.InNamespace(ing.Namespace), index.Controlled(string(ing.UID))); err != nil {
-		return nil, errors.Wrap(err, "cannot list PublicHostnames")
-	}
-	var own []*v1alpha1.PublicHostname
-	for i := range l.Items {
-		if c := metav1.GetControllerOf(&l.Items[i]); c != nil && c.UID == ing.UID {
-			own = append(own, &l.Items[i])
-		}
-	}
-	return source.Yielded(own), nil
 }
 
 // reportYielded tells the Ingress, once per hostname, that it does not

@@ -4,10 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
@@ -68,23 +65,6 @@ func (r *Reconciler) exposedChildren() *source.Converger {
 	return &source.Converger{Kube: r.kube, Record: r.record, Kinds: func() []client.ObjectList {
 		return []client.ObjectList{&ztv1alpha1.HostnameRouteList{}, &connv1alpha1.VPCServiceList{}, &v1alpha1.PublicHostnameList{}}
 	}}
-}
-
-// yielded are the hostnames whose private route the Service o yields to
-// the holder of their public claim, read from its PublicHostnames' answers
-// (source.Yielded).
-func (r *Reconciler) yielded(ctx context.Context, o source.Owner) (map[string]string, error) {
-	l := &v1alpha1.PublicHostnameList{}
-	if err := r.kube.List(ctx, l, client.InNamespace(o.Namespace), o.Select); err != nil {
-		return nil, errors.Wrap(err, "cannot list PublicHostnames")
-	}
-	var own []*v1alpha1.PublicHostname
-	for i := range l.Items {
-		if c := metav1.GetControllerOf(&l.Items[i]); c != nil && c.UID == o.UID {
-			own = append(own, &l.Items[i])
-		}
-	}
-	return source.Yielded(own), nil
 }
 
 // reportYielded tells the Service, once per hostname, that it does not

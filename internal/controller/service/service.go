@@ -279,7 +279,7 @@ func (r *Reconciler) publish(ctx context.Context, o source.Owner, svc *corev1.Se
 	exposure := translate.Expose(translate.ExposeInput{Service: svc, ClusterDomain: r.clusterDomain, Tunnel: ingresstranslate.Tunnel{
 		Name: tgt.Ref.Name, Namespace: tgt.Ref.Namespace, TunnelID: tgt.ID, ProviderConfigRef: tgt.ProviderConfig, AdoptByName: tgt.AdoptByName,
 	}})
-	yielded, err := r.yielded(ctx, o)
+	yielded, err := source.YieldedBy(ctx, r.kube, o)
 	if err != nil {
 		return false, err
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -14,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
@@ -379,4 +382,25 @@ func keys(ms []Owned) []string {
 		out = append(out, Key(m))
 	}
 	return out
+}
+
+func TestYieldedBy(t *testing.T) {
+	lost := func(ph *v1alpha1.PublicHostname) *v1alpha1.PublicHostname {
+		ph.SetConditions(xpv2.Condition{Type: "Accepted", Status: corev1.ConditionFalse, Reason: "HostnameConflict"})
+		ph.Status.Tunnel = &v1alpha1.PublishedStatus{ClaimedBy: "team-a/api"}
+		return ph
+	}
+	w := newWorld(
+		lost(published("mine.example.com", mine)),
+		lost(published("earlier.example.com", earlier)),
+		lost(published("other.example.com", other)),
+		published("held.example.com", mine),
+	)
+	got, err := YieldedBy(context.Background(), w.client(), OwnerOf(owner, "networking.k8s.io/v1", "Ingress", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{"mine.example.com": "team-a/api"}, got); diff != "" {
+		t.Errorf("YieldedBy: only the owner's own PublicHostnames, by UID, count: -want +got:\n%s", diff)
+	}
 }
