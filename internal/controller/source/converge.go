@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -122,18 +123,23 @@ func (c *Converger) Converge(ctx context.Context, o Owner, d Desired) (Outcome, 
 	want := map[string]bool{}
 	for _, w := range d.Objects {
 		want[Key(w)] = true
-		taken, err := c.apply(ctx, o, w)
+		got, cur, err := c.apply(ctx, o, w)
 		if err != nil {
 			return out, err
 		}
-		if taken {
+		switch got {
+		case taken:
 			out.Taken = append(out.Taken, w)
+		case releasedEarlier:
+			out.Released = append(out.Released, cur)
 		}
 	}
 	mine, earlier, err := c.children(ctx, o)
 	if err != nil {
 		return out, err
 	}
+	// Released already in apply; the cache may not show it deleted yet.
+	earlier = slices.DeleteFunc(earlier, func(m Owned) bool { return inKeys(out.Released, Key(m)) })
 	for _, m := range mine {
 		if meta.WasDeleted(m) || want[Key(m)] || d.Keep != nil && d.Keep(m) {
 			out.Children = append(out.Children, m)
@@ -149,7 +155,7 @@ func (c *Converger) Converge(ctx context.Context, o Owner, d Desired) (Outcome, 
 			out.Leaving = append(out.Leaving, m)
 			continue
 		}
-		if err := c.release(ctx, o, m, c.earlierMessage(o)); err != nil {
+		if err := c.release(ctx, o, m, earlierMessage(o)); err != nil {
 			return out, err
 		}
 		out.Released = append(out.Released, m)
@@ -199,37 +205,50 @@ func (c *Converger) children(ctx context.Context, o Owner) (mine, earlier []Owne
 	return mine, earlier, nil
 }
 
-// apply creates or updates one desired child. It says whether the name is
-// taken by an object something else controls, which it leaves alone.
-func (c *Converger) apply(ctx context.Context, o Owner, want Owned) (taken bool, _ error) {
+func inKeys(ms []Owned, key string) bool {
+	return slices.ContainsFunc(ms, func(m Owned) bool { return Key(m) == key })
+}
+
+// applied is what apply did with a desired child.
+type applied int
+
+const (
+	written         applied = iota // created, updated, or already as desired
+	taken                          // its name is held by an object something else controls: left alone
+	releasedEarlier                // its name is held by an earlier owner's child: that one was released
+)
+
+// apply creates or updates one desired child; with the object of its name
+// that stands.
+func (c *Converger) apply(ctx context.Context, o Owner, want Owned) (applied, Owned, error) {
 	cur := want.DeepCopyObject().(Owned)
 	err := c.Kube.Get(ctx, client.ObjectKeyFromObject(want), cur)
 	if kerrors.IsNotFound(err) {
 		if err := c.Kube.Create(ctx, want); err != nil {
-			return false, errors.Wrapf(err, "cannot create %s %s", Kind(want), want.GetName())
+			return written, nil, errors.Wrapf(err, "cannot create %s %s", Kind(want), want.GetName())
 		}
 		c.normal(o, "Created"+Kind(want), fmt.Sprintf("Created %s", Describe(want)))
-		return false, nil
+		return written, want, nil
 	}
 	if err != nil {
-		return false, errors.Wrapf(err, "cannot get %s %s", Kind(want), want.GetName())
+		return written, nil, errors.Wrapf(err, "cannot get %s %s", Kind(want), want.GetName())
 	}
 	switch o.relation(cur) {
 	case foreign:
 		c.warn(o, "NameConflict", fmt.Sprintf("%s %s exists and is not controlled by this %s; left alone", Kind(want), want.GetName(), o.Kind))
-		return true, nil
+		return taken, cur, nil
 	case predecessor:
 		// Made for an earlier source of this name: it goes, and this
-		// source's own is made once it is gone.
+		// source's own is made once it is gone (its deletion requeues).
 		if meta.WasDeleted(cur) {
-			return false, nil
+			return written, cur, nil
 		}
-		return false, c.release(ctx, o, cur, c.earlierMessage(o))
+		return releasedEarlier, cur, c.release(ctx, o, cur, earlierMessage(o))
 	}
 	if meta.WasDeleted(cur) || !c.copy(cur, want) {
-		return false, nil // one being deleted is made again once gone
+		return written, cur, nil // one being deleted is made again once gone
 	}
-	return false, errors.Wrapf(c.Kube.Update(ctx, cur), "cannot update %s %s", Kind(want), want.GetName())
+	return written, cur, errors.Wrapf(c.Kube.Update(ctx, cur), "cannot update %s %s", Kind(want), want.GetName())
 }
 
 func (c *Converger) copy(cur, want Owned) bool {
@@ -249,7 +268,7 @@ func (c *Converger) release(ctx context.Context, o Owner, m Owned, why string) e
 	return nil
 }
 
-func (c *Converger) earlierMessage(o Owner) string {
+func earlierMessage(o Owner) string {
 	return fmt.Sprintf("made for an earlier %s of this name (deleted and recreated)", o.Kind)
 }
 

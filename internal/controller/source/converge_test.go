@@ -277,8 +277,7 @@ func TestConverge(t *testing.T) {
 			want: want{
 				calls:    []string{"Delete HostnameRoute/web-a.example.com", "Delete PublicHostname/web-b.example.com"},
 				events:   []string{"Normal DeletingHostnameRoute", "Normal DeletingPublicHostname"},
-				released: []string{"PublicHostname/web-b.example.com"},
-				leaving:  []string{"HostnameRoute/web-a.example.com"},
+				released: []string{"HostnameRoute/web-a.example.com", "PublicHostname/web-b.example.com"},
 			},
 		},
 		"ReleasesEverythingOfAGoneOwner": {
