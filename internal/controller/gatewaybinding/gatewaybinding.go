@@ -39,6 +39,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnelref"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/gateway/translate"
@@ -192,23 +194,20 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.metrics.ForgetSource(sourceKind, req.NamespacedName)
 		return r.release(ctx, b)
 	}
-	if !controllerutil.ContainsFinalizer(b, finalizer) {
-		controllerutil.AddFinalizer(b, finalizer)
-		if err := r.kube.Update(ctx, b); err != nil {
-			return reconcile.Result{}, errors.Wrap(err, "cannot add finalizer")
-		}
+	if err := r.addFinalizer(ctx, b); err != nil {
+		return reconcile.Result{}, err
 	}
 	in, err := r.read(ctx, b)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	res := translate.Translate(in)
-	tunnelID, notShared, tunnelCond, err := r.tunnel(ctx, b)
+	tunnelID, tunnelCond, err := r.tunnel(ctx, b)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	switch {
-	case notShared:
+	case tunnelCond.Reason == target.ReasonNotShared:
 		// Policy: nothing of this namespace goes through that tunnel.
 		res.Accepted, res.KeepExisting, res.Published, res.Hostnames = tunnelCond, false, nil, nil
 	case !tunnelCond.OK:
@@ -219,11 +218,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if res.KeepExisting {
 		res.Published = nil
 	}
-	nameTaken, err := r.converge(ctx, b, res)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	phs, err := r.owned(ctx, b)
+	phs, nameTaken, err := r.converge(ctx, b, res)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -234,6 +229,20 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	r.report(b, res, obs)
 	r.metrics.SetSource(sourceKind, req.NamespacedName, sourceState(res, obs, nameTaken))
+	return r.writeStatus(ctx, b, res, obs, dns)
+}
+
+func (r *Reconciler) addFinalizer(ctx context.Context, b *v1alpha1.GatewayBinding) error {
+	if controllerutil.ContainsFinalizer(b, finalizer) {
+		return nil
+	}
+	controllerutil.AddFinalizer(b, finalizer)
+	return errors.Wrap(r.kube.Update(ctx, b), "cannot add finalizer")
+}
+
+// writeStatus writes the binding's status, and looks again soon while
+// anything is not ready.
+func (r *Reconciler) writeStatus(ctx context.Context, b *v1alpha1.GatewayBinding, res translate.Result, obs Observation, dns translate.Condition) (reconcile.Result, error) {
 	setStatus(b, res, obs, dns)
 	if err := r.kube.Status().Update(ctx, b); err != nil {
 		return reconcile.Result{}, errors.Wrap(err, "cannot update GatewayBinding status")
@@ -294,32 +303,25 @@ func (r *Reconciler) read(ctx context.Context, b *v1alpha1.GatewayBinding) (tran
 	return in, nil
 }
 
-// tunnel checks the CloudflareTunnel and returns its tunnel's ID ("" until
-// Cloudflare has made it). notShared says the tunnel is another namespace's
-// and does not allow this one: what the binding published through it goes.
-func (r *Reconciler) tunnel(ctx context.Context, b *v1alpha1.GatewayBinding) (_ string, notShared bool, _ translate.Condition, _ error) {
-	ref := bindingTunnel(b)
-	cft, refusal, err := sharing.Lookup(ctx, r.kube, b.Namespace, ref)
-	if err != nil {
-		return "", false, translate.Condition{}, err
+// tunnel is the binding's tunnel's ID ("" until Cloudflare has made it)
+// and whether the binding may publish through it: a tunnel that does not
+// exist or is being deleted takes nothing new, and one of another namespace
+// that does not allow the binding's (target.ReasonNotShared) takes away
+// what the binding published through it.
+func (r *Reconciler) tunnel(ctx context.Context, b *v1alpha1.GatewayBinding) (string, translate.Condition, error) {
+	tgt, err := target.Resolve(ctx, r.kube, b.Namespace, bindingTunnel(b))
+	refusal, refused := target.Refused(err)
+	if !refused {
+		return tgt.ID, translate.Condition{OK: err == nil}, err
 	}
+	msg := refusal.Message
 	switch refusal.Reason {
-	case sharing.ReasonTunnelNotFound:
-		return "", false, translate.Condition{Reason: sharing.ReasonTunnelNotFound, Message: refusal.Message + " (name another namespace's tunnel with spec.tunnelRef.namespace); nothing is created, and whatever the binding already publishes stays as it is"}, nil
-	case sharing.ReasonTunnelNotShared:
-		return "", true, translate.Condition{Reason: sharing.ReasonTunnelNotShared, Message: refusal.Message + "; nothing is published through it, and what this binding published there is removed"}, nil
+	case target.ReasonNotFound:
+		msg += " (name another namespace's tunnel with spec.tunnelRef.namespace); nothing is created, and whatever the binding already publishes stays as it is"
+	case target.ReasonNotShared:
+		msg += "; nothing is published through it, and what this binding published there is removed"
 	}
-	if meta.WasDeleted(cft) {
-		return "", false, translate.Condition{Reason: "TunnelDeleting", Message: fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is published through it", ref.Name)}, nil
-	}
-	tun, err := tunnelref.Get(ctx, r.kube, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name})
-	if client.IgnoreNotFound(err) != nil {
-		return "", false, translate.Condition{}, errors.Wrap(err, "cannot get Tunnel")
-	}
-	if tun == nil {
-		return "", false, translate.Condition{OK: true}, nil
-	}
-	return tunnelIDOf(tun), false, translate.Condition{OK: true}, nil
+	return "", translate.Condition{Reason: refusal.Reason, Message: msg}, nil
 }
 
 // bindingTunnel is the tunnel a binding names.
@@ -331,55 +333,35 @@ func bindingTunnel(b *v1alpha1.GatewayBinding) sharing.Ref {
 	return sharing.Ref{Namespace: ns, Name: b.Spec.TunnelRef.Name}
 }
 
-// tunnelIDOf is a Tunnel MR's Cloudflare ID, once Cloudflare made it.
-func tunnelIDOf(tun *ztv1alpha1.Tunnel) string { return meta.GetExternalName(tun) }
+// children converges a binding's PublicHostnames.
+func (r *Reconciler) children() *source.Converger {
+	return &source.Converger{Kube: r.kube, Record: r.record, Kinds: func() []client.ObjectList {
+		return []client.ObjectList{&v1alpha1.PublicHostnameList{}}
+	}}
+}
 
-// owned lists the PublicHostnames this binding controls.
-func (r *Reconciler) owned(ctx context.Context, b *v1alpha1.GatewayBinding) ([]v1alpha1.PublicHostname, error) {
-	l := &v1alpha1.PublicHostnameList{}
-	if err := r.kube.List(ctx, l, client.InNamespace(b.Namespace), client.MatchingLabels{translate.LabelBinding: publish.LabelValue(b.Name)}); err != nil {
-		return nil, errors.Wrap(err, "cannot list PublicHostnames")
-	}
-	var out []v1alpha1.PublicHostname
-	for _, ph := range l.Items {
-		if c := metav1.GetControllerOf(&ph); c != nil && c.UID == b.UID {
-			out = append(out, ph)
-		}
-	}
-	return out, nil
+func ownerOf(b *v1alpha1.GatewayBinding) source.Owner {
+	return source.OwnerOf(b, v1alpha1.SchemeGroupVersion.String(), v1alpha1.GatewayBindingKind,
+		client.MatchingLabels{translate.LabelBinding: publish.LabelValue(b.Name)})
 }
 
 // converge writes the wanted PublicHostnames and deletes the binding's
-// others, unless the translation keeps them. conflict says a wanted one's
-// name is taken by a PublicHostname the binding does not control.
-func (r *Reconciler) converge(ctx context.Context, b *v1alpha1.GatewayBinding, res translate.Result) (conflict bool, err error) {
-	want := map[string]bool{}
+// others, unless the translation keeps them. It returns the binding's
+// PublicHostnames after, and whether a wanted one's name is taken by a
+// PublicHostname the binding does not control.
+func (r *Reconciler) converge(ctx context.Context, b *v1alpha1.GatewayBinding, res translate.Result) ([]v1alpha1.PublicHostname, bool, error) {
+	d := source.Desired{Keep: func(m source.Owned) bool {
+		return res.KeepExisting || kept(m.(*v1alpha1.PublicHostname), res.KeepRoutes)
+	}}
 	for _, ph := range res.Published {
-		want[ph.Name] = true
-		taken, err := r.apply(ctx, b, ph)
-		if err != nil {
-			return conflict, err
-		}
-		conflict = conflict || taken
+		d.Objects = append(d.Objects, ph)
 	}
-	if res.KeepExisting {
-		return conflict, nil
+	out, err := r.children().Converge(ctx, ownerOf(b), d)
+	phs := make([]v1alpha1.PublicHostname, 0, len(out.Children))
+	for _, m := range out.Children {
+		phs = append(phs, *m.(*v1alpha1.PublicHostname))
 	}
-	have, err := r.owned(ctx, b)
-	if err != nil {
-		return conflict, err
-	}
-	for i := range have {
-		ph := &have[i]
-		if want[ph.Name] || meta.WasDeleted(ph) || kept(ph, res.KeepRoutes) {
-			continue
-		}
-		if err := r.kube.Delete(ctx, ph); client.IgnoreNotFound(err) != nil {
-			return conflict, errors.Wrapf(err, "cannot delete PublicHostname %s", ph.Name)
-		}
-		r.record.Event(b, event.Normal("DeletingPublicHostname", fmt.Sprintf("Deleting PublicHostname %s (%s): no accepted route of the listener names it any more", ph.Name, ph.Spec.Hostname)))
-	}
-	return conflict, nil
+	return phs, len(out.Taken) > 0, err
 }
 
 // keptHostnames are the hostnames the binding still publishes for routes
@@ -410,32 +392,6 @@ func kept(ph *v1alpha1.PublicHostname, routes []string) bool {
 		}
 	}
 	return false
-}
-
-// apply creates or updates one PublicHostname, refusing to touch one that
-// another owner controls.
-func (r *Reconciler) apply(ctx context.Context, b *v1alpha1.GatewayBinding, want *v1alpha1.PublicHostname) (taken bool, _ error) {
-	cur := &v1alpha1.PublicHostname{}
-	err := r.kube.Get(ctx, client.ObjectKeyFromObject(want), cur)
-	if kerrors.IsNotFound(err) {
-		if err := r.kube.Create(ctx, want); err != nil {
-			return false, errors.Wrapf(err, "cannot create PublicHostname %s", want.Name)
-		}
-		r.record.Event(b, event.Normal("CreatedPublicHostname", fmt.Sprintf("Created PublicHostname %s for %s", want.Name, want.Spec.Hostname)))
-		return false, nil
-	}
-	if err != nil {
-		return false, errors.Wrapf(err, "cannot get PublicHostname %s", want.Name)
-	}
-	if c := metav1.GetControllerOf(cur); c == nil || c.UID != b.UID {
-		r.warn(b, "NameConflict", fmt.Sprintf("PublicHostname %s exists and is not controlled by this GatewayBinding; left alone", want.Name))
-		return true, nil
-	}
-	if meta.WasDeleted(cur) || (equalSpec(cur.Spec, want.Spec) && equalLabels(cur.Labels, want.Labels)) {
-		return false, nil
-	}
-	cur.Spec, cur.Labels = want.Spec, want.Labels
-	return false, errors.Wrapf(r.kube.Update(ctx, cur), "cannot update PublicHostname %s", want.Name)
 }
 
 // applyDNS writes the binding's DNSEndpoint in ExternalDNS mode (and
@@ -508,17 +464,14 @@ func (r *Reconciler) release(ctx context.Context, b *v1alpha1.GatewayBinding) (r
 	if !controllerutil.ContainsFinalizer(b, finalizer) {
 		return reconcile.Result{}, nil
 	}
-	if _, err := r.converge(ctx, b, translate.Result{}); err != nil {
+	gone, err := r.children().Release(ctx, ownerOf(b))
+	if err != nil {
 		return reconcile.Result{}, err
 	}
 	if err := externaldns.Delete(ctx, r.kube, b.Namespace, b.Name, b.UID); err != nil {
 		return reconcile.Result{}, err
 	}
-	left, err := r.owned(ctx, b)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if len(left) > 0 {
+	if !gone {
 		// Each one's deletion brings this back (the watch on what it
 		// owns); this is only a safety net. Every 2 s, 1,000 sources
 		// being deleted took most of the reconcile rate the managed

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -187,10 +186,6 @@ func condition(t xpv2.ConditionType, c translate.Condition) xpv2.Condition {
 	}
 	return xpv2.Condition{Type: t, Status: s, Reason: xpv2.ConditionReason(c.Reason), Message: c.Message, LastTransitionTime: metav1.Now()}
 }
-
-func equalSpec(a, b v1alpha1.PublicHostnameSpec) bool { return equality.Semantic.DeepEqual(a, b) }
-
-func equalLabels(a, b map[string]string) bool { return equality.Semantic.DeepEqual(a, b) }
 
 // sourceKind labels GatewayBindings in the provider's source metrics.
 const sourceKind = "GatewayBinding"

@@ -46,6 +46,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnelref"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
@@ -240,7 +241,8 @@ func Ours(ing *networkingv1.Ingress, classes []networkingv1.IngressClass) bool {
 // sourceKind labels Ingresses in the provider's source metrics.
 const sourceKind = "Ingress"
 
-// Reconcile converges an Ingress's managed resources.
+// Reconcile converges an Ingress's managed resources: read its tunnel,
+// translate, converge what it makes, report.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	ing := &networkingv1.Ingress{}
 	if err := r.kube.Get(ctx, req.NamespacedName, ing); err != nil {
@@ -249,91 +251,116 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	classes := &networkingv1.IngressClassList{}
-	if err := r.kube.List(ctx, classes); err != nil {
-		return reconcile.Result{}, errors.Wrap(err, "cannot list IngressClasses")
+	ours, err := r.ours(ctx, ing)
+	if err != nil {
+		return reconcile.Result{}, err
 	}
-	ours := Ours(ing, classes.Items)
 	if !ours || meta.WasDeleted(ing) {
 		r.metrics.ForgetSource(sourceKind, req.NamespacedName)
-	}
-	if !ours && !controllerutil.ContainsFinalizer(ing, finalizer) {
-		return reconcile.Result{}, nil
-	}
-	if !ours || meta.WasDeleted(ing) {
+		if !ours && !controllerutil.ContainsFinalizer(ing, finalizer) {
+			return reconcile.Result{}, nil
+		}
 		// Released (deleted, or no longer of our class): remove exactly
 		// what it created, and let go only once Cloudflare confirms.
 		return r.release(ctx, ing)
 	}
-	if !controllerutil.ContainsFinalizer(ing, finalizer) {
-		orig := ing.DeepCopy()
-		controllerutil.AddFinalizer(ing, finalizer)
-		if err := r.kube.Patch(ctx, ing, finalizerPatch(orig)); err != nil {
-			return reconcile.Result{}, errors.Wrap(err, "cannot add finalizer")
-		}
+	if err := r.addFinalizer(ctx, ing); err != nil {
+		return reconcile.Result{}, err
 	}
-
-	tunnelName := ing.Annotations[v1alpha1.AnnotationTunnel]
-	if strings.TrimSpace(tunnelName) == "" {
-		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
-		r.warn(ing, "MissingTunnelAnnotation", fmt.Sprintf("annotation %s is required: name a CloudflareTunnel in namespace %s", v1alpha1.AnnotationTunnel, ing.Namespace))
-		// The annotation was removed (or never set): nothing is wanted.
-		result, err := r.converge(ctx, ing, desired{})
-		if err != nil {
-			return result, err
-		}
-		if err := r.dropDNSEndpoint(ctx, ing); err != nil {
-			return result, err
-		}
-		return result, r.updateAddress(ctx, ing, "")
+	tgt, err := r.target(ctx, ing)
+	if refusal, ok := target.Refused(err); ok {
+		return r.refused(ctx, ing, refusal)
 	}
-	ref, bad := sharing.Parse(tunnelName, ing.Namespace)
-	if bad != "" {
-		// A typo keeps what works, as any bad annotation does.
-		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
-		r.warn(ing, "InvalidIngress", v1alpha1.AnnotationTunnel+": "+bad)
-		return reconcile.Result{}, nil
-	}
-	cft, refusal, err := sharing.Lookup(ctx, r.kube, ing.Namespace, ref)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	switch refusal.Reason {
-	case sharing.ReasonTunnelNotFound:
+	res, err := r.translate(ctx, ing, tgt)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	d, err := r.desired(ctx, ing, res)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	ms, err := r.converge(ctx, ing, d)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	return r.report(ctx, ing, res, d, ms, tgt)
+}
+
+// ours says whether the Ingress is of this provider's class.
+func (r *Reconciler) ours(ctx context.Context, ing *networkingv1.Ingress) (bool, error) {
+	classes := &networkingv1.IngressClassList{}
+	if err := r.kube.List(ctx, classes); err != nil {
+		return false, errors.Wrap(err, "cannot list IngressClasses")
+	}
+	return Ours(ing, classes.Items), nil
+}
+
+func (r *Reconciler) addFinalizer(ctx context.Context, ing *networkingv1.Ingress) error {
+	if controllerutil.ContainsFinalizer(ing, finalizer) {
+		return nil
+	}
+	orig := ing.DeepCopy()
+	controllerutil.AddFinalizer(ing, finalizer)
+	return errors.Wrap(r.kube.Patch(ctx, ing, finalizerPatch(orig)), "cannot add finalizer")
+}
+
+// Reasons an Ingress names no tunnel it can use, besides target's.
+const (
+	reasonMissingTunnel = "MissingTunnelAnnotation"
+	reasonInvalid       = "InvalidIngress"
+)
+
+// target is the tunnel the Ingress's annotation names, or a
+// *target.Refusal.
+func (r *Reconciler) target(ctx context.Context, ing *networkingv1.Ingress) (target.Target, error) {
+	name := ing.Annotations[v1alpha1.AnnotationTunnel]
+	if strings.TrimSpace(name) == "" {
+		return target.Target{}, &target.Refusal{Reason: reasonMissingTunnel, Message: fmt.Sprintf("annotation %s is required: name a CloudflareTunnel in namespace %s", v1alpha1.AnnotationTunnel, ing.Namespace)}
+	}
+	ref, bad := sharing.Parse(name, ing.Namespace)
+	if bad != "" {
+		return target.Target{}, &target.Refusal{Reason: reasonInvalid, Message: v1alpha1.AnnotationTunnel + ": " + bad}
+	}
+	return target.Resolve(ctx, r.kube, ing.Namespace, ref)
+}
+
+// refused says why the Ingress publishes through no tunnel, and does what
+// that reason asks.
+func (r *Reconciler) refused(ctx context.Context, ing *networkingv1.Ingress, why *target.Refusal) (reconcile.Result, error) {
+	r.metrics.SetSource(sourceKind, client.ObjectKeyFromObject(ing), metrics.SourceProblem)
+	switch why.Reason {
+	case reasonMissingTunnel:
+		// The annotation was removed (or never set): nothing is wanted.
+		r.warn(ing, why.Reason, why.Message)
+		return reconcile.Result{}, r.unpublish(ctx, ing)
+	case target.ReasonNotShared:
+		// Policy, not a typo: nothing goes through a tunnel that does not
+		// allow this namespace, and what went through it is unpublished.
+		r.warn(ing, why.Reason, fmt.Sprintf("annotation %s: %s; nothing is published through it, and what this Ingress published there is removed", v1alpha1.AnnotationTunnel, why.Message))
+		return reconcile.Result{RequeueAfter: time.Minute}, r.unpublish(ctx, ing)
+	case target.ReasonNotFound:
 		// Nothing is created, and nothing made earlier is touched: the
 		// tunnel it was on keeps its rules (a typo must not take a
 		// working site down).
-		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
-		r.warn(ing, "TunnelNotFound", fmt.Sprintf("annotation %s: %s (name a tunnel of another namespace as <namespace>/<name>); nothing is created, and whatever this Ingress already publishes stays as it is until it names a tunnel that exists", v1alpha1.AnnotationTunnel, refusal.Message))
+		r.warn(ing, why.Reason, fmt.Sprintf("annotation %s: %s (name a tunnel of another namespace as <namespace>/<name>); nothing is created, and whatever this Ingress already publishes stays as it is until it names a tunnel that exists", v1alpha1.AnnotationTunnel, why.Message))
 		return reconcile.Result{RequeueAfter: time.Minute}, nil
-	case sharing.ReasonTunnelNotShared:
-		// Policy, not a typo: nothing goes through a tunnel that does not
-		// allow this namespace, and what went through it is unpublished.
-		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
-		r.warn(ing, sharing.ReasonTunnelNotShared, fmt.Sprintf("annotation %s: %s; nothing is published through it, and what this Ingress published there is removed", v1alpha1.AnnotationTunnel, refusal.Message))
-		result, err := r.converge(ctx, ing, desired{})
-		if err != nil {
-			return result, err
-		}
-		if err := r.dropDNSEndpoint(ctx, ing); err != nil {
-			return result, err
-		}
-		return reconcile.Result{RequeueAfter: time.Minute}, r.updateAddress(ctx, ing, "")
-	}
-	if meta.WasDeleted(cft) {
+	case target.ReasonDeleting:
 		// A tunnel on its way out takes no new work; what is there stays
 		// (the tunnel's deletion waits for its Ingresses).
-		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
-		r.warn(ing, "TunnelDeleting", fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is published through it; remove the %s annotation or name another tunnel", tunnelName, v1alpha1.AnnotationTunnel))
+		r.warn(ing, why.Reason, fmt.Sprintf("%s; remove the %s annotation or name another tunnel", why.Message, v1alpha1.AnnotationTunnel))
 		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
-	tun, err := tunnelref.Get(ctx, r.kube, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name})
-	if client.IgnoreNotFound(err) != nil {
-		return reconcile.Result{}, errors.Wrap(err, "cannot get Tunnel")
-	}
-	if tun == nil {
-		tun = &ztv1alpha1.Tunnel{}
-	}
+	// A typo keeps what works, as any bad annotation does.
+	r.warn(ing, why.Reason, why.Message)
+	return reconcile.Result{}, nil
+}
+
+// translate reads the backend Services and translates the Ingress for tgt,
+// repeating its problems and notes on it.
+func (r *Reconciler) translate(ctx context.Context, ing *networkingv1.Ingress, tgt target.Target) (translate.Result, error) {
 	// Only the Services the backends name: listing the namespace would copy
 	// every Service on each reconcile, which grows with the cluster.
 	services := map[string]*corev1.Service{}
@@ -343,67 +370,81 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			if kerrors.IsNotFound(err) {
 				continue
 			}
-			return reconcile.Result{}, errors.Wrap(err, "cannot get Service")
+			return translate.Result{}, errors.Wrap(err, "cannot get Service")
 		}
 		services[name] = svc
 	}
-
 	res := translate.Translate(translate.Input{
 		Ingress:       ing,
-		Tunnel:        translate.Tunnel{Name: ref.Name, Namespace: ref.Namespace, TunnelID: meta.GetExternalName(tun), ProviderConfigRef: tun.Spec.ProviderConfigReference, AdoptByName: tun.Spec.AdoptByName},
+		Tunnel:        translate.Tunnel{Name: tgt.Ref.Name, Namespace: tgt.Ref.Namespace, TunnelID: tgt.ID, ProviderConfigRef: tgt.ProviderConfig, AdoptByName: tgt.AdoptByName},
 		Services:      services,
 		ClusterDomain: r.clusterDomain,
 	})
 	for _, p := range res.Problems {
-		r.warn(ing, "InvalidIngress", p.String())
+		r.warn(ing, reasonInvalid, p.String())
 	}
 	for _, n := range res.Notes {
 		r.warn(ing, n.Reason, n.String())
 	}
+	return res, nil
+}
 
+// desired is what the Ingress should have: no hostname an older Ingress
+// claims, no private route a lost public claim yielded. Bad input must not
+// cost what already works: with a problem in the Ingress, the valid private
+// routes and VPC services are made and updated but nothing is deleted, and
+// its public hostnames stay as they are (a hostname is published whole,
+// with its origin options and Access check, or keeps what it had).
+func (r *Reconciler) desired(ctx context.Context, ing *networkingv1.Ingress, res translate.Result) (desired, error) {
 	lost, err := lostHostnames(ctx, r.kube, ing, res.Hostnames)
 	if err != nil {
-		return reconcile.Result{}, err
+		return desired{}, err
 	}
 	for h, winner := range lost {
 		r.warn(ing, "HostnameConflict", conflictMessage(h, res.Written[h], winner))
 	}
-	yielded, err := yieldedBy(ctx, r.kube, ing)
+	yielded, err := source.YieldedBy(ctx, r.kube, ownerOf(ing))
 	if err != nil {
-		return reconcile.Result{}, err
+		return desired{}, err
 	}
 	r.reportYielded(ing, res.Hostnames, yielded)
-	r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.StateOf(len(res.Problems) > 0, len(lost)+len(yielded) > 0))
-	// Bad input must not cost what already works: with a problem in the
-	// Ingress, create and update the valid private routes and VPC services
-	// but delete nothing, and leave its public hostnames as they are (a
-	// hostname is published whole, with its origin options and Access
-	// check, or keeps what it had).
+	r.metrics.SetSource(sourceKind, client.ObjectKeyFromObject(ing), metrics.StateOf(len(res.Problems) > 0, len(lost)+len(yielded) > 0))
 	d := desiredFrom(res, lost, yielded, len(res.Problems) == 0)
 	d.keepExisting = len(res.Problems) > 0
-	result, err := r.converge(ctx, ing, d)
-	if err != nil {
-		return result, err
-	}
-	ms, err := r.owned(ctx, ing)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
+	return d, nil
+}
+
+// report writes what the Ingress's objects say back where its author and
+// ExternalDNS look: its DNSEndpoint, its address, its objects' failures.
+func (r *Reconciler) report(ctx context.Context, ing *networkingv1.Ingress, res translate.Result, d desired, ms []Owned, tgt target.Target) (reconcile.Result, error) {
+	result := reconcile.Result{}
 	if !d.keepExisting {
-		written, err := r.applyDNSEndpoint(ctx, ing, res, ms, meta.GetExternalName(tun))
+		written, err := r.applyDNSEndpoint(ctx, ing, res, ms, tgt.ID)
 		if err != nil {
 			return reconcile.Result{}, err
 		}
-		if !written && result.RequeueAfter == 0 {
+		if !written {
 			// Nothing watches for the DNSEndpoint kind being installed.
 			result.RequeueAfter = 10 * time.Second
 		}
 	}
-	if err := r.updateAddress(ctx, ing, Address(ms, res.Public, meta.GetExternalName(tun))); err != nil {
+	if err := r.updateAddress(ctx, ing, Address(ms, res.Public, tgt.ID)); err != nil {
 		return reconcile.Result{}, err
 	}
-	r.reportManagedFailures(ing, source.TunnelOf(cft), ms)
+	r.reportManagedFailures(ing, source.TunnelOf(tgt.Tunnel), ms)
 	return result, nil
+}
+
+// unpublish takes down everything the Ingress published: its objects, its
+// DNSEndpoint and its address.
+func (r *Reconciler) unpublish(ctx context.Context, ing *networkingv1.Ingress) error {
+	if _, err := r.converge(ctx, ing, desired{}); err != nil {
+		return err
+	}
+	if err := r.dropDNSEndpoint(ctx, ing); err != nil {
+		return err
+	}
+	return r.updateAddress(ctx, ing, "")
 }
 
 // dropDNSEndpoint deletes the Ingress's DNSEndpoint if it may have one:
@@ -639,7 +680,7 @@ func lostHostnames(ctx context.Context, kube client.Reader, ing *networkingv1.In
 		})
 		for _, o := range older {
 			if _, seen := yields[o.UID]; !seen {
-				y, err := yieldedBy(ctx, kube, o)
+				y, err := source.YieldedBy(ctx, kube, ownerOf(o))
 				if err != nil {
 					return nil, err
 				}
@@ -652,22 +693,6 @@ func lostHostnames(ctx context.Context, kube client.Reader, ing *networkingv1.In
 		}
 	}
 	return lost, nil
-}
-
-// yieldedBy are the hostnames whose private route ing yielded to the holder
-// of their public claim (source.Yielded), read from its PublicHostnames.
-func yieldedBy(ctx context.Context, kube client.Reader, ing *networkingv1.Ingress) (map[string]string, error) {
-	l := &v1alpha1.PublicHostnameList{}
-	if err := kube.List(ctx, l, client.InNamespace(ing.Namespace), index.Controlled(string(ing.UID))); err != nil {
-		return nil, errors.Wrap(err, "cannot list PublicHostnames")
-	}
-	var own []*v1alpha1.PublicHostname
-	for i := range l.Items {
-		if c := metav1.GetControllerOf(&l.Items[i]); c != nil && c.UID == ing.UID {
-			own = append(own, &l.Items[i])
-		}
-	}
-	return source.Yielded(own), nil
 }
 
 // reportYielded tells the Ingress, once per hostname, that it does not
@@ -683,62 +708,35 @@ func olderThan(a, b *networkingv1.Ingress) bool {
 	return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
 }
 
-// owned lists the managed resources made from this Ingress.
-func (r *Reconciler) owned(ctx context.Context, ing *networkingv1.Ingress) ([]Owned, error) {
-	// By the controller index: the objects this Ingress controls, not every
-	// one of the namespace matched against its label on each reconcile.
-	sel := index.Controlled(string(ing.UID))
-	var out []Owned
-	// DNSRecords are the PublicHostnames' now; an Ingress still controls
-	// the ones it made before published hostnames existed until its
-	// PublicHostnames take them over.
-	for _, l := range []client.ObjectList{&ztv1alpha1.HostnameRouteList{}, &connv1alpha1.VPCServiceList{}, &dnsv1alpha1.DNSRecordList{}} {
-		if err := r.kube.List(ctx, l, client.InNamespace(ing.Namespace), sel); err != nil {
-			return nil, errors.Wrap(err, "cannot list managed resources")
-		}
-		for _, m := range managedItems(l) {
-			if c := metav1.GetControllerOf(m); c != nil && c.UID == ing.UID {
-				out = append(out, m)
-			}
-		}
-	}
-	phs := &v1alpha1.PublicHostnameList{}
-	if err := r.kube.List(ctx, phs, client.InNamespace(ing.Namespace), sel); err != nil {
-		return nil, errors.Wrap(err, "cannot list PublicHostnames")
-	}
-	for i := range phs.Items {
-		if c := metav1.GetControllerOf(&phs.Items[i]); c != nil && c.UID == ing.UID {
-			out = append(out, &phs.Items[i])
-		}
-	}
-	return out, nil
+// children converges what an Ingress makes: managed resources and
+// PublicHostnames, found by the controller index (an Ingress's finalizer
+// releases its children before it goes, so no earlier Ingress of its name
+// leaves any).
+func (r *Reconciler) children() *source.Converger {
+	return &source.Converger{Kube: r.kube, Record: r.record, Kinds: func() []client.ObjectList {
+		// DNSRecords are the PublicHostnames' now; an Ingress still controls
+		// the ones it made before published hostnames existed until its
+		// PublicHostnames take them over.
+		return []client.ObjectList{&ztv1alpha1.HostnameRouteList{}, &connv1alpha1.VPCServiceList{}, &dnsv1alpha1.DNSRecordList{}, &v1alpha1.PublicHostnameList{}}
+	}}
+}
+
+func ownerOf(ing *networkingv1.Ingress) source.Owner {
+	return source.OwnerOf(ing, networkingv1.SchemeGroupVersion.String(), sourceKind, index.Controlled(string(ing.UID)))
 }
 
 // converge creates and updates the desired managed resources and deletes
-// the ones this Ingress made that are no longer wanted.
-func (r *Reconciler) converge(ctx context.Context, ing *networkingv1.Ingress, d desired) (reconcile.Result, error) {
-	want := map[string]bool{}
-	for _, o := range d.objs {
-		want[source.Key(o)] = true
-		if err := r.apply(ctx, ing, o); err != nil {
-			return reconcile.Result{}, err
-		}
+// the ones this Ingress made that are no longer wanted. It returns what the
+// Ingress has after.
+func (r *Reconciler) converge(ctx context.Context, ing *networkingv1.Ingress, d desired) ([]Owned, error) {
+	out, err := r.children().Converge(ctx, ownerOf(ing), source.Desired{Objects: d.objs, Keep: func(m Owned) bool {
+		return d.keepExisting && !d.drops(m) || handedOver(m, d.objs)
+	}})
+	if len(out.Taken) > 0 {
+		// After the translation's own state: this one stands.
+		r.metrics.SetSource(sourceKind, client.ObjectKeyFromObject(ing), metrics.SourceConflict)
 	}
-	have, err := r.owned(ctx, ing)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	for _, m := range have {
-		if want[source.Key(m)] || meta.WasDeleted(m) || d.keepExisting && !d.drops(m) || handedOver(m, d.objs) {
-			continue
-		}
-		if err := r.kube.Delete(ctx, m); client.IgnoreNotFound(err) != nil {
-			return reconcile.Result{}, errors.Wrapf(err, "cannot delete %s %s", source.Kind(m), m.GetName())
-		}
-		// Its own finalizer deletes the Cloudflare object: it is not gone yet.
-		r.record.Event(ing, event.Normal("Deleting"+event.Reason(source.Kind(m)), fmt.Sprintf("Deleting %s %s, no longer wanted; it goes once Cloudflare confirms the deletion", source.Kind(m), m.GetName())))
-	}
-	return reconcile.Result{}, nil
+	return out.Children, err
 }
 
 // handedOver says whether m is a DNS record this Ingress made before
@@ -758,49 +756,15 @@ func handedOver(m client.Object, wanted []Owned) bool {
 	return false
 }
 
-// apply writes the desired spec of one managed resource, refusing to touch
-// one that another owner controls.
-func (r *Reconciler) apply(ctx context.Context, ing *networkingv1.Ingress, want Owned) error {
-	cur := want.DeepCopyObject().(Owned)
-	err := r.kube.Get(ctx, client.ObjectKeyFromObject(want), cur)
-	if kerrors.IsNotFound(err) {
-		if err := r.kube.Create(ctx, want); err != nil {
-			return errors.Wrapf(err, "cannot create %s %s", source.Kind(want), want.GetName())
-		}
-		r.record.Event(ing, event.Normal("Created"+event.Reason(source.Kind(want)), fmt.Sprintf("Created %s %s", source.Kind(want), want.GetName())))
-		return nil
-	}
-	if err != nil {
-		return errors.Wrapf(err, "cannot get %s %s", source.Kind(want), want.GetName())
-	}
-	if c := metav1.GetControllerOf(cur); c == nil || c.UID != ing.UID {
-		// After the translation's own state: this one stands.
-		r.metrics.SetSource(sourceKind, client.ObjectKeyFromObject(ing), metrics.SourceConflict)
-		r.warn(ing, "NameConflict", fmt.Sprintf("%s %s exists and is not controlled by this Ingress; left alone", source.Kind(want), want.GetName()))
-		return nil
-	}
-	if meta.WasDeleted(cur) {
-		return nil // recreated once gone
-	}
-	changed := source.CopySpec(cur, want)
-	if !changed {
-		return nil
-	}
-	return errors.Wrapf(r.kube.Update(ctx, cur), "cannot update %s %s", source.Kind(want), want.GetName())
-}
-
 // release deletes everything the Ingress made and removes the finalizer
 // once it is all gone (each managed resource's own finalizer waits for
 // Cloudflare to confirm).
 func (r *Reconciler) release(ctx context.Context, ing *networkingv1.Ingress) (reconcile.Result, error) {
-	if _, err := r.converge(ctx, ing, desired{}); err != nil {
-		return reconcile.Result{}, err
-	}
-	left, err := r.owned(ctx, ing)
+	gone, err := r.children().Release(ctx, ownerOf(ing))
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if len(left) > 0 {
+	if !gone {
 		// Each one's deletion brings this back (the watch on what it
 		// owns); this is only a safety net. Every 2 s, 1,000 sources
 		// being deleted took most of the reconcile rate the managed

@@ -44,9 +44,11 @@ func TestCopySpec(t *testing.T) {
 			cur: networkRoute("1", resolved), want: networkRoute("1", nil),
 			result: networkRoute("1", resolved),
 		},
-		"RecreatedServiceTakesTheRouteOver": {
-			cur: networkRoute("1", resolved), want: networkRoute("2", nil), changed: true,
-			result: networkRoute("2", resolved),
+		// A recreated Service's routes are made anew (source.Converger), not
+		// taken over: the owner is never copied.
+		"TheOwnerIsNotCopied": {
+			cur: networkRoute("1", resolved), want: networkRoute("2", nil),
+			result: networkRoute("1", resolved),
 		},
 		"AnotherTunnelResolvesAgain": {
 			cur: networkRoute("1", resolved),

@@ -37,6 +37,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnelref"
 	ingresstranslate "github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
@@ -146,7 +147,9 @@ func (r *Reconciler) sharedServicesIn(ctx context.Context, o client.Object) []re
 // sourceKind labels Services in the provider's source metrics.
 const sourceKind = "Service"
 
-// Reconcile converges one Service's private routes and exposed objects.
+// Reconcile converges one Service's private routes and exposed objects:
+// drop what it no longer asks for, read its tunnel, translate and converge
+// the rest, report.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	svc := &corev1.Service{}
 	if err := r.kube.Get(ctx, req.NamespacedName, svc); err != nil {
@@ -157,80 +160,136 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// so this also runs for a Service deleted while the provider was
 		// down).
 		r.metrics.ForgetSource(sourceKind, req.NamespacedName)
-		return reconcile.Result{}, r.release(ctx, req.Namespace, req.Name, nil)
+		return reconcile.Result{}, r.release(ctx, ownerOf(nil, req.Namespace, req.Name))
 	}
+	o := ownerOf(svc, svc.Namespace, svc.Name)
 	if meta.WasDeleted(svc) {
 		r.metrics.ForgetSource(sourceKind, req.NamespacedName)
-		return reconcile.Result{}, r.release(ctx, svc.Namespace, svc.Name, svc)
+		return reconcile.Result{}, r.release(ctx, o)
 	}
+	w, err := r.wanted(ctx, o, svc)
+	if err != nil || !w.routes && !w.exposure {
+		return reconcile.Result{}, err
+	}
+	tgt, err := r.target(ctx, svc)
+	if refusal, ok := target.Refused(err); ok {
+		return r.refused(ctx, o, refusal)
+	}
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if !tgt.Made {
+		// Its credentials (the provider config everything made for the
+		// tunnel uses) are the Tunnel's: wait for the CloudflareTunnel to
+		// make it rather than use the default credentials meanwhile.
+		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
+		return reconcile.Result{RequeueAfter: 5 * time.Second}, nil
+	}
+	conflict, err := r.publish(ctx, o, svc, tgt, w)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.StateOf(w.problem, conflict))
+	return reconcile.Result{}, nil
+}
+
+// wants is what a Service asks of its tunnel.
+type wants struct {
+	// routes: routes for its cluster IPs; exposure: objects by name.
+	routes, exposure bool
+	// problem: its annotations have a problem, reported.
+	problem bool
+}
+
+// wanted reads what the Service asks for, repeats its problems, and
+// deletes what it no longer asks for (while its annotations are bad, its
+// routes stay as they are).
+func (r *Reconciler) wanted(ctx context.Context, o source.Owner, svc *corev1.Service) (wants, error) {
 	routes := translate.PrivateRoutes(translate.Input{Service: svc})
 	exposure := translate.Expose(translate.ExposeInput{Service: svc, ClusterDomain: r.clusterDomain})
-	problem := r.reportProblems(svc, routes, exposure)
+	w := wants{routes: !routes.KeepExisting && routes.Wanted && len(routes.Routes) > 0, exposure: exposure.Wanted, problem: r.reportProblems(svc, routes, exposure)}
+	key := client.ObjectKeyFromObject(svc)
 	if !routes.Wanted && !exposure.Wanted {
-		r.metrics.ForgetSource(sourceKind, req.NamespacedName)
+		r.metrics.ForgetSource(sourceKind, key)
 	} else {
-		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.StateOf(problem, false))
+		r.metrics.SetSource(sourceKind, key, metrics.StateOf(w.problem, false))
 	}
-	if !routes.KeepExisting && (!routes.Wanted || len(routes.Routes) == 0) {
-		if err := r.converge(ctx, svc.Namespace, svc.Name, svc, nil, false); err != nil {
-			return reconcile.Result{}, err
+	if !routes.KeepExisting && !w.routes {
+		if err := r.convergeRoutes(ctx, o, nil); err != nil {
+			return w, err
 		}
 	}
-	if !exposure.Wanted {
-		if _, _, err := r.convergeExposure(ctx, svc.Namespace, svc.Name, svc, exposed{}); err != nil {
-			return reconcile.Result{}, err
+	if !w.exposure {
+		if _, _, err := r.convergeExposure(ctx, o, exposed{}); err != nil {
+			return w, err
 		}
 	}
-	routesWanted := !routes.KeepExisting && routes.Wanted && len(routes.Routes) > 0
-	if !routesWanted && !exposure.Wanted {
-		return reconcile.Result{}, nil
-	}
+	return w, nil
+}
+
+// reasonInvalidTunnel: the tunnel annotation does not parse (reported by
+// the translations).
+const reasonInvalidTunnel = "InvalidTunnelAnnotation"
+
+// target is the tunnel the Service's annotation names, or a
+// *target.Refusal.
+func (r *Reconciler) target(ctx context.Context, svc *corev1.Service) (target.Target, error) {
 	ref, bad := sharing.Parse(svc.Annotations[v1alpha1.AnnotationTunnel], svc.Namespace)
 	if bad != "" {
-		// Reported by the translations; what the Service has stays.
+		return target.Target{}, &target.Refusal{Reason: reasonInvalidTunnel, Message: bad}
+	}
+	return target.Resolve(ctx, r.kube, svc.Namespace, ref)
+}
+
+// refused says why the Service gets nothing through its tunnel, and does
+// what that reason asks: what the Service has stays (a typo must not take
+// routes down), but for a tunnel that does not allow its namespace.
+func (r *Reconciler) refused(ctx context.Context, o source.Owner, why *target.Refusal) (reconcile.Result, error) {
+	svc := o.Object.(*corev1.Service)
+	key := client.ObjectKeyFromObject(svc)
+	switch why.Reason {
+	case reasonInvalidTunnel:
 		return reconcile.Result{}, nil
+	case target.ReasonNotShared:
+		r.warn(svc, why.Reason, fmt.Sprintf("annotation %s: %s; nothing is made through it, and what this Service had there is removed", v1alpha1.AnnotationTunnel, why.Message))
+		r.metrics.SetSource(sourceKind, key, metrics.SourceProblem)
+		return reconcile.Result{RequeueAfter: time.Minute}, r.release(ctx, o)
+	case target.ReasonDeleting:
+		r.warn(svc, why.Reason, fmt.Sprintf("%s; remove the %s annotation or name another tunnel", why.Message, v1alpha1.AnnotationTunnel))
+		r.metrics.SetSource(sourceKind, key, metrics.SourceProblem)
+		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
-	tun, notShared, result, err := r.tunnel(ctx, svc, ref)
-	if notShared {
-		// Not shared with this namespace: unpublish what went through it.
-		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
-		return reconcile.Result{RequeueAfter: time.Minute}, r.release(ctx, svc.Namespace, svc.Name, svc)
-	}
-	if tun == nil || err != nil {
-		if err == nil {
-			r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
-		}
-		return result, err
-	}
-	conflict := false
-	if routesWanted {
-		routes = translate.PrivateRoutes(translate.Input{Service: svc, ProviderConfigRef: tun.Spec.ProviderConfigReference})
-		if err := r.converge(ctx, svc.Namespace, svc.Name, svc, routes.Routes, true); err != nil {
-			return reconcile.Result{}, err
+	r.warn(svc, why.Reason, fmt.Sprintf("annotation %s: %s (name a tunnel of another namespace as <namespace>/<name>); nothing is created, and whatever this Service already has stays as it is until it names a tunnel that exists", v1alpha1.AnnotationTunnel, why.Message))
+	r.metrics.SetSource(sourceKind, key, metrics.SourceProblem)
+	return reconcile.Result{RequeueAfter: time.Minute}, nil
+}
+
+// publish converges what the Service asks of tgt and says whether another
+// holds one of its names or hostnames.
+func (r *Reconciler) publish(ctx context.Context, o source.Owner, svc *corev1.Service, tgt target.Target, w wants) (bool, error) {
+	if w.routes {
+		routes := translate.PrivateRoutes(translate.Input{Service: svc, ProviderConfigRef: tgt.ProviderConfig})
+		if err := r.convergeRoutes(ctx, o, routes.Routes); err != nil {
+			return false, err
 		}
 	}
-	if exposure.Wanted {
-		exposure = translate.Expose(translate.ExposeInput{Service: svc, ClusterDomain: r.clusterDomain, Tunnel: ingresstranslate.Tunnel{
-			Name: ref.Name, Namespace: ref.Namespace, TunnelID: meta.GetExternalName(tun), ProviderConfigRef: tun.Spec.ProviderConfigReference, AdoptByName: tun.Spec.AdoptByName,
-		}})
-		yielded, err := r.yielded(ctx, svc.Namespace, svc.Name)
-		if err != nil {
-			return reconcile.Result{}, err
-		}
-		r.reportYielded(svc, exposure.Hostnames, yielded)
-		kept, taken, err := r.convergeExposure(ctx, svc.Namespace, svc.Name, svc, desiredExposure(exposure, yielded))
-		if err != nil {
-			return reconcile.Result{}, err
-		}
-		conflict = taken || len(yielded) > 0
-		cft := &v1alpha1.CloudflareTunnel{}
-		if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, cft); err != nil {
-			return reconcile.Result{}, errors.Wrap(client.IgnoreNotFound(err), "cannot get CloudflareTunnel")
-		}
-		r.reportExposureFailures(svc, source.TunnelOf(cft), kept)
+	if !w.exposure {
+		return false, nil
 	}
-	r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.StateOf(problem, conflict))
-	return reconcile.Result{}, nil
+	exposure := translate.Expose(translate.ExposeInput{Service: svc, ClusterDomain: r.clusterDomain, Tunnel: ingresstranslate.Tunnel{
+		Name: tgt.Ref.Name, Namespace: tgt.Ref.Namespace, TunnelID: tgt.ID, ProviderConfigRef: tgt.ProviderConfig, AdoptByName: tgt.AdoptByName,
+	}})
+	yielded, err := source.YieldedBy(ctx, r.kube, o)
+	if err != nil {
+		return false, err
+	}
+	r.reportYielded(svc, exposure.Hostnames, yielded)
+	kept, taken, err := r.convergeExposure(ctx, o, desiredExposure(exposure, yielded))
+	if err != nil {
+		return false, err
+	}
+	r.reportExposureFailures(svc, source.TunnelOf(tgt.Tunnel), kept)
+	return taken || len(yielded) > 0, nil
 }
 
 // reportProblems repeats the translations' problems as Warning events and
@@ -248,47 +307,13 @@ func (r *Reconciler) reportProblems(svc *corev1.Service, routes translate.Result
 	return len(routes.Problems) > 0 || routes.KeepExisting || len(exposure.Problems) > 0
 }
 
-// tunnel is the Tunnel MR of the CloudflareTunnel the Service names, or nil
-// when there is none to use yet (said with a Warning, and what the Service
-// has stays as it is: a typo must not take routes down). A tunnel that does
-// not allow the Service's namespace is said too, and notShared: what the
-// Service had through it must go.
-func (r *Reconciler) tunnel(ctx context.Context, svc *corev1.Service, ref sharing.Ref) (_ *ztv1alpha1.Tunnel, notShared bool, _ reconcile.Result, _ error) {
-	cft, refusal, err := sharing.Lookup(ctx, r.kube, svc.Namespace, ref)
-	if err != nil {
-		return nil, false, reconcile.Result{}, err
-	}
-	switch refusal.Reason {
-	case sharing.ReasonTunnelNotFound:
-		r.warn(svc, "TunnelNotFound", fmt.Sprintf("annotation %s: %s (name a tunnel of another namespace as <namespace>/<name>); nothing is created, and whatever this Service already has stays as it is until it names a tunnel that exists", v1alpha1.AnnotationTunnel, refusal.Message))
-		return nil, false, reconcile.Result{RequeueAfter: time.Minute}, nil
-	case sharing.ReasonTunnelNotShared:
-		r.warn(svc, sharing.ReasonTunnelNotShared, fmt.Sprintf("annotation %s: %s; nothing is made through it, and what this Service had there is removed", v1alpha1.AnnotationTunnel, refusal.Message))
-		return nil, true, reconcile.Result{}, nil
-	}
-	if meta.WasDeleted(cft) {
-		r.warn(svc, "TunnelDeleting", fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is made through it; remove the %s annotation or name another tunnel", ref.Name, v1alpha1.AnnotationTunnel))
-		return nil, false, reconcile.Result{RequeueAfter: 30 * time.Second}, nil
-	}
-	tun, err := tunnelref.Get(ctx, r.kube, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name})
-	if err != nil {
-		if kerrors.IsNotFound(err) {
-			// Its credentials (the provider config everything made for the
-			// tunnel uses) are the Tunnel's: wait for the CloudflareTunnel
-			// to make it rather than use the default credentials meanwhile.
-			return nil, false, reconcile.Result{RequeueAfter: 5 * time.Second}, nil
-		}
-		return nil, false, reconcile.Result{}, errors.Wrap(err, "cannot get Tunnel")
-	}
-	return tun, false, reconcile.Result{}, nil
-}
-
-// release deletes everything made for the Service called svcName.
-func (r *Reconciler) release(ctx context.Context, ns, svcName string, svc *corev1.Service) error {
-	if err := r.converge(ctx, ns, svcName, svc, nil, false); err != nil {
+// release deletes everything made for the Service o (and for any earlier
+// Service of its name).
+func (r *Reconciler) release(ctx context.Context, o source.Owner) error {
+	if err := r.convergeRoutes(ctx, o, nil); err != nil {
 		return err
 	}
-	_, _, err := r.convergeExposure(ctx, ns, svcName, svc, exposed{})
+	_, _, err := r.convergeExposure(ctx, o, exposed{})
 	return err
 }
 
@@ -296,88 +321,55 @@ func (r *Reconciler) warn(svc *corev1.Service, reason, msg string) {
 	r.record.Event(svc, event.Warning(event.Reason(reason), errors.New(msg)))
 }
 
-// owned lists the routes made for the Service called name: by label, and
-// controlled by a Service of that name, this one or one deleted before it
-// (whose routes this one takes over or removes).
-func (r *Reconciler) owned(ctx context.Context, ns, svcName string) ([]ztv1alpha1.NetworkRoute, error) {
-	l := &ztv1alpha1.NetworkRouteList{}
-	if err := r.kube.List(ctx, l, client.InNamespace(ns), client.MatchingLabels{publish.LabelService: publish.LabelValue(svcName)}); err != nil {
-		return nil, errors.Wrap(err, "cannot list NetworkRoutes")
+// ownerOf is svc as the owner of what is made for it. Services carry no
+// finalizer: a Service gone is an owner without UID, whose objects are
+// found by the label naming it and released.
+func ownerOf(svc *corev1.Service, ns, svcName string) source.Owner {
+	o := source.Owner{APIVersion: "v1", Kind: sourceKind, Namespace: ns, Name: svcName,
+		Select: client.MatchingLabels{publish.LabelService: publish.LabelValue(svcName)}}
+	if svc != nil {
+		o.Object, o.UID = svc, svc.UID
 	}
-	var out []ztv1alpha1.NetworkRoute
-	for _, rt := range l.Items {
-		if c := metav1.GetControllerOf(&rt); c != nil && c.Kind == "Service" && c.Name == svcName {
-			out = append(out, rt)
-		}
-	}
-	return out, nil
+	return o
 }
 
-// converge applies want and deletes the Service's other routes. svc is nil
-// when the Service is gone. reportFailures repeats the routes' failures on
-// the Service.
-func (r *Reconciler) converge(ctx context.Context, ns, svcName string, svc *corev1.Service, want []*ztv1alpha1.NetworkRoute, reportFailures bool) error {
-	have, err := r.owned(ctx, ns, svcName)
-	if err != nil {
+// routeChildren converges a Service's NetworkRoutes.
+func (r *Reconciler) routeChildren() *source.Converger {
+	return &source.Converger{Kube: r.kube, Record: r.record,
+		Kinds: func() []client.ObjectList { return []client.ObjectList{&ztv1alpha1.NetworkRouteList{}} },
+		Copy: func(cur, want source.Owned) bool {
+			return CopySpec(cur.(*ztv1alpha1.NetworkRoute), want.(*ztv1alpha1.NetworkRoute))
+		},
+	}
+}
+
+// convergeRoutes applies want, deletes the Service's other routes and
+// repeats the failures of those it keeps on the Service.
+func (r *Reconciler) convergeRoutes(ctx context.Context, o source.Owner, want []*ztv1alpha1.NetworkRoute) error {
+	d := source.Desired{}
+	for _, w := range want {
+		d.Objects = append(d.Objects, w)
+	}
+	out, err := r.routeChildren().Converge(ctx, o, d)
+	r.forget(out.Released)
+	if len(out.Taken) > 0 {
+		// After the translation's own state: this one stands.
+		r.metrics.SetSource(sourceKind, types.NamespacedName{Namespace: o.Namespace, Name: o.Name}, metrics.SourceConflict)
+	}
+	if err != nil || len(want) == 0 {
 		return err
 	}
-	wanted := map[string]bool{}
-	for _, w := range want {
-		wanted[w.Name] = true
-		if err := r.apply(ctx, svc, w); err != nil {
-			return err
-		}
-	}
-	for i := range have {
-		rt := &have[i]
-		if wanted[rt.Name] {
-			if reportFailures {
-				r.reportFailure(svc, rt)
-			}
-			continue
-		}
-		if meta.WasDeleted(rt) {
-			continue
-		}
-		if err := r.kube.Delete(ctx, rt); client.IgnoreNotFound(err) != nil {
-			return errors.Wrapf(err, "cannot delete NetworkRoute %s", rt.Name)
-		}
-		r.reported.Delete(rt.UID)
-		if svc != nil {
-			r.record.Event(svc, event.Normal("DeletingNetworkRoute", fmt.Sprintf("Deleting NetworkRoute %s (%s), no longer wanted; it goes once Cloudflare confirms the deletion", rt.Name, rt.Spec.ForProvider.Network)))
-		}
+	for _, m := range out.Children {
+		r.reportFailure(o.Object, m.(*ztv1alpha1.NetworkRoute))
 	}
 	return nil
 }
 
-// apply creates or updates one route, never touching one that something
-// other than a Service of this name controls.
-func (r *Reconciler) apply(ctx context.Context, svc *corev1.Service, want *ztv1alpha1.NetworkRoute) error {
-	cur := &ztv1alpha1.NetworkRoute{}
-	err := r.kube.Get(ctx, client.ObjectKeyFromObject(want), cur)
-	if kerrors.IsNotFound(err) {
-		if err := r.kube.Create(ctx, want); err != nil {
-			return errors.Wrapf(err, "cannot create NetworkRoute %s", want.Name)
-		}
-		r.record.Event(svc, event.Normal("CreatedNetworkRoute", fmt.Sprintf("Created NetworkRoute %s for %s", want.Name, want.Spec.ForProvider.Network)))
-		return nil
+// forget drops what was said about objects released.
+func (r *Reconciler) forget(ms []source.Owned) {
+	for _, m := range ms {
+		r.reported.Delete(m.GetUID())
 	}
-	if err != nil {
-		return errors.Wrapf(err, "cannot get NetworkRoute %s", want.Name)
-	}
-	if c := metav1.GetControllerOf(cur); c == nil || c.Kind != "Service" || c.Name != svc.Name {
-		// After the translation's own state: this one stands.
-		r.metrics.SetSource(sourceKind, client.ObjectKeyFromObject(svc), metrics.SourceConflict)
-		r.warn(svc, "NameConflict", fmt.Sprintf("NetworkRoute %s exists and is not controlled by this Service; left alone", want.Name))
-		return nil
-	}
-	if meta.WasDeleted(cur) {
-		return nil // recreated once gone
-	}
-	if !CopySpec(cur, want) {
-		return nil
-	}
-	return errors.Wrapf(r.kube.Update(ctx, cur), "cannot update NetworkRoute %s", want.Name)
 }
 
 // CopySpec sets cur to want's labels, owner, and desired fields, keeping
@@ -386,8 +378,6 @@ func (r *Reconciler) apply(ctx context.Context, svc *corev1.Service, want *ztv1a
 func CopySpec(cur, want *ztv1alpha1.NetworkRoute) bool {
 	before := cur.DeepCopy()
 	cur.SetLabels(want.GetLabels())
-	// The Service of this name now, if it was recreated.
-	cur.SetOwnerReferences(want.GetOwnerReferences())
 	w, c := want.Spec.ForProvider, &cur.Spec.ForProvider
 	c.Network, c.Comment = w.Network, w.Comment
 	if !equality.Semantic.DeepEqual(c.TunnelIDRef, w.TunnelIDRef) {
@@ -404,7 +394,7 @@ func CopySpec(cur, want *ztv1alpha1.NetworkRoute) bool {
 // reportFailure repeats a route's failure (an overlap with someone else's
 // route, a virtual network that does not exist) on the Service, once per
 // distinct message.
-func (r *Reconciler) reportFailure(svc *corev1.Service, rt *ztv1alpha1.NetworkRoute) {
+func (r *Reconciler) reportFailure(svc client.Object, rt *ztv1alpha1.NetworkRoute) {
 	c := rt.GetCondition(xpv2.TypeSynced)
 	if c.Status != corev1.ConditionFalse || c.Message == "" {
 		r.reported.Delete(rt.UID)
@@ -414,5 +404,5 @@ func (r *Reconciler) reportFailure(svc *corev1.Service, rt *ztv1alpha1.NetworkRo
 		return
 	}
 	r.reported.Store(rt.UID, c.Message)
-	r.warn(svc, "NetworkRouteFailed", fmt.Sprintf("NetworkRoute %s (%s): %s", rt.Name, rt.Spec.ForProvider.Network, c.Message))
+	r.record.Event(svc, event.Warning("NetworkRouteFailed", errors.New(fmt.Sprintf("NetworkRoute %s (%s): %s", rt.Name, rt.Spec.ForProvider.Network, c.Message))))
 }
