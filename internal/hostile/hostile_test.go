@@ -1082,7 +1082,8 @@ func entries() []entry {
 		{name: "NetworkRoute/OverlapsARouteMadeAMomentAgo", answer: custom, run: overlapsAFreshRoute},
 		{name: "CloudflareTunnel/RotationRequestedForTheYear2099", answer: custom, run: rotatesInTheYear2099},
 		{name: "CloudflareTunnel/SharedWithEveryNamespace", answer: custom, run: sharesWithEveryone},
-		{name: "Ingress/HostnameHeldByAPublicHostname", answer: custom, run: takesAHeldHostname},
+		{name: "Ingress/HostnameHeldByAPublicHostname", answer: custom, run: takesAHeldHostname,
+			check: noRoute("held-")},
 		{name: "Service/PublicWithAVPCService", answer: custom, run: publishesAVPCServiceByItsPublicName},
 	}
 }

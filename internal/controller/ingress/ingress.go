@@ -408,9 +408,15 @@ func (r *Reconciler) desired(ctx context.Context, ing *networkingv1.Ingress, res
 		return desired{}, err
 	}
 	r.reportYielded(ing, res.Hostnames, yielded)
+	undecided, err := source.UndecidedBy(ctx, r.kube, ownerOf(ing), publicHostnames(res))
+	if err != nil {
+		return desired{}, err
+	}
 	r.metrics.SetSource(sourceKind, client.ObjectKeyFromObject(ing), metrics.StateOf(len(res.Problems) > 0, len(lost)+len(yielded) > 0))
 	d := desiredFrom(res, lost, yielded, len(res.Problems) == 0)
 	d.keepExisting = len(res.Problems) > 0
+	d.undecided = undecided
+	d.objs = slices.DeleteFunc(d.objs, d.awaits)
 	return d, nil
 }
 
@@ -543,6 +549,26 @@ type desired struct {
 	// yielded to the holder of their public claim: bad input must not keep
 	// a route that is someone else's.
 	yielded map[string]string
+	// undecided: hostnames whose public claim is not answered yet; their
+	// private route waits for the answer (source.Undecided), one made
+	// already stays.
+	undecided map[string]bool
+}
+
+// awaits says whether m is a private route that waits for its hostname's
+// public claim to be answered.
+func (d desired) awaits(m Owned) bool {
+	rt, ok := m.(*ztv1alpha1.HostnameRoute)
+	return ok && d.undecided[cloudflare.NormalizeHostname(rt.Spec.ForProvider.Hostname)] && !d.drops(m)
+}
+
+// publicHostnames are the hostnames res claims publicly.
+func publicHostnames(res translate.Result) []string {
+	out := make([]string, 0, len(res.Published))
+	for _, ph := range res.Published {
+		out = append(out, ph.Spec.Hostname)
+	}
+	return out
 }
 
 // drops says whether m goes even when existing objects are kept.
@@ -730,7 +756,7 @@ func ownerOf(ing *networkingv1.Ingress) source.Owner {
 // Ingress has after.
 func (r *Reconciler) converge(ctx context.Context, ing *networkingv1.Ingress, d desired) ([]Owned, error) {
 	out, err := r.children().Converge(ctx, ownerOf(ing), source.Desired{Objects: d.objs, Keep: func(m Owned) bool {
-		return d.keepExisting && !d.drops(m) || handedOver(m, d.objs)
+		return d.keepExisting && !d.drops(m) || handedOver(m, d.objs) || d.awaits(m)
 	}})
 	if len(out.Taken) > 0 {
 		// After the translation's own state: this one stands.

@@ -23,6 +23,26 @@ type exposed struct {
 	// ...but the private routes of these hostnames, yielded to the holder
 	// of their public claim: bad input must not keep someone else's route.
 	yielded map[string]string
+	// undecided: hostnames whose public claim is not answered yet; their
+	// private route waits for the answer (source.Undecided), one made
+	// already stays.
+	undecided map[string]bool
+}
+
+// awaits says whether m is a private route that waits for its hostname's
+// public claim to be answered.
+func (d exposed) awaits(m source.Owned) bool {
+	rt, ok := m.(*ztv1alpha1.HostnameRoute)
+	return ok && d.undecided[hostname.Normalize(rt.Spec.ForProvider.Hostname)] && !d.drops(m)
+}
+
+// publicHostnames are the hostnames res claims publicly.
+func publicHostnames(res translate.Exposure) []string {
+	out := make([]string, 0, len(res.Published))
+	for _, ph := range res.Published {
+		out = append(out, ph.Spec.Hostname)
+	}
+	return out
 }
 
 // drops says whether m goes even when existing objects are kept.
@@ -41,11 +61,12 @@ func (d exposed) drops(m source.Owned) bool {
 // published whole, or keeps what it had), as for an Ingress. No private
 // route is made for a hostname whose public claim lost (yielded, see
 // source.Yielded): whoever holds the hostname holds its route; the
-// PublicHostname stays, waiting in line.
-func desiredExposure(res translate.Exposure, yielded map[string]string) exposed {
-	d := exposed{keepExisting: len(res.Problems) > 0, yielded: yielded}
+// PublicHostname stays, waiting in line. Nor, yet, for one whose claim is
+// not answered (undecided).
+func desiredExposure(res translate.Exposure, yielded map[string]string, undecided map[string]bool) exposed {
+	d := exposed{keepExisting: len(res.Problems) > 0, yielded: yielded, undecided: undecided}
 	for _, o := range res.Routes {
-		if _, y := yielded[hostname.Normalize(o.Spec.ForProvider.Hostname)]; !y {
+		if _, y := yielded[hostname.Normalize(o.Spec.ForProvider.Hostname)]; !y && !d.awaits(o) {
 			d.objs = append(d.objs, o)
 		}
 	}
@@ -77,7 +98,7 @@ func (r *Reconciler) reportYielded(svc *corev1.Service, hosts []string, yielded 
 // objects. It returns what is left of them, and whether a name was taken.
 func (r *Reconciler) convergeExposure(ctx context.Context, o source.Owner, d exposed) ([]source.Owned, bool, error) {
 	out, err := r.exposedChildren().Converge(ctx, o, source.Desired{Objects: d.objs, Keep: func(m source.Owned) bool {
-		return d.keepExisting && !d.drops(m)
+		return d.keepExisting && !d.drops(m) || d.awaits(m)
 	}})
 	r.forget(out.Released)
 	return out.Children, len(out.Taken) > 0, err

@@ -284,7 +284,11 @@ func (r *Reconciler) publish(ctx context.Context, o source.Owner, svc *corev1.Se
 		return false, err
 	}
 	r.reportYielded(svc, exposure.Hostnames, yielded)
-	kept, taken, err := r.convergeExposure(ctx, o, desiredExposure(exposure, yielded))
+	undecided, err := source.UndecidedBy(ctx, r.kube, o, publicHostnames(exposure))
+	if err != nil {
+		return false, err
+	}
+	kept, taken, err := r.convergeExposure(ctx, o, desiredExposure(exposure, yielded, undecided))
 	if err != nil {
 		return false, err
 	}

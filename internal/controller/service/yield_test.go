@@ -25,19 +25,26 @@ func TestDesiredExposureYieldsTheRouteOfALostPublicClaim(t *testing.T) {
 	withProblem := res
 	withProblem.Problems = []ingress.Problem{{Field: "f", Message: "bad"}}
 	cases := map[string]struct {
-		res     translate.Exposure
-		yielded map[string]string
-		want    []string
-		drops   bool
+		res       translate.Exposure
+		yielded   map[string]string
+		undecided map[string]bool
+		want      []string
+		drops     bool
+		awaits    bool
 	}{
 		"Held":                     {res: res, want: []string{"HostnameRoute/x-route", "PublicHostname/x-host"}},
 		"Yielded":                  {res: res, yielded: map[string]string{"x.example.com": "team-a/x"}, want: []string{"PublicHostname/x-host"}, drops: true},
 		"YieldedDespiteAProblem":   {res: withProblem, yielded: map[string]string{"x.example.com": "team-a/x"}, drops: true},
 		"AnotherHostnameIsNotDrop": {res: res, yielded: map[string]string{"y.example.com": "team-a/y"}, want: []string{"HostnameRoute/x-route", "PublicHostname/x-host"}},
+		// The claim's answer is not in yet: no route is made, one made
+		// already is kept (awaits), the PublicHostname is made.
+		"Undecided":          {res: res, undecided: map[string]bool{"x.example.com": true}, want: []string{"PublicHostname/x-host"}, awaits: true},
+		"AnotherUndecided":   {res: res, undecided: map[string]bool{"y.example.com": true}, want: []string{"HostnameRoute/x-route", "PublicHostname/x-host"}},
+		"YieldedOverAwaited": {res: res, yielded: map[string]string{"x.example.com": "team-a/x"}, undecided: map[string]bool{"x.example.com": true}, want: []string{"PublicHostname/x-host"}, drops: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			d := desiredExposure(tc.res, tc.yielded)
+			d := desiredExposure(tc.res, tc.yielded, tc.undecided)
 			var got []string
 			for _, o := range d.objs {
 				got = append(got, source.Key(o))
@@ -47,6 +54,9 @@ func TestDesiredExposureYieldsTheRouteOfALostPublicClaim(t *testing.T) {
 			}
 			if got := d.drops(route("x-route", "x.example.com")); got != tc.drops {
 				t.Errorf("drops the route: %t, want %t", got, tc.drops)
+			}
+			if got := d.awaits(route("x-route", "x.example.com")); got != tc.awaits {
+				t.Errorf("awaits the claim's answer: %t, want %t", got, tc.awaits)
 			}
 			if d.drops(ph) {
 				t.Error("drops the PublicHostname, which waits in line")

@@ -15,6 +15,25 @@ import (
 // their public claim (Yielded), read from the PublicHostnames o controls,
 // by UID.
 func YieldedBy(ctx context.Context, kube client.Reader, o Owner) (map[string]string, error) {
+	own, err := claimsOf(ctx, kube, o)
+	if err != nil {
+		return nil, err
+	}
+	return Yielded(own), nil
+}
+
+// UndecidedBy are the hostnames of public (o's public claims) whose claim
+// is not answered yet (Undecided), read as YieldedBy.
+func UndecidedBy(ctx context.Context, kube client.Reader, o Owner, public []string) (map[string]bool, error) {
+	own, err := claimsOf(ctx, kube, o)
+	if err != nil {
+		return nil, err
+	}
+	return Undecided(own, public), nil
+}
+
+// claimsOf are the PublicHostnames o controls, by UID.
+func claimsOf(ctx context.Context, kube client.Reader, o Owner) ([]*v1alpha1.PublicHostname, error) {
 	l := &v1alpha1.PublicHostnameList{}
 	opts := []client.ListOption{client.InNamespace(o.Namespace)}
 	if o.Select != nil {
@@ -29,5 +48,5 @@ func YieldedBy(ctx context.Context, kube client.Reader, o Owner) (map[string]str
 			own = append(own, &l.Items[i])
 		}
 	}
-	return Yielded(own), nil
+	return own, nil
 }

@@ -49,6 +49,37 @@ func Yielded(phs []*v1alpha1.PublicHostname) map[string]string {
 	return lost
 }
 
+// Undecided are the hostnames (hostname.Normalize's form) of public, the
+// source's public claims, that its tunnel has not answered yet: no
+// PublicHostname of the source's for it yet, or one whose Accepted
+// condition is missing or still waits for the tunnel. A private route is
+// made for such a hostname only once the claim is answered, so a claim
+// that loses never routes privately, not even for a moment, into the
+// loser's tunnel; a route already made is kept meanwhile.
+func Undecided(phs []*v1alpha1.PublicHostname, public []string) map[string]bool {
+	out := map[string]bool{}
+	for _, h := range public {
+		out[hostname.Normalize(h)] = true
+	}
+	for _, ph := range phs {
+		if !meta.WasDeleted(ph) && answered(ph) {
+			delete(out, hostname.Normalize(ph.Spec.Hostname))
+		}
+	}
+	return out
+}
+
+// answered says whether ph's tunnel has said whether it holds its hostname.
+func answered(ph *v1alpha1.PublicHostname) bool {
+	c := ph.GetCondition(publichostname.TypeAccepted)
+	switch {
+	case c.Status != corev1.ConditionTrue && c.Status != corev1.ConditionFalse:
+		return false
+	default:
+		return c.Reason != publichostname.ReasonWaitingForTunnel
+	}
+}
+
 // YieldMessage says why a source does not route a hostname privately.
 func YieldMessage(kind, host, holder string) string {
 	by := "an older claim"

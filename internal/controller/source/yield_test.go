@@ -65,3 +65,33 @@ func TestYielded(t *testing.T) {
 		})
 	}
 }
+
+func TestUndecided(t *testing.T) {
+	deleting := ph("api.example.com", "held", "")
+	deleting.DeletionTimestamp = ptr.To(metav1.Now())
+	refused := ph("api.example.com", "", "")
+	refused.SetConditions(xpv2.Condition{Type: publichostname.TypeAccepted, Status: "False", Reason: publichostname.ReasonTunnelNotShared})
+	cases := map[string]struct {
+		reason string
+		phs    []*v1alpha1.PublicHostname
+		public []string
+		want   map[string]bool
+	}{
+		"NoPublicClaims":      {"a private-only source waits for nothing", nil, nil, map[string]bool{}},
+		"NotMadeYet":          {"a claim whose PublicHostname is not made yet is not answered", nil, []string{"API.example.com."}, map[string]bool{"api.example.com": true}},
+		"NoAnswerYet":         {"a PublicHostname without Accepted is not answered", []*v1alpha1.PublicHostname{ph("api.example.com", "", "")}, []string{"api.example.com"}, map[string]bool{"api.example.com": true}},
+		"WaitingForTheTunnel": {"one waiting for its tunnel is not answered", []*v1alpha1.PublicHostname{ph("api.example.com", "waiting", "")}, []string{"api.example.com"}, map[string]bool{"api.example.com": true}},
+		"Held":                {"a held claim is answered", []*v1alpha1.PublicHostname{ph("api.example.com", "held", "")}, []string{"api.example.com"}, map[string]bool{}},
+		"Lost":                {"a lost claim is answered (Yielded says what follows)", []*v1alpha1.PublicHostname{ph("api.example.com", "lost", "team-a/api")}, []string{"api.example.com"}, map[string]bool{}},
+		"RefusedOtherwise":    {"a refusal other than a conflict is an answer: the route does not wait forever", []*v1alpha1.PublicHostname{refused}, []string{"api.example.com"}, map[string]bool{}},
+		"BeingDeleted":        {"an answer of a PublicHostname being deleted does not count", []*v1alpha1.PublicHostname{deleting}, []string{"api.example.com"}, map[string]bool{"api.example.com": true}},
+		"WildcardAndApex":     {"a wildcard shares its apex's route: either answered decides", []*v1alpha1.PublicHostname{ph("*.api.example.com", "held", "")}, []string{"api.example.com", "*.api.example.com"}, map[string]bool{}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Undecided(tc.phs, tc.public)); diff != "" {
+				t.Errorf("%s: Undecided (-want +got):\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
