@@ -243,4 +243,3 @@ func waitCondition(t *testing.T, cr *tv1alpha1.CloudflareTunnel, ct xpv2.Conditi
 	})
 	return got
 }
-
