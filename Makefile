@@ -57,15 +57,11 @@ envtest-assets: ## Build kube-apiserver and etcd for tests (cached by version) a
 	@bash hack/envtest-bins.sh
 
 .PHONY: test
-test: ## Unit and integration tests (real kube-apiserver + etcd), the Helm chart and the alerting rules.
+test: ## Unit and integration tests (real kube-apiserver + etcd; the rest under the race detector), the Helm chart and the alerting rules.
 	@assets="$$(bash hack/envtest-bins.sh)"; helm="$$(bash hack/helm.sh)"; \
 	echo "control plane binaries: $$assets"; echo "helm: $$helm"; \
-	mkdir -p _output; KUBEBUILDER_ASSETS="$$assets" HELM="$$helm" $(GO) test -count=1 -timeout 30m -coverprofile=_output/cover.out ./...
+	KUBEBUILDER_ASSETS="$$assets" HELM="$$helm" GO="$(GO)" bash hack/test.sh
 	cd tools/promrules && GOWORK=off $(GO) test -count=1 ./...
-
-.PHONY: test-race
-test-race: ## The tests that start no control plane, under the race detector (hack/race-packages.sh).
-	$(GO) test -race -count=1 -timeout 20m $$(bash hack/race-packages.sh)
 
 # Not part of `make test`: minutes of wall time against the real rate limit.
 # N is the number of Ingresses, STEADY the steady-state window measured after

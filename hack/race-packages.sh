@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Print the packages whose tests start no control plane (no envtest, no
 # provider under test): they run under the race detector in CI
-# (make test-race). A package whose tests start a kube-apiserver is left out:
+# (make test runs them with -race). A package whose tests start a kube-apiserver is left out:
 # its controllers would run several times slower under the detector.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# make test: every Go test of the module, with coverage per package
+# (_output/cover.out, _output/cover-race.out). The packages whose tests start
+# no control plane (hack/race-packages.sh) run under the race detector, in
+# the background while the integration packages run: those mostly wait on
+# their controllers, so the race build's CPU fits beside them instead of
+# adding its minutes after them.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+GO="${GO:-go}"
+mkdir -p _output
+race="$(bash hack/race-packages.sh)" || exit 1
+rest="$($GO list ./... | grep -vxF -f <(printf '%s\n' "$race"))"
+# shellcheck disable=SC2086 # package lists
+$GO test -race -count=1 -timeout 20m -coverprofile=_output/cover-race.out $race >_output/test-race.log 2>&1 &
+racepid=$!
+# shellcheck disable=SC2086
+$GO test -count=1 -timeout 30m -coverprofile=_output/cover.out $rest
+rc=$?
+wait "$racepid"
+racerc=$?
+echo "== under the race detector (hack/race-packages.sh):"
+cat _output/test-race.log
+(( rc == 0 && racerc == 0 ))
