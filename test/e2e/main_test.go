@@ -110,6 +110,15 @@ func TestMain(m *testing.M) {
 	}
 	env = h
 	code := m.Run()
+	// After every test, in whatever order they ran (-shuffle).
+	if failures := secretsNeverLeak(); len(failures) > 0 {
+		fmt.Println("--- FAIL: secrets never leak (checked after every test)")
+		for _, f := range failures {
+			fmt.Println("    " + f)
+		}
+		fmt.Println("FAIL")
+		code = 1
+	}
 	h.stop()
 	os.Exit(code)
 }

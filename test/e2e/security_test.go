@@ -210,30 +210,32 @@ func TestPodsPassRestrictedPodSecurity(t *testing.T) {
 	})
 }
 
-// TestZZSecretsNeverLeak runs last (the name sorts last in this file, and
-// this file last): every API token and tunnel run token the suite used must
-// appear nowhere in the provider's log (written at debug level), in any
-// Event, in the status of any object, or in any process's command line.
-func TestZZSecretsNeverLeak(t *testing.T) {
+// secretsNeverLeak runs after every test (TestMain), whatever their order:
+// every API token and tunnel run token the suite used must appear nowhere in
+// the provider's log (written at debug level), in any Event, in the status
+// of any object, or in any process's command line. It returns what it
+// found, and logs where it looked.
+func secretsNeverLeak() (failures []string) {
 	ctx := context.Background()
+	errorf := func(format string, args ...any) { failures = append(failures, fmt.Sprintf(format, args...)) }
 	secrets := append([]string{env.token}, env.sim.RunTokens()...)
 	if len(secrets) < 3 {
-		t.Fatalf("only %d secrets to look for; the suite made no tunnels?", len(secrets))
+		return []string{fmt.Sprintf("only %d secrets to look for; the suite made no tunnels?", len(secrets))}
 	}
 	var places []place
 
 	logBytes, err := os.ReadFile(env.provider.Log)
 	if err != nil {
-		t.Fatal(err)
+		return []string{err.Error()}
 	}
 	if !strings.Contains(string(logBytes), `"level":"debug"`) && !strings.Contains(string(logBytes), "DEBUG") {
-		t.Errorf("the provider's log has no debug lines: the check would not cover debug logging")
+		errorf("the provider's log has no debug lines: the check would not cover debug logging")
 	}
 	places = append(places, place{"provider log (debug)", string(logBytes)})
 
 	events := &corev1.EventList{}
 	if err := env.kube.List(ctx, events); err != nil {
-		t.Fatal(err)
+		return []string{err.Error()}
 	}
 	var ev strings.Builder
 	for _, e := range events.Items {
@@ -253,7 +255,7 @@ func TestZZSecretsNeverLeak(t *testing.T) {
 		l.SetAPIVersion(strings.Join(parts[:len(parts)-1], "/"))
 		l.SetKind(parts[len(parts)-1])
 		if err := env.kube.List(ctx, l); err != nil {
-			t.Fatalf("list %s: %v", gvk, err)
+			return append(failures, fmt.Sprintf("list %s: %v", gvk, err))
 		}
 		var sb strings.Builder
 		for _, o := range l.Items {
@@ -273,7 +275,7 @@ func TestZZSecretsNeverLeak(t *testing.T) {
 		}
 	}
 	if pid := env.provider.pid(); pid != 0 && !strings.Contains(cmdlines.String(), env.provider.Bin) {
-		t.Errorf("the provider's command line (pid %d) was not among those read", pid)
+		errorf("the provider's command line (pid %d) was not among those read", pid)
 	}
 	places = append(places, place{fmt.Sprintf("%d process command lines", len(procs)), cmdlines.String()})
 
@@ -284,11 +286,12 @@ func TestZZSecretsNeverLeak(t *testing.T) {
 				if i == 0 {
 					what = "the Cloudflare API token"
 				}
-				t.Errorf("%s found in %s", what, p.name)
+				errorf("%s found in %s", what, p.name)
 			}
 		}
 	}
-	t.Logf("looked for %d secrets (1 API token, %d tunnel run tokens) in: %s", len(secrets), len(secrets)-1, placeNames(places))
+	fmt.Printf("secrets never leak: looked for %d secrets (1 API token, %d tunnel run tokens) in: %s", len(secrets), len(secrets)-1, placeNames(places))
+	return failures
 }
 
 // place is where a secret must not appear, and what it holds.
