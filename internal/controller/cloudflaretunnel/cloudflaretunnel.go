@@ -73,7 +73,6 @@ const (
 	ReasonTooFewConnectors   xpv2.ConditionReason = "TooFewConnectors"
 	ReasonTunnelNotReady     xpv2.ConditionReason = "TunnelNotReady"
 	ReasonTunnelNotSynced    xpv2.ConditionReason = "TunnelNotSynced"
-	ReasonTunnelNameTaken    xpv2.ConditionReason = "TunnelNameTaken"
 	ReasonTunnelReplaced     xpv2.ConditionReason = "TunnelReplaced"
 	ReasonTunnelInUse        xpv2.ConditionReason = "TunnelInUse"
 	ReasonDeleting           xpv2.ConditionReason = "Deleting"
@@ -392,7 +391,7 @@ func (r *Reconciler) applyChildren(ctx context.Context, cr *v1alpha1.CloudflareT
 		switch {
 		case mr.IsTakenMessage(tun.GetCondition(xpv2.TypeSynced).Message):
 			// It will not resolve itself, and the name cannot be changed.
-			reason, msg = ReasonTunnelNameTaken, fmt.Sprintf("the Cloudflare tunnel name %q is taken: %s. spec.tunnelName is immutable: delete this CloudflareTunnel and create it again with another tunnelName; or, if that tunnel is this cluster's own from before a rebuild, set spec.adoptByName: true", TunnelName(cr), conditionMessage(tun))
+			reason, msg = v1alpha1.ReasonTunnelNameTaken, fmt.Sprintf("the Cloudflare tunnel name %q is taken: %s. spec.tunnelName is immutable: delete this CloudflareTunnel and create it again with another tunnelName; or, if that tunnel is this cluster's own from before a rebuild, set spec.adoptByName: true", TunnelName(cr), conditionMessage(tun))
 		case !tunnelReady:
 			reason, msg = ReasonWaitingForTunnel, "waiting for Tunnel "+tun.Name+" to be created in Cloudflare: "+conditionMessage(tun)
 		}

@@ -508,7 +508,7 @@ func TestATakenTunnelNameSaysToRecreate(t *testing.T) {
 		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("taken-" + ns), Replicas: ptr.To[int32](1)},
 	}
 	p.Create(t, cr)
-	c := waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionFalse, cloudflaretunnel.ReasonTunnelNameTaken)
+	c := waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionFalse, v1alpha1.ReasonTunnelNameTaken)
 	for _, want := range []string{theirs.ID, "immutable", "create it again with another tunnelName"} {
 		if !strings.Contains(c.Message, want) {
 			t.Errorf("Ready message %q does not say %q", c.Message, want)

@@ -158,10 +158,10 @@ func TestFailureOf(t *testing.T) {
 		reason, in string
 	}{
 		"ARouteNotSynced":    {o: route, reason: "NameTaken", in: "not created by this resource"},
-		"HostnameConflict":   {o: withConditions(cond(publichostname.TypeAccepted, corev1.ConditionFalse, "HostnameConflict", "held by b")), reason: "HostnameConflict", in: "held by b"},
-		"RecordRefused":      {o: withConditions(cond(publichostname.TypeDNSReady, corev1.ConditionFalse, publichostname.ReasonDNSRefused, "DNSRecord x: not allowed: zone")), reason: "NotAllowed", in: "not allowed"},
-		"WaitingIsNoFailure": {o: withConditions(cond(publichostname.TypeDNSReady, corev1.ConditionFalse, publichostname.ReasonWaitingForTunnel, "waiting"))},
-		"Healthy":            {o: withConditions(cond(publichostname.TypeAccepted, corev1.ConditionTrue, "Accepted", "ok"))},
+		"HostnameConflict":   {o: withConditions(cond(v1alpha1.TypeAccepted, corev1.ConditionFalse, "HostnameConflict", "held by b")), reason: "HostnameConflict", in: "held by b"},
+		"RecordRefused":      {o: withConditions(cond(v1alpha1.TypeDNSReady, corev1.ConditionFalse, v1alpha1.ReasonDNSRefused, "DNSRecord x: not allowed: zone")), reason: "NotAllowed", in: "not allowed"},
+		"WaitingIsNoFailure": {o: withConditions(cond(v1alpha1.TypeDNSReady, corev1.ConditionFalse, publichostname.ReasonWaitingForTunnel, "waiting"))},
+		"Healthy":            {o: withConditions(cond(v1alpha1.TypeAccepted, corev1.ConditionTrue, "Accepted", "ok"))},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -102,7 +102,7 @@ func Failure(m Owned) (string, string) {
 		if !ok {
 			return "", ""
 		}
-		if c.Type == publichostname.TypeDNSReady {
+		if c.Type == v1alpha1.TypeDNSReady {
 			return FailureReason(c.Message), c.Message
 		}
 		return string(c.Reason), c.Message
