@@ -9,7 +9,7 @@ package publichostname
 import (
 	"context"
 	"fmt"
-	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,6 +39,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
@@ -361,7 +362,7 @@ func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (re
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if dns.Reason == v1alpha1.ReasonDNSRefused {
+	if DNSRefused(dns) {
 		// The hostname does not reach this tunnel (its DNS is someone
 		// else's, or no zone holds it): its rules would only claim what
 		// is not ours.
@@ -485,16 +486,18 @@ func ProblemReason(problems []publish.Problem) xpv2.ConditionReason {
 // hostname, Cloudflare refused its DNS record, its spec is not valid, or
 // its provider config does not allow one of its origins.
 func Failure(ph *v1alpha1.PublicHostname) (xpv2.Condition, bool) {
+	accepted, dns, valid := ph.GetCondition(v1alpha1.TypeAccepted), ph.GetCondition(v1alpha1.TypeDNSReady), ph.GetCondition(v1alpha1.TypeValid)
 	for _, f := range []struct {
-		t xpv2.ConditionType
-		r xpv2.ConditionReason
-	}{{v1alpha1.TypeAccepted, v1alpha1.ReasonHostnameConflict}, {v1alpha1.TypeDNSReady, v1alpha1.ReasonDNSRefused}, {v1alpha1.TypeValid, ReasonInvalid}} {
-		if c := ph.GetCondition(f.t); c.Status == corev1.ConditionFalse && c.Reason == f.r && c.Message != "" {
-			return c, true
+		c      xpv2.Condition
+		failed bool
+	}{
+		{accepted, accepted.Reason == v1alpha1.ReasonHostnameConflict},
+		{dns, DNSRefused(dns)},
+		{valid, valid.Reason == ReasonInvalid || clients.IsOriginRule(string(valid.Reason))},
+	} {
+		if f.failed && f.c.Status == corev1.ConditionFalse && f.c.Message != "" {
+			return f.c, true
 		}
-	}
-	if c := ph.GetCondition(v1alpha1.TypeValid); c.Status == corev1.ConditionFalse && clients.IsOriginRule(string(c.Reason)) && c.Message != "" {
-		return c, true
 	}
 	return xpv2.Condition{}, false
 }
@@ -612,7 +615,7 @@ func (r *Reconciler) warnOnce(ph *v1alpha1.PublicHostname, t xpv2.ConditionType,
 // it), so Valid says they are not published and why, rather than count
 // rules the tunnel answers it does not have.
 func ValidCondition(valid, dns xpv2.Condition) xpv2.Condition {
-	if dns.Reason != v1alpha1.ReasonDNSRefused {
+	if !DNSRefused(dns) {
 		return valid
 	}
 	return cond(v1alpha1.TypeValid, false, v1alpha1.ReasonDNSRefused, fmt.Sprintf("%s, not published while the hostname's DNS record is refused: %s", valid.Message, dns.Message))
@@ -741,7 +744,7 @@ func DNSCondition(rec *dnsv1alpha1.DNSRecord) xpv2.Condition {
 	synced := rec.GetCondition(xpv2.TypeSynced)
 	switch {
 	case Refused(rec):
-		return cond(v1alpha1.TypeDNSReady, false, v1alpha1.ReasonDNSRefused, fmt.Sprintf("DNSRecord %s: %s", rec.Name, synced.Message))
+		return cond(v1alpha1.TypeDNSReady, false, refusal(synced.Reason), fmt.Sprintf("DNSRecord %s: %s", rec.Name, synced.Message))
 	case rec.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue:
 		return cond(v1alpha1.TypeDNSReady, true, v1alpha1.ReasonDNSReady, fmt.Sprintf("DNSRecord %s points %s at the tunnel", rec.Name, rec.Spec.ForProvider.Name))
 	}
@@ -753,21 +756,32 @@ func DNSCondition(rec *dnsv1alpha1.DNSRecord) xpv2.Condition {
 // itself (another's record in the way, no such zone, Cloudflare refusing
 // the record). A record that exists keeps its rules through passing errors,
 // and so does one still to be created: a create that timed out waiting for
-// the request budget, was rate limited or met a server error is retried,
-// and taking its hostname's rules off the tunnel meanwhile would only cost
-// configuration writes.
+// the request budget, was rate limited or met a server error is retried
+// (its reason is RateLimited or Transient), and taking its hostname's rules
+// off the tunnel meanwhile would only cost configuration writes.
 func Refused(rec *dnsv1alpha1.DNSRecord) bool {
 	synced := rec.GetCondition(xpv2.TypeSynced)
-	return meta.GetExternalName(rec) == "" && synced.Status == corev1.ConditionFalse && !Passing(synced.Message)
+	return meta.GetExternalName(rec) == "" && synced.Status == corev1.ConditionFalse && !common.Passing(synced.Reason)
 }
 
-// passingFailures are the failures a retry outlives: the reconcile's
-// deadline (the request budget's queue), cancellation, rate limits, server
-// errors and the network.
-var passingFailures = regexp.MustCompile(`context deadline exceeded|context canceled|Cloudflare API returned (429|5[0-9][0-9])\b|connection refused|connection reset|i/o timeout|TLS handshake timeout|unexpected EOF|Client\.Timeout`)
+// typedRefusals are the reasons a refused DNSRecord's Synced=False may
+// give, which DNSReady repeats so that the sources above tell a name taken
+// from a guardrail without reading messages.
+var typedRefusals = []xpv2.ConditionReason{common.ReasonNameTaken, common.ReasonConflict, common.ReasonNotAllowed, common.ReasonRefused}
 
-// Passing says whether a failure message is one a retry outlives.
-func Passing(msg string) bool { return passingFailures.MatchString(msg) }
+// refusal is DNSReady's reason for a record refused with reason r: r if it
+// is typed, else RecordRefused.
+func refusal(r xpv2.ConditionReason) xpv2.ConditionReason {
+	if slices.Contains(typedRefusals, r) {
+		return r
+	}
+	return v1alpha1.ReasonDNSRefused
+}
+
+// DNSRefused says whether a DNSReady condition reports a refused record.
+func DNSRefused(dns xpv2.Condition) bool {
+	return dns.Status == corev1.ConditionFalse && (dns.Reason == v1alpha1.ReasonDNSRefused || slices.Contains(typedRefusals, dns.Reason))
+}
 
 // records lists the DNS records this PublicHostname controls.
 func (r *Reconciler) records(ctx context.Context, ph *v1alpha1.PublicHostname) ([]dnsv1alpha1.DNSRecord, error) {
