@@ -134,25 +134,24 @@ type notesReasons[T resource.ModernManaged] struct {
 }
 
 func (n *notesReasons[T]) Observe(ctx context.Context, mg T) (managed.ExternalObservation, error) {
-	before := mg.GetCondition(xpv2.TypeSynced)
-	o, err := n.TypedExternalClient.Observe(ctx, mg)
-	return o, note(ctx, before, err)
+	return noting(ctx, mg, func() (managed.ExternalObservation, error) { return n.TypedExternalClient.Observe(ctx, mg) })
 }
 
 func (n *notesReasons[T]) Create(ctx context.Context, mg T) (managed.ExternalCreation, error) {
-	before := mg.GetCondition(xpv2.TypeSynced)
-	c, err := n.TypedExternalClient.Create(ctx, mg)
-	return c, note(ctx, before, err)
+	return noting(ctx, mg, func() (managed.ExternalCreation, error) { return n.TypedExternalClient.Create(ctx, mg) })
 }
 
 func (n *notesReasons[T]) Update(ctx context.Context, mg T) (managed.ExternalUpdate, error) {
-	before := mg.GetCondition(xpv2.TypeSynced)
-	u, err := n.TypedExternalClient.Update(ctx, mg)
-	return u, note(ctx, before, err)
+	return noting(ctx, mg, func() (managed.ExternalUpdate, error) { return n.TypedExternalClient.Update(ctx, mg) })
 }
 
 func (n *notesReasons[T]) Delete(ctx context.Context, mg T) (managed.ExternalDelete, error) {
+	return noting(ctx, mg, func() (managed.ExternalDelete, error) { return n.TypedExternalClient.Delete(ctx, mg) })
+}
+
+// noting runs one step on mg and notes the reason of its error.
+func noting[R any](ctx context.Context, mg resource.Conditioned, step func() (R, error)) (R, error) {
 	before := mg.GetCondition(xpv2.TypeSynced)
-	d, err := n.TypedExternalClient.Delete(ctx, mg)
-	return d, note(ctx, before, err)
+	r, err := step()
+	return r, note(ctx, before, err)
 }
