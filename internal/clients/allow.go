@@ -5,6 +5,10 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 )
 
 // notAllowedPrefix starts every NotAllowedError message.
@@ -27,9 +31,8 @@ func (e *NotAllowedError) Error() string {
 		e.Source, e.What, e.Value, e.Field, strings.Join(e.Allowed, ", "), e.What)
 }
 
-// IsNotAllowedMessage says whether a condition message reports a guardrail
-// refusal: waiting will not change it.
-func IsNotAllowedMessage(msg string) bool { return strings.Contains(msg, notAllowedPrefix) }
+// ConditionReason of a guardrail refusal: NotAllowed.
+func (e *NotAllowedError) ConditionReason() xpv2.ConditionReason { return common.ReasonNotAllowed }
 
 func normalizeDomain(s string) string {
 	return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(s)), ".")

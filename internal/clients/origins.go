@@ -4,18 +4,27 @@ import (
 	"fmt"
 	"slices"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/origin"
 )
 
 // OriginNotAllowedError says a provider config's allowed origins refuse a
-// rule's origin. Its Rule is a condition reason naming the rule; its message
-// starts as every guardrail refusal's does (IsNotAllowedMessage).
+// rule's origin. Its Rule is the PublicHostname's condition reason naming
+// the rule; a managed resource's Synced says NotAllowed (ConditionReason),
+// as for every guardrail refusal.
 type OriginNotAllowedError struct {
 	// Source names the config.
 	Source string
 	*origin.Refusal
+}
+
+// ConditionReason of a refused origin on a managed resource: NotAllowed.
+func (e *OriginNotAllowedError) ConditionReason() xpv2.ConditionReason {
+	return common.ReasonNotAllowed
 }
 
 func (e *OriginNotAllowedError) Error() string {

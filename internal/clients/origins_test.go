@@ -1,16 +1,20 @@
 package clients
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/origin"
 )
 
-// TestCheckOrigin: a refusal is a guardrail refusal (IsNotAllowedMessage,
-// for the sources that report their objects' failures), names its config
+// TestCheckOrigin: a refusal is a guardrail refusal (reason NotAllowed, for
+// the sources that report their objects' failures), names its config
 // and its rule, and the rule is a condition reason IsOriginRule knows.
 func TestCheckOrigin(t *testing.T) {
 	c := Config{Source: "ClusterProviderConfig tenants", Allow: v1alpha1.Allowances{Origins: []string{"internal.example.net"}}}
@@ -30,7 +34,8 @@ func TestCheckOrigin(t *testing.T) {
 	if diff := cmp.Diff(want, err.Error()); diff != "" {
 		t.Errorf("message -want +got:\n%s", diff)
 	}
-	if !IsNotAllowedMessage(err.Error()) || !IsOriginRule(string(rule)) || IsOriginRule("InvalidSpec") {
-		t.Errorf("a refusal's message or rule is not recognised")
+	var reasoned interface{ ConditionReason() xpv2.ConditionReason }
+	if !errors.As(err, &reasoned) || reasoned.ConditionReason() != common.ReasonNotAllowed || !IsOriginRule(string(rule)) || IsOriginRule("InvalidSpec") {
+		t.Errorf("a refusal's reason or rule is not recognised")
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
@@ -1100,7 +1101,7 @@ func takesForeignTunnel(t *testing.T, c *corpus) string {
 	tun := c.tunnel("elsewhere", name, func(tun *ztv1alpha1.Tunnel) { tun.Spec.ManagementPolicies = nil })
 	p.Create(t, tun)
 	synced := p.WaitSynced(t, tun, "the name refused", func(c xpv2.Condition) bool {
-		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "name taken")
+		return c.Status == corev1.ConditionFalse && c.Reason == common.ReasonNameTaken
 	})
 	p.WaitServed(t, 2, "GET", "/cfd_tunnel$") // looked again twice (backoff): it must stay refused
 	if err := p.Get(tun); err != nil {
@@ -1109,8 +1110,8 @@ func takesForeignTunnel(t *testing.T, c *corpus) string {
 	if id := meta.GetExternalName(tun); id != "" {
 		return c.knownBug(t, "a Tunnel naming a tunnel made elsewhere (%s) adopts it (external-name %s)", foreign.ID, id)
 	}
-	if synced.Status != corev1.ConditionFalse || !strings.Contains(synced.Message, "name taken") {
-		t.Errorf("Synced=%s %q: want the name reported as taken", synced.Status, synced.Message)
+	if synced.Status != corev1.ConditionFalse || synced.Reason != common.ReasonNameTaken {
+		t.Errorf("Synced=%s %s %q: want the name reported as taken", synced.Status, synced.Reason, synced.Message)
 	}
 	return "Synced=False: " + oneLine(synced.Message)
 }
@@ -1681,7 +1682,7 @@ func TestHostileInputCorpus(t *testing.T) {
 				cond := p.WaitSynced(t, mg, "Synced=False "+strings.Join(e.want, ", "), func(c xpv2.Condition) bool {
 					return c.Status == corev1.ConditionFalse && containsAll(c.Message, e.want)
 				})
-				answers[i] = "Synced=False: " + oneLine(cond.Message)
+				answers[i] = "Synced=False " + string(cond.Reason) + ": " + oneLine(cond.Message)
 				if n := meta.GetExternalName(mg); n != "" {
 					t.Errorf("external-name %q: it got hold of a Cloudflare object", n)
 				}

@@ -85,7 +85,7 @@ func TestTwoClustersOneAccount(t *testing.T) {
 		if err := b.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: tunnel}, got); err != nil {
 			return err
 		}
-		if c := got.GetCondition(xpv2.TypeReady); c.Reason != cloudflaretunnel.ReasonTunnelNameTaken || !strings.Contains(c.Message, tunnelID) {
+		if c := got.GetCondition(xpv2.TypeReady); c.Reason != v1alpha1.ReasonTunnelNameTaken || !strings.Contains(c.Message, tunnelID) {
 			return fmt.Errorf("Ready %s %s: %s", c.Status, c.Reason, c.Message)
 		}
 		return nil

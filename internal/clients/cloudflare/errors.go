@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 
 	cf "github.com/cloudflare/cloudflare-go/v7"
 )
@@ -116,7 +118,9 @@ func IsAuthentication(err error) bool {
 }
 
 // IsTransient is true for failures worth retrying unchanged: 5xx, 408,
-// timeouts and network errors.
+// timeouts (a reconcile's deadline spent queueing for the request budget
+// among them), cancellation, and network errors (a refused or reset
+// connection, a response cut short).
 func IsTransient(err error) bool {
 	if err == nil {
 		return false
@@ -125,5 +129,14 @@ func IsTransient(err error) bool {
 		return ae.Status >= 500 || ae.Status == http.StatusRequestTimeout
 	}
 	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded)
+	return errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// IsRefused is true when Cloudflare answered the request with a client
+// error (4xx) other than a rate limit: the request, or the token, is what
+// it refuses, and sending it again unchanged is refused again.
+func IsRefused(err error) bool {
+	ae, ok := asAPIError(err)
+	return ok && ae.Status >= 400 && ae.Status < 500 && ae.Status != http.StatusRequestTimeout && !IsRateLimited(err)
 }

@@ -38,12 +38,12 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/connector"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
@@ -73,7 +73,6 @@ const (
 	ReasonTooFewConnectors   xpv2.ConditionReason = "TooFewConnectors"
 	ReasonTunnelNotReady     xpv2.ConditionReason = "TunnelNotReady"
 	ReasonTunnelNotSynced    xpv2.ConditionReason = "TunnelNotSynced"
-	ReasonTunnelNameTaken    xpv2.ConditionReason = "TunnelNameTaken"
 	ReasonTunnelReplaced     xpv2.ConditionReason = "TunnelReplaced"
 	ReasonTunnelInUse        xpv2.ConditionReason = "TunnelInUse"
 	ReasonDeleting           xpv2.ConditionReason = "Deleting"
@@ -390,9 +389,9 @@ func (r *Reconciler) applyChildren(ctx context.Context, cr *v1alpha1.CloudflareT
 	if len(token) == 0 {
 		reason, msg := ReasonWaitingForToken, "waiting for the Tunnel to publish its run token to Secret "+TokenSecretName(cr)
 		switch {
-		case mr.IsTakenMessage(tun.GetCondition(xpv2.TypeSynced).Message):
+		case common.Taken(tun.GetCondition(xpv2.TypeSynced).Reason):
 			// It will not resolve itself, and the name cannot be changed.
-			reason, msg = ReasonTunnelNameTaken, fmt.Sprintf("the Cloudflare tunnel name %q is taken: %s. spec.tunnelName is immutable: delete this CloudflareTunnel and create it again with another tunnelName; or, if that tunnel is this cluster's own from before a rebuild, set spec.adoptByName: true", TunnelName(cr), conditionMessage(tun))
+			reason, msg = v1alpha1.ReasonTunnelNameTaken, fmt.Sprintf("the Cloudflare tunnel name %q is taken: %s. spec.tunnelName is immutable: delete this CloudflareTunnel and create it again with another tunnelName; or, if that tunnel is this cluster's own from before a rebuild, set spec.adoptByName: true", TunnelName(cr), conditionMessage(tun))
 		case !tunnelReady:
 			reason, msg = ReasonWaitingForTunnel, "waiting for Tunnel "+tun.Name+" to be created in Cloudflare: "+conditionMessage(tun)
 		}

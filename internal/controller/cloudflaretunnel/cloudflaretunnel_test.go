@@ -26,6 +26,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
@@ -508,7 +509,15 @@ func TestATakenTunnelNameSaysToRecreate(t *testing.T) {
 		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("taken-" + ns), Replicas: ptr.To[int32](1)},
 	}
 	p.Create(t, cr)
-	c := waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionFalse, cloudflaretunnel.ReasonTunnelNameTaken)
+	c := waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionFalse, v1alpha1.ReasonTunnelNameTaken)
+	// Told by the Tunnel's typed reason, not its message.
+	tun := &ztv1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cr.Name}}
+	if err := p.Get(tun); err != nil {
+		t.Fatal(err)
+	}
+	if s := tun.GetCondition(xpv2.TypeSynced); s.Status != corev1.ConditionFalse || s.Reason != common.ReasonNameTaken {
+		t.Errorf("the Tunnel's Synced is %s %s (%s), want False %s", s.Status, s.Reason, s.Message, common.ReasonNameTaken)
+	}
 	for _, want := range []string{theirs.ID, "immutable", "create it again with another tunnelName"} {
 		if !strings.Contains(c.Message, want) {
 			t.Errorf("Ready message %q does not say %q", c.Message, want)

@@ -27,6 +27,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	tunnelsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
@@ -123,9 +124,24 @@ func (e *external) conflictError(cr *v1alpha1.DNSRecord, c *cloudflare.DNSRecord
 	if id := meta.GetExternalName(cr); id != "" {
 		hint = "the external-name " + id + " names no record in that zone; to manage this one instead, set its ID as " + meta.AnnotationKeyExternalName
 	}
-	return errors.Errorf("conflict: a %s record for %s already exists in zone %s and was not created by this resource (id %s): %s. It is left alone; %s",
-		c.Type, normalizeName(c.Name), e.zone.label(), c.ID, e.identity(cr).Describe(c.Comment), fix(cr, hint))
+	return &ConflictError{Type: c.Type, Name: normalizeName(c.Name), Zone: e.zone.label(), ID: c.ID, Owner: e.identity(cr).Describe(c.Comment), Fix: fix(cr, hint)}
 }
+
+// ConflictError is a record of the desired name that this resource cannot
+// prove it made: it is never adopted, changed or deleted.
+type ConflictError struct {
+	Type, Name, Zone, ID string
+	// Owner says who the record's comment says made it; Fix what to do.
+	Owner, Fix string
+}
+
+func (c *ConflictError) Error() string {
+	return fmt.Sprintf("conflict: a %s record for %s already exists in zone %s and was not created by this resource (id %s): %s. It is left alone; %s",
+		c.Type, c.Name, c.Zone, c.ID, c.Owner, c.Fix)
+}
+
+// ConditionReason of a record in the way: NameTaken.
+func (c *ConflictError) ConditionReason() xpv2.ConditionReason { return common.ReasonNameTaken }
 
 // fix is a refusal's advice: to a DNSRecord's author, the fields of the
 // record to set (own); for a record made for a PublicHostname, which no one

@@ -16,6 +16,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
@@ -262,7 +263,7 @@ func TestDNSRecordNeverTouchesForeignRecords(t *testing.T) {
 	for _, cr := range []*v1alpha1.DNSRecord{sameType, addr} {
 		p.Create(t, cr)
 		c := p.WaitSynced(t, cr, cr.GetName()+" reports the conflict", func(c xpv2.Condition) bool {
-			return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "conflict") &&
+			return c.Status == corev1.ConditionFalse && c.Reason == common.ReasonNameTaken &&
 				strings.Contains(c.Message, "not created by this resource (id "+foreign.ID+")")
 		})
 		t.Logf("%s: %s", cr.GetName(), c.Message)

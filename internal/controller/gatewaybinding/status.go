@@ -85,7 +85,7 @@ func Observe(hosts []v1alpha1.BoundHostname, phs []v1alpha1.PublicHostname, mode
 			pending = append(pending, h.Hostname)
 		default:
 			obs.Accepted = append(obs.Accepted, h.Hostname)
-			dns := ph.GetCondition(publichostname.TypeDNSReady)
+			dns := ph.GetCondition(v1alpha1.TypeDNSReady)
 			if mode == v1alpha1.DNSModeDNSRecord || mode == "" {
 				if dns.Status != corev1.ConditionTrue {
 					h.Message = dns.Message

@@ -10,7 +10,6 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/gateway/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 )
@@ -28,7 +27,7 @@ func ph(name string, accepted bool, reason string, dnsReady bool) v1alpha1.Publi
 	if dnsReady {
 		s = corev1.ConditionTrue
 	}
-	p.SetConditions(xpv2.Condition{Type: publichostname.TypeDNSReady, Status: s, Reason: "R", Message: "dns message"})
+	p.SetConditions(xpv2.Condition{Type: v1alpha1.TypeDNSReady, Status: s, Reason: "R", Message: "dns message"})
 	return p
 }
 

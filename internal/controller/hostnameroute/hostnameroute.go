@@ -18,6 +18,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
@@ -78,6 +79,9 @@ func (c *ConflictError) Error() string {
 	return fmt.Sprintf("conflict: hostname %s is already routed to tunnel %s (%s) by route %s, which was not created by this resource (%s); it is left alone. Delete that route, or set %s as this resource's crossplane.io/external-name to take it over on purpose",
 		c.Hostname, c.TunnelName, c.TunnelID, c.RouteID, c.Owner, c.RouteID)
 }
+
+// ConditionReason of a route in the way: NameTaken.
+func (c *ConflictError) ConditionReason() xpv2.ConditionReason { return common.ReasonNameTaken }
 
 // find looks up the live route for a hostname (its natural key: a hostname
 // is routed at most once per account) and takes it only with proof that

@@ -29,9 +29,9 @@ func TestAddress(t *testing.T) {
 	}
 	hostname := func(reason xpv2.ConditionReason, status corev1.ConditionStatus, accepted ...bool) *v1alpha1.PublicHostname {
 		ph := &v1alpha1.PublicHostname{}
-		ph.SetConditions(xpv2.Condition{Type: publichostname.TypeDNSReady, Status: status, Reason: reason})
+		ph.SetConditions(xpv2.Condition{Type: v1alpha1.TypeDNSReady, Status: status, Reason: reason})
 		if len(accepted) > 0 && accepted[0] {
-			ph.SetConditions(xpv2.Condition{Type: publichostname.TypeAccepted, Status: corev1.ConditionTrue})
+			ph.SetConditions(xpv2.Condition{Type: v1alpha1.TypeAccepted, Status: corev1.ConditionTrue})
 		}
 		return ph
 	}
@@ -50,8 +50,8 @@ func TestAddress(t *testing.T) {
 		"RecordBeingDeleted":      {ms: []ingressctl.Owned{record(id+".cfargotunnel.com", corev1.ConditionTrue, true)}, public: true, id: id},
 		"Private":                 {ms: []ingressctl.Owned{record(id+".cfargotunnel.com", corev1.ConditionTrue, false)}, id: id},
 		"TunnelIDNotKnownYet":     {ms: []ingressctl.Owned{record(".cfargotunnel.com", corev1.ConditionTrue, false)}, public: true},
-		"AHostnamesRecordReady":   {ms: []ingressctl.Owned{route, hostname(publichostname.ReasonDNSReady, corev1.ConditionTrue)}, public: true, id: id, want: id + ".cfargotunnel.com"},
-		"AHostnamesRecordRefused": {ms: []ingressctl.Owned{hostname(publichostname.ReasonDNSRefused, corev1.ConditionFalse)}, public: true, id: id},
+		"AHostnamesRecordReady":   {ms: []ingressctl.Owned{route, hostname(v1alpha1.ReasonDNSReady, corev1.ConditionTrue)}, public: true, id: id, want: id + ".cfargotunnel.com"},
+		"AHostnamesRecordRefused": {ms: []ingressctl.Owned{hostname(v1alpha1.ReasonDNSRefused, corev1.ConditionFalse)}, public: true, id: id},
 		"DNSElsewhereNotAccepted": {ms: []ingressctl.Owned{hostname(publichostname.ReasonDNSNone, corev1.ConditionTrue)}, public: true, id: id},
 		"DNSElsewhereAccepted":    {ms: []ingressctl.Owned{hostname(publichostname.ReasonDNSNone, corev1.ConditionTrue, true)}, public: true, id: id, want: id + ".cfargotunnel.com"},
 		"OneOfSeveralPublished":   {ms: []ingressctl.Owned{record(id+".cfargotunnel.com", corev1.ConditionFalse, false), record(id+".cfargotunnel.com", corev1.ConditionTrue, false)}, public: true, id: id, want: id + ".cfargotunnel.com"},

@@ -192,7 +192,7 @@ func acceptedChanged() predicate.Funcs {
 			if !okA || !okB {
 				return false
 			}
-			ca, cb := a.GetCondition(publichostname.TypeAccepted), b.GetCondition(publichostname.TypeAccepted)
+			ca, cb := a.GetCondition(v1alpha1.TypeAccepted), b.GetCondition(v1alpha1.TypeAccepted)
 			return ca.Status != cb.Status || ca.Reason != cb.Reason || a.Spec.Hostname != b.Spec.Hostname || meta.WasDeleted(a) != meta.WasDeleted(b)
 		},
 		GenericFunc: func(ctrlevent.GenericEvent) bool { return false },
@@ -502,7 +502,7 @@ func (r *Reconciler) applyDNSEndpoint(ctx context.Context, ing *networkingv1.Ing
 	}
 	var hosts []string
 	for _, m := range ms {
-		if ph, ok := m.(*v1alpha1.PublicHostname); ok && !meta.WasDeleted(ph) && ph.GetCondition(publichostname.TypeAccepted).Status == corev1.ConditionTrue {
+		if ph, ok := m.(*v1alpha1.PublicHostname); ok && !meta.WasDeleted(ph) && ph.GetCondition(v1alpha1.TypeAccepted).Status == corev1.ConditionTrue {
 			hosts = append(hosts, ph.Spec.Hostname)
 		}
 	}
@@ -836,9 +836,9 @@ func Address(ms []Owned, public bool, tunnelID string) string {
 		case *v1alpha1.PublicHostname:
 			// Its record is in Cloudflare; or its DNS is someone else's
 			// (ExternalDNS reads this address) and the tunnel serves it.
-			dns := o.GetCondition(publichostname.TypeDNSReady)
-			accepted := o.GetCondition(publichostname.TypeAccepted).Status == corev1.ConditionTrue
-			if dns.Status == corev1.ConditionTrue && (dns.Reason == publichostname.ReasonDNSReady || accepted) {
+			dns := o.GetCondition(v1alpha1.TypeDNSReady)
+			accepted := o.GetCondition(v1alpha1.TypeAccepted).Status == corev1.ConditionTrue
+			if dns.Status == corev1.ConditionTrue && (dns.Reason == v1alpha1.ReasonDNSReady || accepted) {
 				return target
 			}
 		case *dnsv1alpha1.DNSRecord:

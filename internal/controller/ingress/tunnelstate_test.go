@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/cloudflaretunnel"
 )
 
 // warnings are the Warning events on the object name in ns.
@@ -79,7 +78,7 @@ func TestABrokenTunnelIsSaidOnTheSource(t *testing.T) {
 	})
 	ing := ingress(ns, "broken", map[string]string{v1alpha1.AnnotationTunnel: "taken"})
 	p.Create(t, ing)
-	waitEvent(t, ns, "broken", string(cloudflaretunnel.ReasonTunnelNameTaken), "CloudflareTunnel "+ns+"/taken has no Cloudflare tunnel")
+	waitEvent(t, ns, "broken", string(v1alpha1.ReasonTunnelNameTaken), "CloudflareTunnel "+ns+"/taken has no Cloudflare tunnel")
 	for _, e := range warnings(t, ns, "broken") {
 		if strings.Contains(e.Message, "referenced field was empty") {
 			t.Errorf("Warning %s repeats a route's empty reference instead of the tunnel's reason: %s", e.Reason, e.Message)

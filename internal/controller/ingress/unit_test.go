@@ -20,10 +20,10 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
 )
@@ -152,16 +152,17 @@ func TestFailureOf(t *testing.T) {
 	}
 	route := &ztv1alpha1.HostnameRoute{}
 	route.Spec.ForProvider.TunnelID = ptr.To("6f1c0d6e-0b8e-4f51-9f5a-3c3b0c8f7a21")
-	route.SetConditions(cond(xpv2.TypeSynced, corev1.ConditionFalse, "ReconcileError", "conflict: hostname a.example.com is routed by route 1234, which was not created by this resource"))
+	route.SetConditions(cond(xpv2.TypeSynced, corev1.ConditionFalse, common.ReasonNameTaken, "conflict: hostname a.example.com is routed by route 1234, which was not created by this resource"))
 	cases := map[string]struct {
 		o          Owned
 		reason, in string
 	}{
 		"ARouteNotSynced":    {o: route, reason: "NameTaken", in: "not created by this resource"},
-		"HostnameConflict":   {o: withConditions(cond(publichostname.TypeAccepted, corev1.ConditionFalse, "HostnameConflict", "held by b")), reason: "HostnameConflict", in: "held by b"},
-		"RecordRefused":      {o: withConditions(cond(publichostname.TypeDNSReady, corev1.ConditionFalse, publichostname.ReasonDNSRefused, "DNSRecord x: not allowed: zone")), reason: "NotAllowed", in: "not allowed"},
-		"WaitingIsNoFailure": {o: withConditions(cond(publichostname.TypeDNSReady, corev1.ConditionFalse, publichostname.ReasonWaitingForTunnel, "waiting"))},
-		"Healthy":            {o: withConditions(cond(publichostname.TypeAccepted, corev1.ConditionTrue, "Accepted", "ok"))},
+		"HostnameConflict":   {o: withConditions(cond(v1alpha1.TypeAccepted, corev1.ConditionFalse, "HostnameConflict", "held by b")), reason: "HostnameConflict", in: "held by b"},
+		"RecordNotAllowed":   {o: withConditions(cond(v1alpha1.TypeDNSReady, corev1.ConditionFalse, common.ReasonNotAllowed, "DNSRecord x: not allowed: zone")), reason: "NotAllowed", in: "not allowed"},
+		"RecordRefused":      {o: withConditions(cond(v1alpha1.TypeDNSReady, corev1.ConditionFalse, v1alpha1.ReasonDNSRefused, "DNSRecord x: no zone")), reason: "CloudflareError", in: "no zone"},
+		"WaitingIsNoFailure": {o: withConditions(cond(v1alpha1.TypeDNSReady, corev1.ConditionFalse, v1alpha1.ReasonWaitingForTunnel, "waiting"))},
+		"Healthy":            {o: withConditions(cond(v1alpha1.TypeAccepted, corev1.ConditionTrue, "Accepted", "ok"))},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

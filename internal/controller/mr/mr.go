@@ -29,6 +29,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
@@ -118,15 +119,15 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 	conn := managed.TypedExternalConnectorFn[T](func(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
 		c, cfg, err := cloudflare.Connect(ctx, kube, resource.NewProviderConfigUsageTracker(kube, &v1alpha1.ProviderConfigUsage{}), mg, cfOpts)
 		if err != nil {
-			return nil, err
+			return nil, note(ctx, mg.GetCondition(xpv2.TypeSynced), err)
 		}
 		if err := owner.withOwner(ctx, cfg); err != nil {
-			return nil, err
+			return nil, note(ctx, mg.GetCondition(xpv2.TypeSynced), err)
 		}
 		ext := k.External(Connection{Cloudflare: c, Kube: kube, Config: *cfg, Metrics: s.Metrics, PollInterval: o.PollInterval})
 		guarded := &tenancyGuard[T]{TypedExternalClient: ext, kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs, virtualNetworkIDs: k.VirtualNetworkIDs, observedID: observedIDOf(k.ObservedID), settle: 2 * o.PollInterval}
 		railed := &guardrails[T]{TypedExternalClient: guarded, config: *cfg, hostnames: k.Hostnames, networks: k.Networks, origins: k.Origins, clusterDomain: s.ClusterDomain}
-		return &confirmsDeletes[T]{TypedExternalClient: railed, deleted: deleted}, nil
+		return &notesReasons[T]{&confirmsDeletes[T]{TypedExternalClient: railed, deleted: deleted}}, nil
 	})
 
 	opts := []managed.ReconcilerOption{
@@ -170,13 +171,15 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), k.NewObj(), index.Controller, index.ControllerUID); err != nil {
 		return errors.Wrapf(err, "cannot index %s by controller", k.GVK.Kind)
 	}
-	r := managed.NewReconciler(mgr, resource.ManagedKind(k.GVK), opts...)
+	// Its status writes put the reasons noted in the reconcile on Synced
+	// (reasons.go).
+	r := managed.NewReconciler(reasonsManager{mgr}, resource.ManagedKind(k.GVK), opts...)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
 		WithEventFilter(resource.DesiredStateChanged()).
 		Watches(k.NewObj(), newcomersLast{EventHandler: &handler.EnqueueRequestForObject{}}).
-		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
+		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(typedReasons{r}), o.GlobalRateLimiter))
 }
 
 // observedIDOf adapts a kind's ObservedID to any managed resource.
@@ -209,7 +212,7 @@ func SetupGated[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options
 // Tunnel whose CloudflareTunnel is shared with the resource's namespace.
 func sameNamespaceResolver[T resource.ModernManaged](kube client.Client, refs func(T) []*string, tunnelRefs func(T) []*xpv2.NamespacedReference) managed.ReferenceResolver {
 	simple := unchangedFirst{kube: kube, writer: managed.NewAPISimpleReferenceResolver(kube)}
-	return managed.ReferenceResolverFn(func(ctx context.Context, mg resource.Managed) error {
+	resolve := func(ctx context.Context, mg resource.Managed) error {
 		t, ok := mg.(T)
 		if !ok {
 			return simple.ResolveReferences(ctx, mg)
@@ -217,7 +220,7 @@ func sameNamespaceResolver[T resource.ModernManaged](kube client.Client, refs fu
 		if refs != nil {
 			for _, ns := range refs(t) {
 				if ns != nil && *ns != "" && *ns != mg.GetNamespace() {
-					return errors.New(fmt.Sprintf("references to other namespaces are not allowed: %q is not %q", *ns, mg.GetNamespace()))
+					return &ReferenceNotAllowedError{Detail: fmt.Sprintf("%q is not %q", *ns, mg.GetNamespace())}
 				}
 			}
 		}
@@ -229,7 +232,26 @@ func sameNamespaceResolver[T resource.ModernManaged](kube client.Client, refs fu
 			}
 		}
 		return simple.ResolveReferences(ctx, mg)
+	}
+	return managed.ReferenceResolverFn(func(ctx context.Context, mg resource.Managed) error {
+		before := mg.GetCondition(xpv2.TypeSynced)
+		return note(ctx, before, resolve(ctx, mg))
 	})
+}
+
+// ReferenceNotAllowedError refuses a reference into another namespace.
+type ReferenceNotAllowedError struct {
+	// Detail says which reference, and why.
+	Detail string
+}
+
+func (e *ReferenceNotAllowedError) Error() string {
+	return "references to other namespaces are not allowed: " + e.Detail
+}
+
+// ConditionReason of a reference refused: NotAllowed.
+func (e *ReferenceNotAllowedError) ConditionReason() xpv2.ConditionReason {
+	return common.ReasonNotAllowed
 }
 
 // referencer is a managed resource with references (the generated
@@ -303,7 +325,7 @@ func sharedTunnelRef(ctx context.Context, kube client.Reader, ns string, ref *xp
 		return err
 	}
 	if !shared {
-		return errors.New(fmt.Sprintf("references to other namespaces are not allowed: Tunnel %s/%s is not shared with namespace %q (its CloudflareTunnel's spec.allowedNamespaces)", ref.Namespace, ref.Name, ns))
+		return &ReferenceNotAllowedError{Detail: fmt.Sprintf("Tunnel %s/%s is not shared with namespace %q (its CloudflareTunnel's spec.allowedNamespaces)", ref.Namespace, ref.Name, ns)}
 	}
 	return nil
 }

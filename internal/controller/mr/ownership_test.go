@@ -41,16 +41,3 @@ func TestLeftByOwnCreate(t *testing.T) {
 		})
 	}
 }
-
-func TestIsTakenMessage(t *testing.T) {
-	for msg, want := range map[string]bool{
-		"observe failed: " + (&NameTakenError{Kind: "tunnel", Name: "edge", ID: "x"}).Error():                                                         true,
-		"observe failed: " + (&ClaimedError{Kind: "Tunnel", ID: "x", By: "ns/edge"}).Error():                                                          true,
-		"connect failed: Secret not found":                                                                                                            false,
-		"observe failed: conflict: a CNAME record for www.example.com already exists in zone example.com and was not created by this resource (id x)": true,
-	} {
-		if got := IsTakenMessage(msg); got != want {
-			t.Errorf("IsTakenMessage(%q) = %t, want %t", msg, got, want)
-		}
-	}
-}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +19,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
@@ -31,12 +31,12 @@ type ClaimedError struct {
 	Kind, ID, By string
 }
 
-// claimedPrefix starts every ClaimedError message.
-const claimedPrefix = "conflict: Cloudflare "
-
 func (e *ClaimedError) Error() string {
-	return fmt.Sprintf(claimedPrefix+"%s %s is already managed by %s; this resource neither takes it over nor changes it. Pick another name, or delete that resource first", e.Kind, e.ID, e.By)
+	return fmt.Sprintf("conflict: Cloudflare %s %s is already managed by %s; this resource neither takes it over nor changes it. Pick another name, or delete that resource first", e.Kind, e.ID, e.By)
 }
+
+// ConditionReason of an object another resource holds: Conflict.
+func (e *ClaimedError) ConditionReason() xpv2.ConditionReason { return common.ReasonConflict }
 
 // ForeignTunnelError says a raw tunnel ID names a tunnel that another
 // namespace manages.
@@ -48,6 +48,9 @@ func (e *ForeignTunnelError) Error() string {
 	return fmt.Sprintf("tunnel %s is managed by Tunnel %s in another namespace; a resource may only use tunnels managed in its own namespace, ones shared with it (the CloudflareTunnel's spec.allowedNamespaces), or ones no namespace manages", e.ID, e.By)
 }
 
+// ConditionReason of another namespace's tunnel: NotAllowed.
+func (e *ForeignTunnelError) ConditionReason() xpv2.ConditionReason { return common.ReasonNotAllowed }
+
 // ForeignVirtualNetworkError says a raw virtual network ID names a virtual
 // network that another namespace manages.
 type ForeignVirtualNetworkError struct {
@@ -56,6 +59,11 @@ type ForeignVirtualNetworkError struct {
 
 func (e *ForeignVirtualNetworkError) Error() string {
 	return fmt.Sprintf("virtual network %s is managed by VirtualNetwork %s in another namespace; a route may only use virtual networks managed in its own namespace (or ones no namespace manages, such as the account's default)", e.ID, e.By)
+}
+
+// ConditionReason of another namespace's virtual network: NotAllowed.
+func (e *ForeignVirtualNetworkError) ConditionReason() xpv2.ConditionReason {
+	return common.ReasonNotAllowed
 }
 
 // ExternalNameIndex indexes each managed resource kind by external-name
@@ -380,9 +388,6 @@ func CreateRefused(mg metav1.Object, kind, name, id string, created time.Time) e
 	return &NameTakenError{Kind: kind, Name: name, ID: id, Created: created}
 }
 
-// nameTakenPrefix starts every NameTakenError message.
-const nameTakenPrefix = "name taken: "
-
 // NameTakenError says an object found by this resource's natural key was
 // not created by this resource: it is left alone.
 type NameTakenError struct {
@@ -391,18 +396,10 @@ type NameTakenError struct {
 }
 
 func (e *NameTakenError) Error() string {
-	return fmt.Sprintf(nameTakenPrefix+"Cloudflare %s %s named %q (created %s) was not created by this resource, so it is neither adopted, changed nor deleted. To take it over on purpose, set %s as the crossplane.io/external-name annotation; otherwise use another name",
+	return fmt.Sprintf("name taken: Cloudflare %s %s named %q (created %s) was not created by this resource, so it is neither adopted, changed nor deleted. To take it over on purpose, set %s as the crossplane.io/external-name annotation; otherwise use another name",
 		e.Kind, e.ID, e.Name, e.Created.UTC().Format(time.RFC3339), e.ID)
 }
 
-// IsTakenMessage says whether a condition message reports an object that is
-// someone else's (another resource holds it, or this one did not create
-// it): waiting will not change that.
-func IsTakenMessage(msg string) bool {
-	return strings.Contains(msg, claimedPrefix) || strings.Contains(msg, nameTakenPrefix) || strings.Contains(msg, NotCreatedHere)
-}
-
-// NotCreatedHere is in every conflict message about an object found by its
-// natural key (a DNS record, a hostname route) that this resource cannot
-// prove it made.
-const NotCreatedHere = "was not created by this resource"
+// ConditionReason of an object of the resource's name that it did not
+// create: NameTaken.
+func (e *NameTakenError) ConditionReason() xpv2.ConditionReason { return common.ReasonNameTaken }

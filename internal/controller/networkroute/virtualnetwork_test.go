@@ -16,6 +16,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
@@ -101,7 +102,7 @@ func TestVirtualNetworkNameTakenIsNeverAdopted(t *testing.T) {
 	vn := virtualNetwork(ns, "shared", "shared-"+ns)
 	p.Create(t, vn)
 	c := p.WaitSynced(t, vn, "name taken reported", func(c xpv2.Condition) bool {
-		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "was not created by this resource") && strings.Contains(c.Message, foreign.ID)
+		return c.Status == corev1.ConditionFalse && c.Reason == common.ReasonNameTaken && strings.Contains(c.Message, foreign.ID)
 	})
 	t.Logf("reported: %s", c.Message)
 	time.Sleep(3 * time.Second)

@@ -9,6 +9,7 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
@@ -41,26 +42,26 @@ func TestDeletingCondition(t *testing.T) {
 }
 
 func TestValidCondition(t *testing.T) {
-	valid := xpv2.Condition{Type: publichostname.TypeValid, Status: corev1.ConditionTrue, Reason: publichostname.ReasonValid, Message: "1 rule for a.example.com"}
+	valid := xpv2.Condition{Type: v1alpha1.TypeValid, Status: corev1.ConditionTrue, Reason: publichostname.ReasonValid, Message: "1 rule for a.example.com"}
 	cases := map[string]struct {
 		dns  xpv2.Condition
 		want xpv2.Condition
 	}{
 		"RecordReady": {
-			dns:  xpv2.Condition{Type: publichostname.TypeDNSReady, Status: corev1.ConditionTrue, Reason: publichostname.ReasonDNSReady},
+			dns:  xpv2.Condition{Type: v1alpha1.TypeDNSReady, Status: corev1.ConditionTrue, Reason: v1alpha1.ReasonDNSReady},
 			want: valid,
 		},
 		"NotManaged": {
-			dns:  xpv2.Condition{Type: publichostname.TypeDNSReady, Status: corev1.ConditionTrue, Reason: publichostname.ReasonDNSNone},
+			dns:  xpv2.Condition{Type: v1alpha1.TypeDNSReady, Status: corev1.ConditionTrue, Reason: publichostname.ReasonDNSNone},
 			want: valid,
 		},
 		"WaitingForTheTunnel": {
-			dns:  xpv2.Condition{Type: publichostname.TypeDNSReady, Status: corev1.ConditionFalse, Reason: publichostname.ReasonWaitingForTunnel},
+			dns:  xpv2.Condition{Type: v1alpha1.TypeDNSReady, Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonWaitingForTunnel},
 			want: valid,
 		},
 		"RecordRefusedWithholdsTheRules": {
-			dns: xpv2.Condition{Type: publichostname.TypeDNSReady, Status: corev1.ConditionFalse, Reason: publichostname.ReasonDNSRefused, Message: "DNSRecord x: not allowed: zone example.org"},
-			want: xpv2.Condition{Type: publichostname.TypeValid, Status: corev1.ConditionFalse, Reason: publichostname.ReasonDNSRefused,
+			dns: xpv2.Condition{Type: v1alpha1.TypeDNSReady, Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonDNSRefused, Message: "DNSRecord x: not allowed: zone example.org"},
+			want: xpv2.Condition{Type: v1alpha1.TypeValid, Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonDNSRefused,
 				Message: "1 rule for a.example.com, not published while the hostname's DNS record is refused: DNSRecord x: not allowed: zone example.org"},
 		},
 	}

@@ -9,7 +9,7 @@ package publichostname
 import (
 	"context"
 	"fmt"
-	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,6 +39,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
@@ -51,28 +52,22 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
-// Condition types and reasons of a PublicHostname.
 // ReleaseRecheck is how often a source (PublicHostname, Ingress,
 // GatewayBinding) being deleted looks again at what it waits for, besides
 // being brought back by each owned object's deletion.
 const ReleaseRecheck = 30 * time.Second
 
+// Reasons of a PublicHostname's conditions that only this package decides
+// on (the shared types and reasons are in apis/tunnels/v1alpha1).
 const (
-	TypeValid    xpv2.ConditionType = "Valid"
-	TypeAccepted xpv2.ConditionType = "Accepted"
-	TypeDNSReady xpv2.ConditionType = "DNSReady"
-
 	ReasonValid             xpv2.ConditionReason = "Valid"
 	ReasonInvalid           xpv2.ConditionReason = "InvalidSpec"
 	ReasonWaitingForService xpv2.ConditionReason = "WaitingForService"
 	ReasonWaitingForSecret  xpv2.ConditionReason = "WaitingForSecret"
 	ReasonTunnelNotFound    xpv2.ConditionReason = "TunnelNotFound"
 	ReasonTunnelDeleting    xpv2.ConditionReason = "TunnelDeleting"
-	ReasonWaitingForTunnel  xpv2.ConditionReason = "WaitingForTunnel"
 	ReasonPublished         xpv2.ConditionReason = "Published"
-	ReasonDNSReady          xpv2.ConditionReason = "RecordReady"
 	ReasonDNSNotReady       xpv2.ConditionReason = "RecordNotReady"
-	ReasonDNSRefused        xpv2.ConditionReason = "RecordRefused"
 	ReasonDNSNone           xpv2.ConditionReason = "NotManaged"
 	ReasonNotAccepted       xpv2.ConditionReason = "NotAccepted"
 	ReasonNoRules           xpv2.ConditionReason = "NoRules"
@@ -81,9 +76,6 @@ const (
 	// waits for its DNS record to leave Cloudflare.
 	ReasonDeleting        xpv2.ConditionReason = "Deleting"
 	ReasonTunnelNotShared xpv2.ConditionReason = sharing.ReasonTunnelNotShared
-	// ReasonHostnameConflict: the tunnel publishes the hostname for an
-	// older claim (the CloudflareTunnel's answer); this one waits in line.
-	ReasonHostnameConflict xpv2.ConditionReason = "HostnameConflict"
 
 	finalizer = "tunnels.cloudflare.com/publichostname"
 )
@@ -341,7 +333,7 @@ func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (re
 		// until it names a tunnel that exists.
 		msg := fmt.Sprintf("spec.tunnelRef: %s; nothing is changed: whatever this hostname already publishes stays as it is until it names a tunnel that exists", refusal.Message)
 		r.warnOnce(ph, xpv2.TypeReady, ReasonTunnelNotFound, msg)
-		ph.SetConditions(cond(TypeAccepted, false, ReasonTunnelNotFound, msg), cond(xpv2.TypeReady, false, ReasonTunnelNotFound, msg))
+		ph.SetConditions(cond(v1alpha1.TypeAccepted, false, ReasonTunnelNotFound, msg), cond(xpv2.TypeReady, false, ReasonTunnelNotFound, msg))
 		return reconcile.Result{RequeueAfter: time.Minute}, nil
 	case sharing.ReasonTunnelNotShared:
 		// Policy: the tunnel publishes nothing of this namespace's, so
@@ -369,7 +361,7 @@ func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (re
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if dns.Reason == ReasonDNSRefused {
+	if DNSRefused(dns) {
 		// The hostname does not reach this tunnel (its DNS is someone
 		// else's, or no zone holds it): its rules would only claim what
 		// is not ours.
@@ -401,7 +393,7 @@ func (r *Reconciler) unpublish(ctx context.Context, ph *v1alpha1.PublicHostname,
 	msg := fmt.Sprintf("spec.tunnelRef: %s; the hostname is not published through it", why)
 	r.warnOnce(ph, xpv2.TypeReady, ReasonTunnelNotShared, msg)
 	ph.Status.Tunnel = nil
-	ph.SetConditions(cond(TypeAccepted, false, ReasonTunnelNotShared, msg), cond(TypeDNSReady, false, ReasonTunnelNotShared, msg), cond(xpv2.TypeReady, false, ReasonTunnelNotShared, msg))
+	ph.SetConditions(cond(v1alpha1.TypeAccepted, false, ReasonTunnelNotShared, msg), cond(v1alpha1.TypeDNSReady, false, ReasonTunnelNotShared, msg), cond(xpv2.TypeReady, false, ReasonTunnelNotShared, msg))
 	return nil
 }
 
@@ -456,7 +448,7 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, c
 		ph.Status.Rules = res.Rules
 		ph.Status.CAPools = res.CAPools
 		ph.Status.RulesGeneration = ph.Generation
-		return []xpv2.Condition{cond(TypeValid, true, ReasonValid, fmt.Sprintf("%s for %s", publish.RuleCount(len(res.Rules)), ph.Spec.Hostname))}, nil
+		return []xpv2.Condition{cond(v1alpha1.TypeValid, true, ReasonValid, fmt.Sprintf("%s for %s", publish.RuleCount(len(res.Rules)), ph.Spec.Hostname))}, nil
 	}
 	reason, msgs := ProblemReason(res.Problems), make([]string, 0, len(res.Problems))
 	for _, p := range res.Problems {
@@ -468,8 +460,8 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, c
 	} else {
 		msg += "; nothing is published until this is fixed"
 	}
-	r.warnOnce(ph, TypeValid, reason, msg)
-	ph.SetConditions(cond(TypeValid, false, reason, msg))
+	r.warnOnce(ph, v1alpha1.TypeValid, reason, msg)
+	ph.SetConditions(cond(v1alpha1.TypeValid, false, reason, msg))
 	return nil, nil
 }
 
@@ -493,16 +485,18 @@ func ProblemReason(problems []publish.Problem) xpv2.ConditionReason {
 // hostname, Cloudflare refused its DNS record, its spec is not valid, or
 // its provider config does not allow one of its origins.
 func Failure(ph *v1alpha1.PublicHostname) (xpv2.Condition, bool) {
+	accepted, dns, valid := ph.GetCondition(v1alpha1.TypeAccepted), ph.GetCondition(v1alpha1.TypeDNSReady), ph.GetCondition(v1alpha1.TypeValid)
 	for _, f := range []struct {
-		t xpv2.ConditionType
-		r xpv2.ConditionReason
-	}{{TypeAccepted, ReasonHostnameConflict}, {TypeDNSReady, ReasonDNSRefused}, {TypeValid, ReasonInvalid}} {
-		if c := ph.GetCondition(f.t); c.Status == corev1.ConditionFalse && c.Reason == f.r && c.Message != "" {
-			return c, true
+		c      xpv2.Condition
+		failed bool
+	}{
+		{accepted, accepted.Reason == v1alpha1.ReasonHostnameConflict},
+		{dns, DNSRefused(dns)},
+		{valid, valid.Reason == ReasonInvalid || clients.IsOriginRule(string(valid.Reason))},
+	} {
+		if f.failed && f.c.Status == corev1.ConditionFalse && f.c.Message != "" {
+			return f.c, true
 		}
-	}
-	if c := ph.GetCondition(TypeValid); c.Status == corev1.ConditionFalse && clients.IsOriginRule(string(c.Reason)) && c.Message != "" {
-		return c, true
 	}
 	return xpv2.Condition{}, false
 }
@@ -518,8 +512,8 @@ func (r *Reconciler) refuseOrigin(ph *v1alpha1.PublicHostname, refused error) {
 	} else {
 		msg += "; nothing is published until this is fixed"
 	}
-	r.warnOnce(ph, TypeValid, reason, msg)
-	ph.SetConditions(cond(TypeValid, false, reason, msg))
+	r.warnOnce(ph, v1alpha1.TypeValid, reason, msg)
+	ph.SetConditions(cond(v1alpha1.TypeValid, false, reason, msg))
 }
 
 // originGuard is the check of rules' origins against the allowed origins of
@@ -620,10 +614,10 @@ func (r *Reconciler) warnOnce(ph *v1alpha1.PublicHostname, t xpv2.ConditionType,
 // it), so Valid says they are not published and why, rather than count
 // rules the tunnel answers it does not have.
 func ValidCondition(valid, dns xpv2.Condition) xpv2.Condition {
-	if dns.Reason != ReasonDNSRefused {
+	if !DNSRefused(dns) {
 		return valid
 	}
-	return cond(TypeValid, false, ReasonDNSRefused, fmt.Sprintf("%s, not published while the hostname's DNS record is refused: %s", valid.Message, dns.Message))
+	return cond(v1alpha1.TypeValid, false, v1alpha1.ReasonDNSRefused, fmt.Sprintf("%s, not published while the hostname's DNS record is refused: %s", valid.Message, dns.Message))
 }
 
 // AcceptedCondition is the CloudflareTunnel's answer, as it wrote it.
@@ -631,24 +625,24 @@ func AcceptedCondition(ph *v1alpha1.PublicHostname) xpv2.Condition {
 	t := ph.Status.Tunnel
 	switch {
 	case t == nil || t.Tunnel != TunnelName(ph):
-		return cond(TypeAccepted, false, ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to publish the hostname", TunnelName(ph)))
+		return cond(v1alpha1.TypeAccepted, false, v1alpha1.ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to publish the hostname", TunnelName(ph)))
 	case !t.Accepted:
-		return cond(TypeAccepted, false, xpv2.ConditionReason(t.Reason), t.Message)
+		return cond(v1alpha1.TypeAccepted, false, xpv2.ConditionReason(t.Reason), t.Message)
 	}
-	return cond(TypeAccepted, true, xpv2.ConditionReason(t.Reason), t.Message)
+	return cond(v1alpha1.TypeAccepted, true, xpv2.ConditionReason(t.Reason), t.Message)
 }
 
 // ReadyCondition: the hostname is valid, its tunnel publishes its rules, and
 // its DNS record (if it has one) is ready.
 func ReadyCondition(ph *v1alpha1.PublicHostname) xpv2.Condition {
-	for _, t := range []xpv2.ConditionType{TypeValid, TypeAccepted, TypeDNSReady} {
+	for _, t := range []xpv2.ConditionType{v1alpha1.TypeValid, v1alpha1.TypeAccepted, v1alpha1.TypeDNSReady} {
 		if c := ph.GetCondition(t); c.Status != corev1.ConditionTrue {
 			return cond(xpv2.TypeReady, false, c.Reason, c.Message)
 		}
 	}
 	t := ph.Status.Tunnel
 	if t.ObservedGeneration != ph.Generation || t.ConfigVersion == 0 {
-		return cond(xpv2.TypeReady, false, ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to write the hostname's rules to Cloudflare", TunnelName(ph)))
+		return cond(xpv2.TypeReady, false, v1alpha1.ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to write the hostname's rules to Cloudflare", TunnelName(ph)))
 	}
 	return cond(xpv2.TypeReady, true, ReasonPublished, fmt.Sprintf("published: %s in version %d of tunnel %s's configuration", publish.RuleCount(t.Rules), t.ConfigVersion, TunnelName(ph)))
 }
@@ -685,7 +679,7 @@ func (r *Reconciler) applyDNS(ctx context.Context, ph *v1alpha1.PublicHostname, 
 	if want && (answer == nil || answer.Tunnel != TunnelName(ph)) {
 		// Not answered yet (new, or moved to another tunnel): what it has
 		// stays until its tunnel says the hostname is its.
-		return cond(TypeDNSReady, false, ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to accept the hostname", TunnelName(ph))), nil
+		return cond(v1alpha1.TypeDNSReady, false, v1alpha1.ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to accept the hostname", TunnelName(ph))), nil
 	}
 	if want && !answer.Accepted {
 		// The hostname is another PublicHostname's: this one must not
@@ -694,7 +688,7 @@ func (r *Reconciler) applyDNS(ctx context.Context, ph *v1alpha1.PublicHostname, 
 	}
 	if want && len(ph.Status.Rules) == 0 && len(have) == 0 {
 		// Never valid: nothing to point the name at yet.
-		return cond(TypeDNSReady, false, ReasonNoRules, "no DNS record yet: the hostname has no valid rules to publish"), nil
+		return cond(v1alpha1.TypeDNSReady, false, ReasonNoRules, "no DNS record yet: the hostname has no valid rules to publish"), nil
 	}
 	var mine *dnsv1alpha1.DNSRecord
 	for i := range have {
@@ -709,20 +703,20 @@ func (r *Reconciler) applyDNS(ctx context.Context, ph *v1alpha1.PublicHostname, 
 	}
 	switch {
 	case ph.Spec.DNS == v1alpha1.DNSNone:
-		return cond(TypeDNSReady, true, ReasonDNSNone, "spec.dns is None: the hostname's DNS is managed elsewhere and must point at "+target(tun)), nil
+		return cond(v1alpha1.TypeDNSReady, true, ReasonDNSNone, "spec.dns is None: the hostname's DNS is managed elsewhere and must point at "+target(tun)), nil
 	case !want:
-		return cond(TypeDNSReady, false, ReasonNotAccepted, "no DNS record: the hostname is not this PublicHostname's on the tunnel"), nil
+		return cond(v1alpha1.TypeDNSReady, false, ReasonNotAccepted, "no DNS record: the hostname is not this PublicHostname's on the tunnel"), nil
 	}
 	id := meta.GetExternalName(tun)
 	if id == "" {
-		return cond(TypeDNSReady, false, ReasonWaitingForTunnel, "waiting for the tunnel's ID, the DNS record's target"), nil
+		return cond(v1alpha1.TypeDNSReady, false, v1alpha1.ReasonWaitingForTunnel, "waiting for the tunnel's ID, the DNS record's target"), nil
 	}
 	if mine == nil && answer.Rules == 0 {
 		// The tunnel has not seen this hostname's rules yet. A record made
 		// now would point the name at a tunnel that does not serve it; one
 		// taken over from an older version would end the tunnel's carrying
 		// over of that version's rules before these can replace them.
-		return cond(TypeDNSReady, false, ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to take the hostname's rules before its DNS record is made", TunnelName(ph))), nil
+		return cond(v1alpha1.TypeDNSReady, false, v1alpha1.ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to take the hostname's rules before its DNS record is made", TunnelName(ph))), nil
 	}
 	if mine == nil {
 		if mine, err = r.adopt(ctx, ph, host); err != nil {
@@ -749,11 +743,11 @@ func DNSCondition(rec *dnsv1alpha1.DNSRecord) xpv2.Condition {
 	synced := rec.GetCondition(xpv2.TypeSynced)
 	switch {
 	case Refused(rec):
-		return cond(TypeDNSReady, false, ReasonDNSRefused, fmt.Sprintf("DNSRecord %s: %s", rec.Name, synced.Message))
+		return cond(v1alpha1.TypeDNSReady, false, refusal(synced.Reason), fmt.Sprintf("DNSRecord %s: %s", rec.Name, synced.Message))
 	case rec.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue:
-		return cond(TypeDNSReady, true, ReasonDNSReady, fmt.Sprintf("DNSRecord %s points %s at the tunnel", rec.Name, rec.Spec.ForProvider.Name))
+		return cond(v1alpha1.TypeDNSReady, true, v1alpha1.ReasonDNSReady, fmt.Sprintf("DNSRecord %s points %s at the tunnel", rec.Name, rec.Spec.ForProvider.Name))
 	}
-	return cond(TypeDNSReady, false, ReasonDNSNotReady, fmt.Sprintf("waiting for DNSRecord %s: %s", rec.Name, strings.TrimSpace(string(synced.Reason)+" "+synced.Message)))
+	return cond(v1alpha1.TypeDNSReady, false, ReasonDNSNotReady, fmt.Sprintf("waiting for DNSRecord %s: %s", rec.Name, strings.TrimSpace(string(synced.Reason)+" "+synced.Message)))
 }
 
 // Refused says whether a DNS record that was never created was refused:
@@ -761,21 +755,32 @@ func DNSCondition(rec *dnsv1alpha1.DNSRecord) xpv2.Condition {
 // itself (another's record in the way, no such zone, Cloudflare refusing
 // the record). A record that exists keeps its rules through passing errors,
 // and so does one still to be created: a create that timed out waiting for
-// the request budget, was rate limited or met a server error is retried,
-// and taking its hostname's rules off the tunnel meanwhile would only cost
-// configuration writes.
+// the request budget, was rate limited or met a server error is retried
+// (its reason is RateLimited or Transient), and taking its hostname's rules
+// off the tunnel meanwhile would only cost configuration writes.
 func Refused(rec *dnsv1alpha1.DNSRecord) bool {
 	synced := rec.GetCondition(xpv2.TypeSynced)
-	return meta.GetExternalName(rec) == "" && synced.Status == corev1.ConditionFalse && !Passing(synced.Message)
+	return meta.GetExternalName(rec) == "" && synced.Status == corev1.ConditionFalse && !common.Passing(synced.Reason)
 }
 
-// passingFailures are the failures a retry outlives: the reconcile's
-// deadline (the request budget's queue), cancellation, rate limits, server
-// errors and the network.
-var passingFailures = regexp.MustCompile(`context deadline exceeded|context canceled|Cloudflare API returned (429|5[0-9][0-9])\b|connection refused|connection reset|i/o timeout|TLS handshake timeout|unexpected EOF|Client\.Timeout`)
+// typedRefusals are the reasons a refused DNSRecord's Synced=False may
+// give, which DNSReady repeats so that the sources above tell a name taken
+// from a guardrail without reading messages.
+var typedRefusals = []xpv2.ConditionReason{common.ReasonNameTaken, common.ReasonConflict, common.ReasonNotAllowed, common.ReasonRefused}
 
-// Passing says whether a failure message is one a retry outlives.
-func Passing(msg string) bool { return passingFailures.MatchString(msg) }
+// refusal is DNSReady's reason for a record refused with reason r: r if it
+// is typed, else RecordRefused.
+func refusal(r xpv2.ConditionReason) xpv2.ConditionReason {
+	if slices.Contains(typedRefusals, r) {
+		return r
+	}
+	return v1alpha1.ReasonDNSRefused
+}
+
+// DNSRefused says whether a DNSReady condition reports a refused record.
+func DNSRefused(dns xpv2.Condition) bool {
+	return dns.Status == corev1.ConditionFalse && (dns.Reason == v1alpha1.ReasonDNSRefused || slices.Contains(typedRefusals, dns.Reason))
+}
 
 // records lists the DNS records this PublicHostname controls.
 func (r *Reconciler) records(ctx context.Context, ph *v1alpha1.PublicHostname) ([]dnsv1alpha1.DNSRecord, error) {

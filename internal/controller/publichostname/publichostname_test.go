@@ -266,7 +266,7 @@ func TestTheOlderClaimKeepsAHostname(t *testing.T) {
 		if err := p.Get(second); err != nil {
 			return err
 		}
-		c := second.GetCondition(publichostname.TypeAccepted)
+		c := second.GetCondition(v1alpha1.TypeAccepted)
 		if c.Status != corev1.ConditionFalse || c.Reason != "HostnameConflict" || !strings.Contains(c.Message, "first") {
 			return fmt.Errorf("Accepted=%s %s: %s", c.Status, c.Reason, c.Message)
 		}
@@ -320,7 +320,7 @@ func TestANamedPortWaitsForItsService(t *testing.T) {
 		if err := p.Get(ph); err != nil {
 			return err
 		}
-		if c := ph.GetCondition(publichostname.TypeValid); c.Reason != publichostname.ReasonWaitingForService {
+		if c := ph.GetCondition(v1alpha1.TypeValid); c.Reason != publichostname.ReasonWaitingForService {
 			return fmt.Errorf("Valid=%s %s: %s", c.Status, c.Reason, c.Message)
 		}
 		return nil
@@ -397,18 +397,18 @@ func TestARefusedRecordIsNotValid(t *testing.T) {
 		if err := p.Get(ph); err != nil {
 			return err
 		}
-		v, a := ph.GetCondition(publichostname.TypeValid), ph.GetCondition(publichostname.TypeAccepted)
+		v, a := ph.GetCondition(v1alpha1.TypeValid), ph.GetCondition(v1alpha1.TypeAccepted)
 		if a.Reason != publichostname.ReasonNoRules {
 			return fmt.Errorf("Accepted=%s %s: %s", a.Status, a.Reason, a.Message)
 		}
-		if v.Status != corev1.ConditionFalse || v.Reason != publichostname.ReasonDNSRefused {
+		if v.Status != corev1.ConditionFalse || v.Reason != v1alpha1.ReasonDNSRefused {
 			return fmt.Errorf("Valid=%s %s: %s", v.Status, v.Reason, v.Message)
 		}
 		return nil
 	})
 	// No one edits the DNSRecord made for it: the advice is the hostname
 	// (and the annotation a Service's or Ingress's author changes).
-	if c := ph.GetCondition(publichostname.TypeDNSReady); strings.Contains(c.Message, "zoneId") || !strings.Contains(c.Message, v1alpha1.AnnotationHostname) {
+	if c := ph.GetCondition(v1alpha1.TypeDNSReady); strings.Contains(c.Message, "zoneId") || !strings.Contains(c.Message, v1alpha1.AnnotationHostname) {
 		t.Errorf("DNSReady message %q advises the DNSRecord's fields, not the hostname", c.Message)
 	}
 	p.DeleteAndWait(t, ph)
@@ -427,7 +427,7 @@ func TestAMissingCASecretIsWaitedForByName(t *testing.T) {
 		if err := p.Get(ph); err != nil {
 			return err
 		}
-		if c := ph.GetCondition(publichostname.TypeValid); c.Reason != publichostname.ReasonWaitingForSecret || !strings.Contains(c.Message, "Secret late-ca") {
+		if c := ph.GetCondition(v1alpha1.TypeValid); c.Reason != publichostname.ReasonWaitingForSecret || !strings.Contains(c.Message, "Secret late-ca") {
 			return fmt.Errorf("Valid=%s %s: %s", c.Status, c.Reason, c.Message)
 		}
 		return nil

@@ -17,12 +17,11 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 )
 
@@ -79,14 +78,16 @@ func CopySpec(cur, want Owned) bool {
 	return !equality.Semantic.DeepEqual(before, cur)
 }
 
-// FailureReason names a managed resource's failure for an event: a name
-// taken by an object this provider did not create, a guardrail of the
-// provider config, or any other Cloudflare error.
-func FailureReason(msg string) string {
+// FailureReason names a failure for an event, from the reason of a managed
+// resource's Synced=False (or of a PublicHostname's DNSReady=False, which
+// repeats its DNS record's): a name taken by an object this provider did
+// not create or another resource holds, a guardrail of the provider
+// config, or any other Cloudflare error.
+func FailureReason(r xpv2.ConditionReason) string {
 	switch {
-	case mr.IsTakenMessage(msg):
+	case common.Taken(r):
 		return "NameTaken"
-	case clients.IsNotAllowedMessage(msg):
+	case r == common.ReasonNotAllowed:
 		return "NotAllowed"
 	default:
 		return "CloudflareError"
@@ -102,8 +103,8 @@ func Failure(m Owned) (string, string) {
 		if !ok {
 			return "", ""
 		}
-		if c.Type == publichostname.TypeDNSReady {
-			return FailureReason(c.Message), c.Message
+		if c.Type == v1alpha1.TypeDNSReady {
+			return FailureReason(c.Reason), c.Message
 		}
 		return string(c.Reason), c.Message
 	}
@@ -111,7 +112,7 @@ func Failure(m Owned) (string, string) {
 	if c.Status != corev1.ConditionFalse || c.Message == "" || awaitsTunnelID(m) || stale(m, c) {
 		return "", ""
 	}
-	return FailureReason(c.Message), c.Message
+	return FailureReason(c.Reason), c.Message
 }
 
 // stale says whether c was written about an older spec of m (a reference

@@ -10,7 +10,6 @@ import (
 	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/cloudflaretunnel"
 )
 
 // Tunnel is what a source's reports need of the CloudflareTunnel it
@@ -36,7 +35,7 @@ func TunnelOf(cft *v1alpha1.CloudflareTunnel) Tunnel {
 // CloudflareTunnel cannot be reconciled. Waiting for a tunnel being made
 // is not broken.
 func (t Tunnel) Broken() bool {
-	return t.ID == "" && (t.Reason == cloudflaretunnel.ReasonTunnelNameTaken || t.Reason == cloudflaretunnel.ReasonReconcileError)
+	return t.ID == "" && (t.Reason == v1alpha1.ReasonTunnelNameTaken || t.Reason == xpv2.ReasonReconcileError)
 }
 
 // Problem is what a source says about its broken tunnel, once.

@@ -44,7 +44,7 @@ func TestReportFailuresWhileTheTunnelHasNoID(t *testing.T) {
 	}{
 		"BeingMade":      {tunnel: cft("", cloudflaretunnel.ReasonWaitingForTunnel), route: unresolved},
 		"NotYetAnswered": {tunnel: cft("", ""), route: unresolved},
-		"NameTaken":      {tunnel: cft("", cloudflaretunnel.ReasonTunnelNameTaken), route: unresolved, want: []string{string(cloudflaretunnel.ReasonTunnelNameTaken)}},
+		"NameTaken":      {tunnel: cft("", v1alpha1.ReasonTunnelNameTaken), route: unresolved, want: []string{string(v1alpha1.ReasonTunnelNameTaken)}},
 		"Unreconcilable": {tunnel: cft("", cloudflaretunnel.ReasonReconcileError), route: unresolved, want: []string{string(cloudflaretunnel.ReasonReconcileError)}},
 		// The tunnel has its ID and the route has not caught up: its
 		// condition from before is not a failure of its own.

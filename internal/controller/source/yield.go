@@ -11,7 +11,6 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/hostname"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
 )
 
 // Yielded are the private route hostnames (hostname.Normalize's form) a
@@ -19,7 +18,7 @@ import (
 // hostname holds its public rule, its DNS record and its private route. A
 // hostname is yielded when every PublicHostname the source made for it (a
 // wildcard and its apex share one route) is told by its tunnel that an
-// older claim holds it (publichostname.ReasonHostnameConflict); one still
+// older claim holds it (v1alpha1.ReasonHostnameConflict); one still
 // held, or not answered yet, keeps the route. Each maps to the holder the
 // tunnel named. phs are the source's own PublicHostnames; one being deleted
 // is no claim.
@@ -30,8 +29,8 @@ func Yielded(phs []*v1alpha1.PublicHostname) map[string]string {
 			continue
 		}
 		h := hostname.Normalize(ph.Spec.Hostname)
-		c := ph.GetCondition(publichostname.TypeAccepted)
-		if c.Status != corev1.ConditionFalse || c.Reason != publichostname.ReasonHostnameConflict {
+		c := ph.GetCondition(v1alpha1.TypeAccepted)
+		if c.Status != corev1.ConditionFalse || c.Reason != v1alpha1.ReasonHostnameConflict {
 			held[h] = true
 			continue
 		}
@@ -71,12 +70,12 @@ func Undecided(phs []*v1alpha1.PublicHostname, public []string) map[string]bool 
 
 // answered says whether ph's tunnel has said whether it holds its hostname.
 func answered(ph *v1alpha1.PublicHostname) bool {
-	c := ph.GetCondition(publichostname.TypeAccepted)
+	c := ph.GetCondition(v1alpha1.TypeAccepted)
 	switch {
 	case c.Status != corev1.ConditionTrue && c.Status != corev1.ConditionFalse:
 		return false
 	default:
-		return c.Reason != publichostname.ReasonWaitingForTunnel
+		return c.Reason != v1alpha1.ReasonWaitingForTunnel
 	}
 }
 
@@ -105,6 +104,6 @@ func ReportYielded(reported *sync.Map, src client.Object, kind string, hosts []s
 			continue
 		}
 		reported.Store(key, msg)
-		warn(string(publichostname.ReasonHostnameConflict), msg)
+		warn(string(v1alpha1.ReasonHostnameConflict), msg)
 	}
 }

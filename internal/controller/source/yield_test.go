@@ -19,12 +19,12 @@ func ph(host, answer, holder string) *v1alpha1.PublicHostname {
 	p := &v1alpha1.PublicHostname{Spec: v1alpha1.PublicHostnameSpec{Hostname: host}}
 	switch answer {
 	case "held":
-		p.SetConditions(xpv2.Condition{Type: publichostname.TypeAccepted, Status: "True", Reason: "Accepted"})
+		p.SetConditions(xpv2.Condition{Type: v1alpha1.TypeAccepted, Status: "True", Reason: "Accepted"})
 	case "lost":
-		p.SetConditions(xpv2.Condition{Type: publichostname.TypeAccepted, Status: "False", Reason: publichostname.ReasonHostnameConflict, Message: "older claim"})
+		p.SetConditions(xpv2.Condition{Type: v1alpha1.TypeAccepted, Status: "False", Reason: v1alpha1.ReasonHostnameConflict, Message: "older claim"})
 		p.Status.Tunnel = &v1alpha1.PublishedStatus{ClaimedBy: holder}
 	case "waiting":
-		p.SetConditions(xpv2.Condition{Type: publichostname.TypeAccepted, Status: "False", Reason: publichostname.ReasonWaitingForTunnel})
+		p.SetConditions(xpv2.Condition{Type: v1alpha1.TypeAccepted, Status: "False", Reason: v1alpha1.ReasonWaitingForTunnel})
 	}
 	return p
 }
@@ -70,7 +70,7 @@ func TestUndecided(t *testing.T) {
 	deleting := ph("api.example.com", "held", "")
 	deleting.DeletionTimestamp = ptr.To(metav1.Now())
 	refused := ph("api.example.com", "", "")
-	refused.SetConditions(xpv2.Condition{Type: publichostname.TypeAccepted, Status: "False", Reason: publichostname.ReasonTunnelNotShared})
+	refused.SetConditions(xpv2.Condition{Type: v1alpha1.TypeAccepted, Status: "False", Reason: publichostname.ReasonTunnelNotShared})
 	cases := map[string]struct {
 		reason string
 		phs    []*v1alpha1.PublicHostname

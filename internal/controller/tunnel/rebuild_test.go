@@ -17,6 +17,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
@@ -185,7 +186,7 @@ func TestARebuiltClusterGetsItsOwnObjectsBack(t *testing.T) {
 	p.WaitReady(t, rebuilt.route)
 	p.WaitReady(t, rebuilt.record)
 	p.WaitSynced(t, rebuilt.tunnel, "name taken without the opt-in", func(s xpv2.Condition) bool {
-		return s.Status == corev1.ConditionFalse && strings.Contains(s.Message, "name taken")
+		return s.Status == corev1.ConditionFalse && s.Reason == common.ReasonNameTaken
 	})
 	for _, m := range []client.Object{rebuilt.tunnel, rebuilt.svc} {
 		eventually(t, "adoptByName set", func() error {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
@@ -349,8 +350,8 @@ func TestATunnelOfTheSameNameMadeElsewhereIsNotAdopted(t *testing.T) {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
-		if synced = cr.GetCondition(xpv2.TypeSynced); synced.Status != corev1.ConditionFalse || !strings.Contains(synced.Message, "name taken") {
-			return fmt.Errorf("Synced %s: %s", synced.Status, synced.Message)
+		if synced = cr.GetCondition(xpv2.TypeSynced); synced.Status != corev1.ConditionFalse || synced.Reason != common.ReasonNameTaken {
+			return fmt.Errorf("Synced %s %s: %s", synced.Status, synced.Reason, synced.Message)
 		}
 		return nil
 	})

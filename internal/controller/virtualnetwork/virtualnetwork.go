@@ -18,6 +18,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
@@ -90,6 +91,20 @@ type InUseError struct {
 func (u *InUseError) Error() string {
 	return fmt.Sprintf("deletion waits: virtual network %s %s; retrying", u.ID, u.Reason)
 }
+
+// DefaultClaimedError says an older VirtualNetwork also asks to be the
+// account's default virtual network, and keeps it.
+type DefaultClaimedError struct {
+	// By is the older VirtualNetwork.
+	By string
+}
+
+func (e *DefaultClaimedError) Error() string {
+	return fmt.Sprintf("conflict: VirtualNetwork %s, older, also asks to be the account's default virtual network; an account has one default, so it keeps it and this one does not take it. Unset isDefaultNetwork on one of them", e.By)
+}
+
+// ConditionReason of a default another VirtualNetwork keeps: Conflict.
+func (e *DefaultClaimedError) ConditionReason() xpv2.ConditionReason { return common.ReasonConflict }
 
 // find looks up the live virtual network of the desired name (names are
 // unique in an account) and takes it only with this resource's marker.
@@ -249,7 +264,7 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.VirtualNetwork) (man
 			return managed.ExternalUpdate{}, err
 		}
 		if holder != "" {
-			return managed.ExternalUpdate{}, errors.New(fmt.Sprintf("conflict: VirtualNetwork %s, older, also asks to be the account's default virtual network; an account has one default, so it keeps it and this one does not take it. Unset isDefaultNetwork on one of them", holder))
+			return managed.ExternalUpdate{}, &DefaultClaimedError{By: holder}
 		}
 	}
 	_, err := e.teamnet.UpdateVirtualNetwork(ctx, meta.GetExternalName(cr), input(cr.Spec.ForProvider, e.identity(cr).Mark()))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
@@ -461,8 +462,8 @@ func TestAVPCServiceOfTheSameNameMadeElsewhereIsNotAdopted(t *testing.T) {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
-		if c := cr.GetCondition(xpv2.TypeSynced); c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "name taken") || !strings.Contains(c.Message, theirs.ServiceID) {
-			return fmt.Errorf("Synced %s: %s", c.Status, c.Message)
+		if c := cr.GetCondition(xpv2.TypeSynced); c.Status != corev1.ConditionFalse || c.Reason != common.ReasonNameTaken || !strings.Contains(c.Message, theirs.ServiceID) {
+			return fmt.Errorf("Synced %s %s: %s", c.Status, c.Reason, c.Message)
 		}
 		return nil
 	})

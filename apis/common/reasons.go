@@ -1,0 +1,44 @@
+// Package common holds what the provider's API groups share: the reasons a
+// managed resource (Tunnel, HostnameRoute, VPCService, DNSRecord,
+// NetworkRoute, VirtualNetwork) gives for Synced=False. The composites and
+// sources above the managed resources decide on these reasons, never on a
+// condition's message.
+package common
+
+import xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+// Reasons of a managed resource's Synced=False. A failure none of them
+// describes keeps crossplane-runtime's ReconcileError.
+const (
+	// ReasonNameTaken: an object with the resource's name or natural key
+	// (a tunnel or VPC service name, a hostname's route, a DNS record)
+	// exists in Cloudflare and was not created by this resource; it is
+	// left alone.
+	ReasonNameTaken xpv2.ConditionReason = "NameTaken"
+	// ReasonConflict: another managed resource already holds the
+	// Cloudflare object (or the one thing of the account, such as its
+	// default virtual network) this resource asks for.
+	ReasonConflict xpv2.ConditionReason = "Conflict"
+	// ReasonNotAllowed: the provider config's guardrails or the tenancy
+	// rules refuse what the resource asks for; nothing was written.
+	ReasonNotAllowed xpv2.ConditionReason = "NotAllowed"
+	// ReasonRateLimited: Cloudflare answered 429; the request is retried.
+	ReasonRateLimited xpv2.ConditionReason = "RateLimited"
+	// ReasonTransient: a failure a retry outlives: a Cloudflare server
+	// error, a timeout, a network error.
+	ReasonTransient xpv2.ConditionReason = "Transient"
+	// ReasonRefused: Cloudflare refused the request (a 4xx answer: an
+	// invalid value, a missing permission).
+	ReasonRefused xpv2.ConditionReason = "CloudflareRefused"
+)
+
+// Taken says whether a reason reports an object that is someone else's:
+// waiting will not change it.
+func Taken(r xpv2.ConditionReason) bool {
+	return r == ReasonNameTaken || r == ReasonConflict
+}
+
+// Passing says whether a reason reports a failure that a retry outlives.
+func Passing(r xpv2.ConditionReason) bool {
+	return r == ReasonRateLimited || r == ReasonTransient
+}
