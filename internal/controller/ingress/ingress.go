@@ -408,7 +408,7 @@ func (r *Reconciler) desired(ctx context.Context, ing *networkingv1.Ingress, res
 		return desired{}, err
 	}
 	r.reportYielded(ing, res.Hostnames, yielded)
-	undecided, err := source.UndecidedBy(ctx, r.kube, ownerOf(ing), publicHostnames(res))
+	undecided, err := source.UndecidedBy(ctx, r.kube, ownerOf(ing), source.ClaimedHostnames(res.Published))
 	if err != nil {
 		return desired{}, err
 	}
@@ -557,29 +557,10 @@ type desired struct {
 
 // awaits says whether m is a private route that waits for its hostname's
 // public claim to be answered.
-func (d desired) awaits(m Owned) bool {
-	rt, ok := m.(*ztv1alpha1.HostnameRoute)
-	return ok && d.undecided[cloudflare.NormalizeHostname(rt.Spec.ForProvider.Hostname)] && !d.drops(m)
-}
-
-// publicHostnames are the hostnames res claims publicly.
-func publicHostnames(res translate.Result) []string {
-	out := make([]string, 0, len(res.Published))
-	for _, ph := range res.Published {
-		out = append(out, ph.Spec.Hostname)
-	}
-	return out
-}
+func (d desired) awaits(m Owned) bool { return source.AwaitedRoute(d.undecided, d.yielded, m) }
 
 // drops says whether m goes even when existing objects are kept.
-func (d desired) drops(m Owned) bool {
-	rt, ok := m.(*ztv1alpha1.HostnameRoute)
-	if !ok {
-		return false
-	}
-	_, y := d.yielded[cloudflare.NormalizeHostname(rt.Spec.ForProvider.Hostname)]
-	return y
-}
+func (d desired) drops(m Owned) bool { return source.YieldedRoute(d.yielded, m) }
 
 // desiredFrom is what an Ingress should have: nothing for the hostnames an
 // older Ingress claims (lost), and no private route for those whose public

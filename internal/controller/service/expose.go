@@ -31,29 +31,10 @@ type exposed struct {
 
 // awaits says whether m is a private route that waits for its hostname's
 // public claim to be answered.
-func (d exposed) awaits(m source.Owned) bool {
-	rt, ok := m.(*ztv1alpha1.HostnameRoute)
-	return ok && d.undecided[hostname.Normalize(rt.Spec.ForProvider.Hostname)] && !d.drops(m)
-}
-
-// publicHostnames are the hostnames res claims publicly.
-func publicHostnames(res translate.Exposure) []string {
-	out := make([]string, 0, len(res.Published))
-	for _, ph := range res.Published {
-		out = append(out, ph.Spec.Hostname)
-	}
-	return out
-}
+func (d exposed) awaits(m source.Owned) bool { return source.AwaitedRoute(d.undecided, d.yielded, m) }
 
 // drops says whether m goes even when existing objects are kept.
-func (d exposed) drops(m source.Owned) bool {
-	rt, ok := m.(*ztv1alpha1.HostnameRoute)
-	if !ok {
-		return false
-	}
-	_, y := d.yielded[hostname.Normalize(rt.Spec.ForProvider.Hostname)]
-	return y
-}
+func (d exposed) drops(m source.Owned) bool { return source.YieldedRoute(d.yielded, m) }
 
 // desiredExposure is what to converge to: with a problem in the Service's
 // annotations, the valid routes and VPC services are made but nothing is

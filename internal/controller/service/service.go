@@ -284,7 +284,7 @@ func (r *Reconciler) publish(ctx context.Context, o source.Owner, svc *corev1.Se
 		return false, err
 	}
 	r.reportYielded(svc, exposure.Hostnames, yielded)
-	undecided, err := source.UndecidedBy(ctx, r.kube, o, publicHostnames(exposure))
+	undecided, err := source.UndecidedBy(ctx, r.kube, o, source.ClaimedHostnames(exposure.Published))
 	if err != nil {
 		return false, err
 	}

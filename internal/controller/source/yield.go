@@ -10,6 +10,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/hostname"
 )
 
@@ -64,6 +65,33 @@ func Undecided(phs []*v1alpha1.PublicHostname, public []string) map[string]bool 
 		if !meta.WasDeleted(ph) && answered(ph) {
 			delete(out, hostname.Normalize(ph.Spec.Hostname))
 		}
+	}
+	return out
+}
+
+// YieldedRoute says whether m is a private route whose hostname is in
+// yielded: it goes even when a problem keeps the source's other objects.
+func YieldedRoute(yielded map[string]string, m Owned) bool {
+	rt, ok := m.(*ztv1alpha1.HostnameRoute)
+	if !ok {
+		return false
+	}
+	_, y := yielded[hostname.Normalize(rt.Spec.ForProvider.Hostname)]
+	return y
+}
+
+// AwaitedRoute says whether m is a private route whose hostname is in
+// undecided and not yielded: it is not made yet, and kept if made.
+func AwaitedRoute(undecided map[string]bool, yielded map[string]string, m Owned) bool {
+	rt, ok := m.(*ztv1alpha1.HostnameRoute)
+	return ok && undecided[hostname.Normalize(rt.Spec.ForProvider.Hostname)] && !YieldedRoute(yielded, m)
+}
+
+// ClaimedHostnames are the hostnames of a source's public claims.
+func ClaimedHostnames(phs []*v1alpha1.PublicHostname) []string {
+	out := make([]string, 0, len(phs))
+	for _, ph := range phs {
+		out = append(out, ph.Spec.Hostname)
 	}
 	return out
 }
