@@ -92,7 +92,6 @@ func newExternal(f *fakeRecords) *external {
 func TestObserve(t *testing.T) {
 	foreign := *record(func(r *cloudflare.DNSRecord) { r.ID, r.Content, r.Comment = "f1", "legacy.example.net", "by hand" })
 	ours := *record(func(r *cloudflare.DNSRecord) { r.ID = "m1" })
-	conflictMsg := "conflict: a CNAME record for app.example.com already exists in zone example.com and was not created by this resource (id f1): it carries no ownership marker of this provider: it was made elsewhere (another tool, the dashboard, by hand). It is left alone; import it by setting its ID as crossplane.io/external-name to manage it"
 
 	type want struct {
 		obs          managed.ExternalObservation
@@ -110,7 +109,7 @@ func TestObserve(t *testing.T) {
 		"ForeignRecordIsAConflict": {
 			records: []cloudflare.DNSRecord{foreign},
 			cr:      newCR("", false),
-			want:    want{err: errors.New(conflictMsg)},
+			want:    want{err: conflict(importIt)},
 		},
 		"ForeignRecordOfAnotherTypeIsNoConflict": {
 			records: []cloudflare.DNSRecord{*record(func(r *cloudflare.DNSRecord) { r.ID, r.Type, r.Content, r.Comment = "t1", "TXT", "hello", "" })},
@@ -129,7 +128,7 @@ func TestObserve(t *testing.T) {
 			records: []cloudflare.DNSRecord{foreign},
 			cr:      newCR("gone", false),
 			want: want{
-				err:          errors.New("conflict: a CNAME record for app.example.com already exists in zone example.com and was not created by this resource (id f1): it carries no ownership marker of this provider: it was made elsewhere (another tool, the dashboard, by hand). It is left alone; the external-name gone names no record in that zone; to manage this one instead, set its ID as crossplane.io/external-name"),
+				err:          conflict("the external-name gone names no record in that zone; to manage this one instead, set its ID as crossplane.io/external-name"),
 				externalName: "gone",
 			},
 		},
@@ -224,7 +223,7 @@ func TestCreate(t *testing.T) {
 		"RaceWithSomeoneElse": {
 			records:   []cloudflare.DNSRecord{*record(func(r *cloudflare.DNSRecord) { r.ID, r.Comment = "f1", "" })},
 			createErr: exists,
-			wantErr:   errors.New("conflict: a CNAME record for app.example.com already exists in zone example.com and was not created by this resource (id f1): it carries no ownership marker of this provider: it was made elsewhere (another tool, the dashboard, by hand). It is left alone; import it by setting its ID as crossplane.io/external-name to manage it"),
+			wantErr:   conflict(importIt),
 		},
 		"OtherFailure": {
 			createErr: errNotFound,
@@ -266,3 +265,11 @@ func TestZoneOfRefusesMoves(t *testing.T) {
 		t.Errorf("deleting: zone %+v, error %v; want the recorded zone", z, err)
 	}
 }
+
+// conflict is the error for the foreign record f1 of these tests, with the
+// advice fix.
+func conflict(fix string) error {
+	return &ConflictError{Type: "CNAME", Name: "app.example.com", Zone: "example.com", ID: "f1", Owner: "it carries no ownership marker of this provider: it was made elsewhere (another tool, the dashboard, by hand)", Fix: fix}
+}
+
+const importIt = "import it by setting its ID as crossplane.io/external-name to manage it"
