@@ -16,19 +16,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -48,7 +43,6 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnelref"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ingress/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
@@ -129,87 +123,6 @@ type Reconciler struct {
 	// endpointKindMissingUntil (a time.Time) is when to look for the
 	// DNSEndpoint kind again, after a lookup found it not installed.
 	endpointKindMissingUntil atomic.Value
-}
-
-// ingressesOfTunnel are the Ingresses naming a tunnel: of its namespace,
-// or of any namespace it may be shared with.
-func (r *Reconciler) ingressesOfTunnel(ctx context.Context, o client.Object) []reconcile.Request {
-	l := &networkingv1.IngressList{}
-	if err := r.kube.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
-		return nil
-	}
-	var reqs []reconcile.Request
-	for _, i := range l.Items {
-		if a, ok := i.Annotations[v1alpha1.AnnotationTunnel]; ok && sharing.Names(a, i.Namespace, o.GetNamespace(), o.GetName()) {
-			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: i.Namespace, Name: i.Name}})
-		}
-	}
-	return reqs
-}
-
-// sharedIngressesIn are the Ingresses of a namespace naming a tunnel of
-// another.
-func (r *Reconciler) sharedIngressesIn(ctx context.Context, o client.Object) []reconcile.Request {
-	l := &networkingv1.IngressList{}
-	if err := r.kube.List(ctx, l, client.InNamespace(o.GetName()), client.UnsafeDisableDeepCopy); err != nil {
-		return nil
-	}
-	var reqs []reconcile.Request
-	for _, i := range l.Items {
-		if a, ok := i.Annotations[v1alpha1.AnnotationTunnel]; ok && sharing.CrossNamespace(a, i.Namespace) {
-			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: i.Namespace, Name: i.Name}})
-		}
-	}
-	return reqs
-}
-
-// ingressesRouting are the Ingresses routing a PublicHostname's hostname
-// privately, of any namespace.
-func (r *Reconciler) ingressesRouting(ctx context.Context, o client.Object) []reconcile.Request {
-	ph, ok := o.(*v1alpha1.PublicHostname)
-	if !ok {
-		return nil
-	}
-	l := &networkingv1.IngressList{}
-	if err := r.kube.List(ctx, l, client.MatchingFields{hostnameIndex: cloudflare.NormalizeHostname(ph.Spec.Hostname)}, client.UnsafeDisableDeepCopy); err != nil {
-		r.log.Debug("cannot list the Ingresses routing a hostname", "error", err)
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(l.Items))
-	for _, i := range l.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: i.Namespace, Name: i.Name}})
-	}
-	return reqs
-}
-
-// acceptedChanged passes a PublicHostname made, deleted, or whose tunnel's
-// answer (Accepted, and why) changed: not every status write of every one.
-func acceptedChanged() predicate.Funcs {
-	return predicate.Funcs{
-		UpdateFunc: func(e ctrlevent.UpdateEvent) bool {
-			a, okA := e.ObjectOld.(*v1alpha1.PublicHostname)
-			b, okB := e.ObjectNew.(*v1alpha1.PublicHostname)
-			if !okA || !okB {
-				return false
-			}
-			ca, cb := a.GetCondition(v1alpha1.TypeAccepted), b.GetCondition(v1alpha1.TypeAccepted)
-			return ca.Status != cb.Status || ca.Reason != cb.Reason || a.Spec.Hostname != b.Spec.Hostname || meta.WasDeleted(a) != meta.WasDeleted(b)
-		},
-		GenericFunc: func(ctrlevent.GenericEvent) bool { return false },
-	}
-}
-
-func (r *Reconciler) ingressesOfService(ctx context.Context, o client.Object) []reconcile.Request {
-	ings, err := IngressesUsing(ctx, r.kube, o)
-	if err != nil {
-		r.log.Debug("cannot list the Ingresses of a Service", "error", err)
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(ings))
-	for _, i := range ings {
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: i.Namespace, Name: i.Name}})
-	}
-	return reqs
 }
 
 // Ours says whether an Ingress is of this provider's class: by
@@ -453,78 +366,6 @@ func (r *Reconciler) unpublish(ctx context.Context, ing *networkingv1.Ingress) e
 	return r.updateAddress(ctx, ing, "")
 }
 
-// dropDNSEndpoint deletes the Ingress's DNSEndpoint if it may have one:
-// one this process wrote, or, once per Ingress, one an earlier run may have
-// written. Most Ingresses never have one, and asking on every reconcile
-// would cost an API request each.
-//
-// While the DNSEndpoint kind is not installed no Ingress can have one (the
-// kind's removal took its objects), so after one lookup finds it missing
-// the others do not ask for a minute: at a thousand Ingresses each asking
-// made the client rediscover the API group a thousand times.
-func (r *Reconciler) dropDNSEndpoint(ctx context.Context, ing *networkingv1.Ingress) error {
-	if maybe, seen := r.endpoints.Load(ing.UID); seen && !maybe.(bool) {
-		return nil
-	}
-	if err := r.deleteDNSEndpoint(ctx, ing); err != nil {
-		return err
-	}
-	r.endpoints.Store(ing.UID, false)
-	return nil
-}
-
-// deleteDNSEndpoint deletes the Ingress's DNSEndpoint, unless the kind was
-// found missing within the last minute and this process wrote none for it
-// (one it wrote means the kind was installed since).
-func (r *Reconciler) deleteDNSEndpoint(ctx context.Context, ing *networkingv1.Ingress) error {
-	wrote, _ := r.endpoints.Load(ing.UID)
-	if until, ok := r.endpointKindMissingUntil.Load().(time.Time); ok && time.Now().Before(until) && wrote != true {
-		return nil
-	}
-	installed, err := externaldns.DeleteIfInstalled(ctx, r.kube, ing.Namespace, ing.Name, ing.UID)
-	if !installed {
-		r.endpointKindMissingUntil.Store(time.Now().Add(time.Minute))
-	}
-	return err
-}
-
-// applyDNSEndpoint writes the DNSEndpoint of a public Ingress in
-// ExternalDNS mode: a proxied CNAME to the tunnel for each hostname its
-// tunnel accepted. In the other modes it removes the Ingress's DNSEndpoint,
-// if it has one.
-func (r *Reconciler) applyDNSEndpoint(ctx context.Context, ing *networkingv1.Ingress, res translate.Result, ms []Owned, tunnelID string) (bool, error) {
-	if !res.Public || res.DNSMode != v1alpha1.DNSModeExternalDNS {
-		return true, r.dropDNSEndpoint(ctx, ing)
-	}
-	r.endpoints.Store(ing.UID, true)
-	if tunnelID == "" {
-		return true, nil // the tunnel's ID arriving requeues the Ingress
-	}
-	var hosts []string
-	for _, m := range ms {
-		if ph, ok := m.(*v1alpha1.PublicHostname); ok && !meta.WasDeleted(ph) && ph.GetCondition(v1alpha1.TypeAccepted).Status == corev1.ConditionTrue {
-			hosts = append(hosts, ph.Spec.Hostname)
-		}
-	}
-	owner := metav1.OwnerReference{APIVersion: networkingv1.SchemeGroupVersion.String(), Kind: "Ingress", Name: ing.Name, UID: ing.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
-	want := externaldns.Endpoint(ing.Name, ing.Namespace, map[string]string{translate.LabelIngress: translate.LabelValue(ing.Name)}, owner, hosts, tunnelID+".cfargotunnel.com", res.ExternalDNSProxiedKey)
-	out, err := externaldns.Apply(ctx, r.kube, want)
-	if err != nil {
-		return false, err
-	}
-	key := string(ing.UID) + "/dnsendpoint"
-	if out == externaldns.Written {
-		r.reported.Delete(key)
-		return true, nil
-	}
-	msg := externaldns.Describe(out, ing.Name, len(hosts))
-	if last, ok := r.reported.Load(key); !ok || last != msg {
-		r.reported.Store(key, msg)
-		r.warn(ing, map[externaldns.Outcome]string{externaldns.CRDMissing: "DNSEndpointCRDMissing", externaldns.Conflict: "DNSEndpointConflict"}[out], msg)
-	}
-	return false, nil
-}
-
 func (r *Reconciler) warn(ing *networkingv1.Ingress, reason, msg string) {
 	r.record.Event(ing, event.Warning(event.Reason(reason), errors.New(msg)))
 }
@@ -604,116 +445,6 @@ const hostnameIndex = "tunnels.cloudflare.com/hostname"
 // serviceIndex indexes Ingresses by the Services their backends name, so a
 // Service's change requeues exactly the Ingresses (and tunnels) using it.
 const serviceIndex = "tunnels.cloudflare.com/backend-service"
-
-// Index registers the Ingress indexes (hostnames claimed, backend
-// Services). It must run before the manager starts: an index cannot be added
-// to an informer already running, and the CloudflareTunnel controller
-// watches Ingresses too.
-func Index(mgr ctrl.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &networkingv1.Ingress{}, hostnameIndex, claimedHostnames); err != nil {
-		return errors.Wrap(err, "cannot index Ingresses by hostname")
-	}
-	return errors.Wrap(mgr.GetFieldIndexer().IndexField(context.Background(), &networkingv1.Ingress{}, serviceIndex, backendServices), "cannot index Ingresses by backend Service")
-}
-
-func backendServices(o client.Object) []string {
-	ing, ok := o.(*networkingv1.Ingress)
-	if !ok {
-		return nil
-	}
-	return translate.BackendServices(ing)
-}
-
-// IngressesUsing lists the Ingresses whose backends name the Service svc.
-// Readers must be a manager's client (the index lives in its cache).
-func IngressesUsing(ctx context.Context, kube client.Reader, svc client.Object) ([]networkingv1.Ingress, error) {
-	l := &networkingv1.IngressList{}
-	if err := kube.List(ctx, l, client.InNamespace(svc.GetNamespace()), client.MatchingFields{serviceIndex: svc.GetName()}); err != nil {
-		return nil, errors.Wrap(err, "cannot list Ingresses by backend Service")
-	}
-	return l.Items, nil
-}
-
-// LostHostnames are the hostnames of ing that an older Ingress claims,
-// each with the claiming Ingress's namespace/name. Readers must be a
-// manager's client (the index lives in its cache).
-func LostHostnames(ctx context.Context, kube client.Reader, ing *networkingv1.Ingress, hosts []string) (map[string]string, error) {
-	return lostHostnames(ctx, kube, ing, hosts)
-}
-
-func claimedHostnames(o client.Object) []string {
-	ing, ok := o.(*networkingv1.Ingress)
-	if !ok || ing.Annotations[v1alpha1.AnnotationTunnel] == "" {
-		return nil
-	}
-	return translate.Translate(translate.Input{Ingress: ing}).Hostnames
-}
-
-// conflictMessage explains a lost hostname claim in the user's own words.
-// A wildcard and its apex are one claim: Cloudflare stores a wildcard
-// private route without its "*.", so only one Ingress can route the pair;
-// one Ingress may hold both.
-func conflictMessage(h string, written []string, winner string) string {
-	if len(written) == 1 && written[0] != h {
-		return fmt.Sprintf("hostname %s is routed privately as %s (Cloudflare stores a wildcard route without its \"*.\"), which Ingress %s already claims; this Ingress does not route it. To publish a hostname and its wildcard, put both in one Ingress", written[0], h, winner)
-	}
-	return fmt.Sprintf("hostname %s is already claimed by Ingress %s; this Ingress does not route it", h, winner)
-}
-
-// lostHostnames are the hostnames an older Ingress already claims: the
-// first Ingress keeps a hostname, later ones are told and route nothing for
-// it. An Ingress whose public claim on a hostname lost (it yielded the
-// hostname to the holder of its public claim) claims nothing there: the
-// holder's own Ingresses route it.
-func lostHostnames(ctx context.Context, kube client.Reader, ing *networkingv1.Ingress, hosts []string) (map[string]string, error) {
-	lost := map[string]string{}
-	yields := map[types.UID]map[string]string{}
-	for _, h := range hosts {
-		claims := &networkingv1.IngressList{}
-		if err := kube.List(ctx, claims, client.MatchingFields{hostnameIndex: h}); err != nil {
-			return nil, errors.Wrap(err, "cannot list Ingresses")
-		}
-		var older []*networkingv1.Ingress
-		for i := range claims.Items {
-			if o := &claims.Items[i]; o.UID != ing.UID && olderThan(o, ing) && !meta.WasDeleted(o) {
-				older = append(older, o)
-			}
-		}
-		slices.SortFunc(older, func(a, b *networkingv1.Ingress) int {
-			if olderThan(a, b) {
-				return -1
-			}
-			return 1
-		})
-		for _, o := range older {
-			if _, seen := yields[o.UID]; !seen {
-				y, err := source.YieldedBy(ctx, kube, ownerOf(o))
-				if err != nil {
-					return nil, err
-				}
-				yields[o.UID] = y
-			}
-			if _, yielded := yields[o.UID][h]; !yielded {
-				lost[h] = o.Namespace + "/" + o.Name
-				break
-			}
-		}
-	}
-	return lost, nil
-}
-
-// reportYielded tells the Ingress, once per hostname, that it does not
-// route a hostname privately because another holds its public claim.
-func (r *Reconciler) reportYielded(ing *networkingv1.Ingress, hosts []string, yielded map[string]string) {
-	source.ReportYielded(&r.reported, ing, "Ingress", hosts, yielded, func(reason, msg string) { r.warn(ing, reason, msg) })
-}
-
-func olderThan(a, b *networkingv1.Ingress) bool {
-	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-		return a.CreationTimestamp.Before(&b.CreationTimestamp)
-	}
-	return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
-}
 
 // children converges what an Ingress makes: managed resources and
 // PublicHostnames, found by the controller index (an Ingress's finalizer
@@ -797,61 +528,4 @@ func (r *Reconciler) release(ctx context.Context, ing *networkingv1.Ingress) (re
 // Ingress (a status update too: for Ingresses it writes metadata).
 func finalizerPatch(orig *networkingv1.Ingress) client.Patch {
 	return client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})
-}
-
-// Address is what a public Ingress's address should say: its tunnel's
-// <tunnelID>.cfargotunnel.com once Cloudflare holds at least one of its
-// hostnames' DNS records pointing there — not while every record is refused
-// (a conflict, no zone) or still being made, and never for a private
-// Ingress.
-func Address(ms []Owned, public bool, tunnelID string) string {
-	if !public || tunnelID == "" {
-		return ""
-	}
-	target := tunnelID + ".cfargotunnel.com"
-	for _, m := range ms {
-		if meta.WasDeleted(m) {
-			continue
-		}
-		switch o := m.(type) {
-		case *v1alpha1.PublicHostname:
-			// Its record is in Cloudflare; or its DNS is someone else's
-			// (ExternalDNS reads this address) and the tunnel serves it.
-			dns := o.GetCondition(v1alpha1.TypeDNSReady)
-			accepted := o.GetCondition(v1alpha1.TypeAccepted).Status == corev1.ConditionTrue
-			if dns.Status == corev1.ConditionTrue && (dns.Reason == v1alpha1.ReasonDNSReady || accepted) {
-				return target
-			}
-		case *dnsv1alpha1.DNSRecord:
-			// One made before published hostnames, not taken over yet.
-			if o.Spec.ForProvider.Content == target && o.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
-				return target
-			}
-		}
-	}
-	return ""
-}
-
-// updateAddress sets the Ingress's address to host, or none.
-func (r *Reconciler) updateAddress(ctx context.Context, ing *networkingv1.Ingress, host string) error {
-	var want []networkingv1.IngressLoadBalancerIngress
-	if host != "" {
-		want = []networkingv1.IngressLoadBalancerIngress{{Hostname: host}}
-	}
-	cur := ing.Status.LoadBalancer.Ingress
-	if len(cur) == len(want) && (len(want) == 0 || cur[0].Hostname == want[0].Hostname) {
-		return nil
-	}
-	orig := ing.DeepCopy()
-	ing.Status.LoadBalancer.Ingress = want
-	// A merge patch, for the reason of finalizerPatch: an Ingress's status
-	// update writes its metadata too.
-	return errors.Wrap(r.kube.Status().Patch(ctx, ing, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})), "cannot update Ingress address")
-}
-
-// reportManagedFailures repeats a managed resource's failure (a hostname
-// routed to another tunnel, a public host in no zone of the account) on the
-// Ingress, where its author looks.
-func (r *Reconciler) reportManagedFailures(ing *networkingv1.Ingress, tunnel source.Tunnel, ms []Owned) {
-	source.ReportFailures(&r.reported, ing, tunnel, ms, func(reason, msg string) { r.warn(ing, reason, msg) })
 }
