@@ -42,7 +42,7 @@ while IFS=$'\t' read -r pkg dir files; do
   # Fuzzing rebuilds every dependency with coverage instrumentation, and
   # the Cloudflare SDK alone takes ~4.5 minutes of that on two cores: keep
   # fuzz targets in packages that do not import it (pure logic lives in
-  # SDK-free packages such as internal/clients/cloudflare/hostname).
+  # SDK-free packages such as internal/hostname).
   if go list -deps -test "$pkg" </dev/null | grep -q '^github.com/cloudflare/cloudflare-go'; then
     echo "fuzz.sh: $pkg declares fuzz targets but imports the Cloudflare SDK (~4.5 min of instrumented build): move the targets and what they fuzz into an SDK-free package" >&2
     list_failed=1

@@ -32,7 +32,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 	providercontroller "github.com/context-labs/provider-cloudflare-tunnel/internal/controller"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/kubecache"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/lazylog"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/memlimit"

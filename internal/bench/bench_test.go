@@ -43,7 +43,7 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/bench"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"

@@ -16,8 +16,8 @@ import (
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/cloudflaretunnel"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/tunnel"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/tunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/rotation"
 )
 

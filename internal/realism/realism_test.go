@@ -21,7 +21,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/mr"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"

@@ -18,7 +18,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/externaldns"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 )
 

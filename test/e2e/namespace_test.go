@@ -19,7 +19,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/config"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/config"
 )
 
 // TestNamespaceDeletion deletes a team's namespace with everything in it —

@@ -30,7 +30,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/cloudflaretunnel"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 )
 

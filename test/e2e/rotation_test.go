@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/cloudflaretunnel"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel"
 )
 
 // readyWatch follows a Deployment's status.readyReplicas through every

@@ -7,7 +7,7 @@ import (
 	cf "github.com/cloudflare/cloudflare-go/v7"
 	"github.com/cloudflare/cloudflare-go/v7/zero_trust"
 
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/hostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/hostname"
 )
 
 // HostnameRoute maps a private hostname to a tunnel.

@@ -22,7 +22,7 @@ import (
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
 )
 
 // Owned is what a source makes: managed resources and PublicHostnames.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/cloudflaretunnel"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel"
 )
 
 func cft(id string, reason xpv2.ConditionReason) *v1alpha1.CloudflareTunnel {

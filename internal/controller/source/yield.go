@@ -11,7 +11,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/hostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/hostname"
 )
 
 // Yielded are the private route hostnames (hostname.Normalize's form) a

@@ -10,7 +10,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
 )
 
 // ph is a source's PublicHostname for host with the tunnel's answer: held,

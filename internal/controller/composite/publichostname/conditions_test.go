@@ -1,0 +1,97 @@
+package publichostname_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
+)
+
+var ignoreTime = cmpopts.IgnoreFields(xpv2.Condition{}, "LastTransitionTime")
+
+func TestDeletingCondition(t *testing.T) {
+	cases := map[string]struct {
+		records []string
+		want    xpv2.Condition
+	}{
+		"OneRecord": {
+			records: []string{"app-dns"},
+			want: xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: publichostname.ReasonDeleting,
+				Message: "being deleted: its rules leave CloudflareTunnel edge's configuration; waiting for DNSRecord app-dns to be deleted from Cloudflare"},
+		},
+		"TwoRecords": {
+			records: []string{"a-dns", "b-dns"},
+			want: xpv2.Condition{Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: publichostname.ReasonDeleting,
+				Message: "being deleted: its rules leave CloudflareTunnel edge's configuration; waiting for DNSRecords a-dns, b-dns to be deleted from Cloudflare"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, publichostname.DeletingCondition("edge", tc.records), ignoreTime); diff != "" {
+				t.Errorf("DeletingCondition (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidCondition(t *testing.T) {
+	valid := xpv2.Condition{Type: v1alpha1.TypeValid, Status: corev1.ConditionTrue, Reason: publichostname.ReasonValid, Message: "1 rule for a.example.com"}
+	cases := map[string]struct {
+		dns  xpv2.Condition
+		want xpv2.Condition
+	}{
+		"RecordReady": {
+			dns:  xpv2.Condition{Type: v1alpha1.TypeDNSReady, Status: corev1.ConditionTrue, Reason: v1alpha1.ReasonDNSReady},
+			want: valid,
+		},
+		"NotManaged": {
+			dns:  xpv2.Condition{Type: v1alpha1.TypeDNSReady, Status: corev1.ConditionTrue, Reason: publichostname.ReasonDNSNone},
+			want: valid,
+		},
+		"WaitingForTheTunnel": {
+			dns:  xpv2.Condition{Type: v1alpha1.TypeDNSReady, Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonWaitingForTunnel},
+			want: valid,
+		},
+		"RecordRefusedWithholdsTheRules": {
+			dns: xpv2.Condition{Type: v1alpha1.TypeDNSReady, Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonDNSRefused, Message: "DNSRecord x: not allowed: zone example.org"},
+			want: xpv2.Condition{Type: v1alpha1.TypeValid, Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonDNSRefused,
+				Message: "1 rule for a.example.com, not published while the hostname's DNS record is refused: DNSRecord x: not allowed: zone example.org"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, publichostname.ValidCondition(valid, tc.dns), ignoreTime); diff != "" {
+				t.Errorf("ValidCondition (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestProblemReason(t *testing.T) {
+	service := publish.Problem{Field: "spec.origin.service.port", Message: "Service web not found", Waiting: true, WaitingFor: publish.WaitingForService}
+	secret := publish.Problem{Field: "spec.originRequest.caPoolSecretRef", Message: "Secret web-ca not found in namespace a", Waiting: true, WaitingFor: publish.WaitingForSecret}
+	invalid := publish.Problem{Field: "spec.hostname", Message: "not a hostname"}
+	cases := map[string]struct {
+		problems []publish.Problem
+		want     xpv2.ConditionReason
+	}{
+		"AService":          {problems: []publish.Problem{service}, want: publichostname.ReasonWaitingForService},
+		"ASecret":           {problems: []publish.Problem{secret}, want: publichostname.ReasonWaitingForSecret},
+		"TheFirstWaitNames": {problems: []publish.Problem{secret, service}, want: publichostname.ReasonWaitingForSecret},
+		"InvalidDominates":  {problems: []publish.Problem{secret, invalid}, want: publichostname.ReasonInvalid},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := publichostname.ProblemReason(tc.problems); got != tc.want {
+				t.Errorf("ProblemReason() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,314 @@
+// Package publichostname reconciles PublicHostnames: it resolves a hostname's
+// spec into the rules its CloudflareTunnel publishes (the tunnel aggregates
+// them), makes the hostname's DNSRecord managed resource, and reports both.
+// It writes only Kubernetes objects; the managed resources talk to
+// Cloudflare, and the CloudflareTunnel alone writes the tunnel's
+// configuration.
+package publichostname
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/tunnelref"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
+)
+
+// ReleaseRecheck is how often a source (PublicHostname, Ingress,
+// GatewayBinding) being deleted looks again at what it waits for, besides
+// being brought back by each owned object's deletion.
+const ReleaseRecheck = 30 * time.Second
+
+// Reasons of a PublicHostname's conditions that only this package decides
+// on (the shared types and reasons are in apis/tunnels/v1alpha1).
+const (
+	ReasonValid             xpv2.ConditionReason = "Valid"
+	ReasonInvalid           xpv2.ConditionReason = "InvalidSpec"
+	ReasonWaitingForService xpv2.ConditionReason = "WaitingForService"
+	ReasonWaitingForSecret  xpv2.ConditionReason = "WaitingForSecret"
+	ReasonTunnelNotFound    xpv2.ConditionReason = "TunnelNotFound"
+	ReasonTunnelDeleting    xpv2.ConditionReason = "TunnelDeleting"
+	ReasonPublished         xpv2.ConditionReason = "Published"
+	ReasonDNSNotReady       xpv2.ConditionReason = "RecordNotReady"
+	ReasonDNSNone           xpv2.ConditionReason = "NotManaged"
+	ReasonNotAccepted       xpv2.ConditionReason = "NotAccepted"
+	ReasonNoRules           xpv2.ConditionReason = "NoRules"
+	ReasonReconcileError    xpv2.ConditionReason = "ReconcileError"
+	// ReasonDeleting: the hostname is being deleted and its finalizer
+	// waits for its DNS record to leave Cloudflare.
+	ReasonDeleting        xpv2.ConditionReason = "Deleting"
+	ReasonTunnelNotShared xpv2.ConditionReason = sharing.ReasonTunnelNotShared
+
+	finalizer = "tunnels.cloudflare.com/publichostname"
+)
+
+// Options of the controller, set at setup.
+type Options struct {
+	// ClusterDomain of Service origins' DNS names; "" is cluster.local.
+	ClusterDomain string
+}
+
+const secretIndex = "tunnels.cloudflare.com/secret"
+
+// TunnelIndex indexes PublicHostnames by the CloudflareTunnel they name and
+// the one that last published them, as IndexKey gives it: in any namespace,
+// since a tunnel may be shared.
+const TunnelIndex = "tunnels.cloudflare.com/tunnel"
+
+const serviceIndex = "tunnels.cloudflare.com/service"
+
+// Reconciler reconciles PublicHostnames.
+type Reconciler struct {
+	kube          client.Client
+	log           logging.Logger
+	record        event.Recorder
+	clusterDomain string
+}
+
+// Reconcile converges a PublicHostname's rules and DNS record.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	ph := &v1alpha1.PublicHostname{}
+	if err := r.kube.Get(ctx, req.NamespacedName, ph); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if meta.WasDeleted(ph) {
+		return r.release(ctx, ph)
+	}
+	if !controllerutil.ContainsFinalizer(ph, finalizer) {
+		controllerutil.AddFinalizer(ph, finalizer)
+		if err := r.kube.Update(ctx, ph); err != nil {
+			return reconcile.Result{}, errors.Wrap(err, "cannot add finalizer")
+		}
+	}
+	res, err := r.apply(ctx, ph)
+	if err != nil {
+		if kerrors.IsConflict(err) {
+			return reconcile.Result{Requeue: true}, nil
+		}
+		r.record.Event(ph, event.Warning(event.Reason(ReasonReconcileError), err))
+		ph.SetConditions(cond(xpv2.TypeReady, false, ReasonReconcileError, err.Error()))
+	}
+	ph.Status.ObservedGeneration = ph.Generation
+	if uerr := r.kube.Status().Update(ctx, ph); uerr != nil {
+		return errors.SilentlyRequeueOnConflict(reconcile.Result{}, errors.Wrap(uerr, "cannot update status"))
+	}
+	return res, err
+}
+
+// apply resolves the rules, converges the DNS record and computes the
+// conditions.
+func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (reconcile.Result, error) {
+	ref := Tunnel(ph)
+	cft, refusal, err := sharing.Lookup(ctx, r.kube, ph.Namespace, sharing.Ref{Namespace: ref.Namespace, Name: ref.Name})
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	switch refusal.Reason {
+	case sharing.ReasonTunnelNotFound:
+		// A typo must not take a working hostname down: what it has (its
+		// DNS record, its rules on the tunnel that published it) stays
+		// until it names a tunnel that exists.
+		msg := fmt.Sprintf("spec.tunnelRef: %s; nothing is changed: whatever this hostname already publishes stays as it is until it names a tunnel that exists", refusal.Message)
+		r.warnOnce(ph, xpv2.TypeReady, ReasonTunnelNotFound, msg)
+		ph.SetConditions(cond(v1alpha1.TypeAccepted, false, ReasonTunnelNotFound, msg), cond(xpv2.TypeReady, false, ReasonTunnelNotFound, msg))
+		return reconcile.Result{RequeueAfter: time.Minute}, nil
+	case sharing.ReasonTunnelNotShared:
+		// Policy: the tunnel publishes nothing of this namespace's, so
+		// its DNS record must not point there either.
+		return reconcile.Result{RequeueAfter: time.Minute}, r.unpublish(ctx, ph, refusal.Message)
+	}
+	valid, err := r.resolve(ctx, ph, cft)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if meta.WasDeleted(cft) {
+		msg := fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is published through it; name another tunnel", cft.Name)
+		ph.SetConditions(valid...)
+		ph.SetConditions(cond(xpv2.TypeReady, false, ReasonTunnelDeleting, msg))
+		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
+	}
+	tun, err := tunnelref.Get(ctx, r.kube, types.NamespacedName{Namespace: cft.Namespace, Name: cft.Name})
+	if client.IgnoreNotFound(err) != nil {
+		return reconcile.Result{}, errors.Wrap(err, "cannot get Tunnel")
+	}
+	if tun == nil {
+		tun = &ztv1alpha1.Tunnel{}
+	}
+	dns, err := r.applyDNS(ctx, ph, tun)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if DNSRefused(dns) {
+		// The hostname does not reach this tunnel (its DNS is someone
+		// else's, or no zone holds it): its rules would only claim what
+		// is not ours.
+		ph.Status.Rules = nil
+	}
+	for _, v := range valid {
+		ph.SetConditions(ValidCondition(v, dns))
+	}
+	ph.SetConditions(dns, AcceptedCondition(ph))
+	ph.SetConditions(ReadyCondition(ph))
+	if ph.GetCondition(xpv2.TypeReady).Status != corev1.ConditionTrue {
+		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
+	}
+	return reconcile.Result{}, nil
+}
+
+// unpublish takes the hostname off a tunnel that does not allow its
+// namespace: its DNS record goes, and the answer it had is forgotten.
+func (r *Reconciler) unpublish(ctx context.Context, ph *v1alpha1.PublicHostname, why string) error {
+	have, err := r.records(ctx, ph)
+	if err != nil {
+		return err
+	}
+	for i := range have {
+		if err := r.deleteRecord(ctx, ph, &have[i]); err != nil {
+			return err
+		}
+	}
+	msg := fmt.Sprintf("spec.tunnelRef: %s; the hostname is not published through it", why)
+	r.warnOnce(ph, xpv2.TypeReady, ReasonTunnelNotShared, msg)
+	ph.Status.Tunnel = nil
+	ph.SetConditions(cond(v1alpha1.TypeAccepted, false, ReasonTunnelNotShared, msg), cond(v1alpha1.TypeDNSReady, false, ReasonTunnelNotShared, msg), cond(xpv2.TypeReady, false, ReasonTunnelNotShared, msg))
+	return nil
+}
+
+// resolve turns the spec into rules. A spec that is not valid, or whose
+// origins the tunnel's provider config does not allow, keeps the rules of
+// the last one that was, so bad input loses nothing (unless the config no
+// longer allows those either); resolve reports it on Valid. A spec that
+// resolves returns its Valid condition instead, for apply to set once it
+// knows whether the rules are published (ValidCondition).
+func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, cft *v1alpha1.CloudflareTunnel) ([]xpv2.Condition, error) {
+	services := map[string]*corev1.Service{}
+	for _, s := range ServiceOrigins(ph.Spec) {
+		if s.Port.Type != intstr.String || services[s.Name] != nil {
+			continue
+		}
+		svc := &corev1.Service{}
+		err := r.kube.Get(ctx, types.NamespacedName{Namespace: ph.Namespace, Name: s.Name}, svc)
+		if kerrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, errors.Wrap(err, "cannot get Service")
+		}
+		services[s.Name] = svc
+	}
+	res := publish.Rules(ph.Spec, publish.Env{Namespace: ph.Namespace, ClusterDomain: r.clusterDomain, Services: services, TunnelNamespace: Tunnel(ph).Namespace})
+	for _, pool := range res.CAPools {
+		// cloudflared starts only with every CA file it is told to use, so
+		// a rule must not name one that is not there.
+		if msg, err := r.checkCAPool(ctx, ph.Namespace, pool); err != nil {
+			return nil, err
+		} else if msg != "" {
+			res.Rules = nil
+			res.Problems = append(res.Problems, publish.Problem{Field: "spec.originRequest.caPoolSecretRef", Message: msg, Waiting: true, WaitingFor: publish.WaitingForSecret})
+		}
+	}
+	allowed, err := r.originGuard(ctx, ph, cft)
+	if err != nil {
+		return nil, err
+	}
+	if allowed(ph.Status.Rules) != nil {
+		// The config no longer allows what was published: it goes,
+		// rather than stop the tunnel's whole configuration at the
+		// Tunnel's own guardrail.
+		ph.Status.Rules, ph.Status.CAPools = nil, nil
+	}
+	if len(res.Problems) == 0 {
+		if err := allowed(res.Rules); err != nil {
+			r.refuseOrigin(ph, err)
+			return nil, nil
+		}
+		ph.Status.Rules = res.Rules
+		ph.Status.CAPools = res.CAPools
+		ph.Status.RulesGeneration = ph.Generation
+		return []xpv2.Condition{cond(v1alpha1.TypeValid, true, ReasonValid, fmt.Sprintf("%s for %s", publish.RuleCount(len(res.Rules)), ph.Spec.Hostname))}, nil
+	}
+	reason, msgs := ProblemReason(res.Problems), make([]string, 0, len(res.Problems))
+	for _, p := range res.Problems {
+		msgs = append(msgs, p.String())
+	}
+	msg := strings.Join(msgs, "; ")
+	if len(ph.Status.Rules) > 0 {
+		msg += "; the rules of the last valid spec stay published"
+	} else {
+		msg += "; nothing is published until this is fixed"
+	}
+	r.warnOnce(ph, v1alpha1.TypeValid, reason, msg)
+	ph.SetConditions(cond(v1alpha1.TypeValid, false, reason, msg))
+	return nil, nil
+}
+
+// warnOnce records a Warning unless the condition already says it.
+func (r *Reconciler) warnOnce(ph *v1alpha1.PublicHostname, t xpv2.ConditionType, reason xpv2.ConditionReason, msg string) {
+	if c := ph.GetCondition(t); c.Reason == reason && c.Message == msg {
+		return
+	}
+	r.record.Event(ph, event.Warning(event.Reason(reason), errors.New(msg)))
+}
+
+// typedRefusals are the reasons a refused DNSRecord's Synced=False may
+// give, which DNSReady repeats so that the sources above tell a name taken
+// from a guardrail without reading messages.
+var typedRefusals = []xpv2.ConditionReason{common.ReasonNameTaken, common.ReasonConflict, common.ReasonNotAllowed, common.ReasonRefused}
+
+// release deletes the DNS record and lets go once Cloudflare confirms (the
+// record's own finalizer waits for that). The tunnel drops the hostname's
+// rules as soon as it sees the deletion.
+func (r *Reconciler) release(ctx context.Context, ph *v1alpha1.PublicHostname) (reconcile.Result, error) {
+	if !controllerutil.ContainsFinalizer(ph, finalizer) {
+		return reconcile.Result{}, nil
+	}
+	have, err := r.records(ctx, ph)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	for i := range have {
+		if err := r.deleteRecord(ctx, ph, &have[i]); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	if len(have) > 0 {
+		// Ready said the hostname was published; it no longer is, and the
+		// finalizer waits on what is named here.
+		names := make([]string, 0, len(have))
+		for i := range have {
+			names = append(names, have[i].Name)
+		}
+		ph.SetConditions(DeletingCondition(TunnelName(ph), names))
+		if err := r.kube.Status().Update(ctx, ph); err != nil {
+			return errors.SilentlyRequeueOnConflict(reconcile.Result{}, errors.Wrap(err, "cannot update status"))
+		}
+		// Each one's deletion brings this back (the watch on what it
+		// owns); this is only a safety net. Every 2 s, 1,000 sources
+		// being deleted took most of the reconcile rate the managed
+		// resources needed to delete.
+		return reconcile.Result{RequeueAfter: ReleaseRecheck}, nil
+	}
+	controllerutil.RemoveFinalizer(ph, finalizer)
+	return reconcile.Result{}, errors.Wrap(client.IgnoreNotFound(r.kube.Update(ctx, ph)), "cannot remove finalizer")
+}

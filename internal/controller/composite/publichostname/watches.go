@@ -1,0 +1,214 @@
+package publichostname
+
+// Watches and indexes: what wakes a PublicHostname, and the names that
+// find its tunnel, Secrets and Services.
+
+import (
+	"context"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+
+	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/tunnelref"
+)
+
+// Setup adds the PublicHostname controller.
+func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
+	name := "publichostname"
+	r := &Reconciler{
+		kube:          mgr.GetClient(),
+		log:           o.Logger.WithValues("controller", name),
+		record:        event.NewAPIRecorder(mgr.GetEventRecorderFor(name)),
+		clusterDomain: opts.ClusterDomain,
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		WithOptions(o.ForControllerRuntime()).
+		For(&v1alpha1.PublicHostname{}).
+		Owns(&dnsv1alpha1.DNSRecord{}).
+		// The tunnel's ID is the DNS record's target; its deletion and
+		// recreation change what the hostname waits for.
+		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.onTunnel), builder.WithPredicates(tunnelref.UsersChanged())).
+		Watches(&ztv1alpha1.Tunnel{}, handler.EnqueueRequestsFromMapFunc(r.onTunnel), builder.WithPredicates(tunnelref.UsersChanged())).
+		// A Service's named ports resolve origins; a CA Secret appearing
+		// lets a hostname that names it be published.
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.onService)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.onSecret)).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.onNamespace), builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		// A provider config's allowed origins decide which origins are
+		// published (a rare change: every hostname it may concern looks).
+		Watches(&v1alpha1.ClusterProviderConfig{}, handler.EnqueueRequestsFromMapFunc(r.onConfig), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1alpha1.ProviderConfig{}, handler.EnqueueRequestsFromMapFunc(r.onConfig), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
+}
+
+// SetupGated adds the controller once the kinds it reads and writes exist.
+func SetupGated(mgr ctrl.Manager, o controller.Options, opts Options) error {
+	o.Gate.Register(func() {
+		if err := Setup(mgr, o, opts); err != nil {
+			o.Logger.Info("Cannot set up PublicHostname controller", "error", err)
+		}
+	}, v1alpha1.PublicHostnameGroupVersionKind, v1alpha1.CloudflareTunnelGroupVersionKind, ztv1alpha1.TunnelGroupVersionKind, dnsv1alpha1.DNSRecordGroupVersionKind)
+	return nil
+}
+
+// Index registers the PublicHostname indexes: by the tunnel they name or were
+// published on, by the object that controls them, and by the Services they
+// name. It must run before the
+// manager starts.
+func Index(mgr ctrl.Manager) error {
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(context.Background(), &v1alpha1.PublicHostname{}, TunnelIndex, tunnelsOf); err != nil {
+		return errors.Wrap(err, "cannot index PublicHostnames by tunnel")
+	}
+	if err := idx.IndexField(context.Background(), &v1alpha1.PublicHostname{}, index.Controller, index.ControllerUID); err != nil {
+		return errors.Wrap(err, "cannot index PublicHostnames by controller")
+	}
+	if err := idx.IndexField(context.Background(), &v1alpha1.PublicHostname{}, secretIndex, secretsOf); err != nil {
+		return errors.Wrap(err, "cannot index PublicHostnames by Secret")
+	}
+	return errors.Wrap(idx.IndexField(context.Background(), &v1alpha1.PublicHostname{}, serviceIndex, servicesOf), "cannot index PublicHostnames by Service")
+}
+
+func secretsOf(o client.Object) []string {
+	ph, ok := o.(*v1alpha1.PublicHostname)
+	if !ok || ph.Spec.OriginRequest == nil || ph.Spec.OriginRequest.CAPoolSecretRef == nil {
+		return nil
+	}
+	return []string{ph.Spec.OriginRequest.CAPoolSecretRef.Name}
+}
+
+// IndexKey is a tunnel's key in TunnelIndex.
+func IndexKey(t types.NamespacedName) string { return t.Namespace + "/" + t.Name }
+
+// Tunnel is the CloudflareTunnel a PublicHostname names.
+func Tunnel(ph *v1alpha1.PublicHostname) types.NamespacedName {
+	ns := ph.Spec.TunnelRef.Namespace
+	if ns == "" {
+		ns = ph.Namespace
+	}
+	return types.NamespacedName{Namespace: ns, Name: ph.Spec.TunnelRef.Name}
+}
+
+// TunnelName is how a PublicHostname's answer names its tunnel: by name in
+// its own namespace, "<namespace>/<name>" in another.
+func TunnelName(ph *v1alpha1.PublicHostname) string { return AnswerName(Tunnel(ph), ph.Namespace) }
+
+// AnswerName is how a tunnel names itself in the answer to a PublicHostname
+// of namespace ns.
+func AnswerName(t types.NamespacedName, ns string) string {
+	if t.Namespace == ns {
+		return t.Name
+	}
+	return t.Namespace + "/" + t.Name
+}
+
+// Answered is the tunnel that last answered a PublicHostname.
+func Answered(ph *v1alpha1.PublicHostname) types.NamespacedName {
+	if ns, name, ok := strings.Cut(ph.Status.Tunnel.Tunnel, "/"); ok {
+		return types.NamespacedName{Namespace: ns, Name: name}
+	}
+	return types.NamespacedName{Namespace: ph.Namespace, Name: ph.Status.Tunnel.Tunnel}
+}
+
+func tunnelsOf(o client.Object) []string {
+	ph, ok := o.(*v1alpha1.PublicHostname)
+	if !ok {
+		return nil
+	}
+	out := []string{IndexKey(Tunnel(ph))}
+	if t := ph.Status.Tunnel; t != nil && t.Tunnel != "" && t.Tunnel != TunnelName(ph) {
+		out = append(out, IndexKey(Answered(ph)))
+	}
+	return out
+}
+
+func servicesOf(o client.Object) []string {
+	ph, ok := o.(*v1alpha1.PublicHostname)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, s := range ServiceOrigins(ph.Spec) {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// ServiceOrigins are the Service origins of a spec.
+func ServiceOrigins(spec v1alpha1.PublicHostnameSpec) []v1alpha1.ServiceOrigin {
+	var out []v1alpha1.ServiceOrigin
+	if spec.Origin != nil && spec.Origin.Service != nil {
+		out = append(out, *spec.Origin.Service)
+	}
+	for _, p := range spec.Paths {
+		if p.Origin.Service != nil {
+			out = append(out, *p.Origin.Service)
+		}
+	}
+	return out
+}
+
+func (r *Reconciler) onTunnel(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.requests(ctx, "", client.MatchingFields{TunnelIndex: IndexKey(types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()})})
+}
+
+// onNamespace: a namespace's labels decide which shared tunnels its
+// PublicHostnames may use.
+func (r *Reconciler) onNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	l := &v1alpha1.PublicHostnameList{}
+	if err := r.kube.List(ctx, l, client.InNamespace(o.GetName())); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, ph := range l.Items {
+		if Tunnel(&ph).Namespace != ph.Namespace {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ph.Namespace, Name: ph.Name}})
+		}
+	}
+	return reqs
+}
+
+// onConfig: a ClusterProviderConfig may serve any namespace's hostnames; a
+// ProviderConfig, those of its own namespace (a tunnel using one is not
+// shared).
+func (r *Reconciler) onConfig(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.requests(ctx, o.GetNamespace(), client.MatchingFields{})
+}
+
+func (r *Reconciler) onSecret(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.requests(ctx, o.GetNamespace(), client.MatchingFields{secretIndex: o.GetName()})
+}
+
+func (r *Reconciler) onService(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.requests(ctx, o.GetNamespace(), client.MatchingFields{serviceIndex: o.GetName()})
+}
+
+func (r *Reconciler) requests(ctx context.Context, ns string, sel client.MatchingFields) []reconcile.Request {
+	l := &v1alpha1.PublicHostnameList{}
+	if err := r.kube.List(ctx, l, client.InNamespace(ns), sel); err != nil {
+		r.log.Debug("cannot list PublicHostnames", "error", err)
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(l.Items))
+	for _, ph := range l.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ph.Namespace, Name: ph.Name}})
+	}
+	return reqs
+}
