@@ -10,19 +10,19 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/config"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/dnsrecord"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gatewaybinding"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/hostnameroute"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/networkroute"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/quietstatus"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/service"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/tunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/virtualnetwork"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/vpcservice"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gatewaybinding"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/service"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 )
 

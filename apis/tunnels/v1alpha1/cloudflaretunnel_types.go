@@ -155,6 +155,14 @@ type CloudflareTunnelStatus struct {
 	// TunnelID of the Cloudflare tunnel.
 	TunnelID string `json:"tunnelID,omitempty"`
 
+	// ProviderConfigRef is the provider config the tunnel's Tunnel managed
+	// resource uses, and every object made for the tunnel must: set once
+	// the Tunnel is made, before Cloudflare has given it an ID. Sources
+	// (Ingresses, Services, GatewayBindings) and PublicHostnames wait for
+	// it rather than use the default credentials meanwhile.
+	// +optional
+	ProviderConfigRef *xpv2.ProviderConfigReference `json:"providerConfigRef,omitempty"`
+
 	// Connections to Cloudflare's edge, as Cloudflare reports them.
 	Connections int `json:"connections,omitempty"`
 

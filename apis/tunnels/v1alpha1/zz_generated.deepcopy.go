@@ -320,6 +320,11 @@ func (in *CloudflareTunnelSpec) DeepCopy() *CloudflareTunnelSpec {
 func (in *CloudflareTunnelStatus) DeepCopyInto(out *CloudflareTunnelStatus) {
 	*out = *in
 	in.ConditionedStatus.DeepCopyInto(&out.ConditionedStatus)
+	if in.ProviderConfigRef != nil {
+		in, out := &in.ProviderConfigRef, &out.ProviderConfigRef
+		*out = new(v2.ProviderConfigReference)
+		**out = **in
+	}
 	if in.TokenRotatedAt != nil {
 		in, out := &in.TokenRotatedAt, &out.TokenRotatedAt
 		*out = (*in).DeepCopy()

@@ -222,6 +222,7 @@ func (r *Reconciler) apply(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (
 // and computes the conditions.
 func (r *Reconciler) applyChildren(ctx context.Context, cr *v1alpha1.CloudflareTunnel, tun *ztv1alpha1.Tunnel, pools []v1alpha1.LocalSecretKeySelector) (reconcile.Result, error) {
 	cr.Status.TunnelID = meta.GetExternalName(tun)
+	cr.Status.ProviderConfigRef = tun.Spec.ProviderConfigReference.DeepCopy()
 	at := tun.Status.AtProvider
 	cr.Status.Connections, cr.Status.Connectors, cr.Status.TunnelStatus, cr.Status.ConnectorsOnLatestConfig = at.Connections, at.Connectors, at.Status, at.ConnectorsOnLatestConfig
 	r.recordRotation(cr, at.TokenRotation)

@@ -26,13 +26,13 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
 // applyDNS converges the hostname's DNS record and says whether it is ready.
-func (r *Reconciler) applyDNS(ctx context.Context, ph *v1alpha1.PublicHostname, tun *ztv1alpha1.Tunnel) (xpv2.Condition, error) {
+func (r *Reconciler) applyDNS(ctx context.Context, ph *v1alpha1.PublicHostname, tgt target.Target) (xpv2.Condition, error) {
 	host, _ := publish.Hostname(ph.Spec.Hostname)
 	have, err := r.records(ctx, ph)
 	if err != nil {
@@ -67,12 +67,11 @@ func (r *Reconciler) applyDNS(ctx context.Context, ph *v1alpha1.PublicHostname, 
 	}
 	switch {
 	case ph.Spec.DNS == v1alpha1.DNSNone:
-		return cond(v1alpha1.TypeDNSReady, true, ReasonDNSNone, "spec.dns is None: the hostname's DNS is managed elsewhere and must point at "+target(tun)), nil
+		return cond(v1alpha1.TypeDNSReady, true, ReasonDNSNone, "spec.dns is None: the hostname's DNS is managed elsewhere and must point at "+cname(tgt.ID)), nil
 	case !want:
 		return cond(v1alpha1.TypeDNSReady, false, ReasonNotAccepted, "no DNS record: the hostname is not this PublicHostname's on the tunnel"), nil
 	}
-	id := meta.GetExternalName(tun)
-	if id == "" {
+	if !tgt.Made || tgt.ID == "" {
 		return cond(v1alpha1.TypeDNSReady, false, v1alpha1.ReasonWaitingForTunnel, "waiting for the tunnel's ID, the DNS record's target"), nil
 	}
 	if mine == nil && answer.Rules == 0 {
@@ -87,7 +86,7 @@ func (r *Reconciler) applyDNS(ctx context.Context, ph *v1alpha1.PublicHostname, 
 			return xpv2.Condition{}, err
 		}
 	}
-	rec, err := r.applyRecord(ctx, ph, tun, host, mine)
+	rec, err := r.applyRecord(ctx, ph, tgt, host, mine)
 	if err != nil {
 		return xpv2.Condition{}, err
 	}
@@ -95,9 +94,10 @@ func (r *Reconciler) applyDNS(ctx context.Context, ph *v1alpha1.PublicHostname, 
 	return DNSCondition(rec), nil
 }
 
-func target(tun *ztv1alpha1.Tunnel) string {
-	if id := meta.GetExternalName(tun); id != "" {
-		return id + ".cfargotunnel.com"
+// cname is the name a hostname's DNS record points at: the tunnel's.
+func cname(tunnelID string) string {
+	if tunnelID != "" {
+		return tunnelID + ".cfargotunnel.com"
 	}
 	return "<tunnel ID>.cfargotunnel.com"
 }
@@ -194,7 +194,7 @@ func (r *Reconciler) adopt(ctx context.Context, ph *v1alpha1.PublicHostname, hos
 
 // DesiredRecord is the DNS record a PublicHostname wants: a proxied CNAME to
 // its tunnel.
-func DesiredRecord(ph *v1alpha1.PublicHostname, tun *ztv1alpha1.Tunnel, host string) *dnsv1alpha1.DNSRecord {
+func DesiredRecord(ph *v1alpha1.PublicHostname, tgt target.Target, host string) *dnsv1alpha1.DNSRecord {
 	labels := map[string]string{}
 	for k, v := range ph.Labels {
 		if strings.HasPrefix(k, "tunnels.cloudflare.com/") {
@@ -209,11 +209,11 @@ func DesiredRecord(ph *v1alpha1.PublicHostname, tun *ztv1alpha1.Tunnel, host str
 	return &dnsv1alpha1.DNSRecord{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ph.Namespace, Name: publish.ObjectName(ph.Name, publish.KindDNSRecord, host), Labels: labels},
 		Spec: dnsv1alpha1.DNSRecordSpec{
-			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: tun.Spec.ProviderConfigReference.DeepCopy()},
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: tgt.ProviderConfig.DeepCopy()},
 			ForProvider: dnsv1alpha1.DNSRecordParameters{
 				Name:    host,
 				Type:    "CNAME",
-				Content: target(tun),
+				Content: cname(tgt.ID),
 				Proxied: ptr.To(true),
 			},
 		},
@@ -221,8 +221,8 @@ func DesiredRecord(ph *v1alpha1.PublicHostname, tun *ztv1alpha1.Tunnel, host str
 }
 
 // applyRecord creates or updates the record; cur is the one it has, if any.
-func (r *Reconciler) applyRecord(ctx context.Context, ph *v1alpha1.PublicHostname, tun *ztv1alpha1.Tunnel, host string, cur *dnsv1alpha1.DNSRecord) (*dnsv1alpha1.DNSRecord, error) {
-	want := DesiredRecord(ph, tun, host)
+func (r *Reconciler) applyRecord(ctx context.Context, ph *v1alpha1.PublicHostname, tgt target.Target, host string, cur *dnsv1alpha1.DNSRecord) (*dnsv1alpha1.DNSRecord, error) {
+	want := DesiredRecord(ph, tgt, host)
 	if cur == nil {
 		existing := &dnsv1alpha1.DNSRecord{}
 		err := r.kube.Get(ctx, client.ObjectKeyFromObject(want), existing)

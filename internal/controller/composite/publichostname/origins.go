@@ -22,7 +22,7 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/origin"
-	gwtranslate "github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gatewaybinding/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
 // refuseOrigin reports an origin the provider config does not allow: the
@@ -103,7 +103,7 @@ func (r *Reconciler) originSource(ctx context.Context, ph *v1alpha1.PublicHostna
 		}
 		return from, errors.Wrap(err, "cannot list ReferenceGrants")
 	}
-	if gwtranslate.Permitted(grants.Items, ph.Namespace, svc.Name) {
+	if sharing.ServiceGranted(grants.Items, ph.Namespace, svc.Name) {
 		from.Granted = append(from.Granted, svc.Namespace+"/"+svc.Name)
 	}
 	return from, nil

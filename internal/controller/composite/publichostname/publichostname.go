@@ -29,8 +29,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/tunnelref"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
@@ -120,12 +119,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // conditions.
 func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (reconcile.Result, error) {
 	ref := Tunnel(ph)
-	cft, refusal, err := sharing.Lookup(ctx, r.kube, ph.Namespace, sharing.Ref{Namespace: ref.Namespace, Name: ref.Name})
-	if err != nil {
+	tgt, err := target.Resolve(ctx, r.kube, ph.Namespace, sharing.Ref{Namespace: ref.Namespace, Name: ref.Name})
+	refusal, refused := target.Refused(err)
+	if err != nil && !refused {
 		return reconcile.Result{}, err
 	}
-	switch refusal.Reason {
-	case sharing.ReasonTunnelNotFound:
+	switch {
+	case refused && refusal.Reason == target.ReasonNotFound:
 		// A typo must not take a working hostname down: what it has (its
 		// DNS record, its rules on the tunnel that published it) stays
 		// until it names a tunnel that exists.
@@ -133,29 +133,22 @@ func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (re
 		r.warnOnce(ph, xpv2.TypeReady, ReasonTunnelNotFound, msg)
 		ph.SetConditions(cond(v1alpha1.TypeAccepted, false, ReasonTunnelNotFound, msg), cond(xpv2.TypeReady, false, ReasonTunnelNotFound, msg))
 		return reconcile.Result{RequeueAfter: time.Minute}, nil
-	case sharing.ReasonTunnelNotShared:
+	case refused && refusal.Reason == target.ReasonNotShared:
 		// Policy: the tunnel publishes nothing of this namespace's, so
 		// its DNS record must not point there either.
 		return reconcile.Result{RequeueAfter: time.Minute}, r.unpublish(ctx, ph, refusal.Message)
 	}
-	valid, err := r.resolve(ctx, ph, cft)
+	valid, err := r.resolve(ctx, ph, tgt.Tunnel)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if meta.WasDeleted(cft) {
-		msg := fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is published through it; name another tunnel", cft.Name)
+	if refused { // target.ReasonDeleting
+		msg := fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is published through it; name another tunnel", ref.Name)
 		ph.SetConditions(valid...)
 		ph.SetConditions(cond(xpv2.TypeReady, false, ReasonTunnelDeleting, msg))
 		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
-	tun, err := tunnelref.Get(ctx, r.kube, types.NamespacedName{Namespace: cft.Namespace, Name: cft.Name})
-	if client.IgnoreNotFound(err) != nil {
-		return reconcile.Result{}, errors.Wrap(err, "cannot get Tunnel")
-	}
-	if tun == nil {
-		tun = &ztv1alpha1.Tunnel{}
-	}
-	dns, err := r.applyDNS(ctx, ph, tun)
+	dns, err := r.applyDNS(ctx, ph, tgt)
 	if err != nil {
 		return reconcile.Result{}, err
 	}

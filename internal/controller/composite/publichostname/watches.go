@@ -24,8 +24,8 @@ import (
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/tunnelref"
 )
 
 // Setup adds the PublicHostname controller.
@@ -44,8 +44,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		Owns(&dnsv1alpha1.DNSRecord{}).
 		// The tunnel's ID is the DNS record's target; its deletion and
 		// recreation change what the hostname waits for.
-		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.onTunnel), builder.WithPredicates(tunnelref.UsersChanged())).
-		Watches(&ztv1alpha1.Tunnel{}, handler.EnqueueRequestsFromMapFunc(r.onTunnel), builder.WithPredicates(tunnelref.UsersChanged())).
+		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.onTunnel), builder.WithPredicates(target.Changed())).
 		// A Service's named ports resolve origins; a CA Secret appearing
 		// lets a hostname that names it be published.
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.onService)).

@@ -38,10 +38,9 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/tunnelref"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gatewaybinding/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
@@ -91,8 +90,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		// bindings that use that namespace.
 		Watches(&gwv1beta1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.usingNamespace)).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.usingNamespace)).
-		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.ofTunnel), builder.WithPredicates(tunnelref.UsersChanged())).
-		Watches(&ztv1alpha1.Tunnel{}, handler.EnqueueRequestsFromMapFunc(r.ofTunnel), builder.WithPredicates(tunnelref.UsersChanged())).
+		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.ofTunnel), builder.WithPredicates(target.Changed())).
 		// A namespace's labels decide which shared tunnels it may use.
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.sharedIn), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))

@@ -11,8 +11,8 @@ import (
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	ingressctl "github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	ingressctl "github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress"
 )
 
 func TestAddress(t *testing.T) {

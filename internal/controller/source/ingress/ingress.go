@@ -37,13 +37,12 @@ import (
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/tunnelref"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/hostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
@@ -83,8 +82,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		// until its PublicHostnames take them over.
 		Owns(&dnsv1alpha1.DNSRecord{}).
 		// A tunnel appearing, or getting its ID, moves its Ingresses on.
-		Watches(&ztv1alpha1.Tunnel{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfTunnel), builder.WithPredicates(tunnelref.UsersChanged())).
-		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfTunnel), builder.WithPredicates(tunnelref.UsersChanged())).
+		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfTunnel), builder.WithPredicates(target.Changed())).
 		// A backend Service appearing, changing its ports or going away
 		// changes the rules and VPC services of the Ingresses naming it.
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfService)).
@@ -186,6 +184,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if err != nil {
 		return reconcile.Result{}, err
+	}
+	if !tgt.Made {
+		return r.awaitTunnel(ing, tgt), nil
 	}
 	res, err := r.translate(ctx, ing, tgt)
 	if err != nil {
@@ -354,6 +355,17 @@ func (r *Reconciler) report(ctx context.Context, ing *networkingv1.Ingress, res 
 	return result, nil
 }
 
+// awaitTunnel: until the CloudflareTunnel says which provider config its
+// objects use, nothing is made or changed for it (made with the default
+// credentials meanwhile, they would be written twice, or moved to other
+// credentials); a tunnel that will not get there without its author acting
+// is said on the Ingress. The CloudflareTunnel's status change brings the
+// Ingress back.
+func (r *Reconciler) awaitTunnel(ing *networkingv1.Ingress, tgt target.Target) reconcile.Result {
+	r.reportManagedFailures(ing, source.TunnelOf(tgt.Tunnel), nil)
+	return reconcile.Result{}
+}
+
 // unpublish takes down everything the Ingress published: its objects, its
 // DNSEndpoint and its address.
 func (r *Reconciler) unpublish(ctx context.Context, ing *networkingv1.Ingress) error {
@@ -409,7 +421,7 @@ func (d desired) drops(m Owned) bool { return source.YieldedRoute(d.yielded, m) 
 func desiredFrom(res translate.Result, lost, yielded map[string]string, publish bool) desired {
 	d := desired{yielded: yielded}
 	for _, o := range res.Routes {
-		h := cloudflare.NormalizeHostname(o.Spec.ForProvider.Hostname)
+		h := hostname.Normalize(o.Spec.ForProvider.Hostname)
 		if _, l := lost[h]; l {
 			continue
 		}
@@ -418,12 +430,12 @@ func desiredFrom(res translate.Result, lost, yielded map[string]string, publish 
 		}
 	}
 	for _, o := range res.Services {
-		if _, l := lost[cloudflare.NormalizeHostname(deref(o.Spec.ForProvider.Host.Hostname))]; !l {
+		if _, l := lost[hostname.Normalize(deref(o.Spec.ForProvider.Host.Hostname))]; !l {
 			d.objs = append(d.objs, o)
 		}
 	}
 	for _, o := range res.Published {
-		if _, l := lost[cloudflare.NormalizeHostname(o.Spec.Hostname)]; !l && publish {
+		if _, l := lost[hostname.Normalize(o.Spec.Hostname)]; !l && publish {
 			d.objs = append(d.objs, o)
 		}
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/hostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
@@ -62,7 +62,7 @@ func (r *Reconciler) ingressesRouting(ctx context.Context, o client.Object) []re
 		return nil
 	}
 	l := &networkingv1.IngressList{}
-	if err := r.kube.List(ctx, l, client.MatchingFields{hostnameIndex: cloudflare.NormalizeHostname(ph.Spec.Hostname)}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.kube.List(ctx, l, client.MatchingFields{hostnameIndex: hostname.Normalize(ph.Spec.Hostname)}, client.UnsafeDisableDeepCopy); err != nil {
 		r.log.Debug("cannot list the Ingresses routing a hostname", "error", err)
 		return nil
 	}

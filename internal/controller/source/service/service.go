@@ -36,13 +36,12 @@ import (
 	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/tunnelref"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
 	ingresstranslate "github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/service/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/service/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
@@ -72,7 +71,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		Watches(&connv1alpha1.VPCService{}, made).
 		Watches(&v1alpha1.PublicHostname{}, made).
 		// A tunnel appearing or going moves its Services on.
-		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.servicesOfTunnel), builder.WithPredicates(tunnelref.UsersChanged())).
+		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.servicesOfTunnel), builder.WithPredicates(target.Changed())).
 		// A namespace's labels decide which shared tunnels it may use.
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.sharedServicesIn), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
@@ -167,23 +166,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.metrics.ForgetSource(sourceKind, req.NamespacedName)
 		return reconcile.Result{}, r.release(ctx, o)
 	}
-	w, err := r.wanted(ctx, o, svc)
+	tgt, terr := r.target(ctx, svc)
+	w, err := r.wanted(ctx, o, svc, tgt)
 	if err != nil || !w.routes && !w.exposure {
 		return reconcile.Result{}, err
 	}
-	tgt, err := r.target(ctx, svc)
-	if refusal, ok := target.Refused(err); ok {
+	if refusal, ok := target.Refused(terr); ok {
 		return r.refused(ctx, o, refusal)
 	}
-	if err != nil {
-		return reconcile.Result{}, err
+	if terr != nil {
+		return reconcile.Result{}, terr
 	}
 	if !tgt.Made {
 		// Its credentials (the provider config everything made for the
 		// tunnel uses) are the Tunnel's: wait for the CloudflareTunnel to
-		// make it rather than use the default credentials meanwhile.
+		// say them rather than use the default credentials meanwhile (its
+		// status change brings the Service back).
 		r.metrics.SetSource(sourceKind, req.NamespacedName, metrics.SourceProblem)
-		return reconcile.Result{RequeueAfter: 5 * time.Second}, nil
+		return reconcile.Result{}, nil
 	}
 	conflict, err := r.publish(ctx, o, svc, tgt, w)
 	if err != nil {
@@ -199,15 +199,24 @@ type wants struct {
 	routes, exposure bool
 	// problem: its annotations have a problem, reported.
 	problem bool
+	// The translations, made once with the tunnel as it resolved (its ID
+	// and credentials empty when it did not).
+	translated translate.Result
+	exposed    translate.Exposure
 }
 
 // wanted reads what the Service asks for, repeats its problems, and
 // deletes what it no longer asks for (while its annotations are bad, its
 // routes stay as they are).
-func (r *Reconciler) wanted(ctx context.Context, o source.Owner, svc *corev1.Service) (wants, error) {
-	routes := translate.PrivateRoutes(translate.Input{Service: svc})
-	exposure := translate.Expose(translate.ExposeInput{Service: svc, ClusterDomain: r.clusterDomain})
-	w := wants{routes: !routes.KeepExisting && routes.Wanted && len(routes.Routes) > 0, exposure: exposure.Wanted, problem: r.reportProblems(svc, routes, exposure)}
+func (r *Reconciler) wanted(ctx context.Context, o source.Owner, svc *corev1.Service, tgt target.Target) (wants, error) {
+	routes := translate.PrivateRoutes(translate.Input{Service: svc, ProviderConfigRef: tgt.ProviderConfig})
+	exposure := translate.Expose(translate.ExposeInput{Service: svc, ClusterDomain: r.clusterDomain, Tunnel: ingresstranslate.Tunnel{
+		Name: tgt.Ref.Name, Namespace: tgt.Ref.Namespace, TunnelID: tgt.ID, ProviderConfigRef: tgt.ProviderConfig, AdoptByName: tgt.AdoptByName,
+	}})
+	w := wants{
+		routes: !routes.KeepExisting && routes.Wanted && len(routes.Routes) > 0, exposure: exposure.Wanted,
+		problem: r.reportProblems(svc, routes, exposure), translated: routes, exposed: exposure,
+	}
 	key := client.ObjectKeyFromObject(svc)
 	if !routes.Wanted && !exposure.Wanted {
 		r.metrics.ForgetSource(sourceKind, key)
@@ -232,9 +241,14 @@ func (r *Reconciler) wanted(ctx context.Context, o source.Owner, svc *corev1.Ser
 const reasonInvalidTunnel = "InvalidTunnelAnnotation"
 
 // target is the tunnel the Service's annotation names, or a
-// *target.Refusal.
+// *target.Refusal (a Service that names none is refused as invalid: the
+// translations say what it lacks, if it asks for anything).
 func (r *Reconciler) target(ctx context.Context, svc *corev1.Service) (target.Target, error) {
-	ref, bad := sharing.Parse(svc.Annotations[v1alpha1.AnnotationTunnel], svc.Namespace)
+	ann, ok := svc.Annotations[v1alpha1.AnnotationTunnel]
+	if !ok {
+		return target.Target{}, &target.Refusal{Reason: reasonInvalidTunnel, Message: "no " + v1alpha1.AnnotationTunnel + " annotation"}
+	}
+	ref, bad := sharing.Parse(ann, svc.Namespace)
 	if bad != "" {
 		return target.Target{}, &target.Refusal{Reason: reasonInvalidTunnel, Message: bad}
 	}
@@ -268,17 +282,14 @@ func (r *Reconciler) refused(ctx context.Context, o source.Owner, why *target.Re
 // holds one of its names or hostnames.
 func (r *Reconciler) publish(ctx context.Context, o source.Owner, svc *corev1.Service, tgt target.Target, w wants) (bool, error) {
 	if w.routes {
-		routes := translate.PrivateRoutes(translate.Input{Service: svc, ProviderConfigRef: tgt.ProviderConfig})
-		if err := r.convergeRoutes(ctx, o, routes.Routes); err != nil {
+		if err := r.convergeRoutes(ctx, o, w.translated.Routes); err != nil {
 			return false, err
 		}
 	}
 	if !w.exposure {
 		return false, nil
 	}
-	exposure := translate.Expose(translate.ExposeInput{Service: svc, ClusterDomain: r.clusterDomain, Tunnel: ingresstranslate.Tunnel{
-		Name: tgt.Ref.Name, Namespace: tgt.Ref.Namespace, TunnelID: tgt.ID, ProviderConfigRef: tgt.ProviderConfig, AdoptByName: tgt.AdoptByName,
-	}})
+	exposure := w.exposed
 	yielded, err := source.YieldedBy(ctx, r.kube, o)
 	if err != nil {
 		return false, err

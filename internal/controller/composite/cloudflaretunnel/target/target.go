@@ -7,8 +7,6 @@ import (
 	"context"
 	"fmt"
 
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -17,7 +15,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/tunnelref"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
@@ -56,8 +53,9 @@ type Target struct {
 	// Ref names the CloudflareTunnel, which is also its Tunnel's name.
 	Ref    sharing.Ref
 	Tunnel *v1alpha1.CloudflareTunnel
-	// Made says whether the CloudflareTunnel has made its Tunnel yet: until
-	// then ID is "" and ProviderConfig nil.
+	// Made says whether the CloudflareTunnel says (in its status) which
+	// provider config its Tunnel uses: until then ID is "" and
+	// ProviderConfig nil, and nothing may be made for the tunnel.
 	Made bool
 	// ID is the Cloudflare tunnel ID; "" until Cloudflare made it.
 	ID string
@@ -82,14 +80,9 @@ func Resolve(ctx context.Context, kube client.Reader, sourceNamespace string, re
 	if meta.WasDeleted(cft) {
 		return Target{Ref: ref, Tunnel: cft}, &Refusal{Reason: ReasonDeleting, Message: fmt.Sprintf("CloudflareTunnel %s is being deleted: nothing new is published through it", ref)}
 	}
-	t := Target{Ref: ref, Tunnel: cft}
-	tun, err := tunnelref.Get(ctx, kube, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name})
-	if kerrors.IsNotFound(err) {
-		return t, nil
+	t := Target{Ref: ref, Tunnel: cft, ID: cft.Status.TunnelID, AdoptByName: cft.Spec.AdoptByName}
+	if pc := cft.Status.ProviderConfigRef; pc != nil {
+		t.Made, t.ProviderConfig = true, pc.DeepCopy()
 	}
-	if err != nil {
-		return Target{}, errors.Wrap(err, "cannot get Tunnel")
-	}
-	t.Made, t.ID, t.ProviderConfig, t.AdoptByName = true, meta.GetExternalName(tun), tun.Spec.ProviderConfigReference, tun.Spec.AdoptByName
 	return t, nil
 }

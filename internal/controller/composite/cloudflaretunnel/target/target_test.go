@@ -15,11 +15,9 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
@@ -44,9 +42,6 @@ func sameKind(a, b client.Object) bool {
 	case *v1alpha1.CloudflareTunnel:
 		_, ok := b.(*v1alpha1.CloudflareTunnel)
 		return ok
-	case *ztv1alpha1.Tunnel:
-		_, ok := b.(*ztv1alpha1.Tunnel)
-		return ok
 	case *corev1.Namespace:
 		_, ok := b.(*corev1.Namespace)
 		return ok
@@ -58,8 +53,6 @@ func copyInto(from, to client.Object) error {
 	switch t := to.(type) {
 	case *v1alpha1.CloudflareTunnel:
 		*t = *from.(*v1alpha1.CloudflareTunnel).DeepCopy()
-	case *ztv1alpha1.Tunnel:
-		*t = *from.(*ztv1alpha1.Tunnel).DeepCopy()
 	case *corev1.Namespace:
 		*t = *from.(*corev1.Namespace).DeepCopy()
 	}
@@ -78,12 +71,18 @@ func sharedWithAll(c *v1alpha1.CloudflareTunnel) {
 	c.Spec.AllowedNamespaces = &v1alpha1.AllowedNamespaces{From: v1alpha1.NamespacesFromAll}
 }
 
-func tunnel() *ztv1alpha1.Tunnel {
-	t := &ztv1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "edge"}}
-	meta.SetExternalName(t, "6f1c0d6e-0b8e-4f51-9f5a-3c3b0c8f7a21")
-	t.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "team"}
-	t.Spec.AdoptByName = true
-	return t
+// made is a CloudflareTunnel whose status says its Tunnel's ID and
+// credentials.
+func made(c *v1alpha1.CloudflareTunnel) {
+	c.Status.TunnelID = "6f1c0d6e-0b8e-4f51-9f5a-3c3b0c8f7a21"
+	c.Status.ProviderConfigRef = &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "team"}
+	c.Spec.AdoptByName = true
+}
+
+// madeNoID is a CloudflareTunnel whose Tunnel is made (its credentials
+// said) but not yet in Cloudflare.
+func madeNoID(c *v1alpha1.CloudflareTunnel) {
+	c.Status.ProviderConfigRef = &xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"}
 }
 
 func TestResolve(t *testing.T) {
@@ -113,33 +112,38 @@ func TestResolve(t *testing.T) {
 		},
 		"NotShared": {
 			reason: "Another namespace's tunnel that does not allow the source's is refused.",
-			kube:   kube(nil, cloudflareTunnel(), tunnel(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}), source: "team-a",
+			kube:   kube(nil, cloudflareTunnel(made), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}), source: "team-a",
 			want: want{refusal: ReasonNotShared},
 		},
 		"Deleting": {
 			reason: "A tunnel being deleted takes no new work.",
-			kube:   kube(nil, cloudflareTunnel(deleting), tunnel()), source: "infra",
+			kube:   kube(nil, cloudflareTunnel(deleting, made)), source: "infra",
 			want: want{refusal: ReasonDeleting},
 		},
 		"NotMadeYet": {
-			reason: "A tunnel whose Tunnel is not made yet is a target with no ID and no credentials yet.",
+			reason: "A tunnel whose status does not say its credentials yet is a target with no ID and no credentials: nothing may be made for it.",
 			kube:   kube(nil, cloudflareTunnel()), source: "infra",
 			want: want{},
 		},
+		"MadeWithoutAnID": {
+			reason: "A tunnel whose Tunnel is made but not yet in Cloudflare gives the credentials its objects use, and no ID.",
+			kube:   kube(nil, cloudflareTunnel(madeNoID)), source: "infra",
+			want: want{made: true, pc: &xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"}},
+		},
 		"Made": {
-			reason: "A tunnel made gives its ID and the credentials its objects use.",
-			kube:   kube(nil, cloudflareTunnel(), tunnel()), source: "infra",
+			reason: "A tunnel made gives its ID and the credentials its objects use, from its status.",
+			kube:   kube(nil, cloudflareTunnel(made)), source: "infra",
 			want: want{made: true, id: "6f1c0d6e-0b8e-4f51-9f5a-3c3b0c8f7a21", pc: &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "team"}, adopt: true},
 		},
 		"SharedWithTheSourcesNamespace": {
 			reason: "Another namespace's tunnel that allows every namespace is a target.",
-			kube:   kube(nil, cloudflareTunnel(sharedWithAll), tunnel(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}), source: "team-a",
+			kube:   kube(nil, cloudflareTunnel(sharedWithAll, made), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}), source: "team-a",
 			want: want{made: true, id: "6f1c0d6e-0b8e-4f51-9f5a-3c3b0c8f7a21", pc: &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "team"}, adopt: true},
 		},
 		"APIError": {
-			reason: "An error reading the Tunnel is returned, wrapped.",
-			kube:   kube(errBoom, cloudflareTunnel()), source: "infra",
-			want: want{err: errors.Wrap(errBoom, "cannot get Tunnel")},
+			reason: "An error reading the CloudflareTunnel is returned: not a refusal.",
+			kube:   kube(errBoom), source: "infra",
+			want: want{err: errors.Wrap(errBoom, "cannot get CloudflareTunnel")},
 		},
 	}
 	for name, tc := range cases {

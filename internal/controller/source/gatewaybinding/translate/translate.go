@@ -21,6 +21,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
 // Labels on the PublicHostnames a binding makes.
@@ -185,7 +186,7 @@ func resolve(in Input, res *Result) (*gwv1.Listener, string, bool) {
 	}
 	o := b.Spec.Origin.Service
 	ns := originNamespace(b)
-	if ns != b.Namespace && !Permitted(in.Grants, b.Namespace, o.Name) {
+	if ns != b.Namespace && !sharing.ServiceGranted(in.Grants, b.Namespace, o.Name) {
 		return fail(ReasonRefNotPermitted, "", "Service %s/%s is in another namespace, and no ReferenceGrant there allows GatewayBindings of namespace %s to use it (from: group %s, kind %s, namespace %s; to: kind Service); nothing is published", ns, o.Name, b.Namespace, v1alpha1.Group, v1alpha1.GatewayBindingKind, b.Namespace)
 	}
 	if in.OriginService == nil {
@@ -239,23 +240,6 @@ func servicePort(svc *corev1.Service, port string) (int32, bool) {
 		}
 	}
 	return 0, false
-}
-
-// Permitted says whether a ReferenceGrant of the Service's namespace lets
-// GatewayBindings of namespace from use the Service named name.
-func Permitted(grants []gwv1beta1.ReferenceGrant, from, name string) bool {
-	for _, g := range grants {
-		fromOK := slices.ContainsFunc(g.Spec.From, func(f gwv1beta1.ReferenceGrantFrom) bool {
-			return string(f.Group) == v1alpha1.Group && string(f.Kind) == v1alpha1.GatewayBindingKind && string(f.Namespace) == from
-		})
-		toOK := slices.ContainsFunc(g.Spec.To, func(t gwv1beta1.ReferenceGrantTo) bool {
-			return t.Group == "" && t.Kind == "Service" && (t.Name == nil || *t.Name == "" || string(*t.Name) == name)
-		})
-		if fromOK && toOK {
-			return true
-		}
-	}
-	return false
 }
 
 // attachment finds the parent reference by which a route of namespace ns

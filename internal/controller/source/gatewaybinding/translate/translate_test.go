@@ -72,30 +72,6 @@ func grant(from, name string, mutate ...func(*gwv1beta1.ReferenceGrant)) gwv1bet
 	return g
 }
 
-func TestPermitted(t *testing.T) {
-	cases := map[string]struct {
-		grants []gwv1beta1.ReferenceGrant
-		want   bool
-	}{
-		"NoGrant":                {},
-		"EveryService":           {grants: []gwv1beta1.ReferenceGrant{grant("apps", "")}, want: true},
-		"ThisService":            {grants: []gwv1beta1.ReferenceGrant{grant("apps", "traefik")}, want: true},
-		"AnotherService":         {grants: []gwv1beta1.ReferenceGrant{grant("apps", "envoy")}},
-		"AnotherNamespace":       {grants: []gwv1beta1.ReferenceGrant{grant("other", "")}},
-		"AnotherKindFrom":        {grants: []gwv1beta1.ReferenceGrant{grant("apps", "", func(g *gwv1beta1.ReferenceGrant) { g.Spec.From[0].Kind = "HTTPRoute" })}},
-		"AnotherGroupFrom":       {grants: []gwv1beta1.ReferenceGrant{grant("apps", "", func(g *gwv1beta1.ReferenceGrant) { g.Spec.From[0].Group = gwv1.GroupName })}},
-		"SecretsNotServices":     {grants: []gwv1beta1.ReferenceGrant{grant("apps", "", func(g *gwv1beta1.ReferenceGrant) { g.Spec.To[0].Kind = "Secret" })}},
-		"AServiceOfAnotherGroup": {grants: []gwv1beta1.ReferenceGrant{grant("apps", "", func(g *gwv1beta1.ReferenceGrant) { g.Spec.To[0].Group = "example.com" })}},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if got := Permitted(tc.grants, "apps", "traefik"); got != tc.want {
-				t.Errorf("Permitted = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
 // fixture is a namespace "apps" with the Gateway "public" (listener "web",
 // HTTP on 8000; listener "tcp"), its class of Traefik's controller, and
 // Traefik's Service.
