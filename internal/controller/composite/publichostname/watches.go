@@ -23,7 +23,6 @@ import (
 
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
 )
@@ -63,7 +62,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		if err := Setup(mgr, o, opts); err != nil {
 			o.Logger.Info("Cannot set up PublicHostname controller", "error", err)
 		}
-	}, v1alpha1.PublicHostnameGroupVersionKind, v1alpha1.CloudflareTunnelGroupVersionKind, ztv1alpha1.TunnelGroupVersionKind, dnsv1alpha1.DNSRecordGroupVersionKind)
+	}, v1alpha1.PublicHostnameGroupVersionKind, v1alpha1.CloudflareTunnelGroupVersionKind, dnsv1alpha1.DNSRecordGroupVersionKind)
 	return nil
 }
 

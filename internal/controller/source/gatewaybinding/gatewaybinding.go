@@ -37,7 +37,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
@@ -104,7 +103,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		if err := Setup(mgr, o, opts); err != nil {
 			o.Logger.Info("Cannot set up GatewayBinding controller", "error", err)
 		}
-	}, v1alpha1.GatewayBindingGroupVersionKind, v1alpha1.PublicHostnameGroupVersionKind, v1alpha1.CloudflareTunnelGroupVersionKind, ztv1alpha1.TunnelGroupVersionKind,
+	}, v1alpha1.GatewayBindingGroupVersionKind, v1alpha1.PublicHostnameGroupVersionKind, v1alpha1.CloudflareTunnelGroupVersionKind,
 		GatewayGroupVersionKind, GatewayClassGroupVersionKind, HTTPRouteGroupVersionKind, ReferenceGrantGroupVersionKind)
 	return nil
 }

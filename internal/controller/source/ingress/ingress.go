@@ -97,7 +97,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		if err := Setup(mgr, o, opts); err != nil {
 			o.Logger.Info("Cannot set up Ingress controller", "error", err)
 		}
-	}, v1alpha1.CloudflareTunnelGroupVersionKind, v1alpha1.PublicHostnameGroupVersionKind, ztv1alpha1.TunnelGroupVersionKind, ztv1alpha1.HostnameRouteGroupVersionKind,
+	}, v1alpha1.CloudflareTunnelGroupVersionKind, v1alpha1.PublicHostnameGroupVersionKind, ztv1alpha1.HostnameRouteGroupVersionKind,
 		connv1alpha1.VPCServiceGroupVersionKind, dnsv1alpha1.DNSRecordGroupVersionKind)
 	return nil
 }

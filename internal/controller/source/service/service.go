@@ -84,7 +84,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		if err := Setup(mgr, o, opts); err != nil {
 			o.Logger.Info("Cannot set up Service controller", "error", err)
 		}
-	}, v1alpha1.CloudflareTunnelGroupVersionKind, ztv1alpha1.TunnelGroupVersionKind, ztv1alpha1.NetworkRouteGroupVersionKind,
+	}, v1alpha1.CloudflareTunnelGroupVersionKind, ztv1alpha1.NetworkRouteGroupVersionKind,
 		ztv1alpha1.HostnameRouteGroupVersionKind, connv1alpha1.VPCServiceGroupVersionKind, v1alpha1.PublicHostnameGroupVersionKind)
 	return nil
 }
