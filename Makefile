@@ -112,3 +112,7 @@ reviewable: generate lint test ## Everything a change needs before review.
 .PHONY: demo
 demo: ## Run the whole product locally: a local cluster, the Cloudflare simulator and the provider (Ctrl-C stops it).
 	@bash hack/demo.sh
+
+.PHONY: tour
+tour: ## Play the product scene by scene against a running make demo (another terminal); ends with everything deleted.
+	@bash hack/tour.sh

@@ -24,6 +24,7 @@ cleanup() {
   trap '' PIPE
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -f "$out/env" "$out/sim-auth-header"
   if [[ -f "$out/cluster/pids" ]]; then CLUSTER_DIR="$out/cluster" FAST=1 bash hack/local-cluster-down.sh >/dev/null 2>&1 || true; fi
   { step "Stopped the provider, the simulator and the cluster"; } 2>/dev/null || true
 }
@@ -80,6 +81,12 @@ spec:
   endpoint: $sim_url
 YAML
 
+# What make tour needs to play against this demo; the token stays in a
+# file of the user's own (curl -H @file), never on a command line.
+(umask 077
+ printf 'Authorization: Bearer %s\n' "$token" >"$out/sim-auth-header"
+ printf 'KUBECONFIG=%s\nKUBECTL=%s\nSIM_BASE=%s\nSIM_URL=%s\n' "$kubeconfig" "$kubectl" "$sim_base" "$sim_url" >"$out/env")
+
 step "Applying a CloudflareTunnel, Services and the design's Ingresses (hack/demo/manifests.yaml)"
 kc apply -f hack/demo/manifests.yaml >/dev/null
 ns=redis-cf-tunnel; cft=redis-cache-azure-development
@@ -115,6 +122,7 @@ info "export KUBECONFIG=$kubeconfig"
 info "$kubectl -n $ns get cloudflaretunnels,publichostnames,tunnels,hostnameroutes,networkroutes,vpcservices,dnsrecords,ingress"
 info "$kubectl -n $ns delete ingress web      # the CNAME and tunnel rules go away in the simulator"
 info "curl -s $sim_base/__sim/state            # what the simulated Cloudflare account holds"
+info "make tour                              # in another terminal: the product, scene by scene"
 info "Ctrl-C stops the provider, the simulator and the cluster."
 if [[ "${DEMO_EXIT:-0}" == 1 ]]; then exit 0; fi
 while :; do sleep 3600 & wait $! ; done

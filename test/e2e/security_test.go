@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -220,6 +221,12 @@ func secretsNeverLeak() (failures []string) {
 	errorf := func(format string, args ...any) { failures = append(failures, fmt.Sprintf(format, args...)) }
 	secrets := append([]string{env.token}, env.sim.RunTokens()...)
 	if len(secrets) < 3 {
+		if subset := flag.Lookup("test.run").Value.String(); subset != "" {
+			// A test chosen with -run may make no tunnel in the shared
+			// cluster (the upgrade test brings its own): nothing to look for.
+			fmt.Printf("secrets never leak: -run %q made no tunnel in the shared cluster; nothing to look for\n", subset)
+			return nil
+		}
 		return []string{fmt.Sprintf("only %d secrets to look for; the suite made no tunnels?", len(secrets))}
 	}
 	var places []place

@@ -1,0 +1,286 @@
+#!/usr/bin/env bash
+# make tour: plays the product's scenes against a running `make demo`, each
+# with one line of narration, the commands it runs, what changed in
+# Kubernetes and in the simulated Cloudflare account, and a check of its
+# outcome that fails loudly (so the tour is also a test). It ends by deleting
+# everything and checking that the account is empty; it starts by applying
+# the demo's manifests again, so it can be played more than once.
+#
+#   make demo        # one terminal
+#   make tour        # another; TOUR_SCENES="1 4" plays some scenes only
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+out="$root/_output/demo"
+tour="$root/_output/tour"
+mkdir -p "$tour"
+die() { printf '\033[31mtour: %s\033[0m\n' "$*" >&2; exit 1; }
+[[ -f "$out/env" ]] || die "no demo is running: start 'make demo' in another terminal and wait for its summary"
+# shellcheck disable=SC1091
+source "$out/env"
+export KUBECONFIG
+"$KUBECTL" get --raw /readyz >/dev/null 2>&1 || die "the demo's cluster does not answer: is 'make demo' still running?"
+
+ns=redis-cf-tunnel
+cft=redis-cache-azure-development
+kc() { "$KUBECTL" --cache-dir "$out/kubectl-cache" "$@"; }
+sim_state() { curl -sf "$SIM_BASE/__sim/state"; }
+# cf calls the simulated Cloudflare API as a user with the account's token
+# would (the token is read from a file, never put on a command line).
+cf() { local method=$1 path=$2; shift 2; curl -sf -X "$method" -H @"$out/sim-auth-header" "$SIM_URL${path#/}" "$@"; }
+
+kinds=cloudflaretunnels,publichostnames,gatewaybindings,tunnels,hostnameroutes,networkroutes,vpcservices,dnsrecords
+snapshot() { # FILE
+  kc get "$kinds" -A -o json >"$tour/kube.json"
+  sim_state >"$tour/sim.json"
+  python3 hack/tour/state.py snapshot "$tour/kube.json" "$tour/sim.json" >"$1"
+}
+cf_has() { sim_state >"$tour/sim-now.json" && python3 hack/tour/state.py has "$tour/sim-now.json" "$@"; }
+cf_lacks() { ! cf_has "$@"; }
+
+# say prints a command as the user would type it, then runs it.
+say() { printf '    \033[2m$ %s\033[0m\n' "$*" | sed "s#$KUBECTL#kubectl#"; }
+run() { say "$*"; "$@" >/dev/null; }
+apply() { # YAML on stdin, shown
+  local yaml; yaml="$(cat)"
+  say "kubectl apply -f - <<EOF"; printf '%s\n' "$yaml" | sed 's/^/      /'; printf '      EOF\n'
+  printf '%s\n' "$yaml" | kc apply -f - >/dev/null
+}
+# expect waits up to TIMEOUT seconds for COMMAND to succeed; the scene fails
+# loudly otherwise, with the provider's last words.
+expect() { # DESCRIPTION TIMEOUT COMMAND...
+  local what=$1 t=$2; shift 2
+  local deadline=$(( $(date +%s) + t ))
+  until "$@" >/dev/null 2>&1; do
+    if (( $(date +%s) >= deadline )); then
+      printf '    \033[31mFAILED: %s (after %ss)\033[0m\n' "$what" "$t" >&2
+      tail -15 "$out/provider.log" | sed 's/^/      provider: /' >&2
+      exit 1
+    fi
+    sleep 1
+  done
+  printf '    \033[32mok\033[0m %s\n' "$what"
+}
+condition() { # KIND NAME NAMESPACE TYPE WANT-STATUS [WANT-REASON]
+  local got; got="$(kc -n "$3" get "$1" "$2" -o jsonpath="{.status.conditions[?(@.type=='$4')].status} {.status.conditions[?(@.type=='$4')].reason}")"
+  [[ "${got%% *}" == "$5" && ( -z "${6:-}" || "${got#* }" == "$6" ) ]]
+}
+warned() { # NAMESPACE OBJECT-NAME REASON
+  [[ -n "$(kc -n "$1" get events --field-selector "involvedObject.name=$2,reason=$3,type=Warning" -o name)" ]]
+}
+
+declare -a times=()
+scene_no=0
+scene() { # TITLE NARRATION
+  scene_no=$((scene_no + 1)); scene_title=$1
+  printf '\n\033[1m== Scene %d: %s\033[0m\n    %s\n' "$scene_no" "$1" "$2"
+  snapshot "$tour/before.json"
+  scene_start=$(date +%s)
+}
+changed() {
+  snapshot "$tour/after.json"
+  printf '    what changed:\n'
+  python3 hack/tour/state.py diff "$tour/before.json" "$tour/after.json"
+  times+=("$(printf '%3ss  %d. %s' "$(( $(date +%s) - scene_start ))" "$scene_no" "$scene_title")")
+}
+wanted() { [[ -z "${TOUR_SCENES:-}" || " $TOUR_SCENES " == *" $1 "* ]]; }
+
+printf '\033[1mThe tour\033[0m plays against the running demo and ends by deleting everything it shows.\n'
+kc apply -f hack/demo/manifests.yaml >/dev/null
+expect "the demo's objects are Ready" 180 kc -n $ns wait --for=condition=Ready cloudflaretunnel/$cft publichostnames --all --timeout=2s
+tunnel_id="$(kc -n $ns get cloudflaretunnel $cft -o jsonpath='{.status.tunnelID}')"
+curl -sf -X POST "$SIM_BASE/__sim/tunnels/$tunnel_id/connectors" -d '{"count": 2}' >/dev/null
+
+if wanted 1; then
+  scene "A Service published without an Ingress" \
+    "A Postgres Service names the tunnel: it gets a public TCP hostname, a private route for its cluster name and a Workers VPC service."
+  apply <<'YAML'
+apiVersion: v1
+kind: Service
+metadata:
+  name: postgres
+  namespace: redis-cf-tunnel
+  annotations:
+    tunnels.cloudflare.com/tunnel: redis-cache-azure-development
+    tunnels.cloudflare.com/public: "true"
+    tunnels.cloudflare.com/hostname: db.example.com
+    tunnels.cloudflare.com/protocol: tcp
+    tunnels.cloudflare.com/vpc-service: postgres-dev
+spec:
+  ports: [{name: postgres, port: 5432}]
+YAML
+  expect "Cloudflare routes db.example.com to tcp://postgres" 120 cf_has rule db.example.com
+  expect "a proxied DNS record for db.example.com" 120 cf_has dns db.example.com
+  expect "a Workers VPC service postgres-dev reaching the cluster name" 120 cf_has "vpc service" postgres-dev
+  expect "a private hostname route for postgres.redis-cf-tunnel.svc.cluster.local" 120 cf_has "hostname route" postgres.redis-cf-tunnel.svc.cluster.local
+  changed
+fi
+
+if wanted 2; then
+  scene "A hostname published by a hand-made PublicHostname, with paths" \
+    "No Ingress: a PublicHostname answers /healthz from cloudflared itself and sends the rest to the web Service."
+  apply <<'YAML'
+apiVersion: tunnels.cloudflare.com/v1alpha1
+kind: PublicHostname
+metadata:
+  name: docs
+  namespace: redis-cf-tunnel
+spec:
+  tunnelRef: {name: redis-cache-azure-development}
+  hostname: docs.example.com
+  paths:
+    - {path: /healthz, pathType: Exact, origin: {url: "http_status:204"}}
+    - {path: /api, pathType: Prefix, origin: {service: {name: api, port: http}}}
+  origin: {service: {name: web, port: http}}
+YAML
+  expect "the PublicHostname is Ready" 120 condition publichostname docs $ns Ready True
+  expect "a rule for docs.example.com/api (a path rule)" 60 cf_has rule "docs.example.com^/api"
+  expect "a proxied DNS record for docs.example.com" 60 cf_has dns docs.example.com
+  changed
+fi
+
+if wanted 3; then
+  scene "A typo keeps the site up, and says why" \
+    "The web Ingress is pointed at a tunnel that does not exist: a Warning says so, and app.example.com stays published."
+  run kc -n $ns annotate ingress web tunnels.cloudflare.com/tunnel=redis-cache-azure-developmnet --overwrite
+  expect "a Warning TunnelNotFound on the Ingress" 60 warned $ns web TunnelNotFound
+  expect "app.example.com is still routed and its DNS record still there" 5 eval 'cf_has rule app.example.com && cf_has dns app.example.com'
+  run kc -n $ns annotate ingress web tunnels.cloudflare.com/tunnel=$cft --overwrite
+  expect "fixed: the Ingress's PublicHostnames are Ready again" 120 kc -n $ns wait --for=condition=Ready publichostnames --all --timeout=2s
+  changed
+fi
+
+if wanted 4; then
+  scene "A hand edit in Cloudflare, repaired" \
+    "Someone deletes app.example.com's DNS record in the Cloudflare dashboard; the provider puts it back on its next look."
+  zone_id="$(cf GET "zones?name=example.com" | python3 -c 'import json,sys; print(json.load(sys.stdin)["result"][0]["id"])')"
+  record_id="$(cf GET "zones/$zone_id/dns_records?name=app.example.com" | python3 -c 'import json,sys; print(json.load(sys.stdin)["result"][0]["id"])')"
+  say "curl -X DELETE -H @auth-header $SIM_URL""zones/$zone_id/dns_records/$record_id"
+  cf DELETE "zones/$zone_id/dns_records/$record_id" >/dev/null
+  expect "the record is gone from the account" 5 cf_lacks dns app.example.com
+  expect "the provider made it again (a new record ID)" 120 cf_has dns app.example.com
+  changed
+fi
+
+if wanted 5; then
+  scene "A tunnel shared with a second namespace, and refused to a third" \
+    "The tunnel allows namespaces labelled tour.example.com/edge=true: team-b's hostname is published, team-c's is refused."
+  run kc -n $ns patch cloudflaretunnel $cft --type merge \
+    -p '{"spec":{"allowedNamespaces":{"from":"Selector","selector":{"matchLabels":{"tour.example.com/edge":"true"}}}}}'
+  for team in team-b team-c; do
+    label=""; [[ $team == team-b ]] && label='  labels: {tour.example.com/edge: "true"}'
+    apply <<YAML
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: $team
+$label
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: $team}
+spec:
+  ports: [{name: http, port: 80}]
+---
+apiVersion: tunnels.cloudflare.com/v1alpha1
+kind: PublicHostname
+metadata: {name: web, namespace: $team}
+spec:
+  tunnelRef: {namespace: redis-cf-tunnel, name: redis-cache-azure-development}
+  hostname: $team.example.com
+  origin: {service: {name: web, port: http}}
+YAML
+  done
+  expect "team-b's hostname is Ready" 120 condition publichostname web team-b Ready True
+  expect "team-b.example.com is routed through the shared tunnel" 30 cf_has rule team-b.example.com
+  expect "team-c's is refused: TunnelNotShared" 60 condition publichostname web team-c Ready False TunnelNotShared
+  expect "team-c.example.com is published nowhere" 5 eval 'cf_lacks rule team-c.example.com && cf_lacks dns team-c.example.com'
+  changed
+fi
+
+if wanted 6; then
+  scene "Gateway API: routes accepted by another controller's Gateway" \
+    "The tour plays the Gateway's controller (Traefik, say): it accepts an HTTPRoute; a GatewayBinding publishes its hostname through the tunnel to the Gateway's Service."
+  crds="$(bash hack/thirdparty-crds.sh)"
+  run kc apply --server-side -f "$crds/gateway-api"
+  run kc wait --for=condition=Established crd/gateways.gateway.networking.k8s.io crd/httproutes.gateway.networking.k8s.io --timeout=60s
+  apply <<'YAML'
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: traefik}
+spec: {controllerName: traefik.io/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: public, namespace: redis-cf-tunnel}
+spec:
+  gatewayClassName: traefik
+  listeners: [{name: web, port: 8000, protocol: HTTP}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: traefik, namespace: redis-cf-tunnel}
+spec:
+  ports: [{name: web, port: 80, targetPort: 8000}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: shop, namespace: redis-cf-tunnel}
+spec:
+  parentRefs: [{name: public, sectionName: web}]
+  hostnames: [shop.example.com]
+YAML
+  say "kubectl patch httproute shop --subresource=status ...   # the Gateway's controller accepts the route"
+  gen="$(kc -n $ns get httproute shop -o jsonpath='{.metadata.generation}')"
+  kc -n $ns patch httproute shop --subresource=status --type merge -p "{\"status\":{\"parents\":[{\"parentRef\":{\"name\":\"public\",\"sectionName\":\"web\"},\"controllerName\":\"traefik.io/gateway-controller\",\"conditions\":[{\"type\":\"Accepted\",\"status\":\"True\",\"reason\":\"Accepted\",\"message\":\"played by the tour\",\"observedGeneration\":$gen,\"lastTransitionTime\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"}]}]}}" >/dev/null
+  apply <<'YAML'
+apiVersion: tunnels.cloudflare.com/v1alpha1
+kind: GatewayBinding
+metadata: {name: public-web, namespace: redis-cf-tunnel}
+spec:
+  tunnelRef: {name: redis-cache-azure-development}
+  gatewayRef: {name: public, sectionName: web}
+  origin:
+    service: {name: traefik, port: web}
+YAML
+  expect "the GatewayBinding is Ready" 180 condition gatewaybinding public-web $ns Ready True
+  expect "shop.example.com is routed to the Gateway's Service, with its DNS record" 30 eval 'cf_has rule shop.example.com && cf_has dns shop.example.com'
+  changed
+fi
+
+if wanted 7; then
+  scene "A token rotation" \
+    "Asking for a token issued now: Cloudflare issues a new one and the token Secret (which cloudflared reads) gets it."
+  secret_version="$(kc -n $ns get secret $cft-token -o jsonpath='{.metadata.resourceVersion}')"
+  now="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  run kc -n $ns patch cloudflaretunnel $cft --type merge -p "{\"spec\":{\"tokenRotation\":{\"requestedAt\":\"$now\"}}}"
+  rotated() { local at; at="$(kc -n $ns get cloudflaretunnel $cft -o jsonpath='{.status.tokenRotatedAt}')"; [[ -n "$at" && ! "$at" < "$now" ]]; }
+  expect "status.tokenRotatedAt is at or after the request" 120 rotated
+  expect "the token Secret was rewritten (its value is never shown)" 30 eval "[[ \"\$(kc -n $ns get secret $cft-token -o jsonpath='{.metadata.resourceVersion}')\" != $secret_version ]]"
+  changed
+fi
+
+if wanted 8; then
+  scene "A degraded tunnel, reported" \
+    "One of the two cloudflared connectors loses three of its four edge connections: Cloudflare calls the tunnel degraded, and so does the CloudflareTunnel."
+  say "curl -X POST $SIM_BASE/__sim/tunnels/$tunnel_id/connectors -d '{\"connectors\":[{\"connections\":4},{\"connections\":1}]}'   # played by the simulator"
+  curl -sf -X POST "$SIM_BASE/__sim/tunnels/$tunnel_id/connectors" -d '{"connectors":[{"connections":4},{"connections":1}]}' >/dev/null
+  expect "Degraded=True on the CloudflareTunnel" 90 condition cloudflaretunnel $cft $ns Degraded True
+  say "curl -X POST $SIM_BASE/__sim/tunnels/$tunnel_id/connectors -d '{\"count\":2}'   # the connections come back"
+  curl -sf -X POST "$SIM_BASE/__sim/tunnels/$tunnel_id/connectors" -d '{"count":2}' >/dev/null
+  expect "Degraded=False once they are back" 90 condition cloudflaretunnel $cft $ns Degraded False
+  changed
+fi
+
+if wanted 9; then
+  scene "Everything deleted, the account empty" \
+    "Deleting the namespaces deletes every object the provider made in Cloudflare, and nothing else."
+  for n in team-b team-c; do kc get namespace $n >/dev/null 2>&1 && run kc delete namespace $n --wait=false; done
+  run kc delete namespace $ns --wait=false
+  expect "the namespaces are gone" 300 eval "! kc get namespace $ns team-b team-c -o name 2>/dev/null | grep -q ."
+  expect "the Cloudflare account holds nothing" 60 eval 'sim_state >"$tour/sim-now.json" && python3 hack/tour/state.py empty "$tour/sim-now.json"'
+  changed
+fi
+
+printf '\n\033[1mThe tour: every scene passed\033[0m\n'
+printf '    %s\n' "${times[@]}"
