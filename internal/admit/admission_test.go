@@ -130,6 +130,9 @@ func TestFutureRotationRefusedAtAdmission(t *testing.T) {
 			t.Errorf("webhook %s caBundle is not the Secret's CA", w.Name)
 		}
 	}
+	if o := sec.OwnerReferences; len(o) != 1 || o[0].UID != vwc.UID {
+		t.Errorf("the certificate Secret's owners %+v, want the configuration (uid %s): it would outlive the install", o, vwc.UID)
+	}
 
 	env.StartManager(t, func(mgr ctrl.Manager, _ controller.Options) error { return admit.Setup(mgr, time.Now) },
 		func(o *ctrl.Options) {

@@ -72,7 +72,11 @@ type SelfSigned struct {
 // not), writes it to dir as tls.crt and tls.key for the webhook server,
 // and puts its CA into the configuration's caBundle.
 func (s SelfSigned) Provision(ctx context.Context, dir string) error {
-	sec, err := s.secret(ctx)
+	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	if err := s.Client.Get(ctx, client.ObjectKey{Name: s.Configuration}, vwc); err != nil {
+		return errors.Wrapf(err, "cannot get ValidatingWebhookConfiguration %s to set its caBundle", s.Configuration)
+	}
+	sec, err := s.secret(ctx, vwc)
 	if err != nil {
 		return err
 	}
@@ -81,13 +85,15 @@ func (s SelfSigned) Provision(ctx context.Context, dir string) error {
 			return errors.Wrapf(err, "cannot write the webhook's %s", k)
 		}
 	}
-	return s.patchCABundle(ctx, sec.Data[keyCA])
+	return s.patchCABundle(ctx, vwc, sec.Data[keyCA])
 }
 
 // secret returns the certificate Secret, creating or replacing it when it
 // holds no usable certificate. Of replicas starting together, the first to
-// write wins and the others take its certificate.
-func (s SelfSigned) secret(ctx context.Context) (*corev1.Secret, error) {
+// write wins and the others take its certificate. A Secret it creates is
+// owned by the configuration, so it goes when the install does (helm
+// uninstall, kubectl delete -k).
+func (s SelfSigned) secret(ctx context.Context, owner *admissionregistrationv1.ValidatingWebhookConfiguration) (*corev1.Secret, error) {
 	key := client.ObjectKey{Namespace: s.Namespace, Name: s.Secret}
 	cur := &corev1.Secret{}
 	err := s.Client.Get(ctx, key, cur)
@@ -105,9 +111,16 @@ func (s SelfSigned) secret(ctx context.Context) (*corev1.Secret, error) {
 	want.Data = data
 	if kerrors.IsNotFound(err) {
 		want = &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Secret, Labels: map[string]string{"app.kubernetes.io/name": "provider-cloudflare-tunnel"}},
-			Type:       corev1.SecretTypeTLS,
-			Data:       data,
+			ObjectMeta: metav1.ObjectMeta{
+				Namespace: s.Namespace, Name: s.Secret,
+				Labels: map[string]string{"app.kubernetes.io/name": "provider-cloudflare-tunnel"},
+				OwnerReferences: []metav1.OwnerReference{{
+					APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "ValidatingWebhookConfiguration",
+					Name: owner.Name, UID: owner.UID,
+				}},
+			},
+			Type: corev1.SecretTypeTLS,
+			Data: data,
 		}
 		err = s.Client.Create(ctx, want)
 	} else {
@@ -225,11 +238,7 @@ func serial() *big.Int {
 
 // patchCABundle puts ca into the caBundle of every webhook of the
 // configuration; unchanged, it writes nothing.
-func (s SelfSigned) patchCABundle(ctx context.Context, ca []byte) error {
-	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-	if err := s.Client.Get(ctx, client.ObjectKey{Name: s.Configuration}, vwc); err != nil {
-		return errors.Wrapf(err, "cannot get ValidatingWebhookConfiguration %s to set its caBundle", s.Configuration)
-	}
+func (s SelfSigned) patchCABundle(ctx context.Context, vwc *admissionregistrationv1.ValidatingWebhookConfiguration, ca []byte) error {
 	orig := vwc.DeepCopy()
 	changed := false
 	for i := range vwc.Webhooks {

@@ -14,6 +14,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -42,6 +43,7 @@ type fakeAPI struct {
 	winner        map[string][]byte // the Secret after another replica wrote it first
 	vwc           *admissionregistrationv1.ValidatingWebhookConfiguration
 	createdSecret map[string][]byte
+	createdOwners []metav1.OwnerReference
 	patchedSecret map[string][]byte
 	patchedVWC    *admissionregistrationv1.ValidatingWebhookConfiguration
 }
@@ -73,6 +75,7 @@ func (f *fakeAPI) client() *test.MockClient {
 		},
 		MockCreate: func(_ context.Context, obj client.Object, _ ...client.CreateOption) error {
 			f.createdSecret = obj.(*corev1.Secret).Data
+			f.createdOwners = obj.GetOwnerReferences()
 			return f.createErr
 		},
 		MockPatch: func(_ context.Context, obj client.Object, _ client.Patch, _ ...client.PatchOption) error {
@@ -92,7 +95,7 @@ func configuration(caBundle []byte) *admissionregistrationv1.ValidatingWebhookCo
 		{Name: "cloudflaretunnels.rotation.tunnels.cloudflare.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{CABundle: caBundle}},
 		{Name: "tunnels.rotation.tunnels.cloudflare.com", ClientConfig: admissionregistrationv1.WebhookClientConfig{CABundle: caBundle}},
 	}}
-	vwc.Name = "provider-cloudflare-tunnel"
+	vwc.Name, vwc.UID = "provider-cloudflare-tunnel", "vwc-uid"
 	return vwc
 }
 
@@ -171,6 +174,13 @@ func TestProvision(t *testing.T) {
 			}
 			if got := tc.api.createdSecret != nil; got != tc.want.created {
 				t.Errorf("Secret created: %v, want %v", got, tc.want.created)
+			}
+			if tc.want.created {
+				// It goes when the install's configuration does.
+				want := []metav1.OwnerReference{{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration", Name: "provider-cloudflare-tunnel", UID: "vwc-uid"}}
+				if diff := cmp.Diff(want, tc.api.createdOwners); diff != "" {
+					t.Errorf("created Secret's owners (-want +got):\n%s", diff)
+				}
 			}
 			if got := tc.api.patchedSecret != nil; got != tc.want.replaced {
 				t.Errorf("Secret replaced: %v, want %v", got, tc.want.replaced)
