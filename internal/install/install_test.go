@@ -19,6 +19,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -689,3 +690,36 @@ func TestRBAC(t *testing.T) {
 		}
 	})
 }
+
+// TestPackageWebhookConfigurationIsTheInstalls: the Crossplane package's
+// webhook configuration is cluster/install's but for what Crossplane
+// rewrites (its name, and each clientConfig's Service name, namespace and
+// port: the provider's Service in Crossplane's namespace, port 9443, with
+// Crossplane's CA), and the API server accepts it as Crossplane makes it.
+func TestPackageWebhookConfigurationIsTheInstalls(t *testing.T) {
+	docs, err := readDocuments(filepath.Join(testenv.RepoRoot(), "package", "webhookconfiguration.yaml"))
+	if err != nil || len(docs) != 1 {
+		t.Fatalf("package/webhookconfiguration.yaml: %d documents, %v", len(docs), err)
+	}
+	pkg := convert[admissionregistrationv1.ValidatingWebhookConfiguration](t, docs[0])
+	inst := convert[admissionregistrationv1.ValidatingWebhookConfiguration](t, find(t, installDocuments(t), "ValidatingWebhookConfiguration", webhookConfiguration))
+	// What Crossplane's revision establisher sets on each webhook.
+	asCrossplaneMakesIt := func(v *admissionregistrationv1.ValidatingWebhookConfiguration) *admissionregistrationv1.ValidatingWebhookConfiguration {
+		v = v.DeepCopy()
+		v.Name, v.Labels = "crossplane-provider-provider-cloudflare-tunnel", nil
+		for i := range v.Webhooks {
+			s := v.Webhooks[i].ClientConfig.Service
+			s.Name, s.Namespace, s.Port = "provider-cloudflare-tunnel", "crossplane-system", ptrTo(int32(9443))
+			v.Webhooks[i].ClientConfig.CABundle = []byte("crossplane's CA")
+		}
+		return v
+	}
+	if diff := cmp.Diff(asCrossplaneMakesIt(inst), asCrossplaneMakesIt(pkg)); diff != "" {
+		t.Errorf("package/webhookconfiguration.yaml differs from cluster/install/webhook.yaml beyond what Crossplane rewrites (-install +package):\n%s", diff)
+	}
+	if err := env.Client.Create(context.Background(), asCrossplaneMakesIt(pkg), client.DryRunAll); err != nil {
+		t.Errorf("the API server refuses the package's webhook configuration as Crossplane makes it: %v", err)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
