@@ -56,7 +56,7 @@ type FutureRequestError struct {
 func (e *FutureRequestError) Limit() time.Time { return e.Now.Add(MaxRequestSkew) }
 
 func (e *FutureRequestError) Error() string {
-	return fmt.Sprintf("%s %s is later than the provider's clock allows (%s, now plus %s), so no rotation is made for it; a mistyped time? Replace it with the current time (any change of the field is admitted)",
+	return fmt.Sprintf("%s %s is later than the provider's clock allows (%s, now plus %s), so no rotation is made for it; a mistyped time? Replace it with the current time (any time not in the future is admitted)",
 		e.Field, stamp(e.RequestedAt), stamp(e.Limit()), MaxRequestSkew)
 }
 
