@@ -25,4 +25,4 @@ mkdir -p "$OUT_DIR"
   go build -trimpath -o "$OUT_DIR/xpkgverify" ./xpkgverify) >&2
 
 echo "xpkg-verify: checking $XPKG -> $(readlink -f "$XPKG")" >&2
-"$OUT_DIR/xpkgverify" -xpkg "$XPKG" -meta package/crossplane.yaml -crds package/crds -examples examples -help-contains=--poll
+"$OUT_DIR/xpkgverify" -xpkg "$XPKG" -meta package/crossplane.yaml -crds package/crds -webhooks package/webhookconfiguration.yaml -examples examples -help-contains=--poll

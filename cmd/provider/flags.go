@@ -37,6 +37,13 @@ type flags struct {
 	cfBudgetBurst    *int
 	dnsBatchWindow   *time.Duration
 	dnsBatchSize     *int
+
+	webhook              *bool
+	webhookPort          *int
+	webhookTLSDir        *string
+	webhookSelfSigned    *bool
+	webhookService       *string
+	webhookConfiguration *string
 }
 
 // newApp declares the provider's flags; main parses os.Args with it, tests
@@ -62,6 +69,13 @@ func newApp() (*kingpin.Application, *flags) {
 		cfBudgetBurst:    app.Flag("cloudflare-budget-burst", "Requests that may be sent at once before the budget's rate applies.").Default("10").Int(),
 		dnsBatchWindow:   app.Flag("dns-batch-window", "How long a DNS record write waits for others in its zone to share one batch request; 0 sends each write alone.").Default(cloudflare.DefaultDNSBatchWindow.String()).Duration(),
 		dnsBatchSize:     app.Flag("dns-batch-size", "Most DNS record writes in one batch request (Cloudflare allows 200 on a free zone, 3,500 on paid plans).").Default(strconv.Itoa(cloudflare.DefaultDNSBatchSize)).Int(),
+
+		webhook:              app.Flag("webhook", "Serve the validating admission webhook (it refuses a token rotation request in the future) when it has a serving certificate: --webhook-tls-dir or --webhook-self-signed. --no-webhook serves none; the controllers still refuse such a request.").Default("true").Bool(),
+		webhookPort:          app.Flag("webhook-port", "Port the admission webhook serves on.").Default("9443").Int(),
+		webhookTLSDir:        app.Flag("webhook-tls-dir", "Directory holding the webhook's serving certificate (tls.crt, tls.key); Crossplane sets TLS_SERVER_CERTS_DIR in the provider's pod.").Default("").Envar("TLS_SERVER_CERTS_DIR").String(),
+		webhookSelfSigned:    app.Flag("webhook-self-signed", "Make the webhook's CA and serving certificate (kept in Secret <webhook-service>-tls, shared by the replicas) and put the CA into --webhook-configuration's caBundle: for the plain manifests and the Helm chart.").Default("false").Bool(),
+		webhookService:       app.Flag("webhook-service", "Service in front of the webhook, in the pod's namespace (POD_NAMESPACE): the self-signed certificate is for it.").Default("provider-cloudflare-tunnel-webhook").String(),
+		webhookConfiguration: app.Flag("webhook-configuration", "ValidatingWebhookConfiguration whose caBundle --webhook-self-signed sets.").Default("provider-cloudflare-tunnel").String(),
 	}
 }
 
@@ -85,5 +99,33 @@ func (f *flags) validate() (memoryLimit int64, err error) {
 	if errs := validation.IsDNS1123Subdomain(*f.clusterDomain); len(errs) > 0 {
 		return 0, fmt.Errorf("--cluster-domain %q is not a DNS domain: %s", *f.clusterDomain, strings.Join(errs, "; "))
 	}
+	if *f.webhookSelfSigned && *f.webhookTLSDir != "" {
+		return 0, fmt.Errorf("--webhook-self-signed and --webhook-tls-dir (TLS_SERVER_CERTS_DIR) are both given: the webhook's certificate comes from one of them")
+	}
+	if *f.webhookPort < 1 || *f.webhookPort > 65535 {
+		return 0, fmt.Errorf("--webhook-port must be a port number")
+	}
 	return memoryLimit, nil
+}
+
+// Where the admission webhook's serving certificate comes from.
+const (
+	webhookOff        = ""
+	webhookFromDir    = "directory"
+	webhookSelfSigned = "self-signed"
+)
+
+// webhookSource says where the webhook's certificate comes from, or
+// webhookOff: without one (the provider run on a workstation, or by the
+// e2e suites) it serves none, as before the webhook existed.
+func (f *flags) webhookSource() string {
+	switch {
+	case !*f.webhook:
+		return webhookOff
+	case *f.webhookTLSDir != "":
+		return webhookFromDir
+	case *f.webhookSelfSigned:
+		return webhookSelfSigned
+	}
+	return webhookOff
 }

@@ -79,6 +79,9 @@ func TestFlagValidation(t *testing.T) {
 		"AnotherClusterDomain":          {args: []string{"--cluster-domain=k8s.example.internal"}, wantLimit: -1},
 		"AClusterDomainWithAnUpperCase": {args: []string{"--cluster-domain=Cluster.local"}, wantErr: `--cluster-domain "Cluster.local" is not a DNS domain: `},
 		"AnEmptyClusterDomain":          {args: []string{"--cluster-domain="}, wantErr: `--cluster-domain "" is not a DNS domain: `},
+		"WebhookSelfSigned":             {args: []string{"--webhook-self-signed"}, wantLimit: -1},
+		"WebhookBothCertificates":       {args: []string{"--webhook-self-signed", "--webhook-tls-dir=/tls/server"}, wantErr: "--webhook-self-signed and --webhook-tls-dir (TLS_SERVER_CERTS_DIR) are both given"},
+		"WebhookPortZero":               {args: []string{"--webhook-port=0"}, wantErr: "--webhook-port must be a port number"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -90,6 +93,34 @@ func TestFlagValidation(t *testing.T) {
 				t.Errorf("error %v, want %q", err, tc.wantErr)
 			case tc.wantErr == "" && limit != tc.wantLimit:
 				t.Errorf("memory limit %d, want %d", limit, tc.wantLimit)
+			}
+		})
+	}
+}
+
+// TestWebhookSource: the webhook is served only with a certificate, so a
+// provider run without one (on a workstation, by the e2e suites) behaves
+// as before the webhook existed; --no-webhook turns it off either way.
+func TestWebhookSource(t *testing.T) {
+	t.Setenv("TLS_SERVER_CERTS_DIR", "")
+	cases := map[string]struct {
+		args []string
+		env  string // TLS_SERVER_CERTS_DIR, as Crossplane sets it
+		want string
+	}{
+		"NoCertificate":              {want: webhookOff},
+		"CrossplaneMountsOne":        {env: "/tls/server", want: webhookFromDir},
+		"ADirectory":                 {args: []string{"--webhook-tls-dir=/certs"}, want: webhookFromDir},
+		"SelfSigned":                 {args: []string{"--webhook-self-signed"}, want: webhookSelfSigned},
+		"DisabledWithCrossplanes":    {args: []string{"--no-webhook"}, env: "/tls/server", want: webhookOff},
+		"DisabledWithSelfSigned":     {args: []string{"--no-webhook", "--webhook-self-signed"}, want: webhookOff},
+		"DisabledWithoutCertificate": {args: []string{"--no-webhook"}, want: webhookOff},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("TLS_SERVER_CERTS_DIR", tc.env)
+			if got := parse(t, tc.args...).webhookSource(); got != tc.want {
+				t.Errorf("webhookSource() = %q, want %q", got, tc.want)
 			}
 		})
 	}

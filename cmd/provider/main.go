@@ -2,7 +2,9 @@
 package main
 
 import (
+	"context"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -10,16 +12,20 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/gate"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
@@ -29,6 +35,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/admit"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 	providercontroller "github.com/context-labs/provider-cloudflare-tunnel/internal/controller"
@@ -75,6 +82,9 @@ func main() {
 	cfg, err := ctrl.GetConfig()
 	kingpin.FatalIfError(err, "Cannot get API server rest config")
 
+	certDir, err := webhookCertDir(f, cfg)
+	kingpin.FatalIfError(err, "Cannot provision the admission webhook's certificate")
+
 	mgr, err := ctrl.NewManager(ratelimiter.LimitRESTConfig(cfg, *f.maxReconcileRate), ctrl.Options{
 		// Caches without the metadata the provider never reads.
 		Cache:            kubecache.Options(f.syncPeriod),
@@ -94,6 +104,8 @@ func main() {
 		Metrics:                       metricsserver.Options{BindAddress: *f.metricsAddr},
 		HealthProbeBindAddress:        *f.healthAddr,
 		PprofBindAddress:              *f.pprofAddr,
+		// Started only when admit.Setup registers the webhook's handlers.
+		WebhookServer: webhook.NewServer(webhook.Options{Port: *f.webhookPort, CertDir: certDir}),
 	})
 	kingpin.FatalIfError(err, "Cannot create controller manager")
 	kingpin.FatalIfError(clientgoscheme.AddToScheme(mgr.GetScheme()), "Cannot add Kubernetes APIs to scheme")
@@ -105,6 +117,14 @@ func main() {
 	kingpin.FatalIfError(gwv1beta1.Install(mgr.GetScheme()), "Cannot add Gateway API v1beta1 to scheme")
 	kingpin.FatalIfError(mgr.AddHealthzCheck("healthz", healthz.Ping), "Cannot add health check")
 	kingpin.FatalIfError(mgr.AddReadyzCheck("readyz", healthz.Ping), "Cannot add readiness check")
+	if src := f.webhookSource(); src != webhookOff {
+		kingpin.FatalIfError(admit.Setup(mgr, time.Now), "Cannot set up the admission webhook")
+		// Not ready (no Service endpoint) until it serves.
+		kingpin.FatalIfError(mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()), "Cannot add the webhook's readiness check")
+		log.Info("Admission webhook served", "port", *f.webhookPort, "certificate", src)
+	} else {
+		log.Info("Admission webhook not served (no certificate: --webhook-tls-dir or --webhook-self-signed; or --no-webhook); the controllers still refuse a rotation request in the future")
+	}
 
 	mrMetrics, stateMetrics := managed.NewMRMetricRecorder(), statemetrics.NewMRStateMetrics()
 	// Every metric the provider serves is documented in docs/metrics.md.
@@ -140,4 +160,42 @@ func main() {
 		}},
 	}), "Cannot setup controllers")
 	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start controller manager")
+}
+
+// webhookCertDir is the directory of the webhook's serving certificate:
+// --webhook-tls-dir, or a new one holding the self-signed certificate
+// (provisioned before anything starts, so the server finds it).
+func webhookCertDir(f *flags, cfg *rest.Config) (string, error) {
+	if f.webhookSource() != webhookSelfSigned {
+		return *f.webhookTLSDir, nil
+	}
+	ns, err := podNamespace()
+	if err != nil {
+		return "", err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: clientgoscheme.Scheme})
+	if err != nil {
+		return "", errors.Wrap(err, "cannot create a client")
+	}
+	dir, err := os.MkdirTemp("", "webhook-certs-")
+	if err != nil {
+		return "", errors.Wrap(err, "cannot make a directory for the certificate")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s := admit.SelfSigned{Client: c, Namespace: ns, Service: *f.webhookService, Secret: *f.webhookService + "-tls", Configuration: *f.webhookConfiguration, Now: time.Now}
+	return dir, s.Provision(ctx, dir)
+}
+
+// podNamespace is the namespace the provider runs in: POD_NAMESPACE, else
+// its ServiceAccount's.
+func podNamespace() (string, error) {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns, nil
+	}
+	b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+	if err != nil {
+		return "", errors.Wrap(err, "cannot tell the pod's namespace: set POD_NAMESPACE")
+	}
+	return strings.TrimSpace(string(b)), nil
 }

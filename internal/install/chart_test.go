@@ -13,8 +13,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -87,7 +89,11 @@ var helmLabels = []string{"app.kubernetes.io/instance", "app.kubernetes.io/versi
 
 func withoutHelmLabels(u *unstructured.Unstructured) map[string]any {
 	u = u.DeepCopy()
-	for _, path := range [][]string{{"metadata", "labels"}, {"spec", "selector", "matchLabels"}, {"spec", "template", "metadata", "labels"}} {
+	paths := [][]string{{"metadata", "labels"}, {"spec", "selector", "matchLabels"}, {"spec", "template", "metadata", "labels"}}
+	if u.GetKind() == "Service" {
+		paths = append(paths, []string{"spec", "selector"})
+	}
+	for _, path := range paths {
 		m, found, _ := unstructured.NestedStringMap(u.Object, path...)
 		if !found {
 			continue
@@ -237,7 +243,8 @@ func TestChartIsAccepted(t *testing.T) {
 				args = convert[appsv1.Deployment](t, d).Spec.Template.Spec.Containers[0].Args
 			}
 		}
-		want := []string{"--leader-election", "--cluster-domain=cluster.local", "--debug", "--poll=30s", "--sync=2h", "--max-reconcile-rate=50",
+		want := []string{"--leader-election", "--cluster-domain=cluster.local",
+			"--webhook-self-signed", "--webhook-service=provider-cloudflare-tunnel-webhook", "--webhook-configuration=provider-cloudflare-tunnel", "--debug", "--poll=30s", "--sync=2h", "--max-reconcile-rate=50",
 			"--cloudflare-rate-limit=1200", "--cloudflare-rate-window=5m", "--cloudflare-budget-fraction=0.5", "--cloudflare-budget-burst=5",
 			"--dns-batch-window=500ms", "--dns-batch-size=100"}
 		if diff := cmp.Diff(want, args); diff != "" {
@@ -344,6 +351,52 @@ func TestChartLongReleaseName(t *testing.T) {
 		}
 		if !strings.Contains(d.GetName(), "provider-cloudflare-tunnel") {
 			t.Errorf("Service %s: the alerts' job regex .*provider-cloudflare-tunnel.* would not match it", d.GetName())
+		}
+	}
+}
+
+// TestChartWebhook: under another release name the webhook's names still
+// agree (configuration, Service, the provider's flags and its RBAC), and
+// webhook.enabled=false renders none of it.
+func TestChartWebhook(t *testing.T) {
+	const rel = "edge"
+	docs, err := helmTemplateRelease(t, rel, namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := make([]document, 0, len(docs))
+	for _, d := range docs {
+		in = append(in, document{file: "chart", obj: d})
+	}
+	full := rel + "-provider-cloudflare-tunnel"
+	dep := convert[appsv1.Deployment](t, find(t, in, "Deployment", full))
+	svc := convert[corev1.Service](t, find(t, in, "Service", full+"-webhook"))
+	vwc := convert[admissionregistrationv1.ValidatingWebhookConfiguration](t, find(t, in, "ValidatingWebhookConfiguration", full))
+	checkWebhook(t, dep, svc, vwc)
+	args := dep.Spec.Template.Spec.Containers[0].Args
+	for _, a := range []string{"--webhook-self-signed", "--webhook-service=" + svc.Name, "--webhook-configuration=" + vwc.Name} {
+		if !slices.Contains(args, a) {
+			t.Errorf("args %v lack %s", args, a)
+		}
+	}
+	cr := convert[rbacv1.ClusterRole](t, find(t, in, "ClusterRole", full))
+	if !slices.ContainsFunc(cr.Rules, func(r rbacv1.PolicyRule) bool {
+		return slices.Equal(r.Resources, []string{"validatingwebhookconfigurations"}) && slices.Equal(r.ResourceNames, []string{vwc.Name})
+	}) {
+		t.Errorf("ClusterRole %s does not grant the configuration %s by name", cr.Name, vwc.Name)
+	}
+
+	off, err := helmTemplateRelease(t, rel, namespace, "--set", "webhook.enabled=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range off {
+		b, err := yaml.Marshal(d.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "webhook") {
+			t.Errorf("webhook.enabled=false still renders webhook settings in %s:\n%s", key(d), b)
 		}
 	}
 }

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -26,11 +28,13 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/admit"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 )
 
@@ -49,6 +53,10 @@ const (
 	leaseName      = "crossplane-leader-election-provider-cloudflare-tunnel" // main's LeaderElectionID
 	metricsPort    = 8080                                                    // main's --metrics-bind-address
 	healthPort     = 8081                                                    // main's --health-probe-bind-address
+	webhookPort    = 9443                                                    // main's --webhook-port
+
+	webhookService       = "provider-cloudflare-tunnel-webhook" // main's --webhook-service
+	webhookConfiguration = "provider-cloudflare-tunnel"         // main's --webhook-configuration
 )
 
 // document is one YAML document of a manifest file.
@@ -276,6 +284,13 @@ func TestManifestsAreAccepted(t *testing.T) {
 		}
 	})
 
+	t.Run("WebhookReachesTheProvider", func(t *testing.T) {
+		dep := convert[appsv1.Deployment](t, find(t, install, "Deployment", "provider-cloudflare-tunnel"))
+		svc := convert[corev1.Service](t, find(t, install, "Service", webhookService))
+		vwc := convert[admissionregistrationv1.ValidatingWebhookConfiguration](t, find(t, install, "ValidatingWebhookConfiguration", webhookConfiguration))
+		checkWebhook(t, dep, svc, vwc)
+	})
+
 	t.Run("IngressClassMatchesExample", func(t *testing.T) {
 		ex, err := readDocuments(filepath.Join(testenv.RepoRoot(), "examples", "ingress", "ingressclass.yaml"))
 		if err != nil || len(ex) != 1 {
@@ -285,6 +300,46 @@ func TestManifestsAreAccepted(t *testing.T) {
 			t.Errorf("IngressClass differs from examples/ingress/ingressclass.yaml:\n got %v\nwant %v", got.Object, ex[0].Object)
 		}
 	})
+}
+
+// checkWebhook checks that the configuration's webhooks call the Service
+// at the paths the provider serves (admit's), that the Service selects the
+// Deployment's pods on their webhook port, and that a refusal cannot block
+// the cluster while the provider is down.
+func checkWebhook(t *testing.T, dep *appsv1.Deployment, svc *corev1.Service, vwc *admissionregistrationv1.ValidatingWebhookConfiguration) {
+	t.Helper()
+	if !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(dep.Spec.Template.Labels)) || len(svc.Spec.Selector) == 0 {
+		t.Errorf("Service %s selects %v, not the Deployment's pods %v", svc.Name, svc.Spec.Selector, dep.Spec.Template.Labels)
+	}
+	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].TargetPort.String() != "webhook" {
+		t.Errorf("Service %s ports %+v, want one with targetPort webhook", svc.Name, svc.Spec.Ports)
+	}
+	paths := map[string]string{"tunnels.cloudflare.com/cloudflaretunnels": admit.CloudflareTunnelPath, "zerotrust.tunnels.cloudflare.com/tunnels": admit.TunnelPath}
+	for _, w := range vwc.Webhooks {
+		s := w.ClientConfig.Service
+		if s == nil || s.Name != svc.Name || s.Namespace != svc.Namespace || s.Port == nil || *s.Port != svc.Spec.Ports[0].Port {
+			t.Errorf("webhook %s calls %+v, want Service %s/%s port %d", w.Name, s, svc.Namespace, svc.Name, svc.Spec.Ports[0].Port)
+			continue
+		}
+		if len(w.Rules) != 1 || len(w.Rules[0].APIGroups) != 1 || len(w.Rules[0].Resources) != 1 {
+			t.Errorf("webhook %s rules %+v, want one group and resource", w.Name, w.Rules)
+			continue
+		}
+		gr := w.Rules[0].APIGroups[0] + "/" + w.Rules[0].Resources[0]
+		if want, ok := paths[gr]; !ok || s.Path == nil || *s.Path != want {
+			t.Errorf("webhook %s for %s calls path %v, want %q", w.Name, gr, s.Path, want)
+		}
+		delete(paths, gr)
+		if w.FailurePolicy == nil || *w.FailurePolicy != admissionregistrationv1.Ignore {
+			t.Errorf("webhook %s failurePolicy %v, want Ignore: the controllers refuse what it would, and the provider down must not block writes", w.Name, w.FailurePolicy)
+		}
+		if len(w.MatchConditions) != 1 {
+			t.Errorf("webhook %s has %d matchConditions, want the one that calls it only for a rotation request set or changed", w.Name, len(w.MatchConditions))
+		}
+	}
+	if len(paths) > 0 {
+		t.Errorf("no webhook for %v", paths)
+	}
 }
 
 // TestExamplesAreAccepted server-side dry-runs every object of examples/
@@ -389,8 +444,13 @@ func TestDeployment(t *testing.T) {
 		for _, p := range c.Ports {
 			ports[p.Name] = p.ContainerPort
 		}
-		if ports["metrics"] != metricsPort || ports["health"] != healthPort {
-			t.Errorf("ports %v, want metrics:%d and health:%d", ports, metricsPort, healthPort)
+		if ports["metrics"] != metricsPort || ports["health"] != healthPort || ports["webhook"] != webhookPort {
+			t.Errorf("ports %v, want metrics:%d, health:%d and webhook:%d", ports, metricsPort, healthPort, webhookPort)
+		}
+		for _, a := range []string{"--webhook-self-signed", "--webhook-service=" + webhookService, "--webhook-configuration=" + webhookConfiguration} {
+			if !slices.Contains(c.Args, a) {
+				t.Errorf("args %v lack %s: the admission webhook would not be served, or not with the certificate webhook.yaml trusts", c.Args, a)
+			}
 		}
 		for name, p := range map[string]*corev1.Probe{"/healthz": c.LivenessProbe, "/readyz": c.ReadinessProbe} {
 			if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != name || p.HTTPGet.Port.String() != "health" {
@@ -476,6 +536,7 @@ var needs = []need{
 	{group: "gateway.networking.k8s.io", resource: "referencegrants", verbs: verbs("get list watch"), why: "gatewaybinding: List, Watches (cross-namespace origin)"},
 	{group: "externaldns.k8s.io", resource: "dnsendpoints", verbs: verbs("get create update delete"), why: "gatewaybinding, ingress: ExternalDNS mode (uncached Get, Create, Update, Delete)"},
 	{group: "apiextensions.k8s.io", resource: "customresourcedefinitions", verbs: verbs("get list watch"), why: "customresourcesgate (safe start)"},
+	{group: "admissionregistration.k8s.io", resource: "validatingwebhookconfigurations", verbs: verbs("get patch"), name: webhookConfiguration, why: "--webhook-self-signed: its CA into the webhook configuration's caBundle (admit.SelfSigned)"},
 	{group: "coordination.k8s.io", resource: "leases", verbs: verbs("create"), namespace: namespace, why: "leader election"},
 	{group: "coordination.k8s.io", resource: "leases", verbs: verbs("get update"), namespace: namespace, name: leaseName, why: "leader election"},
 }
@@ -497,6 +558,9 @@ var denied = []need{
 	{group: "gateway.networking.k8s.io", resource: "httproutes", verbs: verbs("create update patch delete")},
 	{group: "gateway.networking.k8s.io", resource: "gateways/status", verbs: verbs("update patch")},
 	{group: "tunnels.cloudflare.com", resource: "cloudflaretunnels", verbs: verbs("create delete")},
+	{group: "admissionregistration.k8s.io", resource: "validatingwebhookconfigurations", verbs: verbs("get patch update delete"), name: "someone-elses-webhook"},
+	{group: "admissionregistration.k8s.io", resource: "validatingwebhookconfigurations", verbs: verbs("list create")},
+	{group: "admissionregistration.k8s.io", resource: "mutatingwebhookconfigurations", verbs: verbs("get patch"), name: webhookConfiguration},
 	{group: "coordination.k8s.io", resource: "leases", verbs: verbs("get update"), namespace: "kube-system", name: leaseName},
 	{group: "coordination.k8s.io", resource: "leases", verbs: verbs("create"), namespace: "kube-system"},
 	{group: "coordination.k8s.io", resource: "leases", verbs: verbs("get update"), namespace: namespace, name: "someone-elses-lease"},
@@ -626,3 +690,36 @@ func TestRBAC(t *testing.T) {
 		}
 	})
 }
+
+// TestPackageWebhookConfigurationIsTheInstalls: the Crossplane package's
+// webhook configuration is cluster/install's but for what Crossplane
+// rewrites (its name, and each clientConfig's Service name, namespace and
+// port: the provider's Service in Crossplane's namespace, port 9443, with
+// Crossplane's CA), and the API server accepts it as Crossplane makes it.
+func TestPackageWebhookConfigurationIsTheInstalls(t *testing.T) {
+	docs, err := readDocuments(filepath.Join(testenv.RepoRoot(), "package", "webhookconfiguration.yaml"))
+	if err != nil || len(docs) != 1 {
+		t.Fatalf("package/webhookconfiguration.yaml: %d documents, %v", len(docs), err)
+	}
+	pkg := convert[admissionregistrationv1.ValidatingWebhookConfiguration](t, docs[0])
+	inst := convert[admissionregistrationv1.ValidatingWebhookConfiguration](t, find(t, installDocuments(t), "ValidatingWebhookConfiguration", webhookConfiguration))
+	// What Crossplane's revision establisher sets on each webhook.
+	asCrossplaneMakesIt := func(v *admissionregistrationv1.ValidatingWebhookConfiguration) *admissionregistrationv1.ValidatingWebhookConfiguration {
+		v = v.DeepCopy()
+		v.Name, v.Labels = "crossplane-provider-provider-cloudflare-tunnel", nil
+		for i := range v.Webhooks {
+			s := v.Webhooks[i].ClientConfig.Service
+			s.Name, s.Namespace, s.Port = "provider-cloudflare-tunnel", "crossplane-system", ptrTo(int32(9443))
+			v.Webhooks[i].ClientConfig.CABundle = []byte("crossplane's CA")
+		}
+		return v
+	}
+	if diff := cmp.Diff(asCrossplaneMakesIt(inst), asCrossplaneMakesIt(pkg)); diff != "" {
+		t.Errorf("package/webhookconfiguration.yaml differs from cluster/install/webhook.yaml beyond what Crossplane rewrites (-install +package):\n%s", diff)
+	}
+	if err := env.Client.Create(context.Background(), asCrossplaneMakesIt(pkg), client.DryRunAll); err != nil {
+		t.Errorf("the API server refuses the package's webhook configuration as Crossplane makes it: %v", err)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -17,9 +17,11 @@ import (
 )
 
 // MaxRequestSkew is how far ahead of the provider's clock a request may be.
-// Admission cannot refuse a time in the future (CEL has no clock, and the
-// provider runs no admission webhook), so the controllers do; a request
-// typed as "now" on a machine whose clock runs a little ahead still passes.
+// CEL has no clock, so the provider's admission webhook (internal/admit)
+// refuses a request beyond it, and the controllers refuse it again where
+// the webhook did not run (not installed, or the provider down: its
+// failurePolicy is Ignore); a request typed as "now" on a machine whose
+// clock runs a little ahead still passes.
 // Without the limit, a mistyped year (2099) would rotate at once and stand
 // for every real request after it.
 const MaxRequestSkew = 5 * time.Minute
@@ -54,8 +56,15 @@ type FutureRequestError struct {
 func (e *FutureRequestError) Limit() time.Time { return e.Now.Add(MaxRequestSkew) }
 
 func (e *FutureRequestError) Error() string {
-	return fmt.Sprintf("%s %s is later than the provider's clock allows (%s, now plus %s), so no rotation is made for it; a mistyped time? Replace it with the current time (any change of the field is admitted)",
+	return fmt.Sprintf("%s %s is later than the provider's clock allows (%s, now plus %s), so no rotation is made for it; a mistyped time? Replace it with the current time (any time not in the future is admitted)",
 		e.Field, stamp(e.RequestedAt), stamp(e.Limit()), MaxRequestSkew)
+}
+
+// AtAdmission is the refusal as admission says it: what is wrong, and the
+// time to set instead.
+func (e *FutureRequestError) AtAdmission() string {
+	return fmt.Sprintf("%s %s is more than %s ahead of the provider's clock, which reads %s: a mistyped time? Set it to the current time (%s) to rotate the run token now",
+		e.Field, stamp(e.RequestedAt), MaxRequestSkew, stamp(e.Now), stamp(e.Now))
 }
 
 // CheckRequest refuses a request later than now plus MaxRequestSkew.

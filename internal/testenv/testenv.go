@@ -179,15 +179,20 @@ func ControllerOptions(log logging.Logger) controller.Options {
 
 // StartManager builds a manager the way main does (gated controllers behind
 // the CRD gate), lets setup register controllers, and runs it until the test
-// ends.
-func (e *Env) StartManager(t *testing.T, setup func(ctrl.Manager, controller.Options) error) ctrl.Manager {
+// ends. opts change the manager's options (a test serving webhooks gives it
+// a webhook server).
+func (e *Env) StartManager(t *testing.T, setup func(ctrl.Manager, controller.Options) error, opts ...func(*ctrl.Options)) ctrl.Manager {
 	t.Helper()
-	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
+	mo := ctrl.Options{
 		Scheme:     e.Scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Cache:      kubecache.Options(nil),
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	}
+	for _, o := range opts {
+		o(&mo)
+	}
+	mgr, err := ctrl.NewManager(e.Config, mo)
 	if err != nil {
 		t.Fatalf("cannot create manager: %v", err)
 	}

@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -120,9 +122,35 @@ func TestTheHelmChart(t *testing.T) {
 	if want := "--poll=" + poll.String(); !strings.Contains(strings.Join(c.Args, " "), want) {
 		t.Fatalf("the chart's Deployment runs %v, want %s from values", c.Args, want)
 	}
-	if err := h.runProvider(ctx, "helm", providerNamespace, dep.Spec.Template.Spec.ServiceAccountName, c.Args); err != nil {
+	// The chart's --webhook-self-signed serves the admission webhook here on
+	// the host: on a free port, not 9443, which anything else may hold.
+	wl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
 		t.Fatal(err)
 	}
+	webhookPort := fmt.Sprint(wl.Addr().(*net.TCPAddr).Port)
+	_ = wl.Close()
+	if err := h.runProvider(ctx, "helm", providerNamespace, dep.Spec.Template.Spec.ServiceAccountName, append(slices.Clone(c.Args), "--webhook-port", webhookPort)); err != nil {
+		t.Fatal(err)
+	}
+	// With the chart's RBAC it made its certificate and put the CA into the
+	// chart's webhook configuration.
+	eventually(t, time.Minute, "the webhook configuration's caBundle set to the certificate Secret's CA", func() error {
+		sec := &corev1.Secret{}
+		if err := h.kube.Get(ctx, client.ObjectKey{Namespace: providerNamespace, Name: chartRelease + "-webhook-tls"}, sec); err != nil {
+			return err
+		}
+		vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		if err := h.kube.Get(ctx, client.ObjectKey{Name: chartRelease}, vwc); err != nil {
+			return err
+		}
+		for _, w := range vwc.Webhooks {
+			if len(sec.Data["ca.crt"]) == 0 || string(w.ClientConfig.CABundle) != string(sec.Data["ca.crt"]) {
+				return fmt.Errorf("webhook %s caBundle is not the Secret's CA", w.Name)
+			}
+		}
+		return nil
+	})
 
 	// The demo's objects.
 	if _, err := h.kubectl("apply", "-f", filepath.Join(h.root, "hack", "demo", "manifests.yaml")); err != nil {

@@ -134,17 +134,19 @@ type AllowedNamespaces struct {
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 }
 
-// TokenRotationRequest asks for a token rotation. Any change is admitted
-// (a mistyped time can be corrected); the provider decides what it does,
-// and the TokenRotation condition says so.
+// TokenRotationRequest asks for a token rotation. Any change to a time not
+// in the future is admitted (a mistyped time can be corrected); the
+// provider decides what it does, and the TokenRotation condition says so.
 type TokenRotationRequest struct {
 	// RequestedAt asks for a run token issued at or after this time: a
 	// time after the last rotation rotates the token, once; a time at or
 	// before it is already served (the condition says so). A time more
 	// than 5 minutes ahead of the provider's clock is refused, not served
 	// (a mistyped year would otherwise rotate at once and stand for every
-	// later request). An RFC 3339 time, e.g. 2026-12-02T10:00:00Z: the
-	// current time is the value to set.
+	// later request): the provider's admission webhook refuses it, and
+	// where the webhook does not run the condition does. An unchanged
+	// value is always admitted. An RFC 3339 time, e.g.
+	// 2026-12-02T10:00:00Z: the current time is the value to set.
 	RequestedAt metav1.Time `json:"requestedAt"`
 }
 

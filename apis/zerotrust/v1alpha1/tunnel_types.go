@@ -37,15 +37,17 @@ type TunnelParameters struct {
 	TokenRotation *TokenRotation `json:"tokenRotation,omitempty"`
 }
 
-// TokenRotation asks for a new tunnel secret. Any change is admitted (a
-// mistyped time can be corrected); the provider decides what it does, and
-// the TokenRotation condition says so.
+// TokenRotation asks for a new tunnel secret. Any change to a time not in
+// the future is admitted (a mistyped time can be corrected); the provider
+// decides what it does, and the TokenRotation condition says so.
 type TokenRotation struct {
 	// RequestedAt asks for a run token issued at or after this time: a
 	// time after the last rotation rotates the tunnel secret, once; a time
 	// at or before it is already served. A time more than 5 minutes ahead
-	// of the provider's clock is refused, not served. An RFC 3339 time,
-	// e.g. 2026-12-02T10:00:00Z: the current time is the value to set.
+	// of the provider's clock is refused, not served: at admission by the
+	// provider's webhook, else by the condition. An unchanged value is
+	// always admitted. An RFC 3339 time, e.g. 2026-12-02T10:00:00Z: the
+	// current time is the value to set.
 	RequestedAt metav1.Time `json:"requestedAt"`
 
 	// RolledOutAt says every connector now runs the new token (a

@@ -102,6 +102,7 @@ func main() {
 		xpkg     = flag.String("xpkg", "", "package to verify (required)")
 		metaFile = flag.String("meta", "package/crossplane.yaml", "the package metadata it was built from")
 		crdDir   = flag.String("crds", "package/crds", "the CRDs it must contain")
+		webhooks = flag.String("webhooks", "package/webhookconfiguration.yaml", "the webhook configuration it must contain")
 		exDir    = flag.String("examples", "examples", "the examples it must contain")
 		helpWant = flag.String("help-contains", "--poll", "text `provider --help` must print")
 		run      = flag.Bool("exec", true, "run the extracted provider binary (needs a linux host of the image's architecture)")
@@ -112,7 +113,7 @@ func main() {
 		os.Exit(2)
 	}
 	c := &checker{}
-	if err := verify(c, *xpkg, *metaFile, *crdDir, *exDir, *helpWant, *run); err != nil {
+	if err := verify(c, *xpkg, *metaFile, *crdDir, *webhooks, *exDir, *helpWant, *run); err != nil {
 		c.fail("%v", err)
 	}
 	fmt.Printf("xpkg-verify: %s: %d checks, %d failed\n", *xpkg, c.total, c.failed)
@@ -127,7 +128,7 @@ type layerInfo struct {
 	files []*tar.Header
 }
 
-func verify(c *checker, path, metaFile, crdDir, exDir, helpWant string, run bool) error {
+func verify(c *checker, path, metaFile, crdDir, webhooks, exDir, helpWant string, run bool) error {
 	st, err := os.Stat(path)
 	if err != nil {
 		return err
@@ -183,7 +184,7 @@ func verify(c *checker, path, metaFile, crdDir, exDir, helpWant string, run bool
 	c.check(len(byRole["runtime"]) > 0, "runtime image layers: %d", len(byRole["runtime"]))
 
 	if len(byRole[roleBase]) == 1 {
-		verifyPackage(c, byRole[roleBase][0].layer, metaFile, crdDir)
+		verifyPackage(c, byRole[roleBase][0].layer, metaFile, crdDir, webhooks)
 	}
 	if len(byRole[roleExamples]) == 1 {
 		verifyExamples(c, byRole[roleExamples][0].layer, exDir)
@@ -193,7 +194,7 @@ func verify(c *checker, path, metaFile, crdDir, exDir, helpWant string, run bool
 
 // --- package layer ---------------------------------------------------------
 
-func verifyPackage(c *checker, l v1.Layer, metaFile, crdDir string) {
+func verifyPackage(c *checker, l v1.Layer, metaFile, crdDir, webhooks string) {
 	raw, err := fileIn(l, streamFile)
 	if err != nil {
 		c.fail("package layer: %v", err)
@@ -206,6 +207,7 @@ func verifyPackage(c *checker, l v1.Layer, metaFile, crdDir string) {
 	}
 	var metas []map[string]any
 	crds := map[string]map[string]any{}
+	var vwcs []map[string]any
 	var other []string
 	for _, d := range docs {
 		switch {
@@ -213,11 +215,24 @@ func verifyPackage(c *checker, l v1.Layer, metaFile, crdDir string) {
 			metas = append(metas, d)
 		case d["kind"] == "CustomResourceDefinition":
 			crds[str(dig(d, "metadata", "name"))] = d
+		case d["kind"] == "ValidatingWebhookConfiguration":
+			vwcs = append(vwcs, d)
 		default:
 			other = append(other, fmt.Sprintf("%v %v", d["apiVersion"], d["kind"]))
 		}
 	}
-	c.check(len(other) == 0, "package.yaml holds only Provider metadata and CRDs (%d documents)%s", len(docs), listSuffix(other))
+	c.check(len(other) == 0, "package.yaml holds only Provider metadata, CRDs and the webhook configuration (%d documents)%s", len(docs), listSuffix(other))
+
+	// The admission webhook's configuration: the one of webhooks, current.
+	if src, err := readYAMLFile(webhooks); err != nil {
+		c.fail("read %s: %v", webhooks, err)
+	} else if len(src) != 1 || len(vwcs) != 1 {
+		c.fail("one ValidatingWebhookConfiguration in %s (%d) and in the package (%d)", webhooks, len(src), len(vwcs))
+	} else if diff := subsetDiff("", src[0], vwcs[0]); diff != "" {
+		c.fail("webhook configuration matches %s (rebuild the package): %s", webhooks, diff)
+	} else {
+		c.ok("webhook configuration matches %s (%d webhooks)", webhooks, len(asSlice(vwcs[0]["webhooks"])))
+	}
 
 	// Provider metadata.
 	if !c.check(len(metas) == 1, "package.yaml has exactly one Provider metadata document: %d", len(metas)) {

@@ -25,6 +25,19 @@ dashboard's job=~".*provider-cloudflare-tunnel.*".
 {{- end -}}
 {{- end -}}
 
+{{/*
+The webhook Service's name: a DNS label, which keeps the chart's name as
+the metrics Service's does.
+*/}}
+{{- define "pct.webhookService" -}}
+{{- $full := include "pct.fullname" . -}}
+{{- if le (len $full) 55 -}}
+{{- printf "%s-webhook" $full -}}
+{{- else -}}
+{{- printf "%s-%s-webhook" (.Release.Name | trunc 28 | trimSuffix "-") .Chart.Name -}}
+{{- end -}}
+{{- end -}}
+
 {{/* The labels that select the provider's pods (immutable once installed). */}}
 {{- define "pct.selectorLabels" -}}
 app.kubernetes.io/name: {{ .Chart.Name }}
@@ -47,6 +60,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 - --leader-election
 {{- end }}
 - --cluster-domain={{ .Values.provider.clusterDomain }}
+{{- if .Values.webhook.enabled }}
+- --webhook-self-signed
+- --webhook-service={{ include "pct.webhookService" . }}
+- --webhook-configuration={{ include "pct.fullname" . }}
+{{- end }}
 {{- if eq .Values.provider.logLevel "debug" }}
 - --debug
 {{- end }}
