@@ -28,7 +28,7 @@ import (
 
 const (
 	chartDir = "cluster/charts/provider-cloudflare-tunnel"
-	// release is the release name README.md installs with; its objects
+	// release is the release name README.md and docs/install.md install with; its objects
 	// are then named as cluster/install names them.
 	release = "provider-cloudflare-tunnel"
 )

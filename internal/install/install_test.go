@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/admit"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/docs"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 )
 
@@ -347,36 +348,96 @@ func checkWebhook(t *testing.T, dep *appsv1.Deployment, svc *corev1.Service, vwc
 // (a network that must be a CIDR, one tunnel reference of three, ...) are
 // checked there, not by the offline schema validation of make lint.
 func TestExamplesAreAccepted(t *testing.T) {
-	ctx := context.Background()
-	// examples/gateway holds Gateway API objects beside the binding.
-	env.InstallThirdPartyCRDs(t, "gateway-api")
 	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "examples", "*", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no examples: %v", err)
 	}
-	var docs []*unstructured.Unstructured
+	var examples []document
 	for _, f := range files {
 		ds, err := readDocuments(f)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		docs = append(docs, ds...)
+		rel, _ := filepath.Rel(testenv.RepoRoot(), f)
+		for _, d := range ds {
+			examples = append(examples, document{file: rel, obj: d})
+		}
 	}
-	// The namespaces the examples live in exist for real (a dry run does
-	// not create one for the next object).
-	for _, d := range docs {
-		if d.GetNamespace() == "" {
+	dryRunAll(t, examples, "the API server refuses the example")
+}
+
+// TestDocsExamplesAreAccepted server-side dry-runs every YAML block of
+// README.md and docs/*.md, as TestExamplesAreAccepted does examples/: what a
+// user copies from a guide is accepted as it stands. A block that is
+// deliberately not a whole object (a values file, a few annotations) says
+// so in its info string, ```yaml fragment, and is skipped; any other YAML
+// block must hold only objects with an apiVersion and a kind. An object
+// without a namespace goes where kubectl would put it, into "default".
+func TestDocsExamplesAreAccepted(t *testing.T) {
+	root := testenv.RepoRoot()
+	pages, err := docs.Pages(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objects []document
+	fragments := 0
+	for _, path := range pages {
+		page, err := docs.Read(root, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range page.Blocks {
+			if b.Lang != "yaml" && b.Lang != "yml" {
+				continue
+			}
+			where := fmt.Sprintf("%s:%d", path, b.Line)
+			if b.Fragment() {
+				fragments++
+				continue
+			}
+			objs, err := decodeDocuments(strings.NewReader(b.Body))
+			if err != nil || len(objs) == 0 {
+				t.Errorf("%s: a YAML block that is no Kubernetes object (%d objects, %v): make it one, or mark it ```yaml %s", where, len(objs), err, docs.FragmentFlag)
+				continue
+			}
+			for _, o := range objs {
+				if o.GetNamespace() == "" {
+					if namespaced, err := env.Client.IsObjectNamespaced(o); err == nil && namespaced {
+						o.SetNamespace(metav1.NamespaceDefault)
+					}
+				}
+				objects = append(objects, document{file: where, obj: o})
+			}
+		}
+	}
+	if len(objects) == 0 {
+		t.Fatal("no YAML block in README.md or docs/*.md: the Markdown reader is broken")
+	}
+	t.Logf("%d objects from the documentation's YAML blocks; %d blocks marked %s", len(objects), fragments, docs.FragmentFlag)
+	dryRunAll(t, objects, "the API server refuses the documentation's example")
+}
+
+// dryRunAll creates every document with a server-side dry run, each a
+// subtest, after creating for real the namespaces they name (a dry run does
+// not create one for the next object). Gateway API's CRDs are installed:
+// examples/gateway and the Gateway API guide hold its objects.
+func dryRunAll(t *testing.T, objects []document, refused string) {
+	t.Helper()
+	ctx := context.Background()
+	env.InstallThirdPartyCRDs(t, "gateway-api")
+	for _, d := range objects {
+		if d.obj.GetNamespace() == "" {
 			continue
 		}
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: d.GetNamespace()}}
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: d.obj.GetNamespace()}}
 		if err := env.Client.Create(ctx, ns); err != nil && !kerrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
 	}
-	for _, d := range docs {
-		t.Run(d.GetKind()+"/"+d.GetNamespace()+"/"+d.GetName(), func(t *testing.T) {
-			if err := env.Client.Create(ctx, d.DeepCopy(), client.DryRunAll); err != nil && !kerrors.IsAlreadyExists(err) {
-				t.Errorf("the API server refuses the example: %v", err)
+	for _, d := range objects {
+		t.Run(d.String(), func(t *testing.T) {
+			if err := env.Client.Create(ctx, d.obj.DeepCopy(), client.DryRunAll); err != nil && !kerrors.IsAlreadyExists(err) {
+				t.Errorf("%s: %v", refused, err)
 			}
 		})
 	}

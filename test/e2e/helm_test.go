@@ -40,7 +40,7 @@ func (h *harness) helm(args ...string) (string, error) {
 }
 
 // TestTheHelmChart installs the chart on a cluster of its own, with a
-// Cloudflare account of its own, as README.md's "Operate" section says
+// Cloudflare account of its own, as docs/install.md and docs/operate.md say
 // (helm install with credentials and the default ClusterProviderConfig from
 // values, monitoring objects on), runs the provider binary as the chart's
 // ServiceAccount with the flags the chart's Deployment gives it, and has it
@@ -243,7 +243,7 @@ func TestTheHelmChart(t *testing.T) {
 		}
 	})
 
-	// Deleting the demo leaves nothing in the account. Then, as README.md
+	// Deleting the demo leaves nothing in the account. Then, as docs/install.md
 	// says, the ClusterProviderConfig goes while the provider runs (its
 	// finalizers are released with the chart's RBAC), and helm uninstall
 	// removes the provider and its RBAC but keeps the credentials Secret.

@@ -173,7 +173,7 @@ func start(bins string) (*harness, error) {
 }
 
 // boot starts a local cluster named name (its state in h.out/name), installs
-// the provider as README.md says for plain manifests, configures it for the
+// the provider as docs/install.md says for plain manifests, configures it for the
 // simulated account and runs the provider binary with its ServiceAccount's
 // token. A second harness sharing h's simulator is a second cluster on the
 // same Cloudflare account.
@@ -211,7 +211,7 @@ func (h *harness) startCluster(name string, nodes int) error {
 	return err
 }
 
-// installPlain installs the provider as README.md says for plain
+// installPlain installs the provider as docs/install.md says for plain
 // manifests: the CRDs, then cluster/install (namespace, ServiceAccount,
 // RBAC, Deployment, IngressClass), then credentials for the simulated
 // account as examples/provider/config.yaml shows them. The Deployment's pod

@@ -215,7 +215,7 @@ func TestUpgradeFromThePreviousVersionTouchesNothing(t *testing.T) {
 	rulesBefore, versionBefore := rules()
 	cdBefore, allBefore := writes(h.sim)
 
-	// The upgrade, as README.md says for plain manifests.
+	// The upgrade, as docs/install.md says for plain manifests.
 	start := time.Now()
 	if _, err := h.kubectl("apply", "--server-side", "--force-conflicts", "-f", filepath.Join(env.root, "package", "crds")); err != nil {
 		t.Fatal(err)

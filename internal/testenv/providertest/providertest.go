@@ -396,7 +396,7 @@ func (p *Provider) WaitServed(t *testing.T, k int, method, part string) {
 	})
 }
 
-// DriftBound is how soon README promises drift is corrected: an
+// DriftBound is how soon docs/managed-resources.md promises drift is corrected: an
 // observation is at most half a poll old and the next poll acts on it, so
 // within one and a half polls, plus held, the longest the repairing write
 // may wait to be sent (a DNS batch window), and a second of slack for the

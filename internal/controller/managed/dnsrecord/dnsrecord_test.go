@@ -161,7 +161,7 @@ func TestDNSRecordLifecycle(t *testing.T) {
 			}
 			return nil
 		})
-		// README: within one and a half polls; the repairing write may wait
+		// docs/managed-resources.md: within one and a half polls; the repairing write may wait
 		// for a DNS batch, at most five windows for a zone that just sent one.
 		took := time.Since(changed)
 		if bound := p.DriftBound(5 * cloudflare.DefaultDNSBatchWindow); took > bound {

@@ -187,7 +187,7 @@ func TestVPCServiceLifecycle(t *testing.T) {
 		})
 		took := time.Since(start)
 		if bound := p.DriftBound(0); took > bound {
-			t.Errorf("drift corrected after %s, README promises within one and a half polls (%s)", took.Round(100*time.Millisecond), bound)
+			t.Errorf("drift corrected after %s, docs/managed-resources.md promises within one and a half polls (%s)", took.Round(100*time.Millisecond), bound)
 		}
 		t.Logf("drift corrected after %s", took.Round(100*time.Millisecond))
 	})
