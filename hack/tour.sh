@@ -39,7 +39,7 @@ cf_has() { sim_state >"$tour/sim-now.json" && python3 hack/tour/state.py has "$t
 cf_lacks() { ! cf_has "$@"; }
 
 # say prints a command as the user would type it, then runs it.
-say() { printf '    \033[2m$ %s\033[0m\n' "$*" | sed "s#$KUBECTL#kubectl#"; }
+say() { printf '    \033[2m$ %s\033[0m\n' "$*" | sed -e "s#$KUBECTL#kubectl#" -e 's#\$ kc #$ kubectl #'; }
 run() { say "$*"; "$@" >/dev/null; }
 apply() { # YAML on stdin, shown
   local yaml; yaml="$(cat)"
@@ -87,13 +87,16 @@ wanted() { [[ -z "${TOUR_SCENES:-}" || " $TOUR_SCENES " == *" $1 "* ]]; }
 
 printf '\033[1mThe tour\033[0m plays against the running demo and ends by deleting everything it shows.\n'
 kc apply -f hack/demo/manifests.yaml >/dev/null
-expect "the demo's objects are Ready" 180 kc -n $ns wait --for=condition=Ready cloudflaretunnel/$cft publichostnames --all --timeout=2s
+expect "the demo's cloudflared is deployed" 180 kc -n $ns wait --for=condition=DeploymentReady cloudflaretunnel/$cft --timeout=2s
 tunnel_id="$(kc -n $ns get cloudflaretunnel $cft -o jsonpath='{.status.tunnelID}')"
+# No container runs under KWOK: play cloudflared connecting to Cloudflare's edge.
 curl -sf -X POST "$SIM_BASE/__sim/tunnels/$tunnel_id/connectors" -d '{"count": 2}' >/dev/null
+expect "the demo's tunnel is Ready" 120 kc -n $ns wait --for=condition=Ready cloudflaretunnel/$cft --timeout=2s
+expect "the demo's hostnames are Ready" 120 kc -n $ns wait --for=condition=Ready publichostnames --all --timeout=2s
 
 if wanted 1; then
   scene "A Service published without an Ingress" \
-    "A Postgres Service names the tunnel: it gets a public TCP hostname, a private route for its cluster name and a Workers VPC service."
+    "A Postgres Service names the tunnel: it gets a public TCP hostname, a private route for that hostname and a Workers VPC service reaching its cluster name."
   apply <<'YAML'
 apiVersion: v1
 kind: Service
@@ -112,7 +115,7 @@ YAML
   expect "Cloudflare routes db.example.com to tcp://postgres" 120 cf_has rule db.example.com
   expect "a proxied DNS record for db.example.com" 120 cf_has dns db.example.com
   expect "a Workers VPC service postgres-dev reaching the cluster name" 120 cf_has "vpc service" postgres-dev
-  expect "a private hostname route for postgres.redis-cf-tunnel.svc.cluster.local" 120 cf_has "hostname route" postgres.redis-cf-tunnel.svc.cluster.local
+  expect "a private hostname route for db.example.com, for WARP clients" 60 cf_has "hostname route" db.example.com
   changed
 fi
 
@@ -257,6 +260,9 @@ if wanted 7; then
   rotated() { local at; at="$(kc -n $ns get cloudflaretunnel $cft -o jsonpath='{.status.tokenRotatedAt}')"; [[ -n "$at" && ! "$at" < "$now" ]]; }
   expect "status.tokenRotatedAt is at or after the request" 120 rotated
   expect "the token Secret was rewritten (its value is never shown)" 30 eval "[[ \"\$(kc -n $ns get secret $cft-token -o jsonpath='{.metadata.resourceVersion}')\" != $secret_version ]]"
+  say "curl -X POST $SIM_BASE/__sim/tunnels/$tunnel_id/connectors -d '{\"count\":2}'   # cloudflared restarts with the new token (played: KWOK runs no containers)"
+  curl -sf -X POST "$SIM_BASE/__sim/tunnels/$tunnel_id/connectors" -d '{"count": 2}' >/dev/null
+  expect "the CloudflareTunnel is Ready on the new token" 90 condition cloudflaretunnel $cft $ns Ready True
   changed
 fi
 
@@ -277,7 +283,11 @@ if wanted 9; then
     "Deleting the namespaces deletes every object the provider made in Cloudflare, and nothing else."
   for n in team-b team-c; do kc get namespace $n >/dev/null 2>&1 && run kc delete namespace $n --wait=false; done
   run kc delete namespace $ns --wait=false
-  expect "the namespaces are gone" 300 eval "! kc get namespace $ns team-b team-c -o name 2>/dev/null | grep -q ."
+  expect "the cloudflared Deployment is gone" 120 eval "! kc -n $ns get deployment $cft-cloudflared"
+  say "curl -X POST $SIM_BASE/__sim/tunnels/$tunnel_id/connectors -d '{\"count\":0}'   # its pods stopped, so their connections close (played)"
+  curl -sf -X POST "$SIM_BASE/__sim/tunnels/$tunnel_id/connectors" -d '{"count": 0}' >/dev/null
+  gone() { ! kc get namespace "$1"; }
+  expect "the namespaces are gone" 300 eval "gone $ns && gone team-b && gone team-c"
   expect "the Cloudflare account holds nothing" 60 eval 'sim_state >"$tour/sim-now.json" && python3 hack/tour/state.py empty "$tour/sim-now.json"'
   changed
 fi
