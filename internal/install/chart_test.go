@@ -355,6 +355,29 @@ func TestChartLongReleaseName(t *testing.T) {
 	}
 }
 
+// TestChartKeepsCredentialsAndConfig: helm uninstall must leave the
+// credentials Secret and the default ClusterProviderConfig the chart made
+// (the provider's finalizers hold them while managed resources still need
+// them to delete their Cloudflare objects, and once the provider is gone
+// nothing could release them).
+func TestChartKeepsCredentialsAndConfig(t *testing.T) {
+	docs, err := helmTemplate(t, namespace, "--set", "credentials.create=true,credentials.apiToken=t,credentials.accountID=0123456789abcdef0123456789abcdef,providerConfig.create=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := map[string]bool{}
+	for _, d := range docs {
+		if d.GetAnnotations()["helm.sh/resource-policy"] == "keep" {
+			kept[d.GetKind()+"/"+d.GetName()] = true
+		}
+	}
+	for _, want := range []string{"Secret/cloudflare-credentials", "ClusterProviderConfig/default"} {
+		if !kept[want] {
+			t.Errorf("%s is not kept on helm uninstall (kept: %v)", want, kept)
+		}
+	}
+}
+
 // TestChartWebhook: under another release name the webhook's names still
 // agree (configuration, Service, the provider's flags and its RBAC), and
 // webhook.enabled=false renders none of it.

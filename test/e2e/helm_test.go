@@ -40,9 +40,9 @@ func (h *harness) helm(args ...string) (string, error) {
 }
 
 // TestTheHelmChart installs the chart on a cluster of its own, with a
-// Cloudflare account of its own, as docs/install.md and docs/operate.md say
-// (helm install with credentials and the default ClusterProviderConfig from
-// values, monitoring objects on), runs the provider binary as the chart's
+// Cloudflare account of its own, by running the commands of docs/install.md
+// ("With Helm", README's five-minute path too) and docs/operate.md (the
+// monitoring objects on), runs the provider binary as the chart's
 // ServiceAccount with the flags the chart's Deployment gives it, and has it
 // reconcile the demo's objects: the chart's RBAC is all it has. It then
 // scrapes the provider's metrics: Cloudflare's request count is the
@@ -79,26 +79,7 @@ func TestTheHelmChart(t *testing.T) {
 	if err := h.waitCRDsEstablished(); err != nil {
 		t.Fatal(err)
 	}
-	values, err := yaml.Marshal(map[string]any{
-		"credentials":    map[string]any{"create": true, "apiToken": h.token, "accountID": h.account},
-		"providerConfig": map[string]any{"create": true, "endpoint": h.simURL},
-		"provider":       map[string]any{"logLevel": "debug", "pollInterval": poll.String()},
-		"metrics": map[string]any{
-			"serviceMonitor": map[string]any{"enabled": true},
-			"prometheusRule": map[string]any{"enabled": true}, "dashboard": map[string]any{"enabled": true},
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	valuesFile := filepath.Join(h.out, "helm-values.yaml")
-	if err := os.WriteFile(valuesFile, values, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	chart := filepath.Join(h.root, "cluster", "charts", "provider-cloudflare-tunnel")
-	if out, err := h.helm("install", chartRelease, chart, "--namespace", providerNamespace, "--create-namespace", "--values", valuesFile); err != nil {
-		t.Fatalf("helm install: %v\n%s", err, out)
-	}
+	h.helmAsTheGuidesSay(t)
 	for _, o := range []client.Object{
 		&v1alpha1.ClusterProviderConfig{}, // default, from values
 	} {
@@ -279,6 +260,60 @@ func TestTheHelmChart(t *testing.T) {
 		return nil
 	})
 	if err := h.kube.Get(ctx, client.ObjectKey{Namespace: providerNamespace, Name: "cloudflare-credentials"}, secret); err != nil || secret.DeletionTimestamp != nil {
-		t.Errorf("helm uninstall did not keep the credentials Secret: %v", err)
+		t.Errorf("helm uninstall took the credentials Secret the guide had the user make: %v", err)
+	}
+}
+
+// helmAsTheGuidesSay runs what README's five-minute path and docs/install.md
+// ("With Helm") tell a user to type, then docs/operate.md's upgrade that
+// turns the monitoring objects on. The test adds only what a real account
+// makes unnecessary: the credentials file's place, and a values file
+// pointing the default ClusterProviderConfig at the simulator (with debug
+// logs and this suite's poll interval).
+func (h *harness) helmAsTheGuidesSay(t *testing.T) {
+	t.Helper()
+	install := guideCommands(t, "docs/install.md", "## With Helm")
+	if readme := guideCommands(t, "README.md", "## Publish a hostname in five minutes")[:len(install)]; !slices.EqualFunc(readme, install, slices.Equal) {
+		t.Fatalf("README's five-minute install %q is not docs/install.md's %q", readme, install)
+	}
+	envFile := filepath.Join(h.out, "cloudflare.env")
+	if err := os.WriteFile(envFile, []byte("CLOUDFLARE_API_TOKEN="+h.token+"\nCLOUDFLARE_ACCOUNT_ID="+h.account+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	values, err := yaml.Marshal(map[string]any{
+		"providerConfig": map[string]any{"endpoint": h.simURL},
+		"provider":       map[string]any{"logLevel": "debug", "pollInterval": poll.String()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	valuesFile := filepath.Join(h.out, "helm-values.yaml")
+	if err := os.WriteFile(valuesFile, values, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	operate := guideCommands(t, "docs/operate.md", "## Metrics and alerts")
+	for _, argv := range append(install, operate...) {
+		args := slices.Clone(argv[1:])
+		for i, a := range args {
+			if a == "--from-env-file=cloudflare.env" {
+				args[i] = "--from-env-file=" + envFile
+			}
+		}
+		var out string
+		var err error
+		switch argv[0] {
+		case "kubectl":
+			out, err = h.kubectl(args...)
+		case "helm":
+			if args[0] == "install" {
+				args = append(args, "--values", valuesFile)
+			}
+			out, err = h.helm(args...)
+		default:
+			t.Fatalf("a guide's command the test cannot run: %q", argv)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, out)
+		}
 	}
 }

@@ -211,6 +211,45 @@ func (h *harness) startCluster(name string, nodes int) error {
 	return err
 }
 
+// applyInstall applies the CRDs and cluster/install: for this tree, by the
+// commands docs/install.md gives a plain-manifest user ("With plain
+// manifests"), so the guide is what is tested; for a previous release, its
+// own files.
+func (h *harness) applyInstall() error {
+	if h.manifests != "" {
+		if _, err := h.kubectl("apply", "--server-side", "-f", filepath.Join(h.manifests, "package", "crds")); err != nil {
+			return err
+		}
+		if err := h.waitCRDsEstablished(); err != nil {
+			return err
+		}
+		_, err := h.kubectl("apply", "-k", filepath.Join(h.manifests, "cluster", "install"))
+		return err
+	}
+	guide, err := os.ReadFile(filepath.Join(h.root, "docs", "install.md"))
+	if err != nil {
+		return err
+	}
+	cmds, err := shellCommands(string(guide), "## With plain manifests")
+	if err != nil {
+		return fmt.Errorf("docs/install.md: %w", err)
+	}
+	for _, argv := range cmds {
+		if argv[0] != "kubectl" {
+			return fmt.Errorf("docs/install.md: a command the suite cannot run: %q", argv)
+		}
+		if out, err := h.kubectl(argv[1:]...); err != nil {
+			return fmt.Errorf("%s: %w\n%s", strings.Join(argv, " "), err, out)
+		}
+		if slices.Contains(argv, "package/crds") {
+			if err := h.waitCRDsEstablished(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // installPlain installs the provider as docs/install.md says for plain
 // manifests: the CRDs, then cluster/install (namespace, ServiceAccount,
 // RBAC, Deployment, IngressClass), then credentials for the simulated
@@ -218,13 +257,7 @@ func (h *harness) startCluster(name string, nodes int) error {
 // is a KWOK fake, so the provider itself runs on the host (runProvider).
 func (h *harness) installPlain(ctx context.Context, name string) error {
 	fmt.Println("e2e: installing CRDs and cluster/install in", name)
-	if _, err := h.kubectl("apply", "--server-side", "-f", filepath.Join(h.manifestRoot(), "package", "crds")); err != nil {
-		return err
-	}
-	if err := h.waitCRDsEstablished(); err != nil {
-		return err
-	}
-	if _, err := h.kubectl("apply", "-k", filepath.Join(h.manifestRoot(), "cluster", "install")); err != nil {
+	if err := h.applyInstall(); err != nil {
 		return err
 	}
 	if err := h.kube.Create(ctx, &corev1.Secret{
