@@ -3,9 +3,10 @@
 //
 // A Tunnel holds its tunnel's whole configuration document, a rule per
 // published hostname: at a thousand hostnames a deep copy of it is hundreds
-// of kilobytes, and every PublicHostname, Ingress, Service and managed
-// resource reconcile used to make one. Get copies everything but that
-// document.
+// of kilobytes, and every managed resource that references a Tunnel used to
+// make one per reconcile. Get copies everything but that document. (Sources
+// and composites read a tunnel through the CloudflareTunnel's status:
+// composite/cloudflaretunnel/target.)
 package tunnelref
 
 import (

@@ -68,7 +68,9 @@ type Target struct {
 
 // Resolve is the Target ref names for a source in sourceNamespace, or a
 // *Refusal (see Refused): not found, not shared with the namespace, or
-// being deleted. Any other error is the API server's.
+// being deleted. Any other error is the API server's. It reads only the
+// CloudflareTunnel (its spec and status), never the Tunnel managed
+// resource: a source talks to the layer below it.
 func Resolve(ctx context.Context, kube client.Reader, sourceNamespace string, ref sharing.Ref) (Target, error) {
 	cft, refusal, err := sharing.Lookup(ctx, kube, sourceNamespace, ref)
 	if err != nil {
