@@ -78,7 +78,7 @@ bench: ## Scale benchmark: 1 tunnel + N public Ingresses, the provider binary pe
 .PHONY: e2e
 e2e: ## End-to-end suite on a local cluster: faults, restarts, hand edits, security, upgrade from the last release (~13 min).
 	@bins="$$(bash hack/local-cluster-bins.sh)"; mkdir -p _output; \
-	E2E_CLUSTER_BINS="$$bins" $(GO) test -count=1 -v -timeout 40m ./test/e2e/ 2>&1 | tee _output/e2e.log
+	E2E_CLUSTER_BINS="$$bins" $(GO) test -count=1 -shuffle=on -v -timeout 40m ./test/e2e/ 2>&1 | tee _output/e2e.log
 
 .PHONY: fuzz
 fuzz: ## Run every Go fuzz target for FUZZTIME each (default 10s), one at a time, and print a summary table.

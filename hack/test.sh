@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make test: every Go test of the module, with coverage per package
+# make test: every Go test of the module, in a random order (-shuffle=on: a
+# failing package prints its seed), with coverage per package
 # (_output/cover.out, _output/cover-race.out). The packages whose tests start
 # no control plane (hack/race-packages.sh) run under the race detector, in
 # the background while the integration packages run: those mostly wait on
@@ -12,10 +13,10 @@ mkdir -p _output
 race="$(bash hack/race-packages.sh)" || exit 1
 rest="$($GO list ./... | grep -vxF -f <(printf '%s\n' "$race"))"
 # shellcheck disable=SC2086 # package lists
-$GO test -race -count=1 -timeout 20m -coverprofile=_output/cover-race.out $race >_output/test-race.log 2>&1 &
+$GO test -race -count=1 -shuffle=on -timeout 20m -coverprofile=_output/cover-race.out $race >_output/test-race.log 2>&1 &
 racepid=$!
 # shellcheck disable=SC2086
-$GO test -count=1 -timeout 30m -coverprofile=_output/cover.out $rest
+$GO test -count=1 -shuffle=on -timeout 30m -coverprofile=_output/cover.out $rest
 rc=$?
 wait "$racepid"
 racerc=$?

@@ -228,6 +228,9 @@ func TestCloudflaresRateLimit(t *testing.T) {
 		}
 		clock = clock.Add(200 * time.Millisecond) // 1,200 calls in four minutes
 	}
+	if peak, blocks := s.RateWindowPeak(); peak != CloudflareRateLimit || blocks != 0 {
+		t.Errorf("before the limit: peak %d, blocks %d; want %d, 0", peak, blocks, CloudflareRateLimit)
+	}
 	rec := get()
 	var e envelopeReply
 	if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil {
@@ -243,6 +246,9 @@ func TestCloudflaresRateLimit(t *testing.T) {
 	clock = clock.Add(time.Second)
 	if rec := get(); rec.Code != http.StatusOK {
 		t.Errorf("after the penalty: %d, want 200", rec.Code)
+	}
+	if peak, blocks := s.RateWindowPeak(); peak != CloudflareRateLimit || blocks != 1 {
+		t.Errorf("after the penalty: peak %d, blocks %d; want %d, 1", peak, blocks, CloudflareRateLimit)
 	}
 }
 

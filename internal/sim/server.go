@@ -502,6 +502,19 @@ func (s *Server) Served(method, part string) int {
 	return n
 }
 
+// RateWindowPeak is, over every token, the most requests one rate-limit
+// window ever held and the times a token exceeded the limit (each followed
+// by the penalty). Both are 0 without a RateLimit.
+func (s *Server) RateWindowPeak() (peak, blocks int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, tw := range s.limiter {
+		peak = max(peak, tw.peak)
+		blocks += tw.blocks
+	}
+	return peak, blocks
+}
+
 // TotalRequests is the number of API calls received, all operations together.
 func (s *Server) TotalRequests() int {
 	n := 0
@@ -538,6 +551,9 @@ func (s *Server) handleStatsReset(w http.ResponseWriter, _ *http.Request) {
 type tokenWindow struct {
 	times        []time.Time
 	blockedUntil time.Time
+	// peak is the most requests the window ever held; blocks counts the
+	// times the limit was exceeded.
+	peak, blocks int
 }
 
 // admit counts a request against token's limit. Once the limit is exceeded,
@@ -566,9 +582,11 @@ func (s *Server) admit(token string, h http.Header) (time.Duration, bool) {
 	if len(tw.times) >= s.opts.RateLimit {
 		tw.blockedUntil = now.Add(s.opts.RatePenalty)
 		tw.times = nil
+		tw.blocks++
 		return s.opts.RatePenalty, false
 	}
 	tw.times = append(tw.times, now)
+	tw.peak = max(tw.peak, len(tw.times))
 	h.Set("Ratelimit", fmt.Sprintf("\"default\";r=%d;t=%d", s.opts.RateLimit-len(tw.times), int(s.opts.RateWindow.Seconds())))
 	h.Set("Ratelimit-Policy", fmt.Sprintf("\"burst\";q=%d;w=%d", s.opts.RateLimit, int(s.opts.RateWindow.Seconds())))
 	return 0, true

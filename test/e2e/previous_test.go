@@ -83,7 +83,7 @@ func previousBuild(t *testing.T) (root, bin, rev string) {
 func previous(t *testing.T, name, root, bin string) *harness {
 	t.Helper()
 	h := &harness{root: env.root, out: env.out, bins: env.bins, manifests: root, bin: bin, token: "e2e-upgrade-token-" + randomHex(16), account: randomHex(16)}
-	h.sim = sim.New(sim.Options{Token: h.token, AccountID: h.account, Zones: []string{zone}})
+	h.sim = sim.New(sim.Options{Token: h.token, AccountID: h.account, Zones: []string{zone}, RateLimit: sim.CloudflareRateLimit, RateWindow: sim.CloudflareRateWindow})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

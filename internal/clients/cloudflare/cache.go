@@ -454,8 +454,23 @@ func (c *CachedClient) ListTunnels(ctx context.Context, f TunnelFilter) ([]Tunne
 	if err != nil {
 		return nil, err
 	}
-	return sortedValues(all, func(t Tunnel) bool { return f.Name == "" || t.Name == f.Name }), nil
+	return sortedValues(all, f.keep), nil
 }
+
+// ListTunnelsSince serves ListTunnels from a list sent no earlier than t,
+// listing again when the snapshot's is older.
+func (c *CachedClient) ListTunnelsSince(ctx context.Context, f TunnelFilter, t time.Time) ([]Tunnel, error) {
+	if f.Deleted {
+		return c.Client.ListTunnels(ctx, f)
+	}
+	all, err := c.cache.tunnels.since(ctx, t, c.tunnelList)
+	if err != nil {
+		return nil, err
+	}
+	return sortedValues(all, f.keep), nil
+}
+
+func (f TunnelFilter) keep(t Tunnel) bool { return f.Name == "" || t.Name == f.Name }
 
 // CreateTunnel creates and records the tunnel.
 func (c *CachedClient) CreateTunnel(ctx context.Context, name, configSrc string) (*Tunnel, error) {
@@ -696,12 +711,28 @@ func (c *CachedClient) ListDNSRecords(ctx context.Context, zoneID string, f DNSR
 	if err != nil {
 		return nil, err
 	}
+	return filterRecords(all, f), nil
+}
+
+// ListDNSRecordsSince serves ListDNSRecords from a list of the zone sent no
+// earlier than t, listing again when the snapshot's is older.
+func (c *CachedClient) ListDNSRecordsSince(ctx context.Context, zoneID string, f DNSRecordFilter, t time.Time) ([]DNSRecord, error) {
+	all, err := c.cache.zoneRecords(zoneID).since(ctx, t, c.recordList(zoneID))
+	if err != nil {
+		return nil, err
+	}
+	return filterRecords(all, f), nil
+}
+
+// filterRecords applies Cloudflare's exact-match filter semantics (names
+// and contents case-insensitively).
+func filterRecords(all map[string]DNSRecord, f DNSRecordFilter) []DNSRecord {
 	return sortedValues(all, func(r DNSRecord) bool {
 		return (f.Name == "" || strings.EqualFold(r.Name, f.Name)) &&
 			(f.Type == "" || strings.EqualFold(r.Type, f.Type)) &&
 			(f.Content == "" || strings.EqualFold(r.Content, f.Content)) &&
 			(f.Tag == "" || slices.Contains(r.Tags, f.Tag))
-	}), nil
+	})
 }
 
 // CreateDNSRecord creates and records the record, in the zone's next batch

@@ -76,6 +76,9 @@ type DNSRecordsAPI interface {
 	CreateDNSRecord(ctx context.Context, zoneID string, r DNSRecord) (*DNSRecord, error)
 	GetDNSRecord(ctx context.Context, zoneID, id string) (*DNSRecord, error)
 	ListDNSRecords(ctx context.Context, zoneID string, f DNSRecordFilter) ([]DNSRecord, error)
+	// ListDNSRecordsSince is ListDNSRecords from a list sent no earlier
+	// than t: what Cloudflare held after a write made before t.
+	ListDNSRecordsSince(ctx context.Context, zoneID string, f DNSRecordFilter, t time.Time) ([]DNSRecord, error)
 	UpdateDNSRecord(ctx context.Context, zoneID, id string, r DNSRecord) (*DNSRecord, error)
 	DeleteDNSRecord(ctx context.Context, zoneID, id string) error
 }
@@ -124,6 +127,12 @@ func (c *Client) GetDNSRecord(ctx context.Context, zoneID, id string) (*DNSRecor
 	}
 	out := &DNSRecord{}
 	return out, wrap(decodeRaw(res.JSON.RawJSON(), out), "cannot decode DNS record")
+}
+
+// ListDNSRecordsSince lists a zone's records matching f now, which is after
+// any t already passed (this client keeps no snapshot).
+func (c *Client) ListDNSRecordsSince(ctx context.Context, zoneID string, f DNSRecordFilter, _ time.Time) ([]DNSRecord, error) {
+	return c.ListDNSRecords(ctx, zoneID, f)
 }
 
 // ListDNSRecords lists a zone's records matching f, following pagination.

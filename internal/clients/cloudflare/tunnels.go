@@ -68,6 +68,9 @@ type TunnelsAPI interface {
 	CreateTunnel(ctx context.Context, name, configSrc string) (*Tunnel, error)
 	GetTunnel(ctx context.Context, id string) (*Tunnel, error)
 	ListTunnels(ctx context.Context, f TunnelFilter) ([]Tunnel, error)
+	// ListTunnelsSince is ListTunnels from a list sent no earlier than t:
+	// what Cloudflare held after a write made before t.
+	ListTunnelsSince(ctx context.Context, f TunnelFilter, t time.Time) ([]Tunnel, error)
 	RenameTunnel(ctx context.Context, id, name string) (*Tunnel, error)
 	DeleteTunnel(ctx context.Context, id string) error
 	TunnelToken(ctx context.Context, id string) (string, error)
@@ -113,6 +116,12 @@ func (c *Client) GetTunnel(ctx context.Context, id string) (*Tunnel, error) {
 }
 
 // ListTunnels lists every tunnel matching f, following pagination.
+// ListTunnelsSince lists the tunnels matching f now, which is after any t
+// already passed (this client keeps no snapshot).
+func (c *Client) ListTunnelsSince(ctx context.Context, f TunnelFilter, _ time.Time) ([]Tunnel, error) {
+	return c.ListTunnels(ctx, f)
+}
+
 func (c *Client) ListTunnels(ctx context.Context, f TunnelFilter) ([]Tunnel, error) {
 	p := zero_trust.TunnelCloudflaredListParams{AccountID: cf.F(c.AccountID), IsDeleted: cf.F(f.Deleted), PerPage: cf.F(float64(c.pageSize))}
 	if f.Name != "" {

@@ -788,7 +788,7 @@ func TestTokenRotation(t *testing.T) {
 		return nil
 	})
 	edits := p.Sim.Stats()["tunnels.edit"].Requests
-	time.Sleep(6 * time.Second) // three polls of the Tunnel (testenv.ControllerOptions: 2s)
+	p.WaitServed(t, 3, "GET", "/cfd_tunnel$") // three more observations of the Tunnel
 	if got := p.Sim.Stats()["tunnels.edit"].Requests; got != edits || tokenOf(t, cr) != fresh {
 		t.Errorf("after the rotation was served: %d tunnel edits (was %d), token changed %v", got, edits, tokenOf(t, cr) != fresh)
 	}

@@ -224,7 +224,7 @@ func TestAHandMadePublicHostname(t *testing.T) {
 			return p.Client.Update(context.Background(), ph)
 		})
 		waitEvent(t, ns, "app", string(publichostname.ReasonTunnelNotFound), "egde")
-		time.Sleep(3 * time.Second)
+		p.WaitServed(t, 4, "GET", tunnelID+"/configurations$") // read at four more polls: past the configuration batch window
 		if c, _ := config(t, tunnelID); len(rulesFor(c, host)) != 2 {
 			t.Errorf("the typo took the rules off the tunnel: %+v", c.Ingress)
 		}

@@ -192,8 +192,8 @@ func TestProviderConfigsAgainstAPIServer(t *testing.T) {
 				}
 				return nil
 			})
-			// It stays while in use.
-			time.Sleep(time.Second)
+			// It stays while in use: the condition above is the controller's
+			// answer to the deletion, written where it would have let go.
 			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
 				t.Fatalf("%s was deleted while still in use: %v", c.GetName(), err)
 			}

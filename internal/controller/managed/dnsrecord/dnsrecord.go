@@ -107,8 +107,7 @@ func (e *external) zoneOf(ctx context.Context, cr *v1alpha1.DNSRecord) (zoneRef,
 // is an error: it is never adopted, changed or deleted. While deleting,
 // conflicts are irrelevant: only our own record matters.
 func (e *external) findOwn(ctx context.Context, cr *v1alpha1.DNSRecord) (*cloudflare.DNSRecord, error) {
-	name := normalizeName(cr.Spec.ForProvider.Name)
-	rs, err := e.records.ListDNSRecords(ctx, e.zone.ID, cloudflare.DNSRecordFilter{Name: name})
+	rs, err := e.listNamed(ctx, cr)
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot look for existing DNS records")
 	}
@@ -117,6 +116,20 @@ func (e *external) findOwn(ctx context.Context, cr *v1alpha1.DNSRecord) (*cloudf
 		return ours, nil
 	}
 	return nil, e.conflictError(cr, conflict)
+}
+
+// listNamed lists the records of the desired name. After a create of
+// unknown outcome (a crash or a lost answer), only a list sent after that
+// create can show whether it happened: a cached one from before would say
+// no, and the record would be made twice.
+func (e *external) listNamed(ctx context.Context, cr *v1alpha1.DNSRecord) ([]cloudflare.DNSRecord, error) {
+	f := cloudflare.DNSRecordFilter{Name: normalizeName(cr.Spec.ForProvider.Name)}
+	if meta.ExternalCreateIncomplete(cr) {
+		// Not since the pending time: the annotation keeps whole seconds,
+		// and the create may have waited for the request budget after it.
+		return e.records.ListDNSRecordsSince(ctx, e.zone.ID, f, time.Now())
+	}
+	return e.records.ListDNSRecords(ctx, e.zone.ID, f)
 }
 
 func (e *external) conflictError(cr *v1alpha1.DNSRecord, c *cloudflare.DNSRecord) error {

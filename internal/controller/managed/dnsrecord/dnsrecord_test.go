@@ -300,7 +300,7 @@ func TestDNSRecordNeverTouchesForeignRecords(t *testing.T) {
 	for _, cr := range []*v1alpha1.DNSRecord{sameType, addr} {
 		p.DeleteAndWait(t, cr)
 	}
-	time.Sleep(3 * time.Second)
+	p.WaitServed(t, 2, "GET", "/zones/"+zoneCom+"/dns_records$") // the zone listed twice more
 	unchanged("after deleting the DNSRecords")
 	// Not even a create Cloudflare would have refused was attempted.
 	if w := p.WriteCalls() - writes; w != 0 {
@@ -390,6 +390,9 @@ func TestDNSRecordCrashAfterCreate(t *testing.T) {
 	// exists; the UID is known once the API server has it.
 	cr.SetAnnotations(map[string]string{meta.AnnotationKeyReconciliationPaused: "true"})
 	p.Create(t, cr)
+	// As the managed reconciler does: the pending time is recorded, then
+	// the create sent.
+	pending := time.Now()
 	lost, err := p.Cloudflare.CreateDNSRecord(ctx, zoneCom, cloudflare.DNSRecord{
 		Name: host, Type: "CNAME", Content: tunnelA, Proxied: true, Comment: ownership.Comment("", p.Mark(t, v1alpha1.DNSRecordKind, cr)),
 	})
@@ -399,7 +402,7 @@ func TestDNSRecordCrashAfterCreate(t *testing.T) {
 	creates := ops()["dns_records.create"]
 	update(t, cr, func(cr *v1alpha1.DNSRecord) {
 		meta.RemoveAnnotations(cr, meta.AnnotationKeyReconciliationPaused)
-		meta.SetExternalCreatePending(cr, time.Now().Add(-time.Second))
+		meta.SetExternalCreatePending(cr, pending)
 	})
 	p.WaitReady(t, cr)
 	if n := ops()["dns_records.create"] - creates; n != 0 {

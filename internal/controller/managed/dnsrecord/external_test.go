@@ -25,7 +25,12 @@ import (
 // what the external client's safety-critical paths need; the real behaviour
 // is exercised against the simulator in dnsrecord_test.go.
 type fakeRecords struct {
-	records   []cloudflare.DNSRecord
+	records []cloudflare.DNSRecord
+	// snapshot, when set, is what ListDNSRecords serves: a cached list
+	// from before the latest writes. ListDNSRecordsSince always sees
+	// records, and keeps the time it was asked for in since.
+	snapshot  *[]cloudflare.DNSRecord
+	since     time.Time
 	createErr error
 	writes    []string
 }
@@ -52,13 +57,25 @@ func (f *fakeRecords) GetDNSRecord(_ context.Context, _, id string) (*cloudflare
 }
 
 func (f *fakeRecords) ListDNSRecords(_ context.Context, _ string, flt cloudflare.DNSRecordFilter) ([]cloudflare.DNSRecord, error) {
+	if f.snapshot != nil {
+		return named(*f.snapshot, flt.Name), nil
+	}
+	return named(f.records, flt.Name), nil
+}
+
+func (f *fakeRecords) ListDNSRecordsSince(_ context.Context, _ string, flt cloudflare.DNSRecordFilter, t time.Time) ([]cloudflare.DNSRecord, error) {
+	f.since = t
+	return named(f.records, flt.Name), nil
+}
+
+func named(records []cloudflare.DNSRecord, name string) []cloudflare.DNSRecord {
 	var out []cloudflare.DNSRecord
-	for _, r := range f.records {
-		if strings.EqualFold(r.Name, flt.Name) {
+	for _, r := range records {
+		if strings.EqualFold(r.Name, name) {
 			out = append(out, r)
 		}
 	}
-	return out, nil
+	return out
 }
 
 func (f *fakeRecords) UpdateDNSRecord(context.Context, string, string, cloudflare.DNSRecord) (*cloudflare.DNSRecord, error) {
@@ -85,6 +102,39 @@ func newCR(externalName string, deleted bool) *v1alpha1.DNSRecord {
 	return cr
 }
 
+// pendingCR is a DNSRecord whose create was sent and whose outcome was
+// never recorded (the process stopped, or the answer was lost).
+func pendingCR() *v1alpha1.DNSRecord {
+	cr := newCR("", false)
+	meta.SetExternalCreatePending(cr, pendingAt)
+	return cr
+}
+
+var pendingAt = time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+
+// TestLostCreateIsLookedForAfterIt: the list that decides whether a create
+// of unknown outcome happened is sent when the question is asked, not served
+// from a snapshot that may be older than the create.
+func TestLostCreateIsLookedForAfterIt(t *testing.T) {
+	f := &fakeRecords{snapshot: &[]cloudflare.DNSRecord{}}
+	asked := time.Now()
+	if _, err := newExternal(f).Observe(context.Background(), pendingCR()); err != nil {
+		t.Fatal(err)
+	}
+	if f.since.Before(asked) {
+		t.Errorf("listed since %v, before the question was asked (%v)", f.since, asked)
+	}
+	settled := pendingCR()
+	meta.SetExternalCreateSucceeded(settled, pendingAt.Add(time.Second))
+	f.since = time.Time{}
+	if _, err := newExternal(f).Observe(context.Background(), settled); err != nil {
+		t.Fatal(err)
+	}
+	if !f.since.IsZero() {
+		t.Errorf("a settled create listed since %v: the snapshot serves it", f.since)
+	}
+}
+
 func newExternal(f *fakeRecords) *external {
 	return &external{records: f, zones: &fakeZones{zones: account}, cache: newZoneCache(time.Now), accountID: "acct", conn: mr.Connection{Config: clients.Config{Owner: testOwner}}}
 }
@@ -99,9 +149,10 @@ func TestObserve(t *testing.T) {
 		externalName string
 	}
 	cases := map[string]struct {
-		records []cloudflare.DNSRecord
-		cr      *v1alpha1.DNSRecord
-		want    want
+		records  []cloudflare.DNSRecord
+		snapshot *[]cloudflare.DNSRecord
+		cr       *v1alpha1.DNSRecord
+		want     want
 	}{
 		"NothingThere": {
 			cr: newCR("", false),
@@ -140,6 +191,17 @@ func TestObserve(t *testing.T) {
 comment: "by hand" in Cloudflare, "web" desired
 ownership marker: "" in Cloudflare, "` + string(mark) + `" desired`},
 				externalName: "f1",
+			},
+		},
+		"ACreateOfUnknownOutcomeIsLookedForInAListSentAfterIt": {
+			// The cached list is from before the create: only a newer one
+			// can show the record it made (TestLostCreateIsLookedForAfterIt).
+			snapshot: &[]cloudflare.DNSRecord{foreign},
+			records:  []cloudflare.DNSRecord{foreign, ours},
+			cr:       pendingCR(),
+			want: want{
+				obs:          managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true, ResourceLateInitialized: true},
+				externalName: "m1",
 			},
 		},
 		"DeletingIgnoresForeignRecords": {
@@ -188,7 +250,7 @@ ownership marker: "" in Cloudflare, "` + string(mark) + `" desired`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			f := &fakeRecords{records: tc.records}
+			f := &fakeRecords{records: tc.records, snapshot: tc.snapshot}
 			obs, err := newExternal(f).Observe(context.Background(), tc.cr)
 			if diff := cmp.Diff(tc.want.err, err, test.EquateErrors()); diff != "" {
 				t.Errorf("error: -want +got:\n%s", diff)

@@ -191,7 +191,7 @@ func TestHostnameRouteConflictIsNeverTakenOver(t *testing.T) {
 		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "conflict") && strings.Contains(c.Message, other.ID)
 	})
 	t.Logf("reported: %s", c.Message)
-	time.Sleep(4 * time.Second)
+	p.WaitServed(t, 2, "GET", "/zerotrust/routes/hostname$") // looked again twice (backoff)
 	got := cfRoute(t, foreign.ID)
 	if got.TunnelID != other.ID || got.Comment != "not yours" || got.Deleted() {
 		t.Errorf("the foreign route was touched: %+v", got)
@@ -228,7 +228,7 @@ func TestHostnameRouteImportObserveOnly(t *testing.T) {
 	before := p.WriteCalls()
 	p.Create(t, cr)
 	p.WaitReady(t, cr)
-	time.Sleep(5 * time.Second)
+	p.WaitServed(t, 3, "GET", "/zerotrust/routes/hostname$") // three more observations
 	if w := p.WriteCalls() - before; w != 0 {
 		t.Errorf("%d write calls for an observe-only HostnameRoute", w)
 	}

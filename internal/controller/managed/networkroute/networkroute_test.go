@@ -130,7 +130,7 @@ func TestNetworkRouteLifecycle(t *testing.T) {
 		t.Errorf("status.atProvider %+v", cr.Status.AtProvider)
 	}
 	edits := p.Sim.Stats()["teamnet_routes.edit"].Requests
-	time.Sleep(5 * time.Second)
+	p.WaitServed(t, 3, "GET", "/teamnet/routes$") // three more observations
 	if n := p.Sim.Stats()["teamnet_routes.edit"].Requests - edits; n != 0 {
 		t.Errorf("%d updates of an up-to-date route: networks are not compared masked", n)
 	}
@@ -333,7 +333,7 @@ func TestNetworkRouteImportObserveOnly(t *testing.T) {
 	before := p.WriteCalls()
 	p.Create(t, cr)
 	p.WaitReady(t, cr)
-	time.Sleep(4 * time.Second)
+	p.WaitServed(t, 3, "GET", "/teamnet/routes$") // three more observations
 	if w := p.WriteCalls() - before; w != 0 {
 		t.Errorf("%d write calls for an observe-only NetworkRoute", w)
 	}

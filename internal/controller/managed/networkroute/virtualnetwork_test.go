@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -105,7 +104,7 @@ func TestVirtualNetworkNameTakenIsNeverAdopted(t *testing.T) {
 		return c.Status == corev1.ConditionFalse && c.Reason == common.ReasonNameTaken && strings.Contains(c.Message, foreign.ID)
 	})
 	t.Logf("reported: %s", c.Message)
-	time.Sleep(3 * time.Second)
+	p.WaitServed(t, 2, "GET", "/teamnet/virtual_networks$") // looked again twice (backoff)
 	if got := cfVNet(t, foreign.ID); got == nil || got.Comment != "not yours" {
 		t.Errorf("the foreign virtual network was touched: %+v", got)
 	}
@@ -171,9 +170,9 @@ func TestVirtualNetworkDefault(t *testing.T) {
 		})
 		t.Logf("reported: %s", c.Message)
 		edits := p.Sim.Stats()["virtual_networks.edit"].Requests
-		time.Sleep(4 * time.Second)
+		p.WaitServed(t, 4, "GET", "/teamnet/virtual_networks$") // four more observations
 		if n := p.Sim.Stats()["virtual_networks.edit"].Requests - edits; n != 0 || defaultVNet(t) != id {
-			t.Errorf("%d virtual network updates in 4 s, default %s: the two fight over the default", n, defaultVNet(t))
+			t.Errorf("%d virtual network updates over four observations, default %s: the two fight over the default", n, defaultVNet(t))
 		}
 		p.DeleteAndWait(t, rival)
 	})

@@ -130,7 +130,7 @@ func (e *external) Disconnect(context.Context) error { return nil }
 // or the user said to adopt by name (spec.adoptByName, after a rebuild).
 func (e *external) adopt(ctx context.Context, cr *v1alpha1.Tunnel) (*cloudflare.Tunnel, error) {
 	name := cr.Spec.ForProvider.Name
-	ts, err := e.tunnels.ListTunnels(ctx, cloudflare.TunnelFilter{Name: name})
+	ts, err := e.named(ctx, cr)
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +145,20 @@ func (e *external) adopt(ctx context.Context, cr *v1alpha1.Tunnel) (*cloudflare.
 	default:
 		return nil, errors.Errorf("%d live tunnels are named %q; set the external-name to the ID of the one to manage", len(ts), name)
 	}
+}
+
+// named lists the live tunnels of the desired name. After a create of
+// unknown outcome (a crash or a lost answer), only a list sent after that
+// create can show whether it happened: a cached one from before would say
+// no, and the tunnel would be made twice.
+func (e *external) named(ctx context.Context, cr *v1alpha1.Tunnel) ([]cloudflare.Tunnel, error) {
+	f := cloudflare.TunnelFilter{Name: cr.Spec.ForProvider.Name}
+	if meta.ExternalCreateIncomplete(cr) {
+		// Not since the pending time: the annotation keeps whole seconds,
+		// and the create may have waited for the request budget after it.
+		return e.tunnels.ListTunnelsSince(ctx, f, time.Now())
+	}
+	return e.tunnels.ListTunnels(ctx, f)
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.Tunnel) (managed.ExternalObservation, error) {

@@ -249,7 +249,7 @@ func TestTunnelImportObserveOnly(t *testing.T) {
 	p.WaitReady(t, cr)
 	// Several polls later, nothing was written: the name differs from the
 	// spec, but observing never changes Cloudflare.
-	time.Sleep(5 * time.Second)
+	p.WaitServed(t, 3, "GET", "/cfd_tunnel$") // the tunnels listed at three more observations
 	if got := cfTunnel(t, existing.ID); got.Name != "imported-"+ns {
 		t.Errorf("an observe-only Tunnel renamed the tunnel to %q", got.Name)
 	}
@@ -272,16 +272,16 @@ func TestTunnelCrashAfterCreate(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
 	name := "crash-" + ns
+	// As the managed reconciler does: the pending time is recorded, then
+	// the create sent. This provider, shared by the package's tests, may
+	// hold a listing older than the tunnel: a create of unknown outcome is
+	// looked for in a new one.
+	pending := time.Now()
 	if _, err := p.Cloudflare.CreateTunnel(ctx, name, "cloudflare"); err != nil {
 		t.Fatal(err)
 	}
-	// A provider that restarts after a crash starts without a snapshot;
-	// this one, shared by the package's tests, may hold a listing up to an
-	// observation TTL (half the 2s poll) older than the tunnel. Let that
-	// age out, as a restart would have dropped it.
-	time.Sleep(time.Second)
 	cr := newTunnel(ns, "crash", name)
-	meta.SetExternalCreatePending(cr, time.Now().Add(-2*time.Second))
+	meta.SetExternalCreatePending(cr, pending)
 	p.Create(t, cr)
 	p.WaitReady(t, cr)
 	if ts := liveTunnelsNamed(t, name); len(ts) != 1 || ts[0].ID != meta.GetExternalName(cr) {

@@ -247,7 +247,7 @@ func TestVPCServiceImportObserveOnly(t *testing.T) {
 	before := p.WriteCalls()
 	p.Create(t, cr)
 	p.WaitReady(t, cr)
-	time.Sleep(5 * time.Second) // several polls
+	p.WaitServed(t, 3, "GET", "/directory/services$") // three more observations
 	if w := p.WriteCalls() - before; w != 0 {
 		t.Errorf("%d write calls reached Cloudflare for an observe-only VPCService", w)
 	}
@@ -467,7 +467,7 @@ func TestAVPCServiceOfTheSameNameMadeElsewhereIsNotAdopted(t *testing.T) {
 		}
 		return nil
 	})
-	time.Sleep(3 * time.Second) // several polls
+	p.WaitServed(t, 3, "GET", "/directory/services$") // three more observations
 	ss := servicesNamed(t, name)
 	if len(ss) != 1 || ss[0].Host.IPv4 != "10.0.0.9" || ss[0].TCPPort == nil || *ss[0].TCPPort != 5432 {
 		t.Errorf("the foreign service was changed or duplicated: %+v", ss)

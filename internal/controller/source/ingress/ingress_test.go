@@ -210,7 +210,7 @@ func TestPublicIngress(t *testing.T) {
 			return p.Client.Update(context.Background(), ing)
 		})
 		waitEvent(t, ns, "web", "InvalidIngress", v1alpha1.AnnotationHostname)
-		time.Sleep(3 * time.Second)
+		p.WaitServed(t, 3, "GET", "/zones/"+sim.ZoneID("example.com")+"/dns_records$") // the records observed three more times
 		if rs := recordsNamed(t, host); len(rs) != 1 {
 			t.Errorf("the typo deleted the DNS record")
 		}
@@ -433,7 +433,7 @@ func TestATunnelTypoKeepsTheSiteUp(t *testing.T) {
 		cft.Annotations = map[string]string{"test/touch": time.Now().String()}
 		return p.Client.Update(context.Background(), cft)
 	})
-	time.Sleep(8 * time.Second) // past the configuration batch window
+	p.WaitServed(t, 4, "GET", tunnelID+"/configurations$") // read at four more polls: past the configuration batch window
 	if c := tunnelConfig(t, tunnelID); !strings.Contains(c, host) {
 		t.Errorf("a typo in the tunnel annotation removed the site's rules: %s", c)
 	}
@@ -538,7 +538,7 @@ func TestOnlyWhatIsTrue(t *testing.T) {
 		ing := ingress(ns, "loser", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPublic: "true"}, host)
 		p.Create(t, ing)
 		waitEvent(t, ns, "loser", "NameTaken", "conflict")
-		time.Sleep(8 * time.Second) // past the configuration batch window
+		p.WaitServed(t, 4, "GET", tunnelID+"/configurations$") // read at four more polls: past the configuration batch window
 		if c := tunnelConfig(t, tunnelID); strings.Contains(c, host) {
 			t.Errorf("the tunnel serves a hostname whose DNS record belongs to someone else: %s", c)
 		}

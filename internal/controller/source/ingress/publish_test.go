@@ -93,7 +93,7 @@ func TestOriginOptionsReachTheTunnel(t *testing.T) {
 	t.Run("ABadOptionKeepsTheWorkingRule", func(t *testing.T) {
 		setAnnotation(t, ing, v1alpha1.AnnotationOriginConnectTimeout, "forever")
 		waitEvent(t, ns, "tls", "InvalidIngress", v1alpha1.AnnotationOriginConnectTimeout)
-		time.Sleep(3 * time.Second)
+		p.WaitServed(t, 4, "GET", tunnelID+"/configurations$") // read at four more polls: past the configuration batch window
 		if diff := cmp.Diff(want, rulesOf(t, tunnelID, host)); diff != "" {
 			t.Errorf("a bad annotation changed the working rules (-want +got):\n%s", diff)
 		}
@@ -103,7 +103,7 @@ func TestOriginOptionsReachTheTunnel(t *testing.T) {
 	t.Run("AMalformedAccessAnnotationKeepsTheProtectedRule", func(t *testing.T) {
 		setAnnotation(t, ing, v1alpha1.AnnotationAccessAudTags, "not-a-tag")
 		waitEvent(t, ns, "tls", "InvalidIngress", v1alpha1.AnnotationAccessAudTags)
-		time.Sleep(3 * time.Second)
+		p.WaitServed(t, 4, "GET", tunnelID+"/configurations$") // read at four more polls: past the configuration batch window
 		for _, r := range rulesOf(t, tunnelID, host) {
 			if r.OriginRequest == nil || r.OriginRequest.Access == nil || !ptr.Deref(r.OriginRequest.Access.Required, false) {
 				t.Fatalf("rule %+v published without its Access check", r)
@@ -139,7 +139,9 @@ func TestAMalformedAccessAnnotationPublishesNothing(t *testing.T) {
 		}
 		return nil
 	})
-	time.Sleep(3 * time.Second)
+	// The tunnel holds no rules yet, so its configuration is not read:
+	// four more observations of the tunnels, past the batch window.
+	p.WaitServed(t, 4, "GET", "/cfd_tunnel$")
 	if rs := rulesOf(t, tunnelID, host); len(rs) != 0 {
 		t.Errorf("published without its Access check: %+v", rs)
 	}

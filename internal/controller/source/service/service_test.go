@@ -157,7 +157,7 @@ func TestServiceClusterIPIsRoutedPrivately(t *testing.T) {
 	t.Run("ATunnelTypoKeepsTheRoute", func(t *testing.T) {
 		edit(t, svc, func(s *corev1.Service) { s.Annotations[v1alpha1.AnnotationTunnel] = "edgee" })
 		waitEvent(t, ns, "redis", "TunnelNotFound", "edgee")
-		time.Sleep(3 * time.Second)
+		p.WaitServed(t, 3, "GET", "/teamnet/routes$") // the routes observed three more times
 		if rs := cfRoutes(t, ip); len(rs) != 1 || rs[0].ID != id {
 			t.Errorf("a typo changed the route: %+v", rs)
 		}
@@ -167,7 +167,7 @@ func TestServiceClusterIPIsRoutedPrivately(t *testing.T) {
 	t.Run("AnInvalidAnnotationKeepsTheRoute", func(t *testing.T) {
 		edit(t, svc, func(s *corev1.Service) { s.Annotations[v1alpha1.AnnotationPrivateRoute] = "yes please" })
 		waitEvent(t, ns, "redis", "InvalidAnnotation", "yes please")
-		time.Sleep(3 * time.Second)
+		p.WaitServed(t, 3, "GET", "/teamnet/routes$") // the routes observed three more times
 		if rs := cfRoutes(t, ip); len(rs) != 1 || rs[0].ID != id {
 			t.Errorf("an invalid annotation changed the route: %+v", rs)
 		}
