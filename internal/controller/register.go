@@ -11,6 +11,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/accessapplication"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/accesspolicy"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/config"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/dnsrecord"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/hostnameroute"
@@ -125,6 +127,8 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, s Settings) error {
 		return err
 	}
 	for _, setup := range []func(ctrl.Manager, controller.Options, mr.Settings) error{
+		accessapplication.SetupGated,
+		accesspolicy.SetupGated,
 		hostnameroute.SetupGated,
 		networkroute.SetupGated,
 		tunnel.SetupGated,

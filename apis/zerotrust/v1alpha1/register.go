@@ -49,9 +49,25 @@ var (
 	VirtualNetworkGroupVersionKind = SchemeGroupVersion.WithKind(VirtualNetworkKind)
 )
 
+// AccessPolicy type metadata.
+var (
+	AccessPolicyKind             = reflect.TypeOf(AccessPolicy{}).Name()
+	AccessPolicyGroupKind        = schema.GroupKind{Group: Group, Kind: AccessPolicyKind}.String()
+	AccessPolicyGroupVersionKind = SchemeGroupVersion.WithKind(AccessPolicyKind)
+)
+
+// AccessApplication type metadata.
+var (
+	AccessApplicationKind             = reflect.TypeOf(AccessApplication{}).Name()
+	AccessApplicationGroupKind        = schema.GroupKind{Group: Group, Kind: AccessApplicationKind}.String()
+	AccessApplicationGroupVersionKind = SchemeGroupVersion.WithKind(AccessApplicationKind)
+)
+
 func init() {
 	SchemeBuilder.Register(&Tunnel{}, &TunnelList{})
 	SchemeBuilder.Register(&HostnameRoute{}, &HostnameRouteList{})
 	SchemeBuilder.Register(&NetworkRoute{}, &NetworkRouteList{})
 	SchemeBuilder.Register(&VirtualNetwork{}, &VirtualNetworkList{})
+	SchemeBuilder.Register(&AccessPolicy{}, &AccessPolicyList{})
+	SchemeBuilder.Register(&AccessApplication{}, &AccessApplicationList{})
 }

@@ -25,6 +25,36 @@ import (
 	client "sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// ResolveReferences of this AccessApplication.
+func (mg *AccessApplication) ResolveReferences(ctx context.Context, c client.Reader) error {
+	r := reference.NewAPINamespacedResolver(c, mg)
+
+	var rsp reference.NamespacedResolutionResponse
+	var err error
+
+	for i3 := 0; i3 < len(mg.Spec.ForProvider.Policies); i3++ {
+		rsp, err = r.Resolve(ctx, reference.NamespacedResolutionRequest{
+			CurrentValue: reference.FromPtrValue(mg.Spec.ForProvider.Policies[i3].PolicyID),
+			Extract:      reference.ExternalName(),
+			Namespace:    mg.GetNamespace(),
+			Reference:    mg.Spec.ForProvider.Policies[i3].PolicyIDRef,
+			Selector:     mg.Spec.ForProvider.Policies[i3].PolicyIDSelector,
+			To: reference.To{
+				List:    &AccessPolicyList{},
+				Managed: &AccessPolicy{},
+			},
+		})
+		if err != nil {
+			return errors.Wrap(err, "mg.Spec.ForProvider.Policies[i3].PolicyID")
+		}
+		mg.Spec.ForProvider.Policies[i3].PolicyID = reference.ToPtrValue(rsp.ResolvedValue)
+		mg.Spec.ForProvider.Policies[i3].PolicyIDRef = rsp.ResolvedReference
+
+	}
+
+	return nil
+}
+
 // ResolveReferences of this HostnameRoute.
 func (mg *HostnameRoute) ResolveReferences(ctx context.Context, c client.Reader) error {
 	r := reference.NewAPINamespacedResolver(c, mg)

@@ -26,6 +26,7 @@ type API interface {
 	ZonesAPI
 	DNSRecordsAPI
 	TeamnetAPI
+	AccessAPI
 	// Account is the account the client is bound to.
 	Account() string
 }

@@ -37,6 +37,7 @@ var (
 	_ ServicesAPI       = &Client{}
 	_ ZonesAPI          = &Client{}
 	_ DNSRecordsAPI     = &Client{}
+	_ AccessAPI         = &Client{}
 	_ TeamnetAPI        = &Client{}
 )
 
@@ -101,6 +102,16 @@ func (s *sdk) Get(ctx context.Context, path string, params, res any, opts ...opt
 // Post is the SDK's generic POST, for requests the SDK types as unions.
 func (s *sdk) Post(ctx context.Context, path string, params, res any, opts ...option.RequestOption) error {
 	return (&cf.Client{Options: s.opts}).Post(ctx, path, params, res, opts...)
+}
+
+// Put is the SDK's generic PUT, for requests the SDK types as unions.
+func (s *sdk) Put(ctx context.Context, path string, params, res any, opts ...option.RequestOption) error {
+	return (&cf.Client{Options: s.opts}).Put(ctx, path, params, res, opts...)
+}
+
+// Delete is the SDK's generic DELETE.
+func (s *sdk) Delete(ctx context.Context, path string, params, res any, opts ...option.RequestOption) error {
+	return (&cf.Client{Options: s.opts}).Delete(ctx, path, params, res, opts...)
 }
 
 // New builds a client from resolved credentials. Every request spends the

@@ -1,0 +1,143 @@
+// Package accesspolicy reconciles AccessPolicy managed resources with
+// Cloudflare Access reusable policies.
+package accesspolicy
+
+import (
+	"context"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/mr"
+)
+
+var kind = mr.Kind[*v1alpha1.AccessPolicy]{
+	GVK:     v1alpha1.AccessPolicyGroupVersionKind,
+	NewObj:  func() *v1alpha1.AccessPolicy { return &v1alpha1.AccessPolicy{} },
+	NewList: func() client.ObjectList { return &v1alpha1.AccessPolicyList{} },
+	External: func(c mr.Connection) managed.TypedExternalClient[*v1alpha1.AccessPolicy] {
+		return &external{access: c.Cloudflare}
+	},
+	ObservedID: func(cr *v1alpha1.AccessPolicy) string { return cr.Status.AtProvider.ID },
+}
+
+// Setup adds the AccessPolicy controller.
+func Setup(mgr ctrl.Manager, o controller.Options, s mr.Settings) error {
+	return mr.Setup(mgr, o, s, kind)
+}
+
+// SetupGated adds the AccessPolicy controller once its CRD is established.
+func SetupGated(mgr ctrl.Manager, o controller.Options, s mr.Settings) error {
+	return mr.SetupGated(mgr, o, s, kind)
+}
+
+type external struct {
+	access cloudflare.AccessAPI
+}
+
+func (e *external) Disconnect(context.Context) error { return nil }
+
+// lost finds what a create of this resource whose answer was lost left
+// behind. Policy names are not unique and policies carry no ownership
+// marker, so a name alone proves nothing: only a policy of the name that
+// appeared after this resource began creating it (mr.LeftByOwnCreate) is
+// taken. Another policy of the same name is someone else's, and no
+// obstacle: Cloudflare lets both exist. It lists only while a create's
+// outcome is unknown, never in steady state.
+func (e *external) lost(ctx context.Context, cr *v1alpha1.AccessPolicy) (*cloudflare.AccessPolicy, error) {
+	if !meta.ExternalCreateIncomplete(cr) {
+		return nil, nil
+	}
+	all, err := e.access.ListAccessPolicies(ctx)
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot look for the policy a lost create left")
+	}
+	var ours []cloudflare.AccessPolicy
+	for _, p := range all {
+		if p.Name == cr.Spec.ForProvider.Name && mr.LeftByOwnCreate(cr, p.ID, p.CreatedAt) {
+			ours = append(ours, p)
+		}
+	}
+	switch len(ours) {
+	case 0:
+		return nil, nil
+	case 1:
+		return &ours[0], nil
+	default:
+		return nil, errors.Errorf("%d policies named %q appeared after this resource began creating one; set the external-name to the ID of the one to manage", len(ours), cr.Spec.ForProvider.Name)
+	}
+}
+
+func (e *external) Observe(ctx context.Context, cr *v1alpha1.AccessPolicy) (managed.ExternalObservation, error) {
+	p, adopted, err := e.find(ctx, cr)
+	if err != nil || p == nil {
+		return managed.ExternalObservation{ResourceExists: false}, err
+	}
+	cr.SetConditions(xpv2.Available())
+	cr.Status.AtProvider = v1alpha1.AccessPolicyObservation{ID: p.ID, CreatedAt: timeOf(p)}
+	diff := Diff(cr.Spec.ForProvider, *p)
+	return managed.ExternalObservation{
+		ResourceExists:          true,
+		ResourceUpToDate:        diff == "",
+		ResourceLateInitialized: adopted,
+		Diff:                    diff,
+	}, nil
+}
+
+// find is the policy of the external-name, or the one a lost create left.
+func (e *external) find(ctx context.Context, cr *v1alpha1.AccessPolicy) (*cloudflare.AccessPolicy, bool, error) {
+	id := meta.GetExternalName(cr)
+	if id == "" {
+		p, err := e.lost(ctx, cr)
+		if p != nil {
+			meta.SetExternalName(cr, p.ID)
+		}
+		return p, p != nil, err
+	}
+	p, err := e.access.GetAccessPolicy(ctx, id)
+	if cloudflare.IsNotFound(err) {
+		return nil, false, nil
+	}
+	return p, false, errors.Wrap(err, "cannot get Access policy")
+}
+
+func (e *external) Create(ctx context.Context, cr *v1alpha1.AccessPolicy) (managed.ExternalCreation, error) {
+	p, err := e.access.CreateAccessPolicy(ctx, Input(cr.Spec.ForProvider))
+	if err != nil {
+		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create Access policy")
+	}
+	meta.SetExternalName(cr, p.ID)
+	return managed.ExternalCreation{}, nil
+}
+
+func (e *external) Update(ctx context.Context, cr *v1alpha1.AccessPolicy) (managed.ExternalUpdate, error) {
+	_, err := e.access.UpdateAccessPolicy(ctx, meta.GetExternalName(cr), Input(cr.Spec.ForProvider))
+	return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update Access policy")
+}
+
+func (e *external) Delete(ctx context.Context, cr *v1alpha1.AccessPolicy) (managed.ExternalDelete, error) {
+	err := e.access.DeleteAccessPolicy(ctx, meta.GetExternalName(cr))
+	if cloudflare.IsNotFound(err) {
+		return managed.ExternalDelete{}, nil
+	}
+	return managed.ExternalDelete{}, errors.Wrap(err, "cannot delete Access policy")
+}
+
+func timeOf(p *cloudflare.AccessPolicy) *metav1.Time {
+	if p.CreatedAt.IsZero() {
+		return nil
+	}
+	t := metav1.NewTime(p.CreatedAt)
+	return &t
+}
