@@ -31,10 +31,13 @@ type AccessIdentity struct {
 // The application is the one whose public destinations match host and
 // path; with none, Access is not involved and the request passes. Its
 // policies then run as Cloudflare documents
-// (developers.cloudflare.com/cloudflare-one/policies/access/): Bypass and
-// Service Auth (non_identity) policies first, in precedence order, and
+// (developers.cloudflare.com/cloudflare-one/policies/access/ and the Zero
+// Trust policies FAQ: policies trigger top to bottom, "exceptions include
+// Bypass and Service Auth policies, which Access evaluates first"): Bypass
+// and Service Auth (non_identity) policies first, in precedence order, and
 // either lets the request through; then Allow and Block (deny) policies in
-// precedence order, the first that matches deciding; if none matches,
+// precedence order, the first that matches deciding (an Allow above a
+// Block wins; Block is not evaluated before every Allow); if none matches,
 // Access denies. Within a policy, Include rules are ORed, Require rules
 // ANDed, and any Exclude rule that matches keeps the policy from matching.
 //
