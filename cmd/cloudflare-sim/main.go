@@ -37,6 +37,7 @@ func main() {
 		listLag   = flag.Duration("list-lag", 0, "hide objects from list responses until they are this old (GETs by ID see them at once); 0 lists every write at once")
 		linger    = flag.Duration("connector-linger", 0, "keep a stopped connector listed, and tunnel deletes refused with 1022, for this long (Cloudflare: ~30s); 0 drops it at once")
 		legacy    = flag.Bool("legacy-tunnel-connections", false, "put the deprecated connections array in tunnel responses, as Cloudflare did before 2026-10-05")
+		team      = flag.String("access-team", "sim-team", "the Zero Trust team name: Access's auth domain is <team>.cloudflareaccess.com; \"\" models an account without Zero Trust, whose Access calls are refused")
 		zs        zones
 	)
 	flag.Var(&zs, "zone", "a DNS zone in the account (repeatable)")
@@ -54,6 +55,9 @@ func main() {
 	if *lostRate < 0 || *lostRate > 1 {
 		fail("--lost-response-rate must be between 0 and 1")
 	}
+	if *team != "" && !regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`).MatchString(*team) {
+		fail("--access-team must be a DNS label: lower-case letters, digits and inner hyphens")
+	}
 	if *listLag < 0 || *linger < 0 {
 		fail("--list-lag and --connector-linger must not be negative")
 	}
@@ -62,13 +66,14 @@ func main() {
 		RateLimit: *rateLimit, RateWindow: *window, RatePenalty: *penalty,
 		ErrorRate: *errorRate, Latency: *latency, LostResponseRate: *lostRate,
 		ListLag: *listLag, ConnectorLinger: *linger, LegacyTunnelConnections: *legacy,
+		AccessTeam: *team, NoAccessOrganization: *team == "",
 	})
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
 		fail(err.Error())
 	}
 	fmt.Printf("http://%s/client/v4/\n", l.Addr())
-	fmt.Fprintf(os.Stderr, "cloudflare-sim: account %s, zones %v, rate limit %d per %s, list lag %s, connector linger %s; stats at http://%s/__sim/stats\n", *account, zs, *rateLimit, *window, *listLag, *linger, l.Addr())
+	fmt.Fprintf(os.Stderr, "cloudflare-sim: account %s, zones %v, Access team %q, rate limit %d per %s, list lag %s, connector linger %s; stats at http://%s/__sim/stats\n", *account, zs, *team, *rateLimit, *window, *listLag, *linger, l.Addr())
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	if err := srv.Serve(l); err != nil {
 		fail(err.Error())

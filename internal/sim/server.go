@@ -88,6 +88,15 @@ type Options struct {
 	// routes; by default they are deleted with it.
 	RejectTunnelDeleteWithCIDRRoutes bool
 
+	// AccessTeam is the account's Zero Trust team name: its organization's
+	// auth_domain is <AccessTeam>.cloudflareaccess.com. Defaults to
+	// "sim-team".
+	AccessTeam string
+	// NoAccessOrganization models an account that never set up Zero Trust:
+	// it has no Access organization, and every Access endpoint refuses
+	// (403, code 9999; see accessEnabled).
+	NoAccessOrganization bool
+
 	// Now is the clock; defaults to time.Now.
 	Now func() time.Time
 }
@@ -117,6 +126,7 @@ type Server struct {
 	records  []*dnsRecord
 	cidr     []*cidrRoute
 	vnets    []*vnet
+	access   accessState
 	stats    map[string]*OpStats
 	// served counts API calls by method and path ("GET /accounts/…"),
 	// whatever their answer: the evidence a test waits for that the
@@ -153,6 +163,9 @@ func New(o Options) *Server {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.AccessTeam == "" {
+		o.AccessTeam = "sim-team"
+	}
 	s := &Server{
 		opts:    o,
 		stats:   map[string]*OpStats{},
@@ -169,6 +182,9 @@ func New(o Options) *Server {
 	}
 	// The account's default network predates the simulator: no list lag.
 	s.vnets = append(s.vnets, &vnet{ID: newUUID(), Name: "default", IsDefaultNetwork: true, Comment: "", CreatedAt: o.Now().UTC().Add(-o.ListLag)})
+	if !o.NoAccessOrganization {
+		s.access.org = newAccessOrganization(o.AccessTeam, o.Now().UTC())
+	}
 	s.routesTable()
 	return s
 }
@@ -239,6 +255,9 @@ func (s *Server) routesTable() {
 	} {
 		api.Handle(rt.pattern, s.wrap(rt.op, rt.fn))
 	}
+	for _, rt := range s.accessRoutes() {
+		api.Handle(rt.pattern, s.wrapStatus(rt.op, rt.status, rt.fn))
+	}
 	api.Handle("/", s.wrap("unknown", func(r *http.Request, _ []byte) (any, any, *apiError) {
 		return nil, nil, errf(http.StatusBadRequest, 7000, "No route for that URI")
 	}))
@@ -253,6 +272,7 @@ func (s *Server) routesTable() {
 	root.HandleFunc("POST /__sim/faults", s.handleFaults)
 	root.HandleFunc("POST /__sim/tunnels/{tunnel_id}/connectors", s.handleConnectors)
 	root.HandleFunc("POST /__sim/connect", s.handleConnect)
+	root.HandleFunc("POST /__sim/access/decision", s.handleAccessDecision)
 	s.mux = root
 }
 
@@ -283,6 +303,13 @@ func writeError(w http.ResponseWriter, e *apiError) {
 // latency, authentication, the rate limit, injected faults, then the
 // operation itself under the simulator's lock.
 func (s *Server) wrap(op string, fn handlerFn) http.Handler {
+	return s.wrapStatus(op, http.StatusOK, fn)
+}
+
+// wrapStatus is wrap for an operation whose success is not 200: Access
+// answers its creates 201 and most of its deletes 202, as its OpenAPI
+// document declares.
+func (s *Server) wrapStatus(op string, okStatus int, fn handlerFn) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if f := s.Faults(); f.Latency > 0 {
 			time.Sleep(f.Latency)
@@ -337,7 +364,7 @@ func (s *Server) wrap(op string, fn handlerFn) http.Handler {
 			writeError(rec, errf(http.StatusInternalServerError, 10001, "Internal server error (injected by the simulator after the write was done)"))
 			return
 		}
-		writeJSON(rec, http.StatusOK, envelope{Success: true, Errors: []envelopeMessage{}, Messages: []envelopeMessage{}, Result: result, ResultInfo: info})
+		writeJSON(rec, okStatus, envelope{Success: true, Errors: []envelopeMessage{}, Messages: []envelopeMessage{}, Result: result, ResultInfo: info})
 	})
 }
 

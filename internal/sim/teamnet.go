@@ -398,6 +398,19 @@ type State struct {
 	CIDRRoutes     []cidrRoute     `json:"cidr_routes"`
 	// VirtualNetworks are the account's virtual networks.
 	VirtualNetworks []vnet `json:"virtual_networks"`
+	// Access holds the account's Cloudflare Access objects; service
+	// tokens come without their secrets.
+	Access AccessState `json:"access"`
+}
+
+// AccessState is what the account holds in Cloudflare Access.
+type AccessState struct {
+	// AuthDomain is the Zero Trust organization's, "" without one.
+	AuthDomain    string          `json:"auth_domain"`
+	Applications  []accessAppView `json:"applications"`
+	Policies      []accessPolicy  `json:"policies"`
+	Groups        []accessGroup   `json:"groups"`
+	ServiceTokens []serviceToken  `json:"service_tokens"`
 }
 
 // TunnelState is a tunnel with its connector count and remote configuration.
@@ -442,6 +455,25 @@ func (s *Server) Snapshot() State {
 	}
 	for _, v := range s.vnets {
 		st.VirtualNetworks = append(st.VirtualNetworks, *v)
+	}
+	st.Access = AccessState{Applications: []accessAppView{}, Policies: []accessPolicy{}, Groups: []accessGroup{}, ServiceTokens: []serviceToken{}}
+	if s.access.org != nil {
+		st.Access.AuthDomain = s.access.org.AuthDomain
+	}
+	for _, a := range s.access.apps {
+		v := s.appView(a)
+		c := *a
+		v.accessApp = &c
+		st.Access.Applications = append(st.Access.Applications, v)
+	}
+	for _, p := range s.access.policies {
+		st.Access.Policies = append(st.Access.Policies, s.policyView(p))
+	}
+	for _, g := range s.access.groups {
+		st.Access.Groups = append(st.Access.Groups, *g)
+	}
+	for _, t := range s.access.tokens {
+		st.Access.ServiceTokens = append(st.Access.ServiceTokens, *t)
 	}
 	return st
 }

@@ -86,6 +86,20 @@ var usedPaths = []string{
 	"/accounts/{account_id}/teamnet/routes/ip/{ip}",
 	"/accounts/{account_id}/teamnet/virtual_networks",
 	"/accounts/{account_id}/teamnet/virtual_networks/{virtual_network_id}",
+	// Cloudflare Access: the document serves applications, groups, the
+	// organization and service tokens at account-or-zone paths; the
+	// simulator serves their account form.
+	"/{accounts_or_zones}/{account_or_zone_id}/access/organizations",
+	"/accounts/{account_id}/access/policies",
+	"/accounts/{account_id}/access/policies/{policy_id}",
+	"/{accounts_or_zones}/{account_or_zone_id}/access/groups",
+	"/{accounts_or_zones}/{account_or_zone_id}/access/groups/{group_id}",
+	"/{accounts_or_zones}/{account_or_zone_id}/access/apps",
+	"/{accounts_or_zones}/{account_or_zone_id}/access/apps/{app_id}",
+	"/{accounts_or_zones}/{account_or_zone_id}/access/service_tokens",
+	"/{accounts_or_zones}/{account_or_zone_id}/access/service_tokens/{service_token_id}",
+	"/accounts/{account_id}/access/service_tokens/{service_token_id}/rotate",
+	"/accounts/{account_id}/access/service_tokens/{service_token_id}/refresh",
 }
 
 // Validator checks requests and responses against Cloudflare's OpenAPI document.
