@@ -576,7 +576,7 @@ var needs = []need{
 	{group: "zerotrust.tunnels.cloudflare.com", resource: "accesspolicies", verbs: verbs("get list watch update"), why: "accesspolicy MR (made only by users); accessapplication reference resolver"},
 	{group: "zerotrust.tunnels.cloudflare.com", resource: "accesspolicies/status", verbs: verbs("update"), why: "managed reconciler"},
 	{group: "zerotrust.tunnels.cloudflare.com", resource: "accesspolicies/finalizers", verbs: verbs("update"), why: "owns its ProviderConfigUsage"},
-	{group: "zerotrust.tunnels.cloudflare.com", resource: "accessapplications", verbs: verbs("get list watch update"), why: "accessapplication MR (made only by users)"},
+	{group: "zerotrust.tunnels.cloudflare.com", resource: "accessapplications", verbs: verbs("get list watch create update patch delete"), why: "accessapplication MR; made by PublicHostnames whose Access is managed"},
 	{group: "zerotrust.tunnels.cloudflare.com", resource: "accessapplications/status", verbs: verbs("update"), why: "managed reconciler"},
 	{group: "zerotrust.tunnels.cloudflare.com", resource: "accessapplications/finalizers", verbs: verbs("update"), why: "owns its ProviderConfigUsage"},
 	{group: "connectivity.tunnels.cloudflare.com", resource: "vpcservices", verbs: verbs("get list watch create update patch delete"), why: "vpcservice MR; ingress: Owns, create, update, delete; cloudflaretunnel: Watches, List; reference resolver"},

@@ -70,6 +70,10 @@ type Problem struct {
 const (
 	WaitingForService = "Service"
 	WaitingForSecret  = "Secret"
+	// WaitingForAccessPolicy and WaitingForAccessApplication: a managed
+	// Access check's policy, or its application in Cloudflare.
+	WaitingForAccessPolicy      = "AccessPolicy"
+	WaitingForAccessApplication = "AccessApplication"
 )
 
 func (p Problem) String() string { return p.Field + ": " + p.Message }

@@ -182,7 +182,12 @@ type LocalSecretKeySelector struct {
 
 // Access makes cloudflared admit only requests that carry a valid Cloudflare
 // Access token for one of the audiences: an application's policies apply
-// even to a request that reaches the tunnel some other way.
+// even to a request that reaches the tunnel some other way. Either name the
+// policies (managed: the PublicHostname makes the Access application for
+// its hostname and publishes its audience tag), or bring the team name and
+// audience tags of applications made elsewhere.
+// +kubebuilder:validation:XValidation:rule="has(self.policies) != (has(self.teamName) || has(self.audTags))",message="set policies (an Access application made for the hostname), or teamName and audTags (applications made elsewhere), not both"
+// +kubebuilder:validation:XValidation:rule="has(self.policies) || (has(self.teamName) && has(self.audTags))",message="teamName and audTags go together"
 type Access struct {
 	// Required denies requests without a valid Access token. Defaults to
 	// true; false only checks tokens that are present.
@@ -190,19 +195,40 @@ type Access struct {
 	// +kubebuilder:default=true
 	Required *bool `json:"required,omitempty"`
 
+	// Policies are the AccessPolicies of this namespace, by name and in
+	// order, of the Access application the PublicHostname makes for its
+	// hostname (an AccessApplication it owns). Nothing is published until
+	// the application exists and its audience tag is on every rule.
+	// +optional
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=50
+	// +listType=atomic
+	Policies []AccessPolicyName `json:"policies,omitempty"`
+
 	// TeamName is the Zero Trust organisation's team name (the
-	// <team>.cloudflareaccess.com subdomain).
+	// <team>.cloudflareaccess.com subdomain), for applications made
+	// elsewhere.
+	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
-	TeamName string `json:"teamName"`
+	TeamName string `json:"teamName,omitempty"`
 
-	// AudTags are the Access applications' audience tags (64 hexadecimal
-	// digits each) allowed to reach the hostname.
+	// AudTags are the audience tags (64 hexadecimal digits each) of Access
+	// applications made elsewhere that may reach the hostname.
+	// +optional
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:Pattern=`^[0-9a-f]{64}$`
-	AudTags []string `json:"audTags"`
+	AudTags []string `json:"audTags,omitempty"`
+}
+
+// AccessPolicyName names an AccessPolicy in the PublicHostname's namespace.
+type AccessPolicyName struct {
+	// Name of the AccessPolicy.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
 }
 
 // PublicHostnameSpec is one hostname published on the internet through a

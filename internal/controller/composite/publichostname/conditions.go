@@ -26,8 +26,16 @@ func ProblemReason(problems []publish.Problem) xpv2.ConditionReason {
 			return ReasonInvalid
 		}
 	}
-	if len(problems) > 0 && problems[0].WaitingFor == publish.WaitingForSecret {
+	if len(problems) == 0 {
+		return ReasonWaitingForService
+	}
+	switch problems[0].WaitingFor {
+	case publish.WaitingForSecret:
 		return ReasonWaitingForSecret
+	case publish.WaitingForAccessPolicy:
+		return ReasonWaitingForAccessPolicy
+	case publish.WaitingForAccessApplication:
+		return ReasonWaitingForAccessApplication
 	}
 	return ReasonWaitingForService
 }

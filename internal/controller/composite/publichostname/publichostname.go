@@ -16,6 +16,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -46,14 +47,19 @@ const (
 	ReasonInvalid           xpv2.ConditionReason = "InvalidSpec"
 	ReasonWaitingForService xpv2.ConditionReason = "WaitingForService"
 	ReasonWaitingForSecret  xpv2.ConditionReason = "WaitingForSecret"
-	ReasonTunnelNotFound    xpv2.ConditionReason = "TunnelNotFound"
-	ReasonTunnelDeleting    xpv2.ConditionReason = "TunnelDeleting"
-	ReasonPublished         xpv2.ConditionReason = "Published"
-	ReasonDNSNotReady       xpv2.ConditionReason = "RecordNotReady"
-	ReasonDNSNone           xpv2.ConditionReason = "NotManaged"
-	ReasonNotAccepted       xpv2.ConditionReason = "NotAccepted"
-	ReasonNoRules           xpv2.ConditionReason = "NoRules"
-	ReasonReconcileError    xpv2.ConditionReason = "ReconcileError"
+	// ReasonWaitingForAccessPolicy and ReasonWaitingForAccessApplication:
+	// a managed Access check waits for a policy the spec names, or for the
+	// application made for the hostname; nothing is published meanwhile.
+	ReasonWaitingForAccessPolicy      xpv2.ConditionReason = "WaitingForAccessPolicy"
+	ReasonWaitingForAccessApplication xpv2.ConditionReason = "WaitingForAccessApplication"
+	ReasonTunnelNotFound              xpv2.ConditionReason = "TunnelNotFound"
+	ReasonTunnelDeleting              xpv2.ConditionReason = "TunnelDeleting"
+	ReasonPublished                   xpv2.ConditionReason = "Published"
+	ReasonDNSNotReady                 xpv2.ConditionReason = "RecordNotReady"
+	ReasonDNSNone                     xpv2.ConditionReason = "NotManaged"
+	ReasonNotAccepted                 xpv2.ConditionReason = "NotAccepted"
+	ReasonNoRules                     xpv2.ConditionReason = "NoRules"
+	ReasonReconcileError              xpv2.ConditionReason = "ReconcileError"
 	// ReasonDeleting: the hostname is being deleted and its finalizer
 	// waits for its DNS record to leave Cloudflare.
 	ReasonDeleting        xpv2.ConditionReason = "Deleting"
@@ -138,7 +144,7 @@ func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (re
 		// its DNS record must not point there either.
 		return reconcile.Result{RequeueAfter: time.Minute}, r.unpublish(ctx, ph, refusal.Message)
 	}
-	valid, err := r.resolve(ctx, ph, tgt.Tunnel)
+	valid, err := r.resolve(ctx, ph, tgt)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -194,7 +200,12 @@ func (r *Reconciler) unpublish(ctx context.Context, ph *v1alpha1.PublicHostname,
 // longer allows those either); resolve reports it on Valid. A spec that
 // resolves returns its Valid condition instead, for apply to set once it
 // knows whether the rules are published (ValidCondition).
-func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, cft *v1alpha1.CloudflareTunnel) ([]xpv2.Condition, error) {
+func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, tgt target.Target) ([]xpv2.Condition, error) {
+	cft := tgt.Tunnel
+	spec, accessProblem, err := r.withAccess(ctx, ph, tgt)
+	if err != nil {
+		return nil, err
+	}
 	services := map[string]*corev1.Service{}
 	for _, s := range ServiceOrigins(ph.Spec) {
 		if s.Port.Type != intstr.String || services[s.Name] != nil {
@@ -210,7 +221,7 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, c
 		}
 		services[s.Name] = svc
 	}
-	res := publish.Rules(ph.Spec, publish.Env{Namespace: ph.Namespace, ClusterDomain: r.clusterDomain, Services: services, TunnelNamespace: Tunnel(ph).Namespace})
+	res := publish.Rules(spec, publish.Env{Namespace: ph.Namespace, ClusterDomain: r.clusterDomain, Services: services, TunnelNamespace: Tunnel(ph).Namespace})
 	for _, pool := range res.CAPools {
 		// cloudflared starts only with every CA file it is told to use, so
 		// a rule must not name one that is not there.
@@ -219,6 +230,14 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, c
 		} else if msg != "" {
 			res.Rules = nil
 			res.Problems = append(res.Problems, publish.Problem{Field: "spec.originRequest.caPoolSecretRef", Message: msg, Waiting: true, WaitingFor: publish.WaitingForSecret})
+		}
+	}
+	if accessProblem != nil {
+		// Fails closed: without its application the spec publishes
+		// nothing, and rules published before it asked for Access go.
+		res.Rules, res.Problems = nil, append([]publish.Problem{*accessProblem}, res.Problems...)
+		if ptr.Deref(ph.Spec.Access.Required, true) && !Protected(ph.Status.Rules) {
+			ph.Status.Rules, ph.Status.CAPools = nil, nil
 		}
 	}
 	allowed, err := r.originGuard(ctx, ph, cft)
@@ -301,6 +320,11 @@ func (r *Reconciler) release(ctx context.Context, ph *v1alpha1.PublicHostname) (
 		// being deleted took most of the reconcile rate the managed
 		// resources needed to delete.
 		return reconcile.Result{RequeueAfter: ReleaseRecheck}, nil
+	}
+	// The Access application goes after the DNS record: while the name
+	// still reaches the tunnel, its rules must keep their check.
+	if gone, err := r.releaseApplication(ctx, ph); err != nil || !gone {
+		return reconcile.Result{RequeueAfter: ReleaseRecheck}, err
 	}
 	controllerutil.RemoveFinalizer(ph, finalizer)
 	return reconcile.Result{}, errors.Wrap(client.IgnoreNotFound(r.kube.Update(ctx, ph)), "cannot remove finalizer")

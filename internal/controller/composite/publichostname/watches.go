@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -23,6 +24,7 @@ import (
 
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
 )
@@ -36,7 +38,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		record:        event.NewAPIRecorder(mgr.GetEventRecorderFor(name)),
 		clusterDomain: opts.ClusterDomain,
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
 		For(&v1alpha1.PublicHostname{}).
@@ -53,7 +55,46 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		// published (a rare change: every hostname it may concern looks).
 		Watches(&v1alpha1.ClusterProviderConfig{}, handler.EnqueueRequestsFromMapFunc(r.onConfig), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.ProviderConfig{}, handler.EnqueueRequestsFromMapFunc(r.onConfig), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
+		Build(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
+	if err != nil {
+		return err
+	}
+	// Managed Access: the application a hostname made (its audience tag
+	// is in the rules) and the policies it names. Watched once their kinds
+	// exist, so an installation that has not activated them still
+	// publishes every other hostname.
+	o.Gate.Register(func() {
+		apps := source.Kind(mgr.GetCache(), &ztv1alpha1.AccessApplication{}, handler.TypedEnqueueRequestForOwner[*ztv1alpha1.AccessApplication](mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.PublicHostname{}, handler.OnlyControllerOwner()))
+		policies := source.Kind(mgr.GetCache(), &ztv1alpha1.AccessPolicy{}, handler.TypedEnqueueRequestsFromMapFunc(r.onPolicy))
+		for _, src := range []source.Source{apps, policies} {
+			if err := c.Watch(src); err != nil {
+				o.Logger.Info("Cannot watch Access kinds for PublicHostnames", "error", err)
+			}
+		}
+	}, ztv1alpha1.AccessApplicationGroupVersionKind, ztv1alpha1.AccessPolicyGroupVersionKind)
+	return nil
+}
+
+// onPolicy wakes the PublicHostnames of the policy's namespace that name it.
+func (r *Reconciler) onPolicy(ctx context.Context, pol *ztv1alpha1.AccessPolicy) []reconcile.Request {
+	phs := &v1alpha1.PublicHostnameList{}
+	if err := r.kube.List(ctx, phs, client.InNamespace(pol.Namespace)); err != nil {
+		r.log.Info("Cannot list PublicHostnames for an AccessPolicy", "error", err)
+		return nil
+	}
+	var out []reconcile.Request
+	for _, ph := range phs.Items {
+		if !ManagedAccess(ph.Spec) {
+			continue
+		}
+		for _, n := range ph.Spec.Access.Policies {
+			if n.Name == pol.Name {
+				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ph.Namespace, Name: ph.Name}})
+				break
+			}
+		}
+	}
+	return out
 }
 
 // SetupGated adds the controller once the kinds it reads and writes exist.

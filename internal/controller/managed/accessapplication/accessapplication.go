@@ -162,11 +162,37 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.AccessApplication) (
 		return managed.ExternalCreation{}, err
 	}
 	app, err := e.access.CreateAccessApplication(ctx, Input(cr.Spec.ForProvider))
+	if cloudflare.IsConflict(err) || cloudflare.IsAlreadyExists(err) {
+		// Another application already guards one of its hostnames.
+		err = e.taken(ctx, cr, err)
+	}
 	if err != nil {
 		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create Access application")
 	}
 	meta.SetExternalName(cr, app.ID)
 	return managed.ExternalCreation{}, nil
+}
+
+// taken names the application that holds one of the hostnames a create
+// was refused for: it is someone else's (Observe would have found one this
+// resource made), never adopted, changed or deleted.
+func (e *external) taken(ctx context.Context, cr *v1alpha1.AccessApplication, refusal error) error {
+	all, err := e.access.ListAccessApplications(ctx)
+	if err != nil {
+		return refusal
+	}
+	want := map[string]bool{}
+	for _, d := range Destinations(cr.Spec.ForProvider) {
+		want[strings.ToLower(d.URI)] = true
+	}
+	for _, a := range all {
+		for _, d := range append([]cloudflare.AccessDestination{{URI: a.Domain}}, a.Destinations...) {
+			if want[strings.ToLower(d.URI)] {
+				return &mr.NameTakenError{Kind: "Access application", Name: d.URI, ID: a.ID, Created: a.CreatedAt}
+			}
+		}
+	}
+	return refusal
 }
 
 func (e *external) Update(ctx context.Context, cr *v1alpha1.AccessApplication) (managed.ExternalUpdate, error) {

@@ -1,0 +1,188 @@
+package publichostname
+
+// Access, managed: the PublicHostname makes the Access application for its
+// hostname (an AccessApplication it controls), with the AccessPolicies its
+// spec names, and publishes rules only with that application's audience
+// tag on every one of them. Until the application exists nothing is
+// published; rules that were published without an Access check are taken
+// off meanwhile.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
+)
+
+// teamDomainSuffix ends every Zero Trust team domain.
+const teamDomainSuffix = ".cloudflareaccess.com"
+
+// ManagedAccess says whether the spec asks for an Access application made
+// for the hostname.
+func ManagedAccess(spec v1alpha1.PublicHostnameSpec) bool {
+	return spec.Access != nil && len(spec.Access.Policies) > 0
+}
+
+// ApplicationName is the AccessApplication a PublicHostname makes.
+func ApplicationName(ph *v1alpha1.PublicHostname) string { return ph.Name }
+
+// withAccess is the spec with its managed Access made explicit: the team
+// and audience tag of the hostname's application. A problem says why
+// there is none yet (the spec then publishes nothing).
+func (r *Reconciler) withAccess(ctx context.Context, ph *v1alpha1.PublicHostname, tgt target.Target) (v1alpha1.PublicHostnameSpec, *publish.Problem, error) {
+	spec := *ph.Spec.DeepCopy()
+	if !ManagedAccess(spec) {
+		return spec, nil, nil
+	}
+	if p, err := r.missingPolicy(ctx, ph); p != nil || err != nil {
+		return spec, p, err
+	}
+	if !tgt.Made {
+		return spec, waiting("spec.access", "waiting for CloudflareTunnel %s's credentials, which the Access application uses", TunnelName(ph)), nil
+	}
+	app, p, err := r.applyApplication(ctx, ph, tgt)
+	if p != nil || err != nil {
+		return spec, p, err
+	}
+	at := app.Status.AtProvider
+	if at.AUD == "" || !strings.HasSuffix(at.TeamDomain, teamDomainSuffix) || meta.GetExternalName(app) == "" {
+		if c := app.GetCondition(xpv2.TypeSynced); c.Status == "False" {
+			return spec, &publish.Problem{Field: "spec.access", Message: fmt.Sprintf("AccessApplication %s: %s; nothing is published without its Access check", app.Name, c.Message)}, nil
+		}
+		return spec, waiting("spec.access", "waiting for AccessApplication %s to be made in Cloudflare; nothing is published without its Access check", app.Name), nil
+	}
+	spec.Access = &v1alpha1.Access{Required: ptr.To(ptr.Deref(spec.Access.Required, true)), TeamName: strings.TrimSuffix(at.TeamDomain, teamDomainSuffix), AudTags: []string{at.AUD}}
+	return spec, nil, nil
+}
+
+func waiting(field, format string, args ...any) *publish.Problem {
+	return &publish.Problem{Field: field, Message: fmt.Sprintf(format, args...), Waiting: true, WaitingFor: publish.WaitingForAccessApplication}
+}
+
+// missingPolicy names the first AccessPolicy the spec names that does not
+// exist in the namespace.
+func (r *Reconciler) missingPolicy(ctx context.Context, ph *v1alpha1.PublicHostname) (*publish.Problem, error) {
+	for i, pol := range ph.Spec.Access.Policies {
+		err := r.kube.Get(ctx, types.NamespacedName{Namespace: ph.Namespace, Name: pol.Name}, &ztv1alpha1.AccessPolicy{})
+		if kerrors.IsNotFound(err) {
+			return &publish.Problem{Field: fmt.Sprintf("spec.access.policies[%d]", i), Message: fmt.Sprintf("no AccessPolicy %q in namespace %s; nothing is published without its Access check", pol.Name, ph.Namespace), Waiting: true, WaitingFor: publish.WaitingForAccessPolicy}, nil
+		}
+		if err != nil {
+			return nil, errors.Wrap(err, "cannot get AccessPolicy")
+		}
+	}
+	return nil, nil
+}
+
+// DesiredApplication is the AccessApplication for the hostname.
+func DesiredApplication(ph *v1alpha1.PublicHostname, tgt target.Target) *ztv1alpha1.AccessApplication {
+	host, _ := publish.Hostname(ph.Spec.Hostname)
+	app := &ztv1alpha1.AccessApplication{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ph.Namespace, Name: ApplicationName(ph), Labels: map[string]string{publish.LabelPublicHostname: publish.LabelValue(ph.Name)}},
+		Spec: ztv1alpha1.AccessApplicationSpec{
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: tgt.ProviderConfig.DeepCopy()},
+			ForProvider:         ztv1alpha1.AccessApplicationParameters{Name: host, Domain: host},
+		},
+	}
+	for _, pol := range ph.Spec.Access.Policies {
+		app.Spec.ForProvider.Policies = append(app.Spec.ForProvider.Policies, ztv1alpha1.AccessApplicationPolicy{PolicyIDRef: &xpv2.NamespacedReference{Name: pol.Name}})
+	}
+	return app
+}
+
+// applyApplication creates or updates the hostname's AccessApplication. A
+// name held by an AccessApplication this PublicHostname does not control is
+// a problem: it is left alone.
+func (r *Reconciler) applyApplication(ctx context.Context, ph *v1alpha1.PublicHostname, tgt target.Target) (*ztv1alpha1.AccessApplication, *publish.Problem, error) {
+	want := DesiredApplication(ph, tgt)
+	cur := &ztv1alpha1.AccessApplication{}
+	err := r.kube.Get(ctx, client.ObjectKeyFromObject(want), cur)
+	if kerrors.IsNotFound(err) {
+		if err := controllerutil.SetControllerReference(ph, want, r.kube.Scheme()); err != nil {
+			return nil, nil, errors.Wrap(err, "cannot own AccessApplication")
+		}
+		if err := r.kube.Create(ctx, want); err != nil {
+			return nil, nil, errors.Wrapf(err, "cannot create AccessApplication %s", want.Name)
+		}
+		r.record.Event(ph, event.Normal("CreatedAccessApplication", "Created AccessApplication "+want.Name))
+		return want, nil, nil
+	}
+	if err != nil {
+		return nil, nil, errors.Wrap(err, "cannot get AccessApplication")
+	}
+	if !metav1.IsControlledBy(cur, ph) {
+		return nil, &publish.Problem{Field: "spec.access.policies", Message: fmt.Sprintf("AccessApplication %s exists and is not this PublicHostname's; it is left alone, and nothing is published without an Access check", cur.Name)}, nil
+	}
+	before := cur.DeepCopy()
+	cur.Spec.ForProvider.Name, cur.Spec.ForProvider.Domain = want.Spec.ForProvider.Name, want.Spec.ForProvider.Domain
+	if !slices.EqualFunc(names(cur.Spec.ForProvider.Policies), names(want.Spec.ForProvider.Policies), strings.EqualFold) {
+		// Resolved IDs go with the references: they are resolved again.
+		cur.Spec.ForProvider.Policies = want.Spec.ForProvider.Policies
+	}
+	cur.Spec.ProviderConfigReference = want.Spec.ProviderConfigReference
+	if equality.Semantic.DeepEqual(before, cur) {
+		return cur, nil, nil
+	}
+	return cur, nil, errors.Wrapf(r.kube.Update(ctx, cur), "cannot update AccessApplication %s", cur.Name)
+}
+
+func names(ps []ztv1alpha1.AccessApplicationPolicy) []string {
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		if p.PolicyIDRef != nil {
+			out = append(out, p.PolicyIDRef.Name)
+		}
+	}
+	return out
+}
+
+// Protected says whether every rule checks Access: rules published before
+// the spec asked for Access must not stay while its application is made.
+func Protected(rules []ztv1alpha1.IngressRule) bool {
+	for _, r := range rules {
+		if r.OriginRequest == nil || r.OriginRequest.Access == nil || !ptr.Deref(r.OriginRequest.Access.Required, false) {
+			return false
+		}
+	}
+	return true
+}
+
+// releaseApplication deletes the AccessApplication this PublicHostname
+// made, and says whether it is gone. One it does not control is left
+// alone. A cluster that has not activated the kind has none.
+func (r *Reconciler) releaseApplication(ctx context.Context, ph *v1alpha1.PublicHostname) (bool, error) {
+	app := &ztv1alpha1.AccessApplication{}
+	err := r.kube.Get(ctx, types.NamespacedName{Namespace: ph.Namespace, Name: ApplicationName(ph)}, app)
+	if kerrors.IsNotFound(err) || apimeta.IsNoMatchError(err) || (err == nil && !metav1.IsControlledBy(app, ph)) {
+		return true, nil
+	}
+	if err != nil {
+		return false, errors.Wrap(err, "cannot get AccessApplication")
+	}
+	if !meta.WasDeleted(app) {
+		if err := r.kube.Delete(ctx, app); client.IgnoreNotFound(err) != nil {
+			return false, errors.Wrapf(err, "cannot delete AccessApplication %s", app.Name)
+		}
+	}
+	return false, nil
+}
