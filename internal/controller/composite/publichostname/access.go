@@ -54,22 +54,26 @@ func (r *Reconciler) withAccess(ctx context.Context, ph *v1alpha1.PublicHostname
 	if !ManagedAccess(spec) {
 		return spec, nil, nil
 	}
+	// Without its application the rest of the spec is still checked, and
+	// its rules are withheld by the caller.
+	unprotected := *spec.DeepCopy()
+	unprotected.Access = nil
 	if p, err := r.missingPolicy(ctx, ph); p != nil || err != nil {
-		return spec, p, err
+		return unprotected, p, err
 	}
 	if !tgt.Made {
-		return spec, waiting("spec.access", "waiting for CloudflareTunnel %s's credentials, which the Access application uses", TunnelName(ph)), nil
+		return unprotected, waiting("spec.access", "waiting for CloudflareTunnel %s's credentials, which the Access application uses", TunnelName(ph)), nil
 	}
 	app, p, err := r.applyApplication(ctx, ph, tgt)
 	if p != nil || err != nil {
-		return spec, p, err
+		return unprotected, p, err
 	}
 	at := app.Status.AtProvider
 	if at.AUD == "" || !strings.HasSuffix(at.TeamDomain, teamDomainSuffix) || meta.GetExternalName(app) == "" {
 		if c := app.GetCondition(xpv2.TypeSynced); c.Status == "False" {
-			return spec, &publish.Problem{Field: "spec.access", Message: fmt.Sprintf("AccessApplication %s: %s; nothing is published without its Access check", app.Name, c.Message)}, nil
+			return unprotected, &publish.Problem{Field: "spec.access", Message: fmt.Sprintf("AccessApplication %s: %s; nothing is published without its Access check", app.Name, c.Message)}, nil
 		}
-		return spec, waiting("spec.access", "waiting for AccessApplication %s to be made in Cloudflare; nothing is published without its Access check", app.Name), nil
+		return unprotected, waiting("spec.access", "waiting for AccessApplication %s to be made in Cloudflare; nothing is published without its Access check", app.Name), nil
 	}
 	spec.Access = &v1alpha1.Access{Required: ptr.To(ptr.Deref(spec.Access.Required, true)), TeamName: strings.TrimSuffix(at.TeamDomain, teamDomainSuffix), AudTags: []string{at.AUD}}
 	return spec, nil, nil

@@ -157,8 +157,11 @@ func TestTurningAccessOnTakesOffUnprotectedRules(t *testing.T) {
 		}
 		return nil
 	})
+	if err := p.Get(ph); err != nil {
+		t.Fatal(err)
+	}
 	if c := ph.GetCondition(xpv2.TypeReady); c.Status == corev1.ConditionTrue {
-		t.Errorf("Ready while nothing is published")
+		t.Errorf("Ready while nothing is published: %s", c.Message)
 	}
 	p.DeleteAndWait(t, ph)
 }
