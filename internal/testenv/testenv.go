@@ -107,6 +107,11 @@ func Start() (*Env, error) {
 		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "package", "crds")},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                s,
+		// envtest waits 10 s for the CRDs to be served; a control plane
+		// starting beside a dozen others on two cores took longer
+		// (internal/admit failed "waiting for CRDs to appear as API
+		// resources" under make test with an integration run beside it).
+		CRDInstallOptions: envtest.CRDInstallOptions{MaxTime: 2 * time.Minute},
 	}
 	cfg, err := e.Start()
 	if err != nil {

@@ -662,6 +662,16 @@ func (c *CachedClient) ListServices(ctx context.Context) ([]Service, error) {
 	return sortedValues(all, func(Service) bool { return true }), nil
 }
 
+// ListServicesSince serves ListServices from a list sent no earlier than
+// t, listing again when the snapshot's is older.
+func (c *CachedClient) ListServicesSince(ctx context.Context, t time.Time) ([]Service, error) {
+	all, err := c.cache.services.since(ctx, t, c.serviceList)
+	if err != nil {
+		return nil, err
+	}
+	return sortedValues(all, func(Service) bool { return true }), nil
+}
+
 // CreateService creates and records the service.
 func (c *CachedClient) CreateService(ctx context.Context, s Service) (*Service, error) {
 	got, err := c.Client.CreateService(ctx, s)

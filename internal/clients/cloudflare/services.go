@@ -54,6 +54,9 @@ type ServicesAPI interface {
 	CreateService(ctx context.Context, s Service) (*Service, error)
 	GetService(ctx context.Context, id string) (*Service, error)
 	ListServices(ctx context.Context) ([]Service, error)
+	// ListServicesSince is ListServices from a list sent no earlier than
+	// t: what Cloudflare held after a write made before t.
+	ListServicesSince(ctx context.Context, t time.Time) ([]Service, error)
 	UpdateService(ctx context.Context, id string, s Service) (*Service, error)
 	DeleteService(ctx context.Context, id string) error
 }
@@ -94,6 +97,12 @@ func (c *Client) GetService(ctx context.Context, id string) (*Service, error) {
 
 // ListServices lists every directory service, following pagination. The API
 // has no name filter.
+// ListServicesSince lists every service now, which is after any t already
+// passed (this client keeps no snapshot).
+func (c *Client) ListServicesSince(ctx context.Context, _ time.Time) ([]Service, error) {
+	return c.ListServices(ctx)
+}
+
 func (c *Client) ListServices(ctx context.Context) ([]Service, error) {
 	p := connectivity.DirectoryServiceListParams{AccountID: cf.F(c.AccountID), PerPage: cf.F(int64(c.pageSize))}
 	out, err := pages[Service](c.pageSize, func(page int) ([]connectivity.DirectoryServiceListResponse, string, error) {

@@ -147,18 +147,15 @@ func (e *external) adopt(ctx context.Context, cr *v1alpha1.Tunnel) (*cloudflare.
 	}
 }
 
-// named lists the live tunnels of the desired name. After a create of
-// unknown outcome (a crash or a lost answer), only a list sent after that
-// create can show whether it happened: a cached one from before would say
-// no, and the tunnel would be made twice.
+// named lists the live tunnels of the desired name, as Cloudflare has them
+// now. It runs only while the external-name is unknown (before a create,
+// or after one of unknown outcome), where a cached list could be older
+// than what it must see: a create this resource made before a crash (made
+// twice), or a tunnel made elsewhere a moment ago (a create Cloudflare
+// refuses, and meanwhile an empty connection Secret published for a
+// tunnel that does not exist).
 func (e *external) named(ctx context.Context, cr *v1alpha1.Tunnel) ([]cloudflare.Tunnel, error) {
-	f := cloudflare.TunnelFilter{Name: cr.Spec.ForProvider.Name}
-	if meta.ExternalCreateIncomplete(cr) {
-		// Not since the pending time: the annotation keeps whole seconds,
-		// and the create may have waited for the request budget after it.
-		return e.tunnels.ListTunnelsSince(ctx, f, time.Now())
-	}
-	return e.tunnels.ListTunnels(ctx, f)
+	return e.tunnels.ListTunnelsSince(ctx, cloudflare.TunnelFilter{Name: cr.Spec.ForProvider.Name}, time.Now())
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.Tunnel) (managed.ExternalObservation, error) {
@@ -316,7 +313,10 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.Tunnel) (managed.Ext
 // later Observe takes it for what this resource's create left behind.
 func (e *external) refused(ctx context.Context, cr *v1alpha1.Tunnel) error {
 	name := cr.Spec.ForProvider.Name
-	ts, err := e.tunnels.ListTunnels(ctx, cloudflare.TunnelFilter{Name: name})
+	// Cloudflare just said the name is taken: a cached list may not show
+	// by what, and without its ID the refusal is not recorded (a later
+	// Observe could then take a tunnel made moments before for ours).
+	ts, err := e.tunnels.ListTunnelsSince(ctx, cloudflare.TunnelFilter{Name: name}, time.Now())
 	if err != nil || len(ts) != 1 {
 		return errors.Errorf("a live tunnel named %q already exists", name)
 	}

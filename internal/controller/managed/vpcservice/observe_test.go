@@ -356,6 +356,11 @@ type fakeServices struct {
 }
 
 func (f *fakeServices) ListServices(context.Context) ([]cloudflare.Service, error) { return f.list() }
+
+// ListServicesSince is ListServices: the fake holds no snapshot to be stale.
+func (f *fakeServices) ListServicesSince(context.Context, time.Time) ([]cloudflare.Service, error) {
+	return f.list()
+}
 func (f *fakeServices) GetService(_ context.Context, id string) (*cloudflare.Service, error) {
 	return f.get(id)
 }

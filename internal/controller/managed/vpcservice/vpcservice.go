@@ -99,7 +99,9 @@ func (e *external) Disconnect(context.Context) error { return nil }
 // is unknown, never in steady state.
 func (e *external) adopt(ctx context.Context, cr *v1alpha1.VPCService) (*cloudflare.Service, error) {
 	name := cr.Spec.ForProvider.Name
-	named, err := e.named(ctx, name)
+	// After a create of unknown outcome only a list sent now can show
+	// whether it happened; a cached one may be older than the create.
+	named, err := e.named(ctx, name, meta.ExternalCreateIncomplete(cr))
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +121,14 @@ func (e *external) adopt(ctx context.Context, cr *v1alpha1.VPCService) (*cloudfl
 
 // named lists the account's services called name (the API has no name
 // filter).
-func (e *external) named(ctx context.Context, name string) ([]cloudflare.Service, error) {
-	all, err := e.services.ListServices(ctx)
+func (e *external) named(ctx context.Context, name string, fresh bool) ([]cloudflare.Service, error) {
+	list := e.services.ListServices
+	if fresh {
+		list = func(ctx context.Context) ([]cloudflare.Service, error) {
+			return e.services.ListServicesSince(ctx, time.Now())
+		}
+	}
+	all, err := list(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +199,9 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.VPCService) (managed
 // later Observe takes it for what this resource's create left behind.
 func (e *external) refused(ctx context.Context, cr *v1alpha1.VPCService) error {
 	name := cr.Spec.ForProvider.Name
-	named, err := e.named(ctx, name)
+	// Cloudflare just said the name is taken: a cached list may not show
+	// by what, and without its ID the refusal is not recorded.
+	named, err := e.named(ctx, name, true)
 	if err != nil || len(named) != 1 {
 		return errors.Errorf("a VPC service named %q already exists", name)
 	}
