@@ -125,6 +125,11 @@ const (
 	AnnotationAccessTeam     = "tunnels.cloudflare.com/access-team"
 	AnnotationAccessAudTags  = "tunnels.cloudflare.com/access-aud"
 	AnnotationAccessRequired = "tunnels.cloudflare.com/access-required"
+	// AnnotationAccessPolicies names AccessPolicy objects of the namespace,
+	// comma-separated and in order: each hostname gets an Access
+	// application made for it with those policies (PublicHostname
+	// spec.access.policies), instead of a team and audience tags.
+	AnnotationAccessPolicies = "tunnels.cloudflare.com/access-policies"
 )
 
 // DefaultCAKey is the key of an origin CA Secret named without one.

@@ -121,6 +121,9 @@ func (t *translator) access() *tv1alpha1.Access {
 	team, hasTeam := ann[tv1alpha1.AnnotationAccessTeam]
 	auds, hasAuds := ann[tv1alpha1.AnnotationAccessAudTags]
 	_, hasRequired := ann[tv1alpha1.AnnotationAccessRequired]
+	if policies, ok := ann[tv1alpha1.AnnotationAccessPolicies]; ok {
+		return t.managedAccess(policies, hasTeam || hasAuds, hasRequired)
+	}
 	if !hasTeam && !hasAuds && !hasRequired {
 		return nil
 	}
@@ -158,6 +161,43 @@ func (t *translator) access() *tv1alpha1.Access {
 	}
 	if a.Required == nil {
 		a.Required = ptr.To(true)
+	}
+	if !ok {
+		return nil
+	}
+	return a
+}
+
+// managedAccess parses access-policies: the AccessPolicy names of an Access
+// application made for each hostname. It fails closed as access does.
+func (t *translator) managedAccess(list string, explicit, hasRequired bool) *tv1alpha1.Access {
+	const closed = "; the hostnames are not published without their Access check"
+	ok := true
+	if explicit {
+		t.problem(tv1alpha1.AnnotationAccessPolicies, "set either access-policies (an Access application made for each hostname) or access-team and access-aud (applications made elsewhere), not both"+closed)
+		ok = false
+	}
+	a := &tv1alpha1.Access{Required: ptr.To(true)}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if len(validation.IsDNS1123Subdomain(name)) > 0 {
+			t.problem(tv1alpha1.AnnotationAccessPolicies, "%s is not the name of an AccessPolicy"+closed, clip(name))
+			ok = false
+			continue
+		}
+		a.Policies = append(a.Policies, tv1alpha1.AccessPolicyName{Name: name})
+	}
+	if len(a.Policies) == 0 && ok {
+		t.problem(tv1alpha1.AnnotationAccessPolicies, "names no AccessPolicy: the AccessPolicy objects of the namespace, comma-separated"+closed)
+		ok = false
+	}
+	if hasRequired {
+		if a.Required = t.boolAnnotation(tv1alpha1.AnnotationAccessRequired); a.Required == nil {
+			ok = false
+		}
 	}
 	if !ok {
 		return nil

@@ -310,11 +310,20 @@ func (t *translator) translate() Result {
 		}
 	}
 	for _, ph := range r.Published {
-		res := publish.Rules(ph.Spec, publish.Env{Namespace: t.ing.Namespace, ClusterDomain: t.in.ClusterDomain, TunnelNamespace: t.tunnelNamespace})
+		spec, managed := ph.Spec, access != nil && len(access.Policies) > 0
+		if managed {
+			// The audience tag is known once the PublicHostname's Access
+			// application exists: the rest of the spec is checked here,
+			// and its rules are the PublicHostname's to publish then.
+			spec.Access = nil
+		}
+		res := publish.Rules(spec, publish.Env{Namespace: t.ing.Namespace, ClusterDomain: t.in.ClusterDomain, TunnelNamespace: t.tunnelNamespace})
 		for _, p := range res.Problems {
 			t.problem("PublicHostname "+ph.Name+" "+p.Field, "%s", p.Message)
 		}
-		r.Rules = append(r.Rules, res.Rules...)
+		if !managed {
+			r.Rules = append(r.Rules, res.Rules...)
+		}
 	}
 	cfg := publish.TunnelConfig(r.Rules)
 	r.Rules = cfg.Ingress[:len(cfg.Ingress)-1]

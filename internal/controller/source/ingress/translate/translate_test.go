@@ -474,6 +474,21 @@ func TestBadInput(t *testing.T) {
 				Problems:  []string{"spec.rules[0].http.paths[1].path"},
 			},
 		},
+		"AccessPoliciesAndTeam": {
+			ann:   map[string]string{tv1alpha1.AnnotationPublic: "true", tv1alpha1.AnnotationAccessPolicies: "staff", tv1alpha1.AnnotationAccessTeam: "acme"},
+			rules: []networkingv1.IngressRule{rule("app.example.com", prefix("/", "web", 80))},
+			want:  summary{Public: true, Hostnames: route, Routes: route, Problems: []string{tv1alpha1.AnnotationAccessPolicies}},
+		},
+		"AccessPolicyNotAName": {
+			ann:   map[string]string{tv1alpha1.AnnotationPublic: "true", tv1alpha1.AnnotationAccessPolicies: "staff,Not A Name"},
+			rules: []networkingv1.IngressRule{rule("app.example.com", prefix("/", "web", 80))},
+			want:  summary{Public: true, Hostnames: route, Routes: route, Problems: []string{tv1alpha1.AnnotationAccessPolicies}},
+		},
+		"AccessPoliciesEmpty": {
+			ann:   map[string]string{tv1alpha1.AnnotationPublic: "true", tv1alpha1.AnnotationAccessPolicies: " , "},
+			rules: []networkingv1.IngressRule{rule("app.example.com", prefix("/", "web", 80))},
+			want:  summary{Public: true, Hostnames: route, Routes: route, Problems: []string{tv1alpha1.AnnotationAccessPolicies}},
+		},
 		"ResourceBackendOnPrivateIngress": {
 			def:  &networkingv1.IngressBackend{Resource: &corev1.TypedLocalObjectReference{Kind: "X", Name: "y"}},
 			want: summary{Hostnames: route, Routes: route, Problems: []string{"spec.defaultBackend"}},
@@ -701,5 +716,29 @@ func TestBackendServices(t *testing.T) {
 				t.Errorf("BackendServices(): -want +got:\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestManagedAccessAnnotation: access-policies gives every published
+// hostname an Access application made from those policies, in order, and
+// no rule is offered for the tunnel before that application's audience
+// tag is known.
+func TestManagedAccessAnnotation(t *testing.T) {
+	ann := map[string]string{tv1alpha1.AnnotationPublic: "true", tv1alpha1.AnnotationAccessPolicies: "staff, contractors", tv1alpha1.AnnotationAccessRequired: "true"}
+	got := Translate(input(ingress("app", ann, nil, rule("app.example.com", prefix("/", "web", 80)), rule("api.example.com", prefix("/", "web", 80)))))
+	if len(got.Problems) > 0 {
+		t.Fatalf("problems: %v", got.Problems)
+	}
+	want := &tv1alpha1.Access{Required: ptr.To(true), Policies: []tv1alpha1.AccessPolicyName{{Name: "staff"}, {Name: "contractors"}}}
+	if len(got.Published) != 2 {
+		t.Fatalf("%d PublicHostnames, want 2", len(got.Published))
+	}
+	for _, ph := range got.Published {
+		if diff := cmp.Diff(want, ph.Spec.Access); diff != "" {
+			t.Errorf("%s spec.access -want +got:\n%s", ph.Spec.Hostname, diff)
+		}
+	}
+	if len(got.Rules) != 0 {
+		t.Errorf("rules offered before the application exists: %+v", got.Rules)
 	}
 }
