@@ -755,6 +755,43 @@ func entries() []entry {
 					p.Spec.Access = &tv1alpha1.Access{TeamName: "acme", AudTags: []string{"my-app"}}
 				})
 			}},
+		{name: "PublicHostname/AccessPoliciesAndTeam", answer: rejected, want: []string{"spec.access", "not both"},
+			obj: func(c *corpus) client.Object {
+				return c.hostname("both-access", "both-access.example.com", func(p *tv1alpha1.PublicHostname) {
+					p.Spec.Access = &tv1alpha1.Access{Policies: []tv1alpha1.AccessPolicyName{{Name: "staff"}}, TeamName: "acme", AudTags: []string{strings.Repeat("a", 64)}}
+				})
+			}},
+		{name: "AccessPolicy/RuleWithTwoKinds", answer: rejected, want: []string{"spec.forProvider.include[0]", "exactly one"},
+			obj: func(c *corpus) client.Object {
+				return &ztv1alpha1.AccessPolicy{
+					ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: "two-kinds"},
+					Spec: ztv1alpha1.AccessPolicySpec{ForProvider: ztv1alpha1.AccessPolicyParameters{Name: "x", Decision: "allow",
+						Include: []ztv1alpha1.AccessRule{{Email: ptr.To("a@example.com"), Everyone: ptr.To(true)}}}},
+				}
+			}},
+		{name: "AccessPolicy/EveryoneFalse", answer: rejected, want: []string{"everyone can only be true"},
+			obj: func(c *corpus) client.Object {
+				return &ztv1alpha1.AccessPolicy{
+					ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: "everyone-false"},
+					Spec: ztv1alpha1.AccessPolicySpec{ForProvider: ztv1alpha1.AccessPolicyParameters{Name: "x", Decision: "allow",
+						Include: []ztv1alpha1.AccessRule{{Everyone: ptr.To(false)}}}},
+				}
+			}},
+		{name: "AccessPolicy/NoInclude", answer: rejected, want: []string{"spec.forProvider.include"},
+			obj: func(c *corpus) client.Object {
+				return &ztv1alpha1.AccessPolicy{
+					ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: "no-include"},
+					Spec: ztv1alpha1.AccessPolicySpec{ForProvider: ztv1alpha1.AccessPolicyParameters{Name: "x", Decision: "allow"}},
+				}
+			}},
+		{name: "AccessApplication/DestinationOutsideItsDomain", answer: rejected, want: []string{"destinations must be the domain's hostname or below it"},
+			obj: func(c *corpus) client.Object {
+				return &ztv1alpha1.AccessApplication{
+					ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: "elsewhere"},
+					Spec: ztv1alpha1.AccessApplicationSpec{ForProvider: ztv1alpha1.AccessApplicationParameters{Name: "x", Domain: "app.example.com",
+						Destinations: []string{"bank.example.net"}}},
+				}
+			}},
 		{name: "PublicHostname/AccessWithoutAudTags", answer: rejected, want: []string{"spec.access.audTags"},
 			obj: func(c *corpus) client.Object {
 				return c.hostname("no-aud", "no-aud.example.com", func(p *tv1alpha1.PublicHostname) { p.Spec.Access = &tv1alpha1.Access{TeamName: "acme"} })

@@ -187,7 +187,8 @@ type LocalSecretKeySelector struct {
 // its hostname and publishes its audience tag), or bring the team name and
 // audience tags of applications made elsewhere.
 // +kubebuilder:validation:XValidation:rule="has(self.policies) != (has(self.teamName) || has(self.audTags))",message="set policies (an Access application made for the hostname), or teamName and audTags (applications made elsewhere), not both"
-// +kubebuilder:validation:XValidation:rule="has(self.policies) || (has(self.teamName) && has(self.audTags))",message="teamName and audTags go together"
+// +kubebuilder:validation:XValidation:rule="!has(self.teamName) || has(self.audTags)",message="required with teamName: the audience tags of the Access applications made elsewhere",fieldPath=".audTags"
+// +kubebuilder:validation:XValidation:rule="!has(self.audTags) || has(self.teamName)",message="required with audTags: the Zero Trust team name",fieldPath=".teamName"
 type Access struct {
 	// Required denies requests without a valid Access token. Defaults to
 	// true; false only checks tokens that are present.
