@@ -781,7 +781,7 @@ func entries() []entry {
 			obj: func(c *corpus) client.Object {
 				return &ztv1alpha1.AccessPolicy{
 					ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: "no-include"},
-					Spec: ztv1alpha1.AccessPolicySpec{ForProvider: ztv1alpha1.AccessPolicyParameters{Name: "x", Decision: "allow"}},
+					Spec:       ztv1alpha1.AccessPolicySpec{ForProvider: ztv1alpha1.AccessPolicyParameters{Name: "x", Decision: "allow"}},
 				}
 			}},
 		{name: "AccessApplication/DestinationOutsideItsDomain", answer: rejected, want: []string{"destinations must be the domain's hostname or below it"},
