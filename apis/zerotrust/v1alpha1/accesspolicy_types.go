@@ -9,7 +9,10 @@ import (
 // AccessRule is one condition of an Access policy: exactly one field is set.
 // A policy lets a request in when any include rule matches, every require
 // rule matches and no exclude rule matches.
-// +kubebuilder:validation:XValidation:rule="[has(self.email), has(self.emailDomain), has(self.everyone), has(self.ipRange), has(self.country), has(self.groupId), has(self.identityProviderGroup), has(self.serviceTokenId), has(self.anyValidServiceToken)].filter(x, x).size() == 1",message="set exactly one of email, emailDomain, everyone, ipRange, country, groupId, identityProviderGroup, serviceTokenId, anyValidServiceToken"
+// A group or a service token may be named by ID, by reference or by
+// selector (the reference resolved sets the ID beside it): each counts as
+// one kind.
+// +kubebuilder:validation:XValidation:rule="[has(self.email), has(self.emailDomain), has(self.everyone), has(self.ipRange), has(self.country), has(self.groupId) || has(self.groupRef) || has(self.groupSelector), has(self.identityProviderGroup), has(self.serviceTokenId) || has(self.serviceTokenRef) || has(self.serviceTokenSelector), has(self.anyValidServiceToken)].filter(x, x).size() == 1",message="set exactly one of email, emailDomain, everyone, ipRange, country, groupId (or groupRef, groupSelector), identityProviderGroup, serviceTokenId (or serviceTokenRef, serviceTokenSelector), anyValidServiceToken"
 type AccessRule struct {
 	// Email matches one email address.
 	// +optional
@@ -42,7 +45,19 @@ type AccessRule struct {
 	// GroupID matches the members of an Access group, by its ID.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
+	// +crossplane:generate:reference:type=AccessGroup
+	// +crossplane:generate:reference:refFieldName=GroupRef
+	// +crossplane:generate:reference:selectorFieldName=GroupSelector
 	GroupID *string `json:"groupId,omitempty"`
+
+	// GroupRef references an AccessGroup in this namespace to set groupId.
+	// +optional
+	GroupRef *xpv2.NamespacedReference `json:"groupRef,omitempty"`
+
+	// GroupSelector selects an AccessGroup in this namespace to set
+	// groupId.
+	// +optional
+	GroupSelector *xpv2.NamespacedSelector `json:"groupSelector,omitempty"`
 
 	// IdentityProviderGroup matches the members of a group of an identity
 	// provider (an Okta or Azure AD group, say).
@@ -53,7 +68,20 @@ type AccessRule struct {
 	// its ID.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
+	// +crossplane:generate:reference:type=AccessServiceToken
+	// +crossplane:generate:reference:refFieldName=ServiceTokenRef
+	// +crossplane:generate:reference:selectorFieldName=ServiceTokenSelector
 	ServiceTokenID *string `json:"serviceTokenId,omitempty"`
+
+	// ServiceTokenRef references an AccessServiceToken in this namespace to
+	// set serviceTokenId.
+	// +optional
+	ServiceTokenRef *xpv2.NamespacedReference `json:"serviceTokenRef,omitempty"`
+
+	// ServiceTokenSelector selects an AccessServiceToken in this namespace
+	// to set serviceTokenId.
+	// +optional
+	ServiceTokenSelector *xpv2.NamespacedSelector `json:"serviceTokenSelector,omitempty"`
 
 	// AnyValidServiceToken matches requests that present any of the
 	// account's service tokens (true is the only value).

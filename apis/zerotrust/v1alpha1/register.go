@@ -63,6 +63,20 @@ var (
 	AccessApplicationGroupVersionKind = SchemeGroupVersion.WithKind(AccessApplicationKind)
 )
 
+// AccessGroup type metadata.
+var (
+	AccessGroupKind             = reflect.TypeOf(AccessGroup{}).Name()
+	AccessGroupGroupKind        = schema.GroupKind{Group: Group, Kind: AccessGroupKind}.String()
+	AccessGroupGroupVersionKind = SchemeGroupVersion.WithKind(AccessGroupKind)
+)
+
+// AccessServiceToken type metadata.
+var (
+	AccessServiceTokenKind             = reflect.TypeOf(AccessServiceToken{}).Name()
+	AccessServiceTokenGroupKind        = schema.GroupKind{Group: Group, Kind: AccessServiceTokenKind}.String()
+	AccessServiceTokenGroupVersionKind = SchemeGroupVersion.WithKind(AccessServiceTokenKind)
+)
+
 func init() {
 	SchemeBuilder.Register(&Tunnel{}, &TunnelList{})
 	SchemeBuilder.Register(&HostnameRoute{}, &HostnameRouteList{})
@@ -70,4 +84,6 @@ func init() {
 	SchemeBuilder.Register(&VirtualNetwork{}, &VirtualNetworkList{})
 	SchemeBuilder.Register(&AccessPolicy{}, &AccessPolicyList{})
 	SchemeBuilder.Register(&AccessApplication{}, &AccessApplicationList{})
+	SchemeBuilder.Register(&AccessGroup{}, &AccessGroupList{})
+	SchemeBuilder.Register(&AccessServiceToken{}, &AccessServiceTokenList{})
 }

@@ -29,8 +29,26 @@ func (l *AccessApplicationList) GetItems() []resource.Managed {
 	return items
 }
 
+// GetItems of this AccessGroupList.
+func (l *AccessGroupList) GetItems() []resource.Managed {
+	items := make([]resource.Managed, len(l.Items))
+	for i := range l.Items {
+		items[i] = &l.Items[i]
+	}
+	return items
+}
+
 // GetItems of this AccessPolicyList.
 func (l *AccessPolicyList) GetItems() []resource.Managed {
+	items := make([]resource.Managed, len(l.Items))
+	for i := range l.Items {
+		items[i] = &l.Items[i]
+	}
+	return items
+}
+
+// GetItems of this AccessServiceTokenList.
+func (l *AccessServiceTokenList) GetItems() []resource.Managed {
 	items := make([]resource.Managed, len(l.Items))
 	for i := range l.Items {
 		items[i] = &l.Items[i]

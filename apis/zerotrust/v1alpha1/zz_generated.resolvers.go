@@ -55,6 +55,256 @@ func (mg *AccessApplication) ResolveReferences(ctx context.Context, c client.Rea
 	return nil
 }
 
+// ResolveReferences of this AccessGroup.
+func (mg *AccessGroup) ResolveReferences(ctx context.Context, c client.Reader) error {
+	r := reference.NewAPINamespacedResolver(c, mg)
+
+	var rsp reference.NamespacedResolutionResponse
+	var err error
+
+	for i3 := 0; i3 < len(mg.Spec.ForProvider.Include); i3++ {
+		rsp, err = r.Resolve(ctx, reference.NamespacedResolutionRequest{
+			CurrentValue: reference.FromPtrValue(mg.Spec.ForProvider.Include[i3].GroupID),
+			Extract:      reference.ExternalName(),
+			Namespace:    mg.GetNamespace(),
+			Reference:    mg.Spec.ForProvider.Include[i3].GroupRef,
+			Selector:     mg.Spec.ForProvider.Include[i3].GroupSelector,
+			To: reference.To{
+				List:    &AccessGroupList{},
+				Managed: &AccessGroup{},
+			},
+		})
+		if err != nil {
+			return errors.Wrap(err, "mg.Spec.ForProvider.Include[i3].GroupID")
+		}
+		mg.Spec.ForProvider.Include[i3].GroupID = reference.ToPtrValue(rsp.ResolvedValue)
+		mg.Spec.ForProvider.Include[i3].GroupRef = rsp.ResolvedReference
+
+	}
+	for i3 := 0; i3 < len(mg.Spec.ForProvider.Include); i3++ {
+		rsp, err = r.Resolve(ctx, reference.NamespacedResolutionRequest{
+			CurrentValue: reference.FromPtrValue(mg.Spec.ForProvider.Include[i3].ServiceTokenID),
+			Extract:      reference.ExternalName(),
+			Namespace:    mg.GetNamespace(),
+			Reference:    mg.Spec.ForProvider.Include[i3].ServiceTokenRef,
+			Selector:     mg.Spec.ForProvider.Include[i3].ServiceTokenSelector,
+			To: reference.To{
+				List:    &AccessServiceTokenList{},
+				Managed: &AccessServiceToken{},
+			},
+		})
+		if err != nil {
+			return errors.Wrap(err, "mg.Spec.ForProvider.Include[i3].ServiceTokenID")
+		}
+		mg.Spec.ForProvider.Include[i3].ServiceTokenID = reference.ToPtrValue(rsp.ResolvedValue)
+		mg.Spec.ForProvider.Include[i3].ServiceTokenRef = rsp.ResolvedReference
+
+	}
+	for i3 := 0; i3 < len(mg.Spec.ForProvider.Exclude); i3++ {
+		rsp, err = r.Resolve(ctx, reference.NamespacedResolutionRequest{
+			CurrentValue: reference.FromPtrValue(mg.Spec.ForProvider.Exclude[i3].GroupID),
+			Extract:      reference.ExternalName(),
+			Namespace:    mg.GetNamespace(),
+			Reference:    mg.Spec.ForProvider.Exclude[i3].GroupRef,
+			Selector:     mg.Spec.ForProvider.Exclude[i3].GroupSelector,
+			To: reference.To{
+				List:    &AccessGroupList{},
+				Managed: &AccessGroup{},
+			},
+		})
+		if err != nil {
+			return errors.Wrap(err, "mg.Spec.ForProvider.Exclude[i3].GroupID")
+		}
+		mg.Spec.ForProvider.Exclude[i3].GroupID = reference.ToPtrValue(rsp.ResolvedValue)
+		mg.Spec.ForProvider.Exclude[i3].GroupRef = rsp.ResolvedReference
+
+	}
+	for i3 := 0; i3 < len(mg.Spec.ForProvider.Exclude); i3++ {
+		rsp, err = r.Resolve(ctx, reference.NamespacedResolutionRequest{
+			CurrentValue: reference.FromPtrValue(mg.Spec.ForProvider.Exclude[i3].ServiceTokenID),
+			Extract:      reference.ExternalName(),
+			Namespace:    mg.GetNamespace(),
+			Reference:    mg.Spec.ForProvider.Exclude[i3].ServiceTokenRef,
+			Selector:     mg.Spec.ForProvider.Exclude[i3].ServiceTokenSelector,
+			To: reference.To{
+				List:    &AccessServiceTokenList{},
+				Managed: &AccessServiceToken{},
+			},
+		})
+		if err != nil {
+			return errors.Wrap(err, "mg.Spec.ForProvider.Exclude[i3].ServiceTokenID")
+		}
+		mg.Spec.ForProvider.Exclude[i3].ServiceTokenID = reference.ToPtrValue(rsp.ResolvedValue)
+		mg.Spec.ForProvider.Exclude[i3].ServiceTokenRef = rsp.ResolvedReference
+
+	}
+	for i3 := 0; i3 < len(mg.Spec.ForProvider.Require); i3++ {
+		rsp, err = r.Resolve(ctx, reference.NamespacedResolutionRequest{
+			CurrentValue: reference.FromPtrValue(mg.Spec.ForProvider.Require[i3].GroupID),
+			Extract:      reference.ExternalName(),
+			Namespace:    mg.GetNamespace(),
+			Reference:    mg.Spec.ForProvider.Require[i3].GroupRef,
+			Selector:     mg.Spec.ForProvider.Require[i3].GroupSelector,
+			To: reference.To{
+				List:    &AccessGroupList{},
+				Managed: &AccessGroup{},
+			},
+		})
+		if err != nil {
+			return errors.Wrap(err, "mg.Spec.ForProvider.Require[i3].GroupID")
+		}
+		mg.Spec.ForProvider.Require[i3].GroupID = reference.ToPtrValue(rsp.ResolvedValue)
+		mg.Spec.ForProvider.Require[i3].GroupRef = rsp.ResolvedReference
+
+	}
+	for i3 := 0; i3 < len(mg.Spec.ForProvider.Require); i3++ {
+		rsp, err = r.Resolve(ctx, reference.NamespacedResolutionRequest{
+			CurrentValue: reference.FromPtrValue(mg.Spec.ForProvider.Require[i3].ServiceTokenID),
+			Extract:      reference.ExternalName(),
+			Namespace:    mg.GetNamespace(),
+			Reference:    mg.Spec.ForProvider.Require[i3].ServiceTokenRef,
+			Selector:     mg.Spec.ForProvider.Require[i3].ServiceTokenSelector,
+			To: reference.To{
+				List:    &AccessServiceTokenList{},
+				Managed: &AccessServiceToken{},
+			},
+		})
+		if err != nil {
+			return errors.Wrap(err, "mg.Spec.ForProvider.Require[i3].ServiceTokenID")
+		}
+		mg.Spec.ForProvider.Require[i3].ServiceTokenID = reference.ToPtrValue(rsp.ResolvedValue)
+		mg.Spec.ForProvider.Require[i3].ServiceTokenRef = rsp.ResolvedReference
+
+	}
+
+	return nil
+}
+
+// ResolveReferences of this AccessPolicy.
+func (mg *AccessPolicy) ResolveReferences(ctx context.Context, c client.Reader) error {
+	r := reference.NewAPINamespacedResolver(c, mg)
+
+	var rsp reference.NamespacedResolutionResponse
+	var err error
+
+	for i3 := 0; i3 < len(mg.Spec.ForProvider.Include); i3++ {
+		rsp, err = r.Resolve(ctx, reference.NamespacedResolutionRequest{
+			CurrentValue: reference.FromPtrValue(mg.Spec.ForProvider.Include[i3].GroupID),
+			Extract:      reference.ExternalName(),
+			Namespace:    mg.GetNamespace(),
+			Reference:    mg.Spec.ForProvider.Include[i3].GroupRef,
+			Selector:     mg.Spec.ForProvider.Include[i3].GroupSelector,
+			To: reference.To{
+				List:    &AccessGroupList{},
+				Managed: &AccessGroup{},
+			},
+		})
+		if err != nil {
+			return errors.Wrap(err, "mg.Spec.ForProvider.Include[i3].GroupID")
+		}
+		mg.Spec.ForProvider.Include[i3].GroupID = reference.ToPtrValue(rsp.ResolvedValue)
+		mg.Spec.ForProvider.Include[i3].GroupRef = rsp.ResolvedReference
+
+	}
+	for i3 := 0; i3 < len(mg.Spec.ForProvider.Include); i3++ {
+		rsp, err = r.Resolve(ctx, reference.NamespacedResolutionRequest{
+			CurrentValue: reference.FromPtrValue(mg.Spec.ForProvider.Include[i3].ServiceTokenID),
+			Extract:      reference.ExternalName(),
+			Namespace:    mg.GetNamespace(),
+			Reference:    mg.Spec.ForProvider.Include[i3].ServiceTokenRef,
+			Selector:     mg.Spec.ForProvider.Include[i3].ServiceTokenSelector,
+			To: reference.To{
+				List:    &AccessServiceTokenList{},
+				Managed: &AccessServiceToken{},
+			},
+		})
+		if err != nil {
+			return errors.Wrap(err, "mg.Spec.ForProvider.Include[i3].ServiceTokenID")
+		}
+		mg.Spec.ForProvider.Include[i3].ServiceTokenID = reference.ToPtrValue(rsp.ResolvedValue)
+		mg.Spec.ForProvider.Include[i3].ServiceTokenRef = rsp.ResolvedReference
+
+	}
+	for i3 := 0; i3 < len(mg.Spec.ForProvider.Exclude); i3++ {
+		rsp, err = r.Resolve(ctx, reference.NamespacedResolutionRequest{
+			CurrentValue: reference.FromPtrValue(mg.Spec.ForProvider.Exclude[i3].GroupID),
+			Extract:      reference.ExternalName(),
+			Namespace:    mg.GetNamespace(),
+			Reference:    mg.Spec.ForProvider.Exclude[i3].GroupRef,
+			Selector:     mg.Spec.ForProvider.Exclude[i3].GroupSelector,
+			To: reference.To{
+				List:    &AccessGroupList{},
+				Managed: &AccessGroup{},
+			},
+		})
+		if err != nil {
+			return errors.Wrap(err, "mg.Spec.ForProvider.Exclude[i3].GroupID")
+		}
+		mg.Spec.ForProvider.Exclude[i3].GroupID = reference.ToPtrValue(rsp.ResolvedValue)
+		mg.Spec.ForProvider.Exclude[i3].GroupRef = rsp.ResolvedReference
+
+	}
+	for i3 := 0; i3 < len(mg.Spec.ForProvider.Exclude); i3++ {
+		rsp, err = r.Resolve(ctx, reference.NamespacedResolutionRequest{
+			CurrentValue: reference.FromPtrValue(mg.Spec.ForProvider.Exclude[i3].ServiceTokenID),
+			Extract:      reference.ExternalName(),
+			Namespace:    mg.GetNamespace(),
+			Reference:    mg.Spec.ForProvider.Exclude[i3].ServiceTokenRef,
+			Selector:     mg.Spec.ForProvider.Exclude[i3].ServiceTokenSelector,
+			To: reference.To{
+				List:    &AccessServiceTokenList{},
+				Managed: &AccessServiceToken{},
+			},
+		})
+		if err != nil {
+			return errors.Wrap(err, "mg.Spec.ForProvider.Exclude[i3].ServiceTokenID")
+		}
+		mg.Spec.ForProvider.Exclude[i3].ServiceTokenID = reference.ToPtrValue(rsp.ResolvedValue)
+		mg.Spec.ForProvider.Exclude[i3].ServiceTokenRef = rsp.ResolvedReference
+
+	}
+	for i3 := 0; i3 < len(mg.Spec.ForProvider.Require); i3++ {
+		rsp, err = r.Resolve(ctx, reference.NamespacedResolutionRequest{
+			CurrentValue: reference.FromPtrValue(mg.Spec.ForProvider.Require[i3].GroupID),
+			Extract:      reference.ExternalName(),
+			Namespace:    mg.GetNamespace(),
+			Reference:    mg.Spec.ForProvider.Require[i3].GroupRef,
+			Selector:     mg.Spec.ForProvider.Require[i3].GroupSelector,
+			To: reference.To{
+				List:    &AccessGroupList{},
+				Managed: &AccessGroup{},
+			},
+		})
+		if err != nil {
+			return errors.Wrap(err, "mg.Spec.ForProvider.Require[i3].GroupID")
+		}
+		mg.Spec.ForProvider.Require[i3].GroupID = reference.ToPtrValue(rsp.ResolvedValue)
+		mg.Spec.ForProvider.Require[i3].GroupRef = rsp.ResolvedReference
+
+	}
+	for i3 := 0; i3 < len(mg.Spec.ForProvider.Require); i3++ {
+		rsp, err = r.Resolve(ctx, reference.NamespacedResolutionRequest{
+			CurrentValue: reference.FromPtrValue(mg.Spec.ForProvider.Require[i3].ServiceTokenID),
+			Extract:      reference.ExternalName(),
+			Namespace:    mg.GetNamespace(),
+			Reference:    mg.Spec.ForProvider.Require[i3].ServiceTokenRef,
+			Selector:     mg.Spec.ForProvider.Require[i3].ServiceTokenSelector,
+			To: reference.To{
+				List:    &AccessServiceTokenList{},
+				Managed: &AccessServiceToken{},
+			},
+		})
+		if err != nil {
+			return errors.Wrap(err, "mg.Spec.ForProvider.Require[i3].ServiceTokenID")
+		}
+		mg.Spec.ForProvider.Require[i3].ServiceTokenID = reference.ToPtrValue(rsp.ResolvedValue)
+		mg.Spec.ForProvider.Require[i3].ServiceTokenRef = rsp.ResolvedReference
+
+	}
+
+	return nil
+}
+
 // ResolveReferences of this HostnameRoute.
 func (mg *HostnameRoute) ResolveReferences(ctx context.Context, c client.Reader) error {
 	r := reference.NewAPINamespacedResolver(c, mg)

@@ -1,0 +1,149 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+)
+
+// Keys of an AccessServiceToken's connection Secret: the headers a client
+// sends to present the token.
+const (
+	// KeyServiceTokenClientID is the token's client ID.
+	KeyServiceTokenClientID = "CF-Access-Client-Id"
+	// KeyServiceTokenClientSecret is the token's client secret. Cloudflare
+	// shows it only when the token is made and when it is rotated.
+	KeyServiceTokenClientSecret = "CF-Access-Client-Secret"
+)
+
+// AccessServiceTokenRotation asks for a new client secret.
+type AccessServiceTokenRotation struct {
+	// RequestedAt asks for a client secret issued at or after this time:
+	// a time after the last rotation rotates the secret, once; a time at
+	// or before it is already served. A time more than 5 minutes ahead of
+	// the provider's clock is refused, not served. An RFC 3339 time, e.g.
+	// 2026-12-02T10:00:00Z: the current time is the value to set.
+	RequestedAt metav1.Time `json:"requestedAt"`
+
+	// PreviousSecretExpiresAfter is how long after a rotation the replaced
+	// secret is still accepted, so clients can move to the new one, e.g.
+	// "1h". Unset (or 0s): the replaced secret stops at once.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(h|m|s))+$`
+	PreviousSecretExpiresAfter *metav1.Duration `json:"previousSecretExpiresAfter,omitempty"`
+}
+
+// AccessServiceTokenParameters are the desired state of an Access service
+// token.
+type AccessServiceTokenParameters struct {
+	// Name of the token. Names are not unique in Cloudflare: a token of
+	// this name that this provider did not create is never adopted; import
+	// one by setting its ID as external-name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=350
+	Name string `json:"name"`
+
+	// Duration the token is valid for from its creation (or its last
+	// refresh), in hours, minutes and seconds, e.g. "8760h" (a year,
+	// Cloudflare's default), or "forever".
+	// +optional
+	// +kubebuilder:default="8760h"
+	// +kubebuilder:validation:Pattern=`^(forever|([0-9]+(h|m|s))+)$`
+	Duration string `json:"duration,omitempty"`
+
+	// Rotation asks for a new client secret, with an overlap during which
+	// the replaced one is still accepted.
+	// +optional
+	Rotation *AccessServiceTokenRotation `json:"rotation,omitempty"`
+
+	// RefreshBefore extends the token's expiry by its duration (Cloudflare's
+	// refresh; the secret is kept) once it expires in less than this, e.g.
+	// "720h". Unset: the token is never refreshed and expires.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(h|m|s))+$`
+	RefreshBefore *metav1.Duration `json:"refreshBefore,omitempty"`
+}
+
+// AccessServiceTokenRotationObservation is the last rotation of the
+// client secret.
+type AccessServiceTokenRotationObservation struct {
+	// RequestedAt is the request (spec.forProvider.rotation) served.
+	RequestedAt metav1.Time `json:"requestedAt"`
+	// RotatedAt is when Cloudflare issued the new secret.
+	RotatedAt metav1.Time `json:"rotatedAt"`
+	// PreviousSecretExpiresAt is when the replaced secret stops being
+	// accepted.
+	// +optional
+	PreviousSecretExpiresAt *metav1.Time `json:"previousSecretExpiresAt,omitempty"`
+}
+
+// AccessServiceTokenObservation is the observed state of an Access service
+// token. It never holds the client secret.
+type AccessServiceTokenObservation struct {
+	// ID of the token (also its external-name).
+	ID string `json:"id,omitempty"`
+	// ClientID is the token's client ID (CF-Access-Client-Id).
+	ClientID string `json:"clientId,omitempty"`
+	// Duration as Cloudflare holds it.
+	Duration string `json:"duration,omitempty"`
+	// ExpiresAt is when the token expires; unset for one that never does.
+	ExpiresAt *metav1.Time `json:"expiresAt,omitempty"`
+	// CreatedAt is when it was created.
+	CreatedAt *metav1.Time `json:"createdAt,omitempty"`
+	// LastRefreshedAt is when the provider last extended the expiry.
+	// +optional
+	LastRefreshedAt *metav1.Time `json:"lastRefreshedAt,omitempty"`
+	// Rotation is the last rotation of the client secret.
+	// +optional
+	Rotation *AccessServiceTokenRotationObservation `json:"rotation,omitempty"`
+}
+
+// An AccessServiceTokenSpec defines the desired state of an
+// AccessServiceToken.
+// +kubebuilder:validation:XValidation:rule="!has(self.providerConfigRef) || self.providerConfigRef.kind in ['ProviderConfig', 'ClusterProviderConfig']",message="providerConfigRef.kind is ProviderConfig or ClusterProviderConfig"
+type AccessServiceTokenSpec struct {
+	xpv2.ManagedResourceSpec `json:",inline"`
+	ForProvider              AccessServiceTokenParameters `json:"forProvider"`
+}
+
+// An AccessServiceTokenStatus represents the observed state of an
+// AccessServiceToken.
+type AccessServiceTokenStatus struct {
+	xpv2.ManagedResourceStatus `json:",inline"`
+	AtProvider                 AccessServiceTokenObservation `json:"atProvider,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// An AccessServiceToken is a Cloudflare Access service token: a client ID
+// and secret a machine presents (CF-Access-Client-Id and
+// CF-Access-Client-Secret headers) where a policy's serviceToken rule lets
+// it in. The client ID and secret are written to the connection Secret
+// (spec.writeConnectionSecretToRef); Cloudflare shows the secret only when
+// the token is made and when it is rotated. Its external-name is the token
+// ID; an imported token's secret is unknown until it is rotated.
+// +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
+// +kubebuilder:printcolumn:name="EXTERNAL-NAME",type="string",JSONPath=".metadata.annotations.crossplane\\.io/external-name"
+// +kubebuilder:printcolumn:name="EXPIRES",type="string",JSONPath=".status.atProvider.expiresAt"
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,categories={crossplane,managed,cloudflare}
+type AccessServiceToken struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   AccessServiceTokenSpec   `json:"spec"`
+	Status AccessServiceTokenStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// AccessServiceTokenList contains a list of AccessServiceToken.
+type AccessServiceTokenList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []AccessServiceToken `json:"items"`
+}
