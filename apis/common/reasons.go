@@ -27,6 +27,11 @@ const (
 	// ReasonTransient: a failure a retry outlives: a Cloudflare server
 	// error, a timeout, a network error.
 	ReasonTransient xpv2.ConditionReason = "Transient"
+	// ReasonUnresolvedReference: a reference the resource's Cloudflare
+	// object depends on (a group or service token an Access rule names)
+	// has no ID yet; nothing is written until it has, so a rule never
+	// loses its meaning.
+	ReasonUnresolvedReference xpv2.ConditionReason = "UnresolvedReference"
 	// ReasonRefused: Cloudflare refused the request (a 4xx answer: an
 	// invalid value, a missing permission).
 	ReasonRefused xpv2.ConditionReason = "CloudflareRefused"

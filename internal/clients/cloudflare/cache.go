@@ -27,6 +27,8 @@ type API interface {
 	DNSRecordsAPI
 	TeamnetAPI
 	AccessAPI
+	AccessGroupAPI
+	ServiceTokenAPI
 	// Account is the account the client is bound to.
 	Account() string
 }

@@ -5,6 +5,7 @@ package accessapplication
 import (
 	"context"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -128,33 +129,20 @@ func (e *external) find(ctx context.Context, cr *v1alpha1.AccessApplication) (*c
 	return app, false, errors.Wrap(err, "cannot get Access application")
 }
 
-// lost finds what a create of this resource whose answer was lost left
-// behind: an application of its name and domain that appeared after this
-// resource began creating it (mr.LeftByOwnCreate). Applications carry no
-// ownership marker, so nothing older is taken. It lists only while a
-// create's outcome is unknown.
+// lost is the application a create of this resource whose answer was
+// lost left: one of its name and domain that appeared after the create
+// began (mr.LostCreate). Applications carry no ownership marker, so
+// nothing older is taken.
 func (e *external) lost(ctx context.Context, cr *v1alpha1.AccessApplication) (*cloudflare.AccessApplication, error) {
-	if !meta.ExternalCreateIncomplete(cr) {
-		return nil, nil
-	}
-	all, err := e.access.ListAccessApplications(ctx)
-	if err != nil {
-		return nil, errors.Wrap(err, "cannot look for the application a lost create left")
-	}
-	var ours []cloudflare.AccessApplication
-	for _, a := range all {
-		if a.Name == cr.Spec.ForProvider.Name && strings.EqualFold(a.Domain, cr.Spec.ForProvider.Domain) && mr.LeftByOwnCreate(cr, a.ID, a.CreatedAt) {
-			ours = append(ours, a)
-		}
-	}
-	switch len(ours) {
-	case 0:
-		return nil, nil
-	case 1:
-		return &ours[0], nil
-	default:
-		return nil, errors.Errorf("%d applications for %s appeared after this resource began creating one; set the external-name to the ID of the one to manage", len(ours), cr.Spec.ForProvider.Domain)
-	}
+	p := cr.Spec.ForProvider
+	return mr.LostCreate[cloudflare.AccessApplication]{
+		List: e.access.ListAccessApplications,
+		Match: func(a cloudflare.AccessApplication) bool {
+			return a.Name == p.Name && strings.EqualFold(a.Domain, p.Domain)
+		},
+		ID:      func(a cloudflare.AccessApplication) string { return a.ID },
+		Created: func(a cloudflare.AccessApplication) time.Time { return a.CreatedAt },
+	}.One(ctx, cr, "applications for "+p.Domain)
 }
 
 func (e *external) Create(ctx context.Context, cr *v1alpha1.AccessApplication) (managed.ExternalCreation, error) {

@@ -4,6 +4,8 @@ package accesspolicy
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/accesspolicy/rules"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/mr"
 )
 
@@ -29,6 +32,7 @@ var kind = mr.Kind[*v1alpha1.AccessPolicy]{
 	External: func(c mr.Connection) managed.TypedExternalClient[*v1alpha1.AccessPolicy] {
 		return &external{access: c.Cloudflare}
 	},
+	References: references,
 	ObservedID: func(cr *v1alpha1.AccessPolicy) string { return cr.Status.AtProvider.ID },
 }
 
@@ -48,35 +52,18 @@ type external struct {
 
 func (e *external) Disconnect(context.Context) error { return nil }
 
-// lost finds what a create of this resource whose answer was lost left
-// behind. Policy names are not unique and policies carry no ownership
-// marker, so a name alone proves nothing: only a policy of the name that
-// appeared after this resource began creating it (mr.LeftByOwnCreate) is
-// taken. Another policy of the same name is someone else's, and no
-// obstacle: Cloudflare lets both exist. It lists only while a create's
-// outcome is unknown, never in steady state.
+// lost is the policy a create of this resource whose answer was lost
+// left (mr.LostCreate): policy names are not unique and policies carry no
+// ownership marker, so only one that appeared after the create began is
+// taken.
 func (e *external) lost(ctx context.Context, cr *v1alpha1.AccessPolicy) (*cloudflare.AccessPolicy, error) {
-	if !meta.ExternalCreateIncomplete(cr) {
-		return nil, nil
-	}
-	all, err := e.access.ListAccessPolicies(ctx)
-	if err != nil {
-		return nil, errors.Wrap(err, "cannot look for the policy a lost create left")
-	}
-	var ours []cloudflare.AccessPolicy
-	for _, p := range all {
-		if p.Name == cr.Spec.ForProvider.Name && mr.LeftByOwnCreate(cr, p.ID, p.CreatedAt) {
-			ours = append(ours, p)
-		}
-	}
-	switch len(ours) {
-	case 0:
-		return nil, nil
-	case 1:
-		return &ours[0], nil
-	default:
-		return nil, errors.Errorf("%d policies named %q appeared after this resource began creating one; set the external-name to the ID of the one to manage", len(ours), cr.Spec.ForProvider.Name)
-	}
+	name := cr.Spec.ForProvider.Name
+	return mr.LostCreate[cloudflare.AccessPolicy]{
+		List:    e.access.ListAccessPolicies,
+		Match:   func(p cloudflare.AccessPolicy) bool { return p.Name == name },
+		ID:      func(p cloudflare.AccessPolicy) string { return p.ID },
+		Created: func(p cloudflare.AccessPolicy) time.Time { return p.CreatedAt },
+	}.One(ctx, cr, fmt.Sprintf("policies named %q", name))
 }
 
 func (e *external) Observe(ctx context.Context, cr *v1alpha1.AccessPolicy) (managed.ExternalObservation, error) {
@@ -113,6 +100,9 @@ func (e *external) find(ctx context.Context, cr *v1alpha1.AccessPolicy) (*cloudf
 }
 
 func (e *external) Create(ctx context.Context, cr *v1alpha1.AccessPolicy) (managed.ExternalCreation, error) {
+	if err := resolved(cr); err != nil {
+		return managed.ExternalCreation{}, err
+	}
 	p, err := e.access.CreateAccessPolicy(ctx, Input(cr.Spec.ForProvider))
 	if err != nil {
 		return managed.ExternalCreation{}, errors.Wrap(err, "cannot create Access policy")
@@ -122,6 +112,9 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.AccessPolicy) (manag
 }
 
 func (e *external) Update(ctx context.Context, cr *v1alpha1.AccessPolicy) (managed.ExternalUpdate, error) {
+	if err := resolved(cr); err != nil {
+		return managed.ExternalUpdate{}, err
+	}
 	_, err := e.access.UpdateAccessPolicy(ctx, meta.GetExternalName(cr), Input(cr.Spec.ForProvider))
 	return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update Access policy")
 }
@@ -132,6 +125,21 @@ func (e *external) Delete(ctx context.Context, cr *v1alpha1.AccessPolicy) (manag
 		return managed.ExternalDelete{}, nil
 	}
 	return managed.ExternalDelete{}, errors.Wrap(err, "cannot delete Access policy")
+}
+
+// resolved refuses a write while a rule's group or service token
+// reference has no ID (fail closed: rules.UnresolvedError).
+func resolved(cr *v1alpha1.AccessPolicy) error {
+	p := cr.Spec.ForProvider
+	return rules.Resolved(p.Include, p.Exclude, p.Require)
+}
+
+// references lists the namespaces named by the rules' group and service
+// token references and selectors, so that mr refuses the ones pointing at
+// other namespaces.
+func references(cr *v1alpha1.AccessPolicy) []*string {
+	p := cr.Spec.ForProvider
+	return rules.ReferenceNamespaces(p.Include, p.Exclude, p.Require)
 }
 
 func timeOf(p *cloudflare.AccessPolicy) *metav1.Time {

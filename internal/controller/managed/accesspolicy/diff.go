@@ -1,7 +1,6 @@
 package accesspolicy
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -12,7 +11,8 @@ import (
 
 // Input is the policy Cloudflare is asked to hold for p.
 func Input(p v1alpha1.AccessPolicyParameters) cloudflare.AccessPolicyInput {
-	in := cloudflare.AccessPolicyInput{Name: p.Name, Decision: p.Decision, Include: rules.Rules(p.Include), Exclude: rules.Rules(p.Exclude), Require: rules.Rules(p.Require)}
+	l := rules.Translate(p.Include, p.Exclude, p.Require)
+	in := cloudflare.AccessPolicyInput{Name: p.Name, Decision: p.Decision, Include: l.Include, Exclude: l.Exclude, Require: l.Require}
 	if p.SessionDuration != nil {
 		in.SessionDuration = *p.SessionDuration
 	}
@@ -20,8 +20,8 @@ func Input(p v1alpha1.AccessPolicyParameters) cloudflare.AccessPolicyInput {
 }
 
 // Diff describes how the policy Cloudflare holds differs from p; "" when it
-// is up to date. Rules are compared by meaning (their JSON, whatever the
-// key order), in order; a session duration left unset is Cloudflare's.
+// is up to date. Rules are compared by meaning (rules.Lists.Diff); a
+// session duration left unset is Cloudflare's.
 func Diff(p v1alpha1.AccessPolicyParameters, got cloudflare.AccessPolicy) string {
 	want := Input(p)
 	var d []string
@@ -31,14 +31,7 @@ func Diff(p v1alpha1.AccessPolicyParameters, got cloudflare.AccessPolicy) string
 	if want.Decision != got.Decision {
 		d = append(d, fmt.Sprintf("decision: %q in Cloudflare, %q desired", got.Decision, want.Decision))
 	}
-	for _, l := range []struct {
-		name      string
-		want, got []json.RawMessage
-	}{{"include", want.Include, got.Include}, {"exclude", want.Exclude, got.Exclude}, {"require", want.Require, got.Require}} {
-		if w, g := rules.Canonical(l.want), rules.Canonical(l.got); w != g {
-			d = append(d, fmt.Sprintf("%s: %s in Cloudflare, %s desired", l.name, g, w))
-		}
-	}
+	d = append(d, rules.Lists{Include: want.Include, Exclude: want.Exclude, Require: want.Require}.Diff(rules.Lists{Include: got.Include, Exclude: got.Exclude, Require: got.Require})...)
 	if p.SessionDuration != nil && *p.SessionDuration != got.SessionDuration {
 		d = append(d, fmt.Sprintf("sessionDuration: %q in Cloudflare, %q desired", got.SessionDuration, *p.SessionDuration))
 	}

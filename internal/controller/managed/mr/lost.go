@@ -1,0 +1,62 @@
+package mr
+
+import (
+	"context"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+)
+
+// LostCreate finds what a create of a resource whose answer was lost left
+// behind, for kinds whose Cloudflare objects carry no ownership marker and
+// whose names are not unique (Access policies, groups, applications,
+// service tokens). A name alone proves nothing there: only an object that
+// matches the resource's natural key and appeared after the resource began
+// creating it (LeftByOwnCreate) is the create's. Another one of the same
+// name is someone else's, and no obstacle: Cloudflare lets both exist.
+type LostCreate[O any] struct {
+	// List lists the kind's objects in the account.
+	List func(ctx context.Context) ([]O, error)
+	// Match says whether an object has the resource's natural key.
+	Match func(O) bool
+	// ID and Created are an object's ID and creation time.
+	ID      func(O) string
+	Created func(O) time.Time
+}
+
+// Find lists the objects the lost create may have left. It lists only
+// while a create's outcome is unknown, never in steady state.
+func (l LostCreate[O]) Find(ctx context.Context, mg resource.Managed) ([]O, error) {
+	if !meta.ExternalCreateIncomplete(mg) {
+		return nil, nil
+	}
+	all, err := l.List(ctx)
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot look for what a create whose answer was lost left")
+	}
+	var ours []O
+	for _, o := range all {
+		if l.Match(o) && LeftByOwnCreate(mg, l.ID(o), l.Created(o)) {
+			ours = append(ours, o)
+		}
+	}
+	return ours, nil
+}
+
+// One is the object the lost create left, to adopt: nil when there is
+// none, an error when there are several (which one to manage is then the
+// user's choice, by external-name). what names them in that error, e.g.
+// `policies named "staff"`.
+func (l LostCreate[O]) One(ctx context.Context, mg resource.Managed, what string) (*O, error) {
+	ours, err := l.Find(ctx, mg)
+	switch {
+	case err != nil || len(ours) == 0:
+		return nil, err
+	case len(ours) == 1:
+		return &ours[0], nil
+	default:
+		return nil, errors.Errorf("%d %s appeared after this resource began creating one; set the external-name to the ID of the one to manage", len(ours), what)
+	}
+}
