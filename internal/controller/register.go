@@ -12,7 +12,9 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/accessapplication"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/accessgroup"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/accesspolicy"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/accessservicetoken"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/config"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/dnsrecord"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/hostnameroute"
@@ -128,7 +130,9 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, s Settings) error {
 	}
 	for _, setup := range []func(ctrl.Manager, controller.Options, mr.Settings) error{
 		accessapplication.SetupGated,
+		accessgroup.SetupGated,
 		accesspolicy.SetupGated,
+		accessservicetoken.SetupGated,
 		hostnameroute.SetupGated,
 		networkroute.SetupGated,
 		tunnel.SetupGated,
