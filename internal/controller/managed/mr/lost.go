@@ -26,10 +26,15 @@ type LostCreate[O any] struct {
 	Created func(O) time.Time
 }
 
-// Find lists the objects the lost create may have left. It lists only
-// while a create's outcome is unknown, never in steady state.
+// Find lists the objects a create of mg whose answer was lost may have
+// left; it is asked only while mg has no external-name. It lists once a
+// create has begun (crossplane's create-pending annotation), whether or
+// not a failure was recorded since: an answer lost on the way back (a
+// timeout, a 5xx from a proxy) is recorded as a failed create, yet the
+// object may well exist. Never in steady state, where the external-name
+// is set.
 func (l LostCreate[O]) Find(ctx context.Context, mg resource.Managed) ([]O, error) {
-	if !meta.ExternalCreateIncomplete(mg) {
+	if meta.GetExternalCreatePending(mg).IsZero() {
 		return nil, nil
 	}
 	all, err := l.List(ctx)
