@@ -128,6 +128,11 @@ type Options struct {
 	// (--dns-batch-window, --dns-batch-size).
 	DNSBatching *cloudflare.DNSBatching
 
+	// Now is the simulator's clock (sim.Options.Now); nil is time.Now. A
+	// test moves it to see what time does (a rotated-out secret expiring)
+	// without sleeping. The provider keeps the real clock.
+	Now func() time.Time
+
 	// WriteUnchangedStatus turns the provider's quiet status client off
 	// (controller.Settings.WriteUnchangedStatus), to show what it saves.
 	WriteUnchangedStatus bool
@@ -158,6 +163,7 @@ func RunWithOptions(m *testing.M, p **Provider, o Options) int {
 		Token: Token, AccountID: AccountID, Zones: Zones,
 		RateLimit: o.RateLimit, RateWindow: o.RateWindow, RatePenalty: o.RatePenalty,
 		ListLag: o.ListLag, ConnectorLinger: o.ConnectorLinger, LegacyTunnelConnections: o.LegacyTunnelConnections,
+		Now: o.Now,
 	})
 	srv := httptest.NewServer(s)
 	defer srv.Close()
