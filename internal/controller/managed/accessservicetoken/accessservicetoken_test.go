@@ -90,7 +90,9 @@ func waitSecret(t *testing.T, cr *v1alpha1.AccessServiceToken, what string, ok f
 		}
 		c = credentials{string(s.Data[v1alpha1.KeyServiceTokenClientID]), string(s.Data[v1alpha1.KeyServiceTokenClientSecret])}
 		if !ok(c) {
-			return fmt.Errorf("the Secret holds client ID %q and a secret of %d characters", c.id, len(c.secret))
+			_ = p.Get(cr)
+			sc := cr.GetCondition(xpv2.TypeSynced)
+			return fmt.Errorf("the Secret holds client ID %q and a secret of %d characters (Synced=%s %s: %s; status %+v)", c.id, len(c.secret), sc.Status, sc.Reason, sc.Message, cr.Status.AtProvider)
 		}
 		return nil
 	})
@@ -160,7 +162,10 @@ func TestATokensSecretIsLetInAndRotatesWithOverlap(t *testing.T) {
 
 	p.Edit(t, tok, func() {
 		tok.Spec.ForProvider.Rotation = &v1alpha1.AccessServiceTokenRotation{
-			RequestedAt:                metav1.NewTime(time.Now().Add(-time.Second)),
+			// A second ahead: the API server keeps whole seconds, and a
+			// request at or before the token's creation is already
+			// served by the secret it was made with.
+			RequestedAt:                metav1.NewTime(time.Now().Add(time.Second)),
 			PreviousSecretExpiresAfter: &metav1.Duration{Duration: time.Hour},
 		}
 	})
