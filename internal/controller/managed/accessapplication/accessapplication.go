@@ -176,7 +176,12 @@ func (e *external) taken(ctx context.Context, cr *v1alpha1.AccessApplication, re
 	for _, a := range all {
 		for _, d := range append([]cloudflare.AccessDestination{{URI: a.Domain}}, a.Destinations...) {
 			if want[strings.ToLower(d.URI)] {
-				return &mr.NameTakenError{Kind: "Access application", Name: d.URI, ID: a.ID, Created: a.CreatedAt}
+				// Recorded on the resource (mr.CreateRefused): an
+				// application made just before this create began is
+				// within LeftByOwnCreate's clock-skew window, and the
+				// next Observe, looking for what a lost create left,
+				// must not take it for this resource's.
+				return mr.CreateRefused(cr, "Access application", d.URI, a.ID, a.CreatedAt)
 			}
 		}
 	}
