@@ -64,6 +64,9 @@ func TestManagedAccess(t *testing.T) {
 	ph := hostname(ns, "guarded", host, func(ph *v1alpha1.PublicHostname) {
 		ph.Spec.Access = &v1alpha1.Access{Policies: []v1alpha1.AccessPolicyName{{Name: "staff"}}}
 	})
+	// Every write from here to the end is checked: no moment with DNS
+	// sending the hostname to a rule without the Access check.
+	watch := p.Sim.WatchExposure(host)
 	p.Create(t, ph)
 
 	// Fails closed: the policy does not exist yet.
@@ -137,6 +140,9 @@ func TestManagedAccess(t *testing.T) {
 			return nil
 		})
 	})
+	if writes, exposed := p.Sim.StopWatch(watch); writes < 6 || len(exposed) != 0 {
+		t.Errorf("%d writes checked; the hostname was reachable without its Access check: %q", writes, exposed)
+	}
 	p.DeleteAndWait(t, staff)
 }
 
