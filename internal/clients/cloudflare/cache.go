@@ -249,6 +249,7 @@ type accountCache struct {
 	// policies (cache_access.go).
 	accessApps     snapshot[AccessApplication]
 	accessPolicies snapshot[AccessPolicy]
+	accessOrg      snapshot[AccessOrganization]
 	mu             sync.Mutex
 	records        map[string]*snapshot[DNSRecord] // by zone ID
 	// configs are the tunnels' configuration documents as last read or

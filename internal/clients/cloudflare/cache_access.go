@@ -116,3 +116,21 @@ func (c *CachedClient) DeleteAccessPolicy(ctx context.Context, id string) error 
 	}
 	return err
 }
+
+// GetAccessOrganization serves the account's Access organization read
+// within the TTL: every new application asks for its team domain, which
+// does not change with the number of applications.
+func (c *CachedClient) GetAccessOrganization(ctx context.Context) (*AccessOrganization, error) {
+	const key = "organization"
+	o, _, err := c.cache.accessOrg.get(ctx, c.ttl, key, func(ctx context.Context) (map[string]AccessOrganization, error) {
+		o, err := c.Client.GetAccessOrganization(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]AccessOrganization{key: *o}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &o, nil
+}

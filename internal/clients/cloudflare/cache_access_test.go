@@ -27,6 +27,13 @@ func TestAccessObservationRidesTheSnapshots(t *testing.T) {
 	f.sim.ResetStats()
 
 	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			if o, err := c.GetAccessOrganization(ctx); err != nil || o.AuthDomain == "" {
+				t.Errorf("organization %+v, %v", o, err)
+			}
+		})
+	}
 	for _, id := range apps {
 		wg.Go(func() {
 			if _, err := c.GetAccessApplication(ctx, id); err != nil {
@@ -39,6 +46,9 @@ func TestAccessObservationRidesTheSnapshots(t *testing.T) {
 	}
 	wg.Wait()
 	st := f.sim.Stats()
+	if n := st["access_organizations.get"].Requests; n != 1 {
+		t.Errorf("20 reads of the organization cost %d requests, want 1", n)
+	}
 	if st["access_apps.list"].Requests != 1 || st["access_apps.get"].Requests != 0 || st["access_policies.list"].Requests != 1 || st["access_policies.get"].Requests != 0 {
 		t.Errorf("40 observations cost apps %d lists %d gets, policies %d lists %d gets; want one list each", st["access_apps.list"].Requests, st["access_apps.get"].Requests, st["access_policies.list"].Requests, st["access_policies.get"].Requests)
 	}
