@@ -928,7 +928,7 @@ func (r *result) report(w *reportWriter) {
 	w.f("| every Ingress and managed resource gone | %s |\n", round(r.ingressesGone))
 	w.f("| then the CloudflareTunnel and its Tunnel gone | **%s** in all |\n", round(r.del.wall))
 	w.f("| Cloudflare requests | **%d** |\n", d.delReq)
-	w.f("| floor, DNS batched (2N + ⌈N/%d⌉ + %d config writes + tunnel) | %d — measured is **%.2f×** |\n", bench.DefaultDNSBatchSize, d.delFloor.ConfigWrites, d.delFloor.Total, ratio(d.delReq, d.delFloor.Total))
+	w.f("| floor, DNS batched (2N + ⌈N/%d⌉ + %d config writes + tunnel + Access) | %d — measured is **%.2f×** |\n", bench.DefaultDNSBatchSize, d.delFloor.ConfigWrites, d.delFloor.Total, ratio(d.delReq, d.delFloor.Total))
 	w.f("| floor, one request per record | %d — measured is %.2f× |\n", d.delFloorSingle.Total, ratio(d.delReq, d.delFloorSingle.Total))
 	w.f("| 429 answers | %d |\n", d.del429)
 	w.f("| provider CPU / peak RSS | %s / %.0f MiB%s |\n", round(r.del.usage.CPU()), bench.MB(r.del.usage.PeakRSS), sampledNote(r.del.usage))
