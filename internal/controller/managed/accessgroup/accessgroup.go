@@ -35,6 +35,14 @@ var kind = mr.Kind[*v1alpha1.AccessGroup]{
 		p := cr.Spec.ForProvider
 		return rules.ReferenceNamespaces(p.Include, p.Exclude, p.Require)
 	},
+	AccessGroupIDs: func(cr *v1alpha1.AccessGroup) []string {
+		p := cr.Spec.ForProvider
+		return rules.GroupIDs(p.Include, p.Exclude, p.Require)
+	},
+	AccessServiceTokenIDs: func(cr *v1alpha1.AccessGroup) []string {
+		p := cr.Spec.ForProvider
+		return rules.ServiceTokenIDs(p.Include, p.Exclude, p.Require)
+	},
 	ObservedID: func(cr *v1alpha1.AccessGroup) string { return cr.Status.AtProvider.ID },
 }
 

@@ -33,6 +33,14 @@ var kind = mr.Kind[*v1alpha1.AccessPolicy]{
 		return &external{access: c.Cloudflare, kube: c.Kube}
 	},
 	References: references,
+	AccessGroupIDs: func(cr *v1alpha1.AccessPolicy) []string {
+		p := cr.Spec.ForProvider
+		return rules.GroupIDs(p.Include, p.Exclude, p.Require)
+	},
+	AccessServiceTokenIDs: func(cr *v1alpha1.AccessPolicy) []string {
+		p := cr.Spec.ForProvider
+		return rules.ServiceTokenIDs(p.Include, p.Exclude, p.Require)
+	},
 	ObservedID: func(cr *v1alpha1.AccessPolicy) string { return cr.Status.AtProvider.ID },
 }
 

@@ -283,3 +283,39 @@ func TestAnImportedTokenIsObservedOnly(t *testing.T) {
 		t.Errorf("the imported token: %+v, %v", got, err)
 	}
 }
+
+// A policy naming another namespace's service token by its raw ID is
+// refused (NotAllowed) and never written: it would let that team's
+// machines in. The same ID in the token's own namespace is fine.
+func TestAnotherNamespacesTokenIsRefusedByID(t *testing.T) {
+	owner, other := p.Namespace(t), p.Namespace(t)
+	tok := serviceToken(owner, "deployer")
+	p.Create(t, tok)
+	p.WaitReady(t, tok)
+	id := tok.Status.AtProvider.ID
+	policy := func(ns string) *v1alpha1.AccessPolicy {
+		pol := &v1alpha1.AccessPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "by-id"}}
+		pol.Spec.ForProvider = v1alpha1.AccessPolicyParameters{Name: "by-id-" + ns, Decision: "non_identity",
+			Include: []v1alpha1.AccessRule{{ServiceTokenID: &id}}}
+		return pol
+	}
+	foreign, own := policy(other), policy(owner)
+	p.Create(t, foreign)
+	p.Create(t, own)
+	p.WaitSynced(t, foreign, "the foreign token refused", func(c xpv2.Condition) bool {
+		return c.Status == corev1.ConditionFalse && c.Reason == "NotAllowed" && strings.Contains(c.Message, "AccessServiceToken "+owner+"/deployer")
+	})
+	p.WaitReady(t, own)
+	all, err := p.Cloudflare.ListAccessPolicies(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pol := range all {
+		if pol.Name == "by-id-"+other {
+			t.Errorf("a policy naming another namespace's token was written: %+v", pol)
+		}
+	}
+	p.DeleteAndWait(t, foreign)
+	p.DeleteAndWait(t, own)
+	p.DeleteAndWait(t, tok)
+}

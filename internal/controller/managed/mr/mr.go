@@ -85,6 +85,10 @@ type Kind[T resource.ModernManaged] struct {
 	// AccessPolicyIDs lists the Access policy IDs the resource uses, so a
 	// policy another namespace manages and does not share is refused.
 	AccessPolicyIDs func(mg T) []string
+	// AccessGroupIDs and AccessServiceTokenIDs list the Access group and
+	// service token IDs the resource's rules name, so one another
+	// namespace manages is refused (neither is shared).
+	AccessGroupIDs, AccessServiceTokenIDs func(mg T) []string
 	// TunnelIDs lists the tunnel IDs the resource points Cloudflare at, so a
 	// tunnel another namespace manages can be refused (tenancy.go).
 	TunnelIDs func(mg T) []string
@@ -133,7 +137,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 			return nil, note(ctx, mg.GetCondition(xpv2.TypeSynced), err)
 		}
 		ext := k.External(Connection{Cloudflare: c, Kube: kube, Config: *cfg, Metrics: s.Metrics, PollInterval: o.PollInterval})
-		guarded := &tenancyGuard[T]{TypedExternalClient: ext, kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs, virtualNetworkIDs: k.VirtualNetworkIDs, accessPolicyIDs: k.AccessPolicyIDs, observedID: observedIDOf(k.ObservedID), settle: 2 * o.PollInterval}
+		guarded := &tenancyGuard[T]{TypedExternalClient: ext, kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs, virtualNetworkIDs: k.VirtualNetworkIDs, accessPolicyIDs: k.AccessPolicyIDs, accessGroupIDs: k.AccessGroupIDs, accessServiceTokenIDs: k.AccessServiceTokenIDs, observedID: observedIDOf(k.ObservedID), settle: 2 * o.PollInterval}
 		railed := &guardrails[T]{TypedExternalClient: guarded, config: *cfg, hostnames: k.Hostnames, networks: k.Networks, origins: k.Origins, clusterDomain: s.ClusterDomain}
 		return &notesReasons[T]{&confirmsDeletes[T]{TypedExternalClient: railed, deleted: deleted}}, nil
 	})

@@ -77,6 +77,21 @@ func (e *ForeignAccessPolicyError) Error() string {
 	return fmt.Sprintf("Access policy %s is managed by AccessPolicy %s in another namespace, which does not share it with this one; use policies of this namespace, ones shared with it (the AccessPolicy's spec.allowedNamespaces), or ones no namespace manages", e.ID, e.By)
 }
 
+// ForeignAccessObjectError says a rule names an Access group or service
+// token that a resource of another namespace manages.
+type ForeignAccessObjectError struct {
+	What, Kind, ID, By string
+}
+
+func (e *ForeignAccessObjectError) Error() string {
+	return fmt.Sprintf("%s %s is managed by %s %s in another namespace; rules may name only this namespace's, or ones no namespace manages", e.What, e.ID, e.Kind, e.By)
+}
+
+// ConditionReason of another namespace's group or token: NotAllowed.
+func (e *ForeignAccessObjectError) ConditionReason() xpv2.ConditionReason {
+	return common.ReasonNotAllowed
+}
+
 // ConditionReason of another namespace's policy: NotAllowed.
 func (e *ForeignAccessPolicyError) ConditionReason() xpv2.ConditionReason {
 	return common.ReasonNotAllowed
@@ -178,6 +193,9 @@ type tenancyGuard[T resource.ModernManaged] struct {
 	// accessPolicyIDs, like tunnelIDs, for Access policies, which their
 	// AccessPolicy may share (spec.allowedNamespaces).
 	accessPolicyIDs func(T) []string
+	// accessGroupIDs and accessServiceTokenIDs, like virtualNetworkIDs,
+	// for the groups and service tokens rules name.
+	accessGroupIDs, accessServiceTokenIDs func(T) []string
 	// observedID is the ID of the object the kind's status says it
 	// observed as its own; nil for a kind whose status does not say.
 	observedID func(resource.Managed) string
@@ -276,7 +294,45 @@ func (g *tenancyGuard[T]) checkForeign(ctx context.Context, mg T) error {
 			return &ForeignAccessPolicyError{ID: id, By: by}
 		}
 	}
+	return g.checkAccessObjects(ctx, mg)
+}
+
+// checkAccessObjects refuses an Access group or service token ID that a
+// resource of another namespace manages: a rule naming another team's
+// token would let that token's holders in, and neither kind is shared.
+func (g *tenancyGuard[T]) checkAccessObjects(ctx context.Context, mg T) error {
+	for _, c := range []struct {
+		ids        func(T) []string
+		list       client.ObjectList
+		what, kind string
+	}{
+		{g.accessGroupIDs, &ztv1alpha1.AccessGroupList{}, "Access group", "AccessGroup"},
+		{g.accessServiceTokenIDs, &ztv1alpha1.AccessServiceTokenList{}, "service token", "AccessServiceToken"},
+	} {
+		if c.ids == nil {
+			continue
+		}
+		by, id, err := managedElsewhere(ctx, g.kube, c.list, accessObservedID, mg.GetNamespace(), c.ids(mg), nil)
+		if err != nil {
+			return errors.Wrapf(err, "cannot list %ss", c.kind)
+		}
+		if by != "" {
+			return &ForeignAccessObjectError{What: c.what, Kind: c.kind, ID: id, By: by}
+		}
+	}
 	return nil
+}
+
+// accessObservedID is the group or service token an AccessGroup or
+// AccessServiceToken observed as its own.
+func accessObservedID(m resource.Managed) string {
+	switch o := m.(type) {
+	case *ztv1alpha1.AccessGroup:
+		return o.Status.AtProvider.ID
+	case *ztv1alpha1.AccessServiceToken:
+		return o.Status.AtProvider.ID
+	}
+	return ""
 }
 
 // policySharedWith says whether an AccessPolicy of another namespace is
@@ -354,7 +410,8 @@ func isForeign(err error) bool {
 	var t *ForeignTunnelError
 	var v *ForeignVirtualNetworkError
 	var p *ForeignAccessPolicyError
-	return errors.As(err, &t) || errors.As(err, &v) || errors.As(err, &p)
+	var o *ForeignAccessObjectError
+	return errors.As(err, &t) || errors.As(err, &v) || errors.As(err, &p) || errors.As(err, &o)
 }
 
 // tunnelObservedID is the tunnel a Tunnel observed as its own.

@@ -118,3 +118,27 @@ func selectorNamespace(s *xpv2.NamespacedSelector) *string {
 	}
 	return &s.Namespace
 }
+
+// GroupIDs are the Access group IDs the rules name, resolved or raw, so a
+// group another namespace manages can be refused.
+func GroupIDs(lists ...[]v1alpha1.AccessRule) []string {
+	return ids(lists, func(r v1alpha1.AccessRule) *string { return r.GroupID })
+}
+
+// ServiceTokenIDs are the service token IDs the rules name, resolved or
+// raw, so a token another namespace manages can be refused.
+func ServiceTokenIDs(lists ...[]v1alpha1.AccessRule) []string {
+	return ids(lists, func(r v1alpha1.AccessRule) *string { return r.ServiceTokenID })
+}
+
+func ids(lists [][]v1alpha1.AccessRule, id func(v1alpha1.AccessRule) *string) []string {
+	var out []string
+	for _, l := range lists {
+		for _, r := range l {
+			if v := id(r); !ptrEmpty(v) {
+				out = append(out, *v)
+			}
+		}
+	}
+	return out
+}
