@@ -125,7 +125,7 @@ func programmed(n int, pending, conflicts, invalid []string) translate.Condition
 	case len(invalid) > 0:
 		return translate.Condition{Reason: ReasonInvalidAnnotation, Message: "a route's annotation cannot be used: " + strings.Join(invalid, "; ")}
 	case len(conflicts) > 0:
-		return translate.Condition{Reason: ReasonHostnameConflict, Message: fmt.Sprintf("published by another source first, so not by this binding: %s (status.hostnames says by whom)", strings.Join(conflicts, ", "))}
+		return translate.Condition{Reason: ReasonHostnameConflict, Message: fmt.Sprintf("published by another source first, or asked with different Access checks by two routes, so not by this binding: %s (status.hostnames says why)", strings.Join(conflicts, ", "))}
 	case len(pending) > 0:
 		return translate.Condition{Reason: ReasonPending, Message: "waiting for the tunnel's configuration to hold " + strings.Join(pending, ", ")}
 	case n == 0:
