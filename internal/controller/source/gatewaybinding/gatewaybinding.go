@@ -9,7 +9,6 @@ package gatewaybinding
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -208,7 +207,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	case tunnelCond.Reason == target.ReasonNotShared:
 		// Policy: nothing of this namespace goes through that tunnel.
 		res.Accepted, res.KeepExisting, res.Published, res.Hostnames = tunnelCond, false, nil, nil
-		res.KeepRoutes, res.KeepPublicHostnames = nil, nil
+		res.KeepRoutes, res.Held = nil, translate.Held{}
 	case !tunnelCond.OK:
 		// A typo must not take a working site down: nothing is created,
 		// and what the binding publishes stays.
@@ -351,7 +350,7 @@ func ownerOf(b *v1alpha1.GatewayBinding) source.Owner {
 func (r *Reconciler) converge(ctx context.Context, b *v1alpha1.GatewayBinding, res translate.Result) ([]v1alpha1.PublicHostname, bool, error) {
 	d := source.Desired{Keep: func(m source.Owned) bool {
 		ph := m.(*v1alpha1.PublicHostname)
-		return res.KeepExisting || kept(ph, res.KeepRoutes) || slices.Contains(res.KeepPublicHostnames, ph.Name)
+		return res.KeepExisting || kept(ph, res.KeepRoutes) || res.Held.Keeps(ph)
 	}}
 	for _, ph := range res.Published {
 		d.Objects = append(d.Objects, ph)
@@ -377,7 +376,7 @@ func keptHostnames(phs []v1alpha1.PublicHostname, res translate.Result) []v1alph
 	var out []v1alpha1.BoundHostname
 	for i := range phs {
 		ph := &phs[i]
-		if listed[ph.Name] || meta.WasDeleted(ph) || (!kept(ph, res.KeepRoutes) && !slices.Contains(res.KeepPublicHostnames, ph.Name)) {
+		if listed[ph.Name] || meta.WasDeleted(ph) || (!kept(ph, res.KeepRoutes) && !res.Held.Keeps(ph)) {
 			continue
 		}
 		out = append(out, v1alpha1.BoundHostname{Hostname: ph.Spec.Hostname, Route: "HTTPRoute/" + ph.Labels[translate.LabelRoute], State: v1alpha1.HostnamePending, PublicHostname: ph.Name})

@@ -69,10 +69,13 @@ func Observe(hosts []v1alpha1.BoundHostname, phs []v1alpha1.PublicHostname, mode
 		if h.State != v1alpha1.HostnamePending {
 			// Decided by the translation: an Access disagreement between
 			// routes is a conflict, a route's bad annotation is invalid.
+			// Either may still be published as it was (translate.Held).
 			switch h.State {
 			case v1alpha1.HostnameConflict:
+				h.CNAME = cname
 				conflicts = append(conflicts, h.Hostname)
 			case v1alpha1.HostnameInvalid:
+				h.CNAME = cname
 				invalid = append(invalid, h.Route+" ("+h.Hostname+"): "+h.Message)
 			}
 			obs.Hostnames = append(obs.Hostnames, h)

@@ -52,6 +52,28 @@ func sameAccess(a, b *v1alpha1.Access) bool {
 	return equality.Semantic.DeepEqual(norm(a), norm(b))
 }
 
+// Held are PublicHostnames kept as they are while the binding's routes ask
+// for an Access check they cannot have: those of routes whose access
+// annotation cannot be used, and those of hostnames whose routes disagree
+// on their check. Only one with an Access check is kept: a route asking for
+// a check is never left open meanwhile, a protected hostname never taken
+// down.
+type Held struct {
+	Routes          []string
+	PublicHostnames []string
+}
+
+// Keeps says whether ph is held.
+func (h Held) Keeps(ph *v1alpha1.PublicHostname) bool {
+	a := ph.Spec.Access
+	if a == nil || !ptr.Deref(a.Required, true) {
+		return false
+	}
+	return slices.Contains(h.PublicHostnames, ph.Name) || slices.ContainsFunc(h.Routes, func(r string) bool {
+		return ph.Labels[LabelRoute] == publish.LabelValue(r)
+	})
+}
+
 // claim is the first route to name a hostname, and what it asks for.
 type claim struct {
 	route   string
@@ -78,9 +100,9 @@ func (p *publisher) route(route *gwv1.HTTPRoute, hosts []Hostname) {
 	id := "HTTPRoute/" + route.Name
 	access, problem := RouteAccess(p.binding, route)
 	if problem != "" {
-		// What the route published stays as it was (with its Access
-		// check, if it had one); nothing is published without the check.
-		p.res.KeepRoutes = append(p.res.KeepRoutes, route.Name)
+		// What the route published with an Access check stays as it
+		// was; nothing is published without the check.
+		p.res.Held.Routes = append(p.res.Held.Routes, route.Name)
 	}
 	for _, h := range hosts {
 		bh := v1alpha1.BoundHostname{Hostname: h.Name, Route: id}
@@ -89,11 +111,11 @@ func (p *publisher) route(route *gwv1.HTTPRoute, hosts []Hostname) {
 			bh.State, bh.Message = v1alpha1.HostnameNotSupported, h.Problem
 		case problem != "":
 			bh.State, bh.PublicHostname = v1alpha1.HostnameInvalid, p.name(h.Name)
-			bh.Message = problem + "; what the route published stays as it was"
+			bh.Message = problem + "; what the route published with an Access check stays as it was"
 			p.claim(h.Name, route.Name, nil, true)
 			// Kept by name too: the hostname's PublicHostname may be
 			// labelled with a younger route it now yields to.
-			p.res.KeepPublicHostnames = append(p.res.KeepPublicHostnames, bh.PublicHostname)
+			p.res.Held.PublicHostnames = append(p.res.Held.PublicHostnames, bh.PublicHostname)
 		default:
 			if !p.claim(h.Name, route.Name, access, false) {
 				continue // an older route of this binding publishes it, alike
@@ -141,12 +163,12 @@ func (p *publisher) publish() {
 		for _, i := range c.entries {
 			h := &p.res.Hostnames[i]
 			h.State = v1alpha1.HostnameConflict
-			h.Message = fmt.Sprintf("%s ask for different Access checks (annotation %s, or spec.access): not published until they agree; what was published stays as it was", strings.Join(routes, " and "), v1alpha1.AnnotationAccessPolicies)
+			h.Message = fmt.Sprintf("%s ask for different Access checks (annotation %s, or spec.access): not published until they agree; what was published with an Access check stays as it was", strings.Join(routes, " and "), v1alpha1.AnnotationAccessPolicies)
 			delete(p.wanted, i)
 		}
-		p.res.KeepPublicHostnames = append(p.res.KeepPublicHostnames, p.name(host))
+		p.res.Held.PublicHostnames = append(p.res.Held.PublicHostnames, p.name(host))
 	}
-	slices.Sort(p.res.KeepPublicHostnames)
+	slices.Sort(p.res.Held.PublicHostnames)
 	for i := range p.res.Hostnames {
 		if ph, ok := p.wanted[i]; ok {
 			p.res.Published = append(p.res.Published, ph)

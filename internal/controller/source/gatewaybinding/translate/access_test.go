@@ -35,12 +35,11 @@ func TestAccess(t *testing.T) {
 	phName := func(host string) string { return publish.ObjectName("public-web", publish.KindPublicHostname, host) }
 	type host struct {
 		Hostname, Route, State string
-		Access              *v1alpha1.Access // of the PublicHostname, when published
+		Access                 *v1alpha1.Access // of the PublicHostname, when published
 	}
 	type want struct {
-		Hosts     []host
-		KeepRoute []string
-		KeepPH    []string
+		Hosts []host
+		Held  Held
 	}
 	cases := map[string]struct {
 		binding *v1alpha1.Access
@@ -74,19 +73,19 @@ func TestAccess(t *testing.T) {
 		"AnEmptyAnnotationIsNoWayOut": {
 			binding: policies("staff"),
 			routes:  []gwv1.HTTPRoute{annotated(accepted("a", 1, traefik, "web", "a.example.com"), ann, " ")},
-			want:    want{Hosts: []host{{"a.example.com", "HTTPRoute/a", v1alpha1.HostnameInvalid, nil}}, KeepRoute: []string{"a"}, KeepPH: []string{phName("a.example.com")}},
+			want:    want{Hosts: []host{{"a.example.com", "HTTPRoute/a", v1alpha1.HostnameInvalid, nil}}, Held: Held{Routes: []string{"a"}, PublicHostnames: []string{phName("a.example.com")}}},
 		},
 		"AccessRequiredAloneIsNoWayOut": {
 			binding: policies("staff"),
 			routes:  []gwv1.HTTPRoute{annotated(accepted("a", 1, traefik, "web", "a.example.com"), v1alpha1.AnnotationAccessRequired, "false")},
-			want:    want{Hosts: []host{{"a.example.com", "HTTPRoute/a", v1alpha1.HostnameInvalid, nil}}, KeepRoute: []string{"a"}, KeepPH: []string{phName("a.example.com")}},
+			want:    want{Hosts: []host{{"a.example.com", "HTTPRoute/a", v1alpha1.HostnameInvalid, nil}}, Held: Held{Routes: []string{"a"}, PublicHostnames: []string{phName("a.example.com")}}},
 		},
 		"ABadPolicyNameKeepsWhatTheRoutePublished": {
 			routes: []gwv1.HTTPRoute{annotated(accepted("a", 1, traefik, "web", "a.example.com"), ann, "Not_A_Name"), accepted("b", 2, traefik, "web", "b.example.com")},
 			want: want{Hosts: []host{
 				{"a.example.com", "HTTPRoute/a", v1alpha1.HostnameInvalid, nil},
 				{"b.example.com", "HTTPRoute/b", v1alpha1.HostnamePending, nil},
-			}, KeepRoute: []string{"a"}, KeepPH: []string{phName("a.example.com")}},
+			}, Held: Held{Routes: []string{"a"}, PublicHostnames: []string{phName("a.example.com")}}},
 		},
 		"TwoRoutesAlikeShareAHostname": {
 			binding: policies("staff"),
@@ -103,7 +102,7 @@ func TestAccess(t *testing.T) {
 				{"a.example.com", "HTTPRoute/a", v1alpha1.HostnameConflict, nil},
 				{"only-a.example.com", "HTTPRoute/a", v1alpha1.HostnamePending, policies("staff")},
 				{"a.example.com", "HTTPRoute/b", v1alpha1.HostnameConflict, nil},
-			}, KeepPH: []string{phName("a.example.com")}},
+			}, Held: Held{PublicHostnames: []string{phName("a.example.com")}}},
 		},
 		"AnUnprotectedRouteAndAProtectedOneDisagree": {
 			routes: []gwv1.HTTPRoute{
@@ -113,7 +112,7 @@ func TestAccess(t *testing.T) {
 			want: want{Hosts: []host{
 				{"a.example.com", "HTTPRoute/a", v1alpha1.HostnameConflict, nil},
 				{"a.example.com", "HTTPRoute/b", v1alpha1.HostnameConflict, nil},
-			}, KeepPH: []string{phName("a.example.com")}},
+			}, Held: Held{PublicHostnames: []string{phName("a.example.com")}}},
 		},
 	}
 	for name, tc := range cases {
@@ -126,7 +125,7 @@ func TestAccess(t *testing.T) {
 			for _, ph := range res.Published {
 				byName[ph.Name] = ph
 			}
-			got := want{KeepRoute: res.KeepRoutes, KeepPH: res.KeepPublicHostnames}
+			got := want{Held: res.Held}
 			for _, h := range res.Hostnames {
 				g := host{Hostname: h.Hostname, Route: h.Route, State: h.State}
 				if ph := byName[h.PublicHostname]; ph != nil && h.State == v1alpha1.HostnamePending {
@@ -152,5 +151,36 @@ func TestRouteAccessNamesTheAnnotation(t *testing.T) {
 	want := "annotation " + v1alpha1.AnnotationAccessPolicies + ": names no AccessPolicy: the AccessPolicy objects of the namespace, comma-separated; the hostnames are not published without their Access check"
 	if a != nil || problem != want {
 		t.Errorf("RouteAccess: got %v, %q; want nil, %q", a, problem, want)
+	}
+}
+
+// TestHeldKeepsOnlyProtected: a held PublicHostname stays only while it
+// carries a required Access check.
+func TestHeldKeepsOnlyProtected(t *testing.T) {
+	held := Held{Routes: []string{"admin"}, PublicHostnames: []string{"by-name"}}
+	ph := func(name, route string, a *v1alpha1.Access) *v1alpha1.PublicHostname {
+		p := &v1alpha1.PublicHostname{Spec: v1alpha1.PublicHostnameSpec{Access: a}}
+		p.Name, p.Labels = name, map[string]string{LabelRoute: route}
+		return p
+	}
+	optional := policies("staff")
+	optional.Required = ptr.To(false)
+	cases := map[string]struct {
+		ph   *v1alpha1.PublicHostname
+		want bool
+	}{
+		"ProtectedByName":        {ph("by-name", "other", policies("staff")), true},
+		"ProtectedByRoute":       {ph("x", "admin", &v1alpha1.Access{TeamName: "acme", AudTags: []string{"a"}}), true},
+		"ProtectedButNotHeld":    {ph("x", "other", policies("staff")), false},
+		"HeldButOpen":            {ph("by-name", "admin", nil), false},
+		"HeldButTokensOptional":  {ph("by-name", "admin", optional), false},
+		"RequiredDefaultsToTrue": {ph("by-name", "admin", &v1alpha1.Access{Policies: []v1alpha1.AccessPolicyName{{Name: "staff"}}}), true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := held.Keeps(tc.ph); got != tc.want {
+				t.Errorf("Keeps = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

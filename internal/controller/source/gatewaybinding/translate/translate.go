@@ -91,13 +91,11 @@ type Result struct {
 	// revoking a grant unpublishes.
 	KeepExisting bool
 	// KeepRoutes are routes whose acceptance is out of date (the Gateway's
-	// controller has not answered their latest generation), or whose
-	// annotations cannot be used: what they publish stays until they are
-	// answered or fixed.
+	// controller has not answered their latest generation): what they
+	// publish stays until it does.
 	KeepRoutes []string
-	// KeepPublicHostnames are PublicHostnames kept as they are by name:
-	// those of hostnames whose routes disagree on their Access check.
-	KeepPublicHostnames []string
+	// Held are kept only while they carry an Access check.
+	Held Held
 }
 
 // Translate decides what a binding publishes.
