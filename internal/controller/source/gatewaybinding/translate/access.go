@@ -17,12 +17,12 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
-// RouteAccess is the Access check of a route's hostnames: the route's own
+// routeAccess is the Access check of a route's hostnames: the route's own
 // access annotations when it has any, else the binding's spec.access. It
 // fails closed: an annotation that cannot be used is a problem (the route
 // publishes nothing new), and no annotation value means "no check", so a
 // route cannot drop the binding's check by mistake or on purpose.
-func RouteAccess(b *v1alpha1.GatewayBinding, route *gwv1.HTTPRoute) (*v1alpha1.Access, string) {
+func routeAccess(b *v1alpha1.GatewayBinding, route *gwv1.HTTPRoute) (*v1alpha1.Access, string) {
 	if !annotation.HasAccess(route.Annotations) {
 		return b.Spec.Access.DeepCopy(), ""
 	}
@@ -98,7 +98,7 @@ type publisher struct {
 // route adds an accepted route's hostnames.
 func (p *publisher) route(route *gwv1.HTTPRoute, hosts []Hostname) {
 	id := "HTTPRoute/" + route.Name
-	access, problem := RouteAccess(p.binding, route)
+	access, problem := routeAccess(p.binding, route)
 	if problem != "" {
 		// What the route published with an Access check stays as it
 		// was; nothing is published without the check.

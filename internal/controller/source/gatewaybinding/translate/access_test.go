@@ -147,10 +147,10 @@ func TestAccess(t *testing.T) {
 // names it, so the binding's condition and event say what to fix.
 func TestRouteAccessNamesTheAnnotation(t *testing.T) {
 	r := annotated(accepted("a", 1, traefik, "web"), v1alpha1.AnnotationAccessPolicies, "")
-	a, problem := RouteAccess(fixture().Binding, &r)
+	a, problem := routeAccess(fixture().Binding, &r)
 	want := "annotation " + v1alpha1.AnnotationAccessPolicies + ": names no AccessPolicy: the AccessPolicy objects of the namespace, comma-separated; the hostnames are not published without their Access check"
 	if a != nil || problem != want {
-		t.Errorf("RouteAccess: got %v, %q; want nil, %q", a, problem, want)
+		t.Errorf("routeAccess: got %v, %q; want nil, %q", a, problem, want)
 	}
 }
 
