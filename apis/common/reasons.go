@@ -30,6 +30,9 @@ const (
 	// ReasonRefused: Cloudflare refused the request (a 4xx answer: an
 	// invalid value, a missing permission).
 	ReasonRefused xpv2.ConditionReason = "CloudflareRefused"
+	// ReasonPolicyInUse: an AccessPolicy being deleted is still used by
+	// Access applications; its deletion waits until they no longer use it.
+	ReasonPolicyInUse xpv2.ConditionReason = "PolicyInUse"
 )
 
 // Taken says whether a reason reports an object that is someone else's:

@@ -109,22 +109,26 @@ func (s Stats) Table(w io.Writer) {
 // not live) and the names held more than once.
 type Live struct {
 	Tunnels, Routes, Services, Records, CIDRRoutes int
+	// AccessApps and AccessPolicies: Cloudflare Access applications and
+	// reusable policies.
+	AccessApps, AccessPolicies int
 	// Duplicates lists names (tunnel names, route hostnames, service names,
 	// record names) held by more than one live object.
 	Duplicates []string
 	// ConfigHostnames is the number of distinct hostnames in the remote
-	// configurations of the live tunnels.
-	ConfigHostnames int
+	// configurations of the live tunnels; AccessProtected, those of them
+	// whose every rule requires an Access token.
+	ConfigHostnames, AccessProtected int
 }
 
 // Leftovers is the number of live objects of any kind.
 func (l Live) Leftovers() int {
-	return l.Tunnels + l.Routes + l.Services + l.Records + l.CIDRRoutes
+	return l.Tunnels + l.Routes + l.Services + l.Records + l.CIDRRoutes + l.AccessApps + l.AccessPolicies
 }
 
 func (l Live) String() string {
-	return fmt.Sprintf("%d tunnels, %d hostname routes, %d VPC services, %d DNS records, %d CIDR routes; %d hostnames in tunnel configuration; duplicates: %v",
-		l.Tunnels, l.Routes, l.Services, l.Records, l.CIDRRoutes, l.ConfigHostnames, l.Duplicates)
+	return fmt.Sprintf("%d tunnels, %d hostname routes, %d VPC services, %d DNS records, %d CIDR routes, %d Access applications, %d Access policies; %d hostnames in tunnel configuration; duplicates: %v",
+		l.Tunnels, l.Routes, l.Services, l.Records, l.CIDRRoutes, l.AccessApps, l.AccessPolicies, l.ConfigHostnames, l.Duplicates)
 }
 
 // Count tallies a simulator snapshot.
@@ -140,14 +144,24 @@ func Count(st sim.State) Live {
 		seen["tunnel "+t.Name]++
 		var cfg struct {
 			Ingress []struct {
-				Hostname string `json:"hostname"`
+				Hostname      string `json:"hostname"`
+				OriginRequest struct {
+					Access *struct {
+						Required bool     `json:"required"`
+						AudTag   []string `json:"audTag"`
+					} `json:"access"`
+				} `json:"originRequest"`
 			} `json:"ingress"`
 		}
 		if json.Unmarshal([]byte(t.Config), &cfg) == nil {
 			for _, r := range cfg.Ingress {
-				if r.Hostname != "" {
-					hosts[r.Hostname] = true
+				if r.Hostname == "" {
+					continue
 				}
+				a := r.OriginRequest.Access
+				checked := a != nil && a.Required && len(a.AudTag) > 0
+				was, seen := hosts[r.Hostname]
+				hosts[r.Hostname] = checked && (was || !seen)
 			}
 		}
 	}
@@ -170,12 +184,22 @@ func Count(st sim.State) Live {
 			l.CIDRRoutes++
 		}
 	}
+	for _, a := range st.Access.Applications {
+		l.AccessApps++
+		seen["access application "+a.Domain]++
+	}
+	l.AccessPolicies = len(st.Access.Policies)
 	for _, k := range slices.Sorted(maps.Keys(seen)) {
 		if seen[k] > 1 {
 			l.Duplicates = append(l.Duplicates, fmt.Sprintf("%s ×%d", k, seen[k]))
 		}
 	}
 	l.ConfigHostnames = len(hosts)
+	for _, checked := range hosts {
+		if checked {
+			l.AccessProtected++
+		}
+	}
 	return l
 }
 
@@ -197,7 +221,31 @@ type Minimum struct {
 	Tunnel       int
 	ZoneList     int // 1 on creation: resolving example.com's zone ID for all records
 	ConfigWrites int // writes of the tunnel's configuration (rules added, or removed)
-	Total        int
+	// Access: an Access application per protected hostname and a policy
+	// per shared policy, created or deleted; on creation also one read of
+	// the account's Access organization (its team domain).
+	Access int
+	Total  int
+}
+
+// WithAccess adds to a creation floor the Access applications of apps
+// protected hostnames, the policies they share and one read of the Access
+// organization: what protecting them costs at the least.
+func (m Minimum) WithAccess(apps, policies int) Minimum {
+	if apps+policies == 0 {
+		return m
+	}
+	m.Access = apps + policies + 1
+	m.Total += m.Access
+	return m
+}
+
+// WithAccessDeletion adds to a teardown floor the deletes of apps
+// applications and policies policies.
+func (m Minimum) WithAccessDeletion(apps, policies int) Minimum {
+	m.Access = apps + policies
+	m.Total += m.Access
+	return m
 }
 
 // DNSRequests is the fewest requests that write n DNS records batchSize at

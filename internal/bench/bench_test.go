@@ -149,6 +149,10 @@ type settings struct {
 	bin    string
 	dir    string
 	commit string // of the tree the provider was built from
+	// policies is the number of AccessPolicies the Ingresses share
+	// (BENCH_ACCESS_POLICIES): each Ingress names one, so each hostname
+	// is protected by an Access application of its own. 0: none.
+	policies int
 }
 
 // BenchmarkScale runs, for each variant at the same time, one
@@ -169,6 +173,11 @@ func BenchmarkScale(b *testing.B) {
 	}
 	if s.poll, err = envDuration("BENCH_POLL", 0); err != nil {
 		b.Fatal(err)
+	}
+	if os.Getenv("BENCH_ACCESS_POLICIES") != "" {
+		if s.policies, err = envInt("BENCH_ACCESS_POLICIES", 0); err != nil {
+			b.Fatal(err)
+		}
 	}
 	vs, err := variants()
 	if err != nil {
@@ -358,6 +367,7 @@ type phase struct {
 type result struct {
 	v                     variant
 	n                     int
+	policies              int // AccessPolicies shared by the n hostnames; 0: none
 	startRSS, startPeak   uint64 // the provider's RSS and peak before the run
 	applied               time.Duration
 	readyAt, configAt     time.Duration
@@ -372,7 +382,7 @@ type result struct {
 // scenario is the run: create and converge, steady state, deletion.
 func (r *run) scenario(ctx context.Context) (*result, error) {
 	n, c := r.s.n, r.env.Client
-	res := &result{v: r.v, n: n}
+	res := &result{v: r.v, n: n, policies: r.s.policies}
 	pid := r.proc.Pid()
 	if p, err := bench.ReadProc(pid); err == nil {
 		res.startRSS, res.startPeak = p.RSS, p.PeakRSS
@@ -401,7 +411,7 @@ func (r *run) scenario(ctx context.Context) (*result, error) {
 	r.tracker.begin(mark.at)
 
 	// --- create and converge ---------------------------------------------
-	if err := create(ctx, c, n); err != nil {
+	if err := create(ctx, c, n, r.s.policies); err != nil {
 		return nil, err
 	}
 	res.applied = time.Since(mark.at)
@@ -448,6 +458,9 @@ func (r *run) scenario(ctx context.Context) (*result, error) {
 	if l := res.converged; l.Tunnels != 1 || l.Routes != n || l.Services != n || l.Records != n || len(l.Duplicates) > 0 || l.CIDRRoutes != 0 {
 		res.problems = append(res.problems, fmt.Sprintf("after convergence the account holds %s; want 1 tunnel and exactly %d routes, services and records, no duplicates", l, n))
 	}
+	if k, l := r.s.policies, res.converged; k > 0 && (l.AccessApps != n || l.AccessPolicies != k || l.AccessProtected != n) {
+		res.problems = append(res.problems, fmt.Sprintf("after convergence the account holds %d Access applications and %d policies, and %d hostnames are protected on every rule; want %d, %d and %d", l.AccessApps, l.AccessPolicies, l.AccessProtected, n, k, n))
+	}
 
 	// --- steady state ------------------------------------------------------
 	if r.s.steady > 0 {
@@ -480,7 +493,7 @@ func (r *run) scenario(ctx context.Context) (*result, error) {
 	}
 	if err := r.waitGone(ctx, "Ingresses and their managed resources", func() (int, error) {
 		left := 0
-		for _, l := range []client.ObjectList{&networkingv1.IngressList{}, &ztv1alpha1.HostnameRouteList{}, &connv1alpha1.VPCServiceList{}, &dnsv1alpha1.DNSRecordList{}} {
+		for _, l := range []client.ObjectList{&networkingv1.IngressList{}, &ztv1alpha1.HostnameRouteList{}, &connv1alpha1.VPCServiceList{}, &dnsv1alpha1.DNSRecordList{}, &ztv1alpha1.AccessApplicationList{}} {
 			if err := c.List(ctx, l, client.InNamespace(namespace)); err != nil {
 				return 0, err
 			}
@@ -496,6 +509,16 @@ func (r *run) scenario(ctx context.Context) (*result, error) {
 		return nil, err
 	}
 	res.ingressesGone = time.Since(mark.at)
+	if err := deletePolicies(ctx, c); err != nil {
+		return nil, err
+	}
+	if err := r.waitGone(ctx, "the AccessPolicies", func() (int, error) {
+		l := &ztv1alpha1.AccessPolicyList{}
+		err := c.List(ctx, l, client.InNamespace(namespace))
+		return len(l.Items), err
+	}); err != nil {
+		return nil, err
+	}
 	if err := c.Delete(ctx, &v1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: tunnelName}}); err != nil {
 		return nil, err
 	}
@@ -548,9 +571,20 @@ func (r *run) waitGone(_ context.Context, what string, left func() (int, error))
 	}
 }
 
+// deletePolicies deletes the scenario's AccessPolicies, once the
+// applications that used them are gone.
+func deletePolicies(ctx context.Context, c client.Client) error {
+	return client.IgnoreNotFound(c.DeleteAllOf(ctx, &ztv1alpha1.AccessPolicy{}, client.InNamespace(namespace)))
+}
+
+// policyName is the i-th shared AccessPolicy.
+func policyName(i int) string { return fmt.Sprintf("policy-%d", i) }
+
 // create applies the scenario: one CloudflareTunnel and n public Ingresses,
-// each on its own Service, host app-<i>.example.com and VPC service.
-func create(ctx context.Context, c client.Client, n int) error {
+// each on its own Service, host app-<i>.example.com and VPC service; with
+// policies > 0, that many AccessPolicies, the i-th Ingress protected by
+// policy i mod policies.
+func create(ctx context.Context, c client.Client, n, policies int) error {
 	objs := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
 		&v1alpha1.CloudflareTunnel{
@@ -558,18 +592,29 @@ func create(ctx context.Context, c client.Client, n int) error {
 			Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("bench-" + tunnelName), Replicas: ptr.To[int32](1)},
 		},
 	}
+	for i := range policies {
+		objs = append(objs, &ztv1alpha1.AccessPolicy{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: policyName(i)},
+			Spec: ztv1alpha1.AccessPolicySpec{ForProvider: ztv1alpha1.AccessPolicyParameters{Name: "bench " + policyName(i), Decision: "allow",
+				Include: []ztv1alpha1.AccessRule{{EmailDomain: ptr.To(fmt.Sprintf("team-%d.example.com", i))}}}},
+		})
+	}
 	for i := range n {
 		name := fmt.Sprintf("app-%d", i)
+		ann := map[string]string{
+			v1alpha1.AnnotationTunnel:     tunnelName,
+			v1alpha1.AnnotationPublic:     "true",
+			v1alpha1.AnnotationVPCService: fmt.Sprintf("bench-%d", i),
+		}
+		if policies > 0 {
+			ann[v1alpha1.AnnotationAccessPolicies] = policyName(i % policies)
+		}
 		objs = append(objs, &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 			// Headless: envtest's service IP range has room for ~250.
 			Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}},
 		}, &networkingv1.Ingress{
-			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Annotations: map[string]string{
-				v1alpha1.AnnotationTunnel:     tunnelName,
-				v1alpha1.AnnotationPublic:     "true",
-				v1alpha1.AnnotationVPCService: fmt.Sprintf("bench-%d", i),
-			}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Annotations: ann},
 			Spec: networkingv1.IngressSpec{
 				IngressClassName: ptr.To("cloudflare"),
 				Rules: []networkingv1.IngressRule{{Host: name + ".example.com", IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
@@ -762,10 +807,14 @@ func (r *result) derive() derived {
 	d.delConfigWrites = r.del.stats.Requests("tunnels.configurations.update")
 	d.dnsConv = r.conv.stats.Requests("dns_records.create") + r.conv.stats.Requests(batchOp)
 	d.dnsDel = r.del.stats.Requests("dns_records.delete") + r.del.stats.Requests(batchOp)
-	d.floor = bench.MinimumRequests(r.n, bench.DefaultDNSBatchSize, d.configWrites)
-	d.floorSingle = bench.MinimumRequests(r.n, 1, d.configWrites)
-	d.delFloor = bench.DeletionMinimum(r.n, bench.DefaultDNSBatchSize, d.delConfigWrites)
-	d.delFloorSingle = bench.DeletionMinimum(r.n, 1, d.delConfigWrites)
+	apps := 0
+	if r.policies > 0 {
+		apps = r.n
+	}
+	d.floor = bench.MinimumRequests(r.n, bench.DefaultDNSBatchSize, d.configWrites).WithAccess(apps, r.policies)
+	d.floorSingle = bench.MinimumRequests(r.n, 1, d.configWrites).WithAccess(apps, r.policies)
+	d.delFloor = bench.DeletionMinimum(r.n, bench.DefaultDNSBatchSize, d.delConfigWrites).WithAccessDeletion(apps, r.policies)
+	d.delFloorSingle = bench.DeletionMinimum(r.n, 1, d.delConfigWrites).WithAccessDeletion(apps, r.policies)
 	d.budgetTime = bench.BudgetTime(d.convReq, budgetRate, budgetBurst)
 	d.floorTime = bench.BudgetTime(d.floor.Total, budgetRate, budgetBurst)
 	if r.steady.wall > 0 {
@@ -847,7 +896,10 @@ func (r *result) report(w *reportWriter) {
 	w.f("| median Ingress Ready, share of the time to Ready | **%.0f%%** |\n", d.medianPct)
 	w.f("| Cloudflare requests until then | **%d** (%.2f per Ingress) |\n", d.convReq, ratio(d.convReq, n))
 	w.f("| DNS write requests (record creates + batches) | %d (%d batches) |\n", d.dnsConv, r.conv.stats.Requests(batchOp))
-	w.f("| floor, DNS batched (2N + ⌈N/%d⌉ + tunnel + zone list + %d config writes) | %d — measured is **%.2f×** |\n", bench.DefaultDNSBatchSize, d.floor.ConfigWrites, d.floor.Total, ratio(d.convReq, d.floor.Total))
+	if r.policies > 0 {
+		w.f("| Access: every hostname protected by an application of its own, %d shared AccessPolicies | floor adds %d (N applications + %d policies + the organization's team domain) |\n", r.policies, d.floor.Access, r.policies)
+	}
+	w.f("| floor, DNS batched (2N + ⌈N/%d⌉ + tunnel + zone list + %d config writes + Access) | %d — measured is **%.2f×** |\n", bench.DefaultDNSBatchSize, d.floor.ConfigWrites, d.floor.Total, ratio(d.convReq, d.floor.Total))
 	w.f("| floor, one request per record (3N + …) | %d — measured is %.2f× |\n", d.floorSingle.Total, ratio(d.convReq, d.floorSingle.Total))
 	w.f("| 429 answers / other non-2xx | %d / %d |\n", d.conv429, r.conv.stats.Errors())
 	w.f("| time the budget needs for the measured requests ((req − %d) ÷ %.1f/s) | %s — time to Ready is **%.2f×** |\n", budgetBurst, budgetRate, round(d.budgetTime), dratio(r.readyAt, d.budgetTime))
@@ -876,7 +928,7 @@ func (r *result) report(w *reportWriter) {
 	w.f("| every Ingress and managed resource gone | %s |\n", round(r.ingressesGone))
 	w.f("| then the CloudflareTunnel and its Tunnel gone | **%s** in all |\n", round(r.del.wall))
 	w.f("| Cloudflare requests | **%d** |\n", d.delReq)
-	w.f("| floor, DNS batched (2N + ⌈N/%d⌉ + %d config writes + tunnel) | %d — measured is **%.2f×** |\n", bench.DefaultDNSBatchSize, d.delFloor.ConfigWrites, d.delFloor.Total, ratio(d.delReq, d.delFloor.Total))
+	w.f("| floor, DNS batched (2N + ⌈N/%d⌉ + %d config writes + tunnel + Access) | %d — measured is **%.2f×** |\n", bench.DefaultDNSBatchSize, d.delFloor.ConfigWrites, d.delFloor.Total, ratio(d.delReq, d.delFloor.Total))
 	w.f("| floor, one request per record | %d — measured is %.2f× |\n", d.delFloorSingle.Total, ratio(d.delReq, d.delFloorSingle.Total))
 	w.f("| 429 answers | %d |\n", d.del429)
 	w.f("| provider CPU / peak RSS | %s / %.0f MiB%s |\n", round(r.del.usage.CPU()), bench.MB(r.del.usage.PeakRSS), sampledNote(r.del.usage))

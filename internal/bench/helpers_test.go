@@ -54,6 +54,26 @@ func TestMinimumRequests(t *testing.T) {
 	}
 }
 
+func TestMinimumWithAccess(t *testing.T) {
+	base := MinimumRequests(1000, 200, 1)
+	cases := map[string]struct {
+		got, want Minimum
+	}{
+		"1,000 protected hostnames sharing 3 policies": {base.WithAccess(1000, 3),
+			Minimum{Routes: 1000, Services: 1000, DNS: 5, Tunnel: 1, ZoneList: 1, ConfigWrites: 1, Access: 1004, Total: 3012}},
+		"no Access": {base.WithAccess(0, 0), base},
+		"their deletion": {DeletionMinimum(1000, 200, 1).WithAccessDeletion(1000, 3),
+			Minimum{Routes: 1000, Services: 1000, DNS: 5, Tunnel: 1, ConfigWrites: 1, Access: 1003, Total: 3010}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.got); diff != "" {
+				t.Errorf("-want +got:\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestDeletionMinimum(t *testing.T) {
 	cases := map[string]struct {
 		n, size, writes int

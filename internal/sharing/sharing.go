@@ -1,7 +1,7 @@
-// Package sharing decides which namespaces may use a CloudflareTunnel: its
-// own always; others as its spec.allowedNamespaces says (all, or those a
-// label selector picks), as a Gateway listener's allowedRoutes does for
-// routes. Sources name a tunnel of another namespace "<namespace>/<name>";
+// Package sharing decides which namespaces may use a CloudflareTunnel or an
+// AccessPolicy: its own always; others as its spec.allowedNamespaces says
+// (all, or those a label selector picks), as a Gateway listener's
+// allowedRoutes does for routes. Sources name a tunnel of another namespace "<namespace>/<name>";
 // what they make stays in their own namespace.
 package sharing
 
@@ -22,6 +22,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 )
 
 // Reasons a source is refused a tunnel.
@@ -70,10 +71,17 @@ func clip(s string) string {
 // Allows says whether sources in ns (its labels: nil when they are not
 // known) may use cft.
 func Allows(cft *v1alpha1.CloudflareTunnel, ns string, nsLabels map[string]string) bool {
-	if ns == cft.Namespace {
+	return AllowedBy(cft.Spec.AllowedNamespaces, cft.Namespace, ns, nsLabels)
+}
+
+// AllowedBy says whether namespace ns (its labels: nil when they are not
+// known) may use an object of namespace owner that allows a: its own
+// namespace always, others as a says. A selector that does not parse
+// allows none (fail closed).
+func AllowedBy(a *ztv1alpha1.AllowedNamespaces, owner, ns string, nsLabels map[string]string) bool {
+	if ns == owner {
 		return true
 	}
-	a := cft.Spec.AllowedNamespaces
 	if a == nil {
 		return false
 	}
@@ -86,7 +94,7 @@ func Allows(cft *v1alpha1.CloudflareTunnel, ns string, nsLabels map[string]strin
 		}
 		sel, err := metav1.LabelSelectorAsSelector(a.Selector)
 		if err != nil {
-			return false // fail closed: a selector that does not parse allows none
+			return false
 		}
 		return sel.Matches(labels.Set(nsLabels))
 	}
@@ -95,7 +103,12 @@ func Allows(cft *v1alpha1.CloudflareTunnel, ns string, nsLabels map[string]strin
 
 // Shared says whether cft may be used from namespaces other than its own.
 func Shared(cft *v1alpha1.CloudflareTunnel) bool {
-	a := cft.Spec.AllowedNamespaces
+	return SharedBy(cft.Spec.AllowedNamespaces)
+}
+
+// SharedBy says whether an object that allows a may be used from
+// namespaces other than its own.
+func SharedBy(a *ztv1alpha1.AllowedNamespaces) bool {
 	return a != nil && a.From != "" && a.From != v1alpha1.NamespacesFromSame
 }
 

@@ -143,6 +143,9 @@ type Server struct {
 	// are answered 500 (LoseNext).
 	loseNext map[string]int
 	rng      *mrand.Rand
+	// watches check hostnames for exposure after every write
+	// (WatchExposure).
+	watches []*ExposureWatch
 }
 
 // OpStats counts the requests one API operation received.
@@ -349,6 +352,9 @@ func (s *Server) wrapStatus(op string, okStatus int, fn handlerFn) http.Handler 
 		s.mu.Lock()
 		s.expireConnectors()
 		result, info, aerr := fn(r, body)
+		if aerr == nil && r.Method != http.MethodGet {
+			s.checkExposure(op)
+		}
 		lost := aerr == nil && r.Method != http.MethodGet && s.opts.LostResponseRate > 0 && s.rng.Float64() < s.opts.LostResponseRate
 		if !lost && aerr == nil && r.Method != http.MethodGet && s.loseNext[op] > 0 {
 			s.loseNext[op]--

@@ -5,6 +5,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 )
 
 // DefaultCloudflaredImage is the pinned cloudflared a CloudflareTunnel runs
@@ -45,7 +47,7 @@ type CloudflareTunnelSpec struct {
 	// credentials from a ClusterProviderConfig, which their resources can
 	// use too.
 	// +optional
-	AllowedNamespaces *AllowedNamespaces `json:"allowedNamespaces,omitempty"`
+	AllowedNamespaces *ztv1alpha1.AllowedNamespaces `json:"allowedNamespaces,omitempty"`
 
 	// Replicas of cloudflared. Each replica opens four connections to
 	// Cloudflare's edge; two or more keep the tunnel up through node
@@ -113,26 +115,18 @@ type CloudflareTunnelSpec struct {
 	CredentialsSecretRef *xpv2.LocalSecretReference `json:"credentialsSecretRef,omitempty"`
 }
 
-// Which namespaces may use a tunnel.
+// Which namespaces may use a tunnel (the zerotrust group's values, which
+// an AccessPolicy shares the same way).
 const (
-	NamespacesFromSame     = "Same"
-	NamespacesFromAll      = "All"
-	NamespacesFromSelector = "Selector"
+	NamespacesFromSame     = ztv1alpha1.NamespacesFromSame
+	NamespacesFromAll      = ztv1alpha1.NamespacesFromAll
+	NamespacesFromSelector = ztv1alpha1.NamespacesFromSelector
 )
 
-// AllowedNamespaces are the namespaces whose sources may use a tunnel, as a
-// Gateway listener's allowedRoutes.namespaces says for routes.
-// +kubebuilder:validation:XValidation:rule="self.from == 'Selector' ? has(self.selector) : !has(self.selector)",message="selector is set exactly when from is Selector"
-type AllowedNamespaces struct {
-	// From: Same (this tunnel's namespace only), All, or Selector.
-	// +kubebuilder:validation:Enum=Same;All;Selector
-	// +kubebuilder:default=Same
-	From string `json:"from"`
-	// Selector of the namespaces allowed besides the tunnel's own, when
-	// from is Selector.
-	// +optional
-	Selector *metav1.LabelSelector `json:"selector,omitempty"`
-}
+// AllowedNamespaces are the namespaces whose sources may use a tunnel. The
+// type lives in the zerotrust group, whose AccessPolicy is shared the same
+// way (that group cannot import this one).
+type AllowedNamespaces = ztv1alpha1.AllowedNamespaces
 
 // TokenRotationRequest asks for a token rotation. Any change to a time not
 // in the future is admitted (a mistyped time can be corrected); the

@@ -196,8 +196,8 @@ type Access struct {
 	// +kubebuilder:default=true
 	Required *bool `json:"required,omitempty"`
 
-	// Policies are the AccessPolicies of this namespace, by name and in
-	// order, of the Access application the PublicHostname makes for its
+	// Policies are the AccessPolicies, by name and in order (of this
+	// namespace, or shared with it by another), of the Access application the PublicHostname makes for its
 	// hostname (an AccessApplication it owns). Nothing is published until
 	// the application exists and its audience tag is on every rule.
 	// +optional
@@ -224,12 +224,21 @@ type Access struct {
 	AudTags []string `json:"audTags,omitempty"`
 }
 
-// AccessPolicyName names an AccessPolicy in the PublicHostname's namespace.
+// AccessPolicyName names an AccessPolicy: of the PublicHostname's
+// namespace, or of another that shares it with this one.
 type AccessPolicyName struct {
 	// Name of the AccessPolicy.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
+
+	// Namespace of the AccessPolicy, when it is not the PublicHostname's:
+	// a policy a platform team shares (its spec.allowedNamespaces allows
+	// this namespace). Unset: this namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // PublicHostnameSpec is one hostname published on the internet through a

@@ -14,8 +14,9 @@ type AccessApplicationPolicy struct {
 	// +crossplane:generate:reference:type=AccessPolicy
 	PolicyID *string `json:"policyId,omitempty"`
 
-	// PolicyIDRef references an AccessPolicy in this namespace to set
-	// policyId.
+	// PolicyIDRef references an AccessPolicy to set policyId: one of this
+	// namespace, or of another namespace that shares it with this one (its
+	// spec.allowedNamespaces).
 	// +optional
 	PolicyIDRef *xpv2.NamespacedReference `json:"policyIdRef,omitempty"`
 

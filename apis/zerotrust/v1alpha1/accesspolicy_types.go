@@ -127,6 +127,17 @@ type AccessPolicyObservation struct {
 type AccessPolicySpec struct {
 	xpv2.ManagedResourceSpec `json:",inline"`
 	ForProvider              AccessPolicyParameters `json:"forProvider"`
+
+	// AllowedNamespaces are the namespaces besides this one whose
+	// AccessApplications (and the PublicHostnames, Ingresses, Services and
+	// GatewayBindings that make them) may use this policy, as a
+	// CloudflareTunnel is shared: a platform team keeps an org-wide policy
+	// in its namespace and names who may use it. Unset: this namespace
+	// only. Taking a namespace out does not unprotect what already uses the
+	// policy there: those applications report NotAllowed and keep their
+	// last policies until they name another.
+	// +optional
+	AllowedNamespaces *AllowedNamespaces `json:"allowedNamespaces,omitempty"`
 }
 
 // An AccessPolicyStatus represents the observed state of an AccessPolicy.

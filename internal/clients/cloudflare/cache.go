@@ -245,8 +245,13 @@ type accountCache struct {
 	services snapshot[Service]
 	cidr     snapshot[CIDRRoute]
 	vnets    snapshot[VirtualNetwork]
-	mu       sync.Mutex
-	records  map[string]*snapshot[DNSRecord] // by zone ID
+	// accessApps and accessPolicies: Access applications and reusable
+	// policies (cache_access.go).
+	accessApps     snapshot[AccessApplication]
+	accessPolicies snapshot[AccessPolicy]
+	accessOrg      snapshot[AccessOrganization]
+	mu             sync.Mutex
+	records        map[string]*snapshot[DNSRecord] // by zone ID
 	// configs are the tunnels' configuration documents as last read or
 	// written, by tunnel ID.
 	configs map[string]seenConfig

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -32,6 +33,7 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
 // teamDomainSuffix ends every Zero Trust team domain.
@@ -84,18 +86,40 @@ func waiting(field, format string, args ...any) *publish.Problem {
 }
 
 // missingPolicy names the first AccessPolicy the spec names that does not
-// exist in the namespace.
+// exist, or that another namespace does not share with this one.
 func (r *Reconciler) missingPolicy(ctx context.Context, ph *v1alpha1.PublicHostname) (*publish.Problem, error) {
 	for i, pol := range ph.Spec.Access.Policies {
-		err := r.kube.Get(ctx, types.NamespacedName{Namespace: ph.Namespace, Name: pol.Name}, &ztv1alpha1.AccessPolicy{})
+		field := fmt.Sprintf("spec.access.policies[%d]", i)
+		key := policyKey(ph.Namespace, pol)
+		p := &ztv1alpha1.AccessPolicy{}
+		err := r.kube.Get(ctx, key, p)
 		if kerrors.IsNotFound(err) {
-			return &publish.Problem{Field: fmt.Sprintf("spec.access.policies[%d]", i), Message: fmt.Sprintf("no AccessPolicy %q in namespace %s; nothing is published without its Access check", pol.Name, ph.Namespace), Waiting: true, WaitingFor: publish.WaitingForAccessPolicy}, nil
+			return &publish.Problem{Field: field, Message: fmt.Sprintf("no AccessPolicy %q in namespace %s; nothing is published without its Access check", key.Name, key.Namespace), Waiting: true, WaitingFor: publish.WaitingForAccessPolicy}, nil
 		}
 		if err != nil {
 			return nil, errors.Wrap(err, "cannot get AccessPolicy")
 		}
+		if key.Namespace == ph.Namespace {
+			continue
+		}
+		ns := &corev1.Namespace{}
+		if err := r.kube.Get(ctx, types.NamespacedName{Name: ph.Namespace}, ns); err != nil {
+			return nil, errors.Wrap(err, "cannot get Namespace")
+		}
+		if !sharing.AllowedBy(p.Spec.AllowedNamespaces, p.Namespace, ph.Namespace, ns.Labels) {
+			return &publish.Problem{Field: field, Message: fmt.Sprintf("AccessPolicy %s is not shared with namespace %s (its spec.allowedNamespaces); nothing is published without its Access check", key, ph.Namespace)}, nil
+		}
 	}
 	return nil, nil
+}
+
+// policyKey is where an AccessPolicy a PublicHostname of namespace ns
+// names lives.
+func policyKey(ns string, pol v1alpha1.AccessPolicyName) types.NamespacedName {
+	if pol.Namespace != "" {
+		ns = pol.Namespace
+	}
+	return types.NamespacedName{Namespace: ns, Name: pol.Name}
 }
 
 // DesiredApplication is the AccessApplication for the hostname.
@@ -109,7 +133,7 @@ func DesiredApplication(ph *v1alpha1.PublicHostname, tgt target.Target) *ztv1alp
 		},
 	}
 	for _, pol := range ph.Spec.Access.Policies {
-		app.Spec.ForProvider.Policies = append(app.Spec.ForProvider.Policies, ztv1alpha1.AccessApplicationPolicy{PolicyIDRef: &xpv2.NamespacedReference{Name: pol.Name}})
+		app.Spec.ForProvider.Policies = append(app.Spec.ForProvider.Policies, ztv1alpha1.AccessApplicationPolicy{PolicyIDRef: &xpv2.NamespacedReference{Name: pol.Name, Namespace: pol.Namespace}})
 	}
 	return app
 }
@@ -139,7 +163,7 @@ func (r *Reconciler) applyApplication(ctx context.Context, ph *v1alpha1.PublicHo
 	}
 	before := cur.DeepCopy()
 	cur.Spec.ForProvider.Name, cur.Spec.ForProvider.Domain = want.Spec.ForProvider.Name, want.Spec.ForProvider.Domain
-	if !slices.EqualFunc(names(cur.Spec.ForProvider.Policies), names(want.Spec.ForProvider.Policies), strings.EqualFold) {
+	if !slices.EqualFunc(names(cur.Namespace, cur.Spec.ForProvider.Policies), names(want.Namespace, want.Spec.ForProvider.Policies), strings.EqualFold) {
 		// Resolved IDs go with the references: they are resolved again.
 		cur.Spec.ForProvider.Policies = want.Spec.ForProvider.Policies
 	}
@@ -150,11 +174,13 @@ func (r *Reconciler) applyApplication(ctx context.Context, ph *v1alpha1.PublicHo
 	return cur, nil, errors.Wrapf(r.kube.Update(ctx, cur), "cannot update AccessApplication %s", cur.Name)
 }
 
-func names(ps []ztv1alpha1.AccessApplicationPolicy) []string {
+// names are the namespace/name of the policies an application of
+// namespace ns references.
+func names(ns string, ps []ztv1alpha1.AccessApplicationPolicy) []string {
 	out := make([]string, 0, len(ps))
 	for _, p := range ps {
-		if p.PolicyIDRef != nil {
-			out = append(out, p.PolicyIDRef.Name)
+		if r := p.PolicyIDRef; r != nil {
+			out = append(out, policyKey(ns, v1alpha1.AccessPolicyName{Name: r.Name, Namespace: r.Namespace}).String())
 		}
 	}
 	return out

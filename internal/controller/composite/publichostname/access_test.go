@@ -64,6 +64,9 @@ func TestManagedAccess(t *testing.T) {
 	ph := hostname(ns, "guarded", host, func(ph *v1alpha1.PublicHostname) {
 		ph.Spec.Access = &v1alpha1.Access{Policies: []v1alpha1.AccessPolicyName{{Name: "staff"}}}
 	})
+	// Every write from here to the end is checked: no moment with DNS
+	// sending the hostname to a rule without the Access check.
+	watch := p.Sim.WatchExposure(host)
 	p.Create(t, ph)
 
 	// Fails closed: the policy does not exist yet.
@@ -137,6 +140,9 @@ func TestManagedAccess(t *testing.T) {
 			return nil
 		})
 	})
+	if writes, exposed := p.Sim.StopWatch(watch); writes < 6 || len(exposed) != 0 {
+		t.Errorf("%d writes checked; the hostname was reachable without its Access check: %q", writes, exposed)
+	}
 	p.DeleteAndWait(t, staff)
 }
 
@@ -164,4 +170,62 @@ func TestTurningAccessOnTakesOffUnprotectedRules(t *testing.T) {
 		t.Errorf("Ready while nothing is published: %s", c.Message)
 	}
 	p.DeleteAndWait(t, ph)
+}
+
+// A platform team's policy, shared with namespaces labelled team=apps, is
+// used by a PublicHostname of such a namespace by naming its namespace;
+// one the platform team does not share is refused, naming the field, and
+// nothing is published for that hostname.
+func TestAPolicySharedByAPlatformTeam(t *testing.T) {
+	platform := p.Namespace(t)
+	ns, tunnelID := setup(t)
+	n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	p.Edit(t, n, func() { n.Labels = map[string]string{"team": "apps"} })
+	employees := accessPolicy(platform, "employees", ztv1alpha1.AccessRule{EmailDomain: ptr.To("example.com")})
+	employees.Spec.AllowedNamespaces = &ztv1alpha1.AllowedNamespaces{From: ztv1alpha1.NamespacesFromSelector, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "apps"}}}
+	private := accessPolicy(platform, "private", ztv1alpha1.AccessRule{Email: ptr.To("root@example.com")})
+	p.Create(t, employees)
+	p.Create(t, private)
+
+	host := "shared-" + ns + ".example.com"
+	ph := hostname(ns, "shared", host, func(ph *v1alpha1.PublicHostname) {
+		ph.Spec.Access = &v1alpha1.Access{Policies: []v1alpha1.AccessPolicyName{{Name: "employees", Namespace: platform}}}
+	})
+	p.Create(t, ph)
+	waitReady(t, ph)
+	if err := protected(t, tunnelID, host, ""); err != nil {
+		t.Fatal(err)
+	}
+	if !lettingIn(t, host, "bob@example.com") || lettingIn(t, host, "eve@example.net") {
+		t.Error("the shared policy does not decide who gets in")
+	}
+
+	refusedHost := "unshared-" + ns + ".example.com"
+	refused := hostname(ns, "unshared", refusedHost, func(ph *v1alpha1.PublicHostname) {
+		ph.Spec.Access = &v1alpha1.Access{Policies: []v1alpha1.AccessPolicyName{{Name: "private", Namespace: platform}}}
+	})
+	p.Create(t, refused)
+	eventually(t, "the unshared policy refused", func() error {
+		if err := p.Get(refused); err != nil {
+			return err
+		}
+		if c := refused.GetCondition(v1alpha1.TypeValid); c.Status != corev1.ConditionFalse || c.Reason != publichostname.ReasonInvalid || !strings.Contains(c.Message, "spec.access.policies[0]") || !strings.Contains(c.Message, "not shared with namespace "+ns) {
+			return fmt.Errorf("Valid %s %s: %s", c.Status, c.Reason, c.Message)
+		}
+		return nil
+	})
+	waitEvent(t, ns, "unshared", string(publichostname.ReasonInvalid), "not shared")
+	p.WaitServed(t, 4, "GET", "/cfd_tunnel$") // past the configuration batch window
+	if c, _ := config(t, tunnelID); len(rulesFor(c, refusedHost)) != 0 || len(records(t, refusedHost)) != 0 {
+		t.Fatalf("published with a policy not shared with it: rules %+v, records %+v", rulesFor(c, refusedHost), records(t, refusedHost))
+	}
+	app := &ztv1alpha1.AccessApplication{}
+	if err := p.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: publichostname.ApplicationName(refused)}, app); err == nil {
+		t.Errorf("an AccessApplication was made with a policy not shared: %+v", app.Spec.ForProvider)
+	}
+
+	p.DeleteAndWait(t, refused)
+	p.DeleteAndWait(t, ph)
+	p.DeleteAndWait(t, employees)
+	p.DeleteAndWait(t, private)
 }

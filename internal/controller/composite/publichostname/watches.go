@@ -27,6 +27,7 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
 // Setup adds the PublicHostname controller.
@@ -76,20 +77,27 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 	return nil
 }
 
-// onPolicy wakes the PublicHostnames of the policy's namespace that name it.
+// onPolicy wakes the PublicHostnames that name the policy: of its
+// namespace, and of every namespace when it is shared (or was: a
+// PublicHostname it no longer allows must learn so).
 func (r *Reconciler) onPolicy(ctx context.Context, pol *ztv1alpha1.AccessPolicy) []reconcile.Request {
 	phs := &v1alpha1.PublicHostnameList{}
-	if err := r.kube.List(ctx, phs, client.InNamespace(pol.Namespace)); err != nil {
+	var opts []client.ListOption
+	if !sharing.SharedBy(pol.Spec.AllowedNamespaces) {
+		opts = append(opts, client.InNamespace(pol.Namespace))
+	}
+	if err := r.kube.List(ctx, phs, opts...); err != nil {
 		r.log.Info("Cannot list PublicHostnames for an AccessPolicy", "error", err)
 		return nil
 	}
+	key := types.NamespacedName{Namespace: pol.Namespace, Name: pol.Name}
 	var out []reconcile.Request
 	for _, ph := range phs.Items {
 		if !ManagedAccess(ph.Spec) {
 			continue
 		}
 		for _, n := range ph.Spec.Access.Policies {
-			if n.Name == pol.Name {
+			if policyKey(ph.Namespace, n) == key {
 				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ph.Namespace, Name: ph.Name}})
 				break
 			}

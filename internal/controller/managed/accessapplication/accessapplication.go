@@ -29,9 +29,11 @@ var kind = mr.Kind[*v1alpha1.AccessApplication]{
 	External: func(c mr.Connection) managed.TypedExternalClient[*v1alpha1.AccessApplication] {
 		return &external{access: c.Cloudflare}
 	},
-	References: references,
-	Hostnames:  hostnames,
-	ObservedID: func(cr *v1alpha1.AccessApplication) string { return cr.Status.AtProvider.ID },
+	References:       references,
+	AccessPolicyRefs: policyRefs,
+	AccessPolicyIDs:  usedPolicyIDs,
+	Hostnames:        hostnames,
+	ObservedID:       func(cr *v1alpha1.AccessApplication) string { return cr.Status.AtProvider.ID },
 }
 
 // references lists the namespaces named by the policy selectors, so that
@@ -42,6 +44,28 @@ func references(cr *v1alpha1.AccessApplication) []*string {
 		ns = append(ns, mr.SelectorNamespace(p.PolicyIDSelector))
 	}
 	return ns
+}
+
+// policyRefs are the application's references to AccessPolicies, which
+// may name a policy another namespace shares with this one.
+func policyRefs(cr *v1alpha1.AccessApplication) []*xpv2.NamespacedReference {
+	var refs []*xpv2.NamespacedReference
+	for _, p := range cr.Spec.ForProvider.Policies {
+		refs = append(refs, p.PolicyIDRef)
+	}
+	return refs
+}
+
+// usedPolicyIDs are the policies the application uses, so one another
+// namespace manages and does not share is refused.
+func usedPolicyIDs(cr *v1alpha1.AccessApplication) []string {
+	var ids []string
+	for _, p := range cr.Spec.ForProvider.Policies {
+		if p.PolicyID != nil {
+			ids = append(ids, *p.PolicyID)
+		}
+	}
+	return ids
 }
 
 // hostnames are the hostnames the application guards, for the provider

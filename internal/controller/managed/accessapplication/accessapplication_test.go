@@ -178,6 +178,19 @@ func TestAnApplicationWithTwoPolicies(t *testing.T) {
 	})
 
 	t.Run("APolicyInUseIsDeletedOnlyAfterItsApplication", func(t *testing.T) {
+		if err := p.Client.Delete(context.Background(), ada); err != nil {
+			t.Fatal(err)
+		}
+		p.WaitSynced(t, ada, "the deletion waiting, naming the application", func(c xpv2.Condition) bool {
+			return c.Status == corev1.ConditionFalse && c.Reason == common.ReasonPolicyInUse && strings.Contains(c.Message, "AccessApplication "+ns+"/grafana")
+		})
+		p.WaitWarning(t, ns, ada.Name, "CannotDeleteExternalResource", "grafana")
+		if _, err := p.Cloudflare.GetAccessPolicy(context.Background(), ada.Status.AtProvider.ID); err != nil {
+			t.Fatalf("the policy in use is gone from Cloudflare: %v", err)
+		}
+		if !allowed(t, host, "ada@example.org") {
+			t.Error("the policy in use stopped deciding")
+		}
 		p.DeleteAndWait(t, app)
 		if apps := appsFor(t, host); len(apps) != 0 {
 			t.Errorf("applications left: %+v", apps)
@@ -277,4 +290,75 @@ func TestOnlyAnApplicationThisResourceMadeIsAdopted(t *testing.T) {
 		p.DeleteAndWait(t, app)
 	})
 	p.DeleteAndWait(t, pol)
+}
+
+// sharedNamespace is a fresh namespace labelled team=<team>, which a
+// policy's sharing selector may pick.
+func sharedNamespace(t *testing.T, team string) string {
+	t.Helper()
+	ns := p.Namespace(t)
+	n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	p.Edit(t, n, func() { n.Labels = map[string]string{"team": team} })
+	return ns
+}
+
+// A platform team's policy, shared with the namespaces a selector picks, is
+// used by reference from one of them; another namespace is refused it by
+// reference and by raw ID, and nothing is made there. Taking the namespace
+// out of the sharing keeps the application as it is (still protected by
+// the policy), reported NotAllowed.
+func TestAPolicySharedWithChosenNamespaces(t *testing.T) {
+	platform := p.Namespace(t)
+	apps := sharedNamespace(t, "apps")
+	other := sharedNamespace(t, "other")
+	staff := policy(platform, "staff", v1alpha1.AccessRule{EmailDomain: ptr.To("example.com")})
+	staff.Spec.AllowedNamespaces = &v1alpha1.AllowedNamespaces{From: v1alpha1.NamespacesFromSelector, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "apps"}}}
+	p.Create(t, staff)
+	p.WaitReady(t, staff)
+	ref := func(app *v1alpha1.AccessApplication) *v1alpha1.AccessApplication {
+		app.Spec.ForProvider.Policies[0].PolicyIDRef.Namespace = platform
+		return app
+	}
+
+	allowedHost := "shared-" + apps + ".example.com"
+	used := ref(application(apps, "dashboard", allowedHost, "staff"))
+	p.Create(t, used)
+	p.WaitReady(t, used)
+	if !allowed(t, allowedHost, "bob@example.com") || allowed(t, allowedHost, "eve@example.net") {
+		t.Error("the shared policy does not decide who gets in")
+	}
+
+	refusedHost := "refused-" + other + ".example.com"
+	byRef := ref(application(other, "by-ref", refusedHost, "staff"))
+	p.Create(t, byRef)
+	p.WaitSynced(t, byRef, "the reference refused", func(c xpv2.Condition) bool {
+		return c.Status == corev1.ConditionFalse && c.Reason == common.ReasonNotAllowed && strings.Contains(c.Message, "not shared with namespace")
+	})
+	byID := application(other, "by-id", "id-"+refusedHost)
+	byID.Spec.ForProvider.Policies = []v1alpha1.AccessApplicationPolicy{{PolicyID: ptr.To(staff.Status.AtProvider.ID)}}
+	p.Create(t, byID)
+	p.WaitSynced(t, byID, "the raw ID refused", func(c xpv2.Condition) bool {
+		return c.Status == corev1.ConditionFalse && c.Reason == common.ReasonNotAllowed && strings.Contains(c.Message, "AccessPolicy "+platform+"/staff")
+	})
+	if n := len(appsFor(t, refusedHost)) + len(appsFor(t, "id-"+refusedHost)); n != 0 {
+		t.Fatalf("%d applications made with a policy not shared with their namespace", n)
+	}
+
+	t.Run("NoLongerSharedKeepsWhatIsThere", func(t *testing.T) {
+		p.Edit(t, staff, func() { staff.Spec.AllowedNamespaces = nil })
+		p.WaitSynced(t, used, "the reference refused now", func(c xpv2.Condition) bool {
+			return c.Status == corev1.ConditionFalse && c.Reason == common.ReasonNotAllowed
+		})
+		if got := appsFor(t, allowedHost); len(got) != 1 || len(got[0].Policies) != 1 || got[0].Policies[0].ID != staff.Status.AtProvider.ID {
+			t.Errorf("applications %+v: want the one made, still on the policy", got)
+		}
+		if !allowed(t, allowedHost, "bob@example.com") || allowed(t, allowedHost, "eve@example.net") {
+			t.Error("the application stopped being protected by the policy")
+		}
+	})
+
+	for _, app := range []*v1alpha1.AccessApplication{used, byRef, byID} {
+		p.DeleteAndWait(t, app)
+	}
+	p.DeleteAndWait(t, staff)
 }

@@ -27,7 +27,7 @@ var kind = mr.Kind[*v1alpha1.AccessPolicy]{
 	NewObj:  func() *v1alpha1.AccessPolicy { return &v1alpha1.AccessPolicy{} },
 	NewList: func() client.ObjectList { return &v1alpha1.AccessPolicyList{} },
 	External: func(c mr.Connection) managed.TypedExternalClient[*v1alpha1.AccessPolicy] {
-		return &external{access: c.Cloudflare}
+		return &external{access: c.Cloudflare, kube: c.Kube}
 	},
 	ObservedID: func(cr *v1alpha1.AccessPolicy) string { return cr.Status.AtProvider.ID },
 }
@@ -44,6 +44,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, s mr.Settings) error {
 
 type external struct {
 	access cloudflare.AccessAPI
+	kube   client.Reader
 }
 
 func (e *external) Disconnect(context.Context) error { return nil }
@@ -126,10 +127,26 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.AccessPolicy) (manag
 	return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update Access policy")
 }
 
+// Delete waits while AccessApplications of any namespace use the policy
+// (PolicyInUse, naming them): Cloudflare would refuse the deletion anyway,
+// and the names tell the user what to change. A policy used by
+// applications made elsewhere is refused by Cloudflare, and reported the
+// same way.
 func (e *external) Delete(ctx context.Context, cr *v1alpha1.AccessPolicy) (managed.ExternalDelete, error) {
-	err := e.access.DeleteAccessPolicy(ctx, meta.GetExternalName(cr))
-	if cloudflare.IsNotFound(err) {
+	id := meta.GetExternalName(cr)
+	users, err := Users(ctx, e.kube, cr.Namespace, cr.Name, id)
+	if err != nil {
+		return managed.ExternalDelete{}, err
+	}
+	if len(users) > 0 {
+		return managed.ExternalDelete{}, &InUseError{ID: id, Users: users}
+	}
+	err = e.access.DeleteAccessPolicy(ctx, id)
+	switch {
+	case cloudflare.IsNotFound(err):
 		return managed.ExternalDelete{}, nil
+	case cloudflare.IsConflict(err):
+		return managed.ExternalDelete{}, &InUseError{ID: id, Users: []string{"Access applications made outside this cluster (Cloudflare refused the deletion)"}}
 	}
 	return managed.ExternalDelete{}, errors.Wrap(err, "cannot delete Access policy")
 }

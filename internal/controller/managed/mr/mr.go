@@ -36,6 +36,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/tunnelref"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
 // ReconcileTimeout bounds one managed resource reconcile, time queued for
@@ -77,6 +78,13 @@ type Kind[T resource.ModernManaged] struct {
 	// Tunnel of another namespace when its CloudflareTunnel is shared with
 	// the resource's namespace (spec.allowedNamespaces).
 	TunnelRefs func(mg T) []*xpv2.NamespacedReference
+	// AccessPolicyRefs are the kind's references to AccessPolicies: one
+	// may name a policy of another namespace that is shared with the
+	// resource's namespace (the AccessPolicy's spec.allowedNamespaces).
+	AccessPolicyRefs func(mg T) []*xpv2.NamespacedReference
+	// AccessPolicyIDs lists the Access policy IDs the resource uses, so a
+	// policy another namespace manages and does not share is refused.
+	AccessPolicyIDs func(mg T) []string
 	// TunnelIDs lists the tunnel IDs the resource points Cloudflare at, so a
 	// tunnel another namespace manages can be refused (tenancy.go).
 	TunnelIDs func(mg T) []string
@@ -125,7 +133,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 			return nil, note(ctx, mg.GetCondition(xpv2.TypeSynced), err)
 		}
 		ext := k.External(Connection{Cloudflare: c, Kube: kube, Config: *cfg, Metrics: s.Metrics, PollInterval: o.PollInterval})
-		guarded := &tenancyGuard[T]{TypedExternalClient: ext, kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs, virtualNetworkIDs: k.VirtualNetworkIDs, observedID: observedIDOf(k.ObservedID), settle: 2 * o.PollInterval}
+		guarded := &tenancyGuard[T]{TypedExternalClient: ext, kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs, virtualNetworkIDs: k.VirtualNetworkIDs, accessPolicyIDs: k.AccessPolicyIDs, observedID: observedIDOf(k.ObservedID), settle: 2 * o.PollInterval}
 		railed := &guardrails[T]{TypedExternalClient: guarded, config: *cfg, hostnames: k.Hostnames, networks: k.Networks, origins: k.Origins, clusterDomain: s.ClusterDomain}
 		return &notesReasons[T]{&confirmsDeletes[T]{TypedExternalClient: railed, deleted: deleted}}, nil
 	})
@@ -139,7 +147,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 		// natural key and ownership marker), so an unknown create outcome
 		// heals itself instead of waiting for a human.
 		managed.WithDeterministicExternalName(true),
-		managed.WithReferenceResolver(sameNamespaceResolver(kube, k.References, k.TunnelRefs)),
+		managed.WithReferenceResolver(sameNamespaceResolver(kube, k.References, sharedRefs[T]{tunnels: k.TunnelRefs, policies: k.AccessPolicyRefs})),
 		managed.WithPollInterval(o.PollInterval),
 		// A write may queue for the shared request budget behind every
 		// other controller's workers (3 kinds x 100 at 3.2 requests a
@@ -206,11 +214,38 @@ func SetupGated[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options
 	return nil
 }
 
+// sharedRefs are a kind's references to objects another namespace may share
+// with the resource's: Tunnels (their CloudflareTunnel's
+// spec.allowedNamespaces) and AccessPolicies (their own).
+type sharedRefs[T resource.ModernManaged] struct {
+	tunnels, policies func(T) []*xpv2.NamespacedReference
+}
+
+// check refuses a reference into another namespace that does not share
+// what it names with ns.
+func (s sharedRefs[T]) check(ctx context.Context, kube client.Reader, ns string, mg T) error {
+	if s.tunnels != nil {
+		for _, ref := range s.tunnels(mg) {
+			if err := sharedTunnelRef(ctx, kube, ns, ref); err != nil {
+				return err
+			}
+		}
+	}
+	if s.policies != nil {
+		for _, ref := range s.policies(mg) {
+			if err := sharedPolicyRef(ctx, kube, ns, ref); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // sameNamespaceResolver refuses references into other namespaces before
 // resolving: the provider can read every namespace, its users should not be
-// able to borrow another team's tunnel through it. The one exception is a
-// Tunnel whose CloudflareTunnel is shared with the resource's namespace.
-func sameNamespaceResolver[T resource.ModernManaged](kube client.Client, refs func(T) []*string, tunnelRefs func(T) []*xpv2.NamespacedReference) managed.ReferenceResolver {
+// able to borrow another team's tunnel or policy through it. The exceptions
+// are what another namespace shares with the resource's (shared).
+func sameNamespaceResolver[T resource.ModernManaged](kube client.Client, refs func(T) []*string, shared sharedRefs[T]) managed.ReferenceResolver {
 	simple := unchangedFirst{kube: kube, writer: managed.NewAPISimpleReferenceResolver(kube)}
 	resolve := func(ctx context.Context, mg resource.Managed) error {
 		t, ok := mg.(T)
@@ -224,12 +259,8 @@ func sameNamespaceResolver[T resource.ModernManaged](kube client.Client, refs fu
 				}
 			}
 		}
-		if tunnelRefs != nil {
-			for _, ref := range tunnelRefs(t) {
-				if err := sharedTunnelRef(ctx, kube, mg.GetNamespace(), ref); err != nil {
-					return err
-				}
-			}
+		if err := shared.check(ctx, kube, mg.GetNamespace(), t); err != nil {
+			return err
 		}
 		return simple.ResolveReferences(ctx, mg)
 	}
@@ -326,6 +357,27 @@ func sharedTunnelRef(ctx context.Context, kube client.Reader, ns string, ref *xp
 	}
 	if !shared {
 		return &ReferenceNotAllowedError{Detail: fmt.Sprintf("Tunnel %s/%s is not shared with namespace %q (its CloudflareTunnel's spec.allowedNamespaces)", ref.Namespace, ref.Name, ns)}
+	}
+	return nil
+}
+
+// sharedPolicyRef refuses a reference to an AccessPolicy of another
+// namespace unless the policy is shared with ns.
+func sharedPolicyRef(ctx context.Context, kube client.Reader, ns string, ref *xpv2.NamespacedReference) error {
+	if ref == nil || ref.Namespace == "" || ref.Namespace == ns {
+		return nil
+	}
+	p := &ztv1alpha1.AccessPolicy{}
+	if err := kube.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, p); err != nil {
+		// A policy that is not there shares nothing; resolution says so.
+		return errors.Wrapf(client.IgnoreNotFound(err), "cannot get AccessPolicy %s/%s", ref.Namespace, ref.Name)
+	}
+	labels, err := namespaceLabels(ctx, kube, ns)
+	if err != nil {
+		return err
+	}
+	if !sharing.AllowedBy(p.Spec.AllowedNamespaces, p.Namespace, ns, labels) {
+		return &ReferenceNotAllowedError{Detail: fmt.Sprintf("AccessPolicy %s/%s is not shared with namespace %q (its spec.allowedNamespaces)", ref.Namespace, ref.Name, ns)}
 	}
 	return nil
 }

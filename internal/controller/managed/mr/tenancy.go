@@ -66,6 +66,22 @@ func (e *ForeignVirtualNetworkError) ConditionReason() xpv2.ConditionReason {
 	return common.ReasonNotAllowed
 }
 
+// ForeignAccessPolicyError says a raw Access policy ID names a policy that
+// an AccessPolicy of another namespace manages and does not share with the
+// resource's namespace.
+type ForeignAccessPolicyError struct {
+	ID, By string
+}
+
+func (e *ForeignAccessPolicyError) Error() string {
+	return fmt.Sprintf("Access policy %s is managed by AccessPolicy %s in another namespace, which does not share it with this one; use policies of this namespace, ones shared with it (the AccessPolicy's spec.allowedNamespaces), or ones no namespace manages", e.ID, e.By)
+}
+
+// ConditionReason of another namespace's policy: NotAllowed.
+func (e *ForeignAccessPolicyError) ConditionReason() xpv2.ConditionReason {
+	return common.ReasonNotAllowed
+}
+
 // ExternalNameIndex indexes each managed resource kind by external-name
 // (Setup registers it), so the resources claiming one Cloudflare object are
 // found without listing the kind.
@@ -159,6 +175,9 @@ type tenancyGuard[T resource.ModernManaged] struct {
 	tunnelIDs func(T) []string
 	// virtualNetworkIDs, like tunnelIDs, for virtual networks.
 	virtualNetworkIDs func(T) []string
+	// accessPolicyIDs, like tunnelIDs, for Access policies, which their
+	// AccessPolicy may share (spec.allowedNamespaces).
+	accessPolicyIDs func(T) []string
 	// observedID is the ID of the object the kind's status says it
 	// observed as its own; nil for a kind whose status does not say.
 	observedID func(resource.Managed) string
@@ -174,7 +193,7 @@ func (g *tenancyGuard[T]) Observe(ctx context.Context, mg T) (managed.ExternalOb
 	// wrote into it (adoption, status, late-init) should the object turn
 	// out to be another resource's.
 	pristine := mg.DeepCopyObject()
-	if err := g.checkTunnels(ctx, mg); err != nil {
+	if err := g.checkForeign(ctx, mg); err != nil {
 		if !meta.WasDeleted(mg) || !isForeign(err) {
 			return managed.ExternalObservation{}, err
 		}
@@ -226,10 +245,10 @@ func (g *tenancyGuard[T]) Observe(ctx context.Context, mg T) (managed.ExternalOb
 	return managed.ExternalObservation{}, &ClaimedError{Kind: g.kind, ID: id, By: other.GetNamespace() + "/" + other.GetName()}
 }
 
-// checkTunnels refuses a tunnel ID that a Tunnel in another namespace
+// checkForeign refuses a tunnel ID that a Tunnel in another namespace
 // manages, unless a Tunnel in mg's own namespace manages it too; and a
-// virtual network ID likewise.
-func (g *tenancyGuard[T]) checkTunnels(ctx context.Context, mg T) error {
+// virtual network ID and an Access policy ID likewise.
+func (g *tenancyGuard[T]) checkForeign(ctx context.Context, mg T) error {
 	if g.tunnelIDs != nil {
 		by, id, err := managedElsewhere(ctx, g.kube, &ztv1alpha1.TunnelList{}, tunnelObservedID, mg.GetNamespace(), g.tunnelIDs(mg), sharedWith(g.kube, mg.GetNamespace(), meta.WasDeleted(mg)))
 		if err != nil {
@@ -248,7 +267,55 @@ func (g *tenancyGuard[T]) checkTunnels(ctx context.Context, mg T) error {
 			return &ForeignVirtualNetworkError{ID: id, By: by}
 		}
 	}
+	if g.accessPolicyIDs != nil {
+		by, id, err := managedElsewhere(ctx, g.kube, &ztv1alpha1.AccessPolicyList{}, accessPolicyObservedID, mg.GetNamespace(), g.accessPolicyIDs(mg), policySharedWith(g.kube, mg.GetNamespace(), meta.WasDeleted(mg)))
+		if err != nil {
+			return errors.Wrap(err, "cannot list AccessPolicies")
+		}
+		if by != "" {
+			return &ForeignAccessPolicyError{ID: id, By: by}
+		}
+	}
 	return nil
+}
+
+// policySharedWith says whether an AccessPolicy of another namespace is
+// shared with ns: its spec.allowedNamespaces allows ns. While deleting, a
+// policy shared at all will do, as for tunnels (sharedWith): an
+// application deleted after its namespace was taken out must still go.
+func policySharedWith(kube client.Reader, ns string, deleting bool) func(context.Context, resource.Managed) (bool, error) {
+	return func(ctx context.Context, m resource.Managed) (bool, error) {
+		p, ok := m.(*ztv1alpha1.AccessPolicy)
+		if !ok || !sharing.SharedBy(p.Spec.AllowedNamespaces) {
+			return false, nil
+		}
+		if deleting {
+			return true, nil
+		}
+		labels, err := namespaceLabels(ctx, kube, ns)
+		if err != nil {
+			return false, err
+		}
+		return sharing.AllowedBy(p.Spec.AllowedNamespaces, p.Namespace, ns, labels), nil
+	}
+}
+
+// namespaceLabels are the labels of namespace ns, which a sharing selector
+// matches.
+func namespaceLabels(ctx context.Context, kube client.Reader, ns string) (map[string]string, error) {
+	n := &corev1.Namespace{}
+	if err := kube.Get(ctx, types.NamespacedName{Name: ns}, n); err != nil {
+		return nil, errors.Wrap(err, "cannot get Namespace")
+	}
+	return n.Labels, nil
+}
+
+// accessPolicyObservedID is the policy an AccessPolicy observed as its own.
+func accessPolicyObservedID(m resource.Managed) string {
+	if p, ok := m.(*ztv1alpha1.AccessPolicy); ok {
+		return p.Status.AtProvider.ID
+	}
+	return ""
 }
 
 // sharedWith says whether a Tunnel of another namespace is shared with ns:
@@ -273,11 +340,11 @@ func sharedWith(kube client.Reader, ns string, deleting bool) func(context.Conte
 		if deleting {
 			return true, nil
 		}
-		n := &corev1.Namespace{}
-		if err := kube.Get(ctx, types.NamespacedName{Name: ns}, n); err != nil {
-			return false, errors.Wrap(err, "cannot get Namespace")
+		labels, err := namespaceLabels(ctx, kube, ns)
+		if err != nil {
+			return false, err
 		}
-		return sharing.Allows(cft, ns, n.Labels), nil
+		return sharing.Allows(cft, ns, labels), nil
 	}
 }
 
@@ -286,7 +353,8 @@ func sharedWith(kube client.Reader, ns string, deleting bool) func(context.Conte
 func isForeign(err error) bool {
 	var t *ForeignTunnelError
 	var v *ForeignVirtualNetworkError
-	return errors.As(err, &t) || errors.As(err, &v)
+	var p *ForeignAccessPolicyError
+	return errors.As(err, &t) || errors.As(err, &v) || errors.As(err, &p)
 }
 
 // tunnelObservedID is the tunnel a Tunnel observed as its own.

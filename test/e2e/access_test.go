@@ -1,0 +1,132 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+)
+
+// TestAHostnameProtectedByASharedPolicyThroughTheBinary: a platform team's
+// AccessPolicy, shared with namespaces by label, protects a PublicHostname of
+// another namespace through the provider binary (its RBAC for the Access
+// kinds and for reading namespaces' labels): the application made, every
+// rule checked, the DNS record never meeting a rule without the check, and
+// the simulator's evaluation letting in exactly whom the policy names. The
+// policy's deletion waits while the application uses it; the namespace's
+// deletion takes the application, then the policy can go.
+func TestAHostnameProtectedByASharedPolicyThroughTheBinary(t *testing.T) {
+	ctx := context.Background()
+	platform := namespace(t, "access-platform")
+	ns := namespace(t, "access-app")
+	n := &corev1.Namespace{}
+	if err := env.kube.Get(ctx, client.ObjectKey{Name: ns}, n); err != nil {
+		t.Fatal(err)
+	}
+	n.Labels["access.example.com/employees"] = "true"
+	if err := env.kube.Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	create := func(o client.Object) {
+		t.Helper()
+		if err := env.kube.Create(ctx, o); err != nil {
+			t.Fatalf("create %T %s: %v", o, o.GetName(), err)
+		}
+	}
+	employees := &ztv1alpha1.AccessPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: "employees"},
+		Spec: ztv1alpha1.AccessPolicySpec{
+			AllowedNamespaces: &ztv1alpha1.AllowedNamespaces{From: ztv1alpha1.NamespacesFromSelector, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"access.example.com/employees": "true"}}},
+			ForProvider:       ztv1alpha1.AccessPolicyParameters{Name: "e2e employees " + platform, Decision: "allow", Include: []ztv1alpha1.AccessRule{{EmailDomain: ptr.To("example.com")}}},
+		},
+	}
+	create(employees)
+	create(&v1alpha1.CloudflareTunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"},
+		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("e2e-" + ns), Replicas: ptr.To[int32](1)},
+	})
+	host := "protected-" + ns + "." + zone
+	watch := env.sim.WatchExposure(host)
+	ph := &v1alpha1.PublicHostname{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dashboard"},
+		Spec: v1alpha1.PublicHostnameSpec{
+			TunnelRef: v1alpha1.TunnelReference{Name: "edge"},
+			Hostname:  host,
+			Origin:    &v1alpha1.Origin{Service: &v1alpha1.ServiceOrigin{Name: "web", Port: intstr.FromInt32(80)}},
+			Access:    &v1alpha1.Access{Policies: []v1alpha1.AccessPolicyName{{Name: "employees", Namespace: platform}}},
+		},
+	}
+	create(ph)
+	eventually(t, 3*time.Minute, "the PublicHostname Ready", func() error {
+		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(ph), ph); err != nil {
+			return err
+		}
+		if c := ph.GetCondition(xpv2.TypeReady); c.Status != corev1.ConditionTrue {
+			return fmt.Errorf("Ready=%s %s: %s", c.Status, c.Reason, c.Message)
+		}
+		return nil
+	})
+	for email, want := range map[string]bool{"bob@example.com": true, "eve@example.net": false} {
+		if got, why := env.sim.AccessDecision(host, "/", sim.AccessIdentity{Email: email}); got != want {
+			t.Errorf("%s let in: %v (%s), want %v", email, got, why, want)
+		}
+	}
+
+	t.Run("ThePolicyWaitsForItsApplication", func(t *testing.T) {
+		if err := env.kube.Delete(ctx, employees); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 2*time.Minute, "PolicyInUse naming the application", func() error {
+			if err := env.kube.Get(ctx, client.ObjectKeyFromObject(employees), employees); err != nil {
+				return err
+			}
+			if c := employees.GetCondition(xpv2.TypeSynced); c.Reason != common.ReasonPolicyInUse || !strings.Contains(c.Message, "AccessApplication "+ns+"/dashboard") {
+				return fmt.Errorf("Synced=%s %s: %s", c.Status, c.Reason, c.Message)
+			}
+			return nil
+		})
+		if got, _ := env.sim.AccessDecision(host, "/", sim.AccessIdentity{Email: "bob@example.com"}); !got {
+			t.Error("the policy waiting for deletion stopped letting its people in")
+		}
+	})
+
+	cft := &v1alpha1.CloudflareTunnel{}
+	if err := env.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge"}, cft); err != nil {
+		t.Fatal(err)
+	}
+	env.deleteNamespace(t, ns, "edge", cft.Status.TunnelID, nil)
+	if writes, exposed := env.sim.StopWatch(watch); writes == 0 || len(exposed) != 0 {
+		t.Errorf("%d writes checked; reachable without its Access check: %q", writes, exposed)
+	}
+	eventually(t, 2*time.Minute, "the policy gone once its application is", func() error {
+		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(employees), employees); !kerrors.IsNotFound(err) {
+			return fmt.Errorf("still there (%v)", err)
+		}
+		return nil
+	})
+	for _, a := range env.sim.Snapshot().Access.Applications {
+		if strings.EqualFold(a.Domain, host) {
+			t.Errorf("Access application %s for %s left behind", a.ID, host)
+		}
+	}
+	for _, p := range env.sim.Snapshot().Access.Policies {
+		if p.Name == employees.Spec.ForProvider.Name {
+			t.Errorf("Access policy %s left behind", p.ID)
+		}
+	}
+}
