@@ -127,8 +127,9 @@ type GatewayBindingSpec struct {
 	DNS BindingDNS `json:"dns,omitempty"`
 
 	// Access is the Cloudflare Access check of every hostname the binding
-	// publishes, as a PublicHostname's: name the AccessPolicies of this
-	// namespace and each hostname gets an Access application made for it
+	// publishes, as a PublicHostname's: name AccessPolicies (of this
+	// namespace, or shared with it by another) and each hostname gets an
+	// Access application made for it
 	// and is published only with its audience tag. A route's
 	// tunnels.cloudflare.com/access-policies annotation (or access-team and
 	// access-aud) replaces it for that route's hostnames; no annotation
