@@ -150,7 +150,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, s Settings) error {
 	if err := cloudflaretunnel.SetupGated(mgr, kube, cloudflaretunnel.Options{ConfigBatchWindow: s.ConfigBatchWindow, Metrics: s.Metrics}); err != nil {
 		return err
 	}
-	if err := publichostname.SetupGated(mgr, kube, publichostname.Options{ClusterDomain: s.ClusterDomain}); err != nil {
+	if err := publichostname.SetupGated(mgr, kube, publichostname.Options{ClusterDomain: s.ClusterDomain, Metrics: s.Metrics}); err != nil {
 		return err
 	}
 	if err := service.SetupGated(mgr, kube, service.Options{ClusterDomain: s.ClusterDomain, Metrics: s.Metrics}); err != nil {

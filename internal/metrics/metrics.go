@@ -1,7 +1,8 @@
 // Package metrics holds the provider's own Prometheus metrics beyond
 // crossplane-runtime's managed-resource metrics and the Cloudflare request
-// budget's (internal/clients/cloudflare/budget): what the sources translate
-// and how the tunnels' configuration writes are coalesced. docs/metrics.md
+// budget's (internal/clients/cloudflare/budget): what the sources translate,
+// how the tunnels' configuration writes are coalesced, and which published
+// hostnames Cloudflare Access guards. docs/metrics.md
 // documents every metric the provider serves.
 //
 // Every method is safe on a nil receiver and then does nothing, so
@@ -45,12 +46,30 @@ func StateOf(problem, conflict bool) SourceState {
 	}
 }
 
+// HostnameAccess is what guards one PublicHostname's rules.
+type HostnameAccess string
+
+// Hostname Access states.
+const (
+	// HostnameOther: neither (no required Access check asked for, or not
+	// published for another reason). Not counted.
+	HostnameOther HostnameAccess = "other"
+	// HostnameProtected: its rules are published with a required Access
+	// check.
+	HostnameProtected HostnameAccess = "protected"
+	// HostnameWaitingForAccess: it asks for a managed Access check whose
+	// AccessPolicy or AccessApplication does not exist yet, so it is not
+	// published (it fails closed).
+	HostnameWaitingForAccess HostnameAccess = "waiting"
+)
+
 // Metrics are the provider's own metrics. Make one with New and register
 // it once.
 type Metrics struct {
 	mu      sync.Mutex
 	sources map[sourceKey]SourceState
 	kinds   map[string]bool // every kind ever seen, so its counts fall to zero rather than vanish
+	access  map[types.NamespacedName]HostnameAccess
 
 	configWrites *prometheus.CounterVec
 	configHeld   prometheus.Counter
@@ -65,11 +84,19 @@ var descSources = prometheus.NewDesc("cloudflare_tunnel_sources",
 	"Source objects (Ingress, Service, GatewayBinding) the provider translates, by kind and by what became of them the last time: translated, conflict or problem.",
 	[]string{"kind", "state"}, nil)
 
+var (
+	descProtected = prometheus.NewDesc("cloudflare_tunnel_public_hostnames_protected",
+		"PublicHostnames whose rules are published with a required Cloudflare Access check.", nil, nil)
+	descWaitingForAccess = prometheus.NewDesc("cloudflare_tunnel_public_hostnames_waiting_for_access",
+		"PublicHostnames not published because the AccessPolicy or the Access application their check needs does not exist yet.", nil, nil)
+)
+
 // New returns the provider's metrics.
 func New() *Metrics {
 	m := &Metrics{
 		sources: map[sourceKey]SourceState{},
 		kinds:   map[string]bool{},
+		access:  map[types.NamespacedName]HostnameAccess{},
 		configWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cloudflare_tunnel_configuration_writes_total",
 			Help: "Writes of a tunnel's remote configuration (its published hostnames) to Cloudflare, by outcome (success, error).",
@@ -108,6 +135,26 @@ func (m *Metrics) ForgetSource(kind string, name types.NamespacedName) {
 	delete(m.sources, sourceKey{kind, name})
 }
 
+// SetHostnameAccess records what guards a PublicHostname.
+func (m *Metrics) SetHostnameAccess(name types.NamespacedName, a HostnameAccess) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.access[name] = a
+}
+
+// ForgetHostname drops a PublicHostname that is gone or being deleted.
+func (m *Metrics) ForgetHostname(name types.NamespacedName) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.access, name)
+}
+
 // ConfigurationWritten counts one write of a tunnel's configuration.
 func (m *Metrics) ConfigurationWritten(err error) {
 	if m == nil {
@@ -132,6 +179,8 @@ func (m *Metrics) ConfigurationHeld() {
 // Describe implements prometheus.Collector.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descSources
+	ch <- descProtected
+	ch <- descWaitingForAccess
 	m.configWrites.Describe(ch)
 	m.configHeld.Describe(ch)
 }
@@ -145,6 +194,21 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	for _, c := range m.sourceCounts() {
 		ch <- prometheus.MustNewConstMetric(descSources, prometheus.GaugeValue, float64(c.n), c.kind, string(c.state))
 	}
+	// Both always, zeros included: an alert on waiting hostnames must see
+	// zero, not no series.
+	counts := m.accessCounts()
+	ch <- prometheus.MustNewConstMetric(descProtected, prometheus.GaugeValue, float64(counts[HostnameProtected]))
+	ch <- prometheus.MustNewConstMetric(descWaitingForAccess, prometheus.GaugeValue, float64(counts[HostnameWaitingForAccess]))
+}
+
+func (m *Metrics) accessCounts() map[HostnameAccess]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[HostnameAccess]int{}
+	for _, a := range m.access {
+		out[a]++
+	}
+	return out
 }
 
 type sourceCount struct {

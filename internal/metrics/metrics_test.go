@@ -43,6 +43,43 @@ cloudflare_tunnel_sources{kind="Service",state="translated"} 0
 	}
 }
 
+func TestHostnameAccess(t *testing.T) {
+	m := New()
+	name := func(n string) types.NamespacedName { return types.NamespacedName{Namespace: "n", Name: n} }
+	m.SetHostnameAccess(name("a"), HostnameProtected)
+	m.SetHostnameAccess(name("b"), HostnameProtected)
+	m.SetHostnameAccess(name("c"), HostnameWaitingForAccess)
+	m.SetHostnameAccess(name("d"), HostnameOther)
+	m.SetHostnameAccess(name("e"), HostnameWaitingForAccess)
+	// The latest state replaces the one before; a forgotten one leaves
+	// the count.
+	m.SetHostnameAccess(name("c"), HostnameProtected)
+	m.ForgetHostname(name("b"))
+	m.ForgetHostname(name("never-seen"))
+	want := `
+# HELP cloudflare_tunnel_public_hostnames_protected PublicHostnames whose rules are published with a required Cloudflare Access check.
+# TYPE cloudflare_tunnel_public_hostnames_protected gauge
+cloudflare_tunnel_public_hostnames_protected 2
+# HELP cloudflare_tunnel_public_hostnames_waiting_for_access PublicHostnames not published because the AccessPolicy or the Access application their check needs does not exist yet.
+# TYPE cloudflare_tunnel_public_hostnames_waiting_for_access gauge
+cloudflare_tunnel_public_hostnames_waiting_for_access 1
+`
+	if err := testutil.CollectAndCompare(m, strings.NewReader(want), "cloudflare_tunnel_public_hostnames_protected", "cloudflare_tunnel_public_hostnames_waiting_for_access"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestHostnameAccessStartsAtZero(t *testing.T) {
+	want := `
+# HELP cloudflare_tunnel_public_hostnames_waiting_for_access PublicHostnames not published because the AccessPolicy or the Access application their check needs does not exist yet.
+# TYPE cloudflare_tunnel_public_hostnames_waiting_for_access gauge
+cloudflare_tunnel_public_hostnames_waiting_for_access 0
+`
+	if err := testutil.CollectAndCompare(New(), strings.NewReader(want), "cloudflare_tunnel_public_hostnames_waiting_for_access"); err != nil {
+		t.Error(err)
+	}
+}
+
 func TestConfigurationWrites(t *testing.T) {
 	m := New()
 	m.ConfigurationWritten(nil)
@@ -58,7 +95,7 @@ cloudflare_tunnel_configuration_changes_coalesced_total 1
 cloudflare_tunnel_configuration_writes_total{outcome="error"} 1
 cloudflare_tunnel_configuration_writes_total{outcome="success"} 2
 `
-	if err := testutil.CollectAndCompare(m, strings.NewReader(want)); err != nil {
+	if err := testutil.CollectAndCompare(m, strings.NewReader(want), "cloudflare_tunnel_configuration_changes_coalesced_total", "cloudflare_tunnel_configuration_writes_total"); err != nil {
 		t.Error(err)
 	}
 }
@@ -81,11 +118,14 @@ func TestNilMetricsDoNothing(t *testing.T) {
 	m.ForgetSource("Ingress", types.NamespacedName{Name: "a"})
 	m.ConfigurationWritten(nil)
 	m.ConfigurationHeld()
+	m.SetHostnameAccess(types.NamespacedName{Name: "a"}, HostnameProtected)
+	m.ForgetHostname(types.NamespacedName{Name: "a"})
 }
 
 func TestMetricsFollowPrometheusConventions(t *testing.T) {
 	m := New()
 	m.SetSource("Ingress", types.NamespacedName{Name: "a"}, SourceTranslated)
+	m.SetHostnameAccess(types.NamespacedName{Name: "a"}, HostnameWaitingForAccess)
 	m.ConfigurationWritten(nil)
 	problems, err := testutil.CollectAndLint(m)
 	if err != nil {

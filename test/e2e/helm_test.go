@@ -189,6 +189,9 @@ func TestTheHelmChart(t *testing.T) {
 			{"cloudflare_tunnel_sources", map[string]string{"kind": "Ingress", "state": "translated"}, 2},
 			{"cloudflare_tunnel_sources", map[string]string{"kind": "Service", "state": "translated"}, 1},
 			{"cloudflare_tunnel_sources", map[string]string{"state": "problem"}, 0},
+			// No hostname here asks for Access: both served, at zero.
+			{"cloudflare_tunnel_public_hostnames_protected", nil, 0},
+			{"cloudflare_tunnel_public_hostnames_waiting_for_access", nil, 0},
 		} {
 			if got := mustSample(t, fams, c.name, c.labels); got != c.want {
 				t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)

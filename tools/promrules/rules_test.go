@@ -52,7 +52,7 @@ func ruleFile(t *testing.T) []rulefmt.Rule {
 func TestEveryAlertSaysWhatToDo(t *testing.T) {
 	rs := ruleFile(t)
 	if len(rs) < 6 {
-		t.Fatalf("%d rules, want the provider-down, budget, 429, not-ready, configuration-write and source alerts", len(rs))
+		t.Fatalf("%d rules, want the provider-down, budget, 429, not-ready, configuration-write, source and Access alerts", len(rs))
 	}
 	for _, r := range rs {
 		if r.Alert == "" {
@@ -129,6 +129,18 @@ var cases = map[string]map[string]alertCase{
 		"ALongProblem": {
 			series: "cloudflare_tunnel_sources{kind=\"Ingress\",state=\"problem\"} 1x60\ncloudflare_tunnel_sources{kind=\"Service\",state=\"conflict\"} 0x30 2x30",
 			at:     50 * time.Minute, firing: []map[string]string{{"kind": "Ingress", "state": "problem"}},
+		},
+	},
+	"CloudflareTunnelHostnameWaitingForAccess": {
+		"NoneWaiting": {series: "cloudflare_tunnel_public_hostnames_waiting_for_access 0x30\ncloudflare_tunnel_public_hostnames_protected 5x30", at: 30 * time.Minute},
+		// An AccessPolicy named but never made.
+		"WaitingTenMinutes": {series: "cloudflare_tunnel_public_hostnames_waiting_for_access 0x5 2x25", at: 20 * time.Minute, firing: []map[string]string{{}}},
+		// The application takes a few minutes to be made: no alert.
+		"ProtectedWithinMinutes": {series: "cloudflare_tunnel_public_hostnames_waiting_for_access 0x5 3x5 0x20", at: 25 * time.Minute},
+		// Two replicas: the leader counts, the other serves zero.
+		"OnlyTheLeaderCounts": {
+			series: "cloudflare_tunnel_public_hostnames_waiting_for_access{pod=\"a\"} 1x30\ncloudflare_tunnel_public_hostnames_waiting_for_access{pod=\"b\"} 0x30",
+			at:     20 * time.Minute, firing: []map[string]string{{}},
 		},
 	},
 }

@@ -125,6 +125,17 @@ type GatewayBindingSpec struct {
 	// DNS of the published hostnames.
 	// +optional
 	DNS BindingDNS `json:"dns,omitempty"`
+
+	// Access is the Cloudflare Access check of every hostname the binding
+	// publishes, as a PublicHostname's: name AccessPolicies (of this
+	// namespace, or shared with it by another) and each hostname gets an
+	// Access application made for it
+	// and is published only with its audience tag. A route's
+	// tunnels.cloudflare.com/access-policies annotation (or access-team and
+	// access-aud) replaces it for that route's hostnames; no annotation
+	// value turns it off.
+	// +optional
+	Access *Access `json:"access,omitempty"`
 }
 
 // States of a bound hostname.
@@ -139,6 +150,10 @@ const (
 	// HostnameNotSupported: a wildcard, or a route kind the binding does
 	// not publish; reported, never published.
 	HostnameNotSupported = "NotSupported"
+	// HostnameInvalid: its route has an annotation that cannot be used
+	// (an Access annotation, say); nothing new is published for the route,
+	// and what it published stays as it was.
+	HostnameInvalid = "Invalid"
 )
 
 // BoundHostname is one hostname of the routes attached to the listener.
@@ -147,7 +162,8 @@ type BoundHostname struct {
 	Hostname string `json:"hostname"`
 	// Route that names it: "<Kind>/<name>".
 	Route string `json:"route"`
-	// State: Published, Pending, Conflict or NotSupported.
+	// State: Published, Pending, NotAccepted, Conflict, NotSupported or
+	// Invalid.
 	State string `json:"state"`
 	// Message says why, when it is not Published.
 	Message string `json:"message,omitempty"`

@@ -9,11 +9,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
@@ -118,4 +120,25 @@ func cond(t xpv2.ConditionType, ok bool, reason xpv2.ConditionReason, msg string
 		s = corev1.ConditionTrue
 	}
 	return xpv2.Condition{Type: t, Status: s, Reason: reason, Message: msg, LastTransitionTime: metav1.Now()}
+}
+
+// AccessState is what guards the PublicHostname, read from its spec and the
+// typed reasons of its conditions: protected once its tunnel holds its
+// rules with a required Access check; waiting while the AccessPolicy or the
+// Access application that check needs does not exist (nothing published:
+// it fails closed); neither otherwise (no required check asked for, or not
+// published for another reason, which Valid or Accepted tells).
+func AccessState(ph *v1alpha1.PublicHostname) metrics.HostnameAccess {
+	a := ph.Spec.Access
+	if a == nil || !ptr.Deref(a.Required, true) {
+		return metrics.HostnameOther
+	}
+	valid := ph.GetCondition(v1alpha1.TypeValid)
+	switch {
+	case valid.Status == corev1.ConditionFalse && (valid.Reason == ReasonWaitingForAccessPolicy || valid.Reason == ReasonWaitingForAccessApplication):
+		return metrics.HostnameWaitingForAccess
+	case valid.Status == corev1.ConditionTrue && AcceptedCondition(ph).Status == corev1.ConditionTrue:
+		return metrics.HostnameProtected
+	}
+	return metrics.HostnameOther
 }

@@ -6,11 +6,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
@@ -91,6 +93,47 @@ func TestProblemReason(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := publichostname.ProblemReason(tc.problems); got != tc.want {
 				t.Errorf("ProblemReason() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestAccessState: what the hostname metrics count, read from the spec and
+// the typed reasons of the conditions.
+func TestAccessState(t *testing.T) {
+	managed := &v1alpha1.Access{Required: ptr.To(true), Policies: []v1alpha1.AccessPolicyName{{Name: "staff"}}}
+	optional := &v1alpha1.Access{Required: ptr.To(false), TeamName: "acme", AudTags: []string{"a"}}
+	valid := func(ok bool, reason xpv2.ConditionReason) xpv2.Condition {
+		s := corev1.ConditionFalse
+		if ok {
+			s = corev1.ConditionTrue
+		}
+		return xpv2.Condition{Type: v1alpha1.TypeValid, Status: s, Reason: reason}
+	}
+	cases := map[string]struct {
+		access   *v1alpha1.Access
+		valid    xpv2.Condition
+		accepted bool
+		want     metrics.HostnameAccess
+	}{
+		"ProtectedInItsTunnel":           {access: managed, valid: valid(true, "Resolved"), accepted: true, want: metrics.HostnameProtected},
+		"ExplicitCountsToo":              {access: &v1alpha1.Access{TeamName: "acme", AudTags: []string{"a"}}, valid: valid(true, "Resolved"), accepted: true, want: metrics.HostnameProtected},
+		"WaitingForThePolicy":            {access: managed, valid: valid(false, publichostname.ReasonWaitingForAccessPolicy), want: metrics.HostnameWaitingForAccess},
+		"WaitingForTheApplication":       {access: managed, valid: valid(false, publichostname.ReasonWaitingForAccessApplication), want: metrics.HostnameWaitingForAccess},
+		"ValidButNotInItsTunnel":         {access: managed, valid: valid(true, "Resolved"), want: metrics.HostnameOther},
+		"InvalidForAnotherReason":        {access: managed, valid: valid(false, publichostname.ReasonInvalid), accepted: true, want: metrics.HostnameOther},
+		"NoAccess":                       {valid: valid(true, "Resolved"), accepted: true, want: metrics.HostnameOther},
+		"TokensCheckedOnlyWhenPresent":   {access: optional, valid: valid(true, "Resolved"), accepted: true, want: metrics.HostnameOther},
+		"WaitingButNoLongerAskingAccess": {valid: valid(false, publichostname.ReasonWaitingForAccessPolicy), want: metrics.HostnameOther},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ph := &v1alpha1.PublicHostname{Spec: v1alpha1.PublicHostnameSpec{TunnelRef: v1alpha1.TunnelReference{Name: "edge"}, Access: tc.access}}
+			ph.Namespace = "n"
+			ph.Status.Tunnel = &v1alpha1.PublishedStatus{Tunnel: "edge", Accepted: tc.accepted}
+			ph.SetConditions(tc.valid)
+			if got := publichostname.AccessState(ph); got != tc.want {
+				t.Errorf("AccessState = %s, want %s", got, tc.want)
 			}
 		})
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
@@ -72,6 +73,9 @@ const (
 type Options struct {
 	// ClusterDomain of Service origins' DNS names; "" is cluster.local.
 	ClusterDomain string
+	// Metrics count the hostnames Access guards and those waiting for it;
+	// nil counts none.
+	Metrics *metrics.Metrics
 }
 
 const secretIndex = "tunnels.cloudflare.com/secret"
@@ -89,15 +93,20 @@ type Reconciler struct {
 	log           logging.Logger
 	record        event.Recorder
 	clusterDomain string
+	metrics       *metrics.Metrics
 }
 
 // Reconcile converges a PublicHostname's rules and DNS record.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	ph := &v1alpha1.PublicHostname{}
 	if err := r.kube.Get(ctx, req.NamespacedName, ph); err != nil {
+		if kerrors.IsNotFound(err) {
+			r.metrics.ForgetHostname(req.NamespacedName)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if meta.WasDeleted(ph) {
+		r.metrics.ForgetHostname(req.NamespacedName)
 		return r.release(ctx, ph)
 	}
 	if !controllerutil.ContainsFinalizer(ph, finalizer) {
@@ -118,6 +127,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if uerr := r.kube.Status().Update(ctx, ph); uerr != nil {
 		return errors.SilentlyRequeueOnConflict(reconcile.Result{}, errors.Wrap(uerr, "cannot update status"))
 	}
+	r.metrics.SetHostnameAccess(req.NamespacedName, AccessState(ph))
 	return res, err
 }
 

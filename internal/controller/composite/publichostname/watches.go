@@ -37,6 +37,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		kube:          mgr.GetClient(),
 		log:           o.Logger.WithValues("controller", name),
 		record:        event.NewAPIRecorder(mgr.GetEventRecorderFor(name)),
+		metrics:       opts.Metrics,
 		clusterDomain: opts.ClusterDomain,
 	}
 	c, err := ctrl.NewControllerManagedBy(mgr).

@@ -207,6 +207,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	case tunnelCond.Reason == target.ReasonNotShared:
 		// Policy: nothing of this namespace goes through that tunnel.
 		res.Accepted, res.KeepExisting, res.Published, res.Hostnames = tunnelCond, false, nil, nil
+		res.KeepRoutes, res.Held = nil, translate.Held{}
 	case !tunnelCond.OK:
 		// A typo must not take a working site down: nothing is created,
 		// and what the binding publishes stays.
@@ -348,7 +349,8 @@ func ownerOf(b *v1alpha1.GatewayBinding) source.Owner {
 // PublicHostname the binding does not control.
 func (r *Reconciler) converge(ctx context.Context, b *v1alpha1.GatewayBinding, res translate.Result) ([]v1alpha1.PublicHostname, bool, error) {
 	d := source.Desired{Keep: func(m source.Owned) bool {
-		return res.KeepExisting || kept(m.(*v1alpha1.PublicHostname), res.KeepRoutes)
+		ph := m.(*v1alpha1.PublicHostname)
+		return res.KeepExisting || kept(ph, res.KeepRoutes) || res.Held.Keeps(ph)
 	}}
 	for _, ph := range res.Published {
 		d.Objects = append(d.Objects, ph)
@@ -374,7 +376,7 @@ func keptHostnames(phs []v1alpha1.PublicHostname, res translate.Result) []v1alph
 	var out []v1alpha1.BoundHostname
 	for i := range phs {
 		ph := &phs[i]
-		if listed[ph.Name] || meta.WasDeleted(ph) || !kept(ph, res.KeepRoutes) {
+		if listed[ph.Name] || meta.WasDeleted(ph) || (!kept(ph, res.KeepRoutes) && !res.Held.Keeps(ph)) {
 			continue
 		}
 		out = append(out, v1alpha1.BoundHostname{Hostname: ph.Spec.Hostname, Route: "HTTPRoute/" + ph.Labels[translate.LabelRoute], State: v1alpha1.HostnamePending, PublicHostname: ph.Name})
@@ -445,8 +447,14 @@ func (r *Reconciler) report(b *v1alpha1.GatewayBinding, res translate.Result, ob
 		old[h.Route+" "+h.Hostname] = h.State + h.Message
 	}
 	for _, h := range obs.Hostnames {
-		if (h.State == v1alpha1.HostnameConflict || h.State == v1alpha1.HostnameNotSupported) && old[h.Route+" "+h.Hostname] != h.State+h.Message {
+		if old[h.Route+" "+h.Hostname] == h.State+h.Message {
+			continue
+		}
+		switch h.State {
+		case v1alpha1.HostnameConflict, v1alpha1.HostnameNotSupported:
 			r.warn(b, "Hostname"+h.State, fmt.Sprintf("%s of %s: %s", h.Hostname, h.Route, h.Message))
+		case v1alpha1.HostnameInvalid:
+			r.warn(b, ReasonInvalidAnnotation, fmt.Sprintf("%s of %s: %s", h.Hostname, h.Route, h.Message))
 		}
 	}
 }

@@ -33,6 +33,9 @@ const (
 	ReasonRecordsReady     = "RecordsReady"
 	ReasonRecordNotReady   = "RecordNotReady"
 	ReasonNotManaged       = "NotManaged"
+	// ReasonInvalidAnnotation: a route's annotation cannot be used (an
+	// Access annotation, say); the route publishes nothing new.
+	ReasonInvalidAnnotation = "InvalidAnnotation"
 )
 
 // Observation is what became of a binding's hostnames.
@@ -61,9 +64,20 @@ func Observe(hosts []v1alpha1.BoundHostname, phs []v1alpha1.PublicHostname, mode
 		cname = tunnelID + ".cfargotunnel.com"
 	}
 	var obs Observation
-	var pending, conflicts, dnsWaiting []string
+	var pending, conflicts, invalid, dnsWaiting []string
 	for _, h := range hosts {
 		if h.State != v1alpha1.HostnamePending {
+			// Decided by the translation: an Access disagreement between
+			// routes is a conflict, a route's bad annotation is invalid.
+			// Either may still be published as it was (translate.Held).
+			switch h.State {
+			case v1alpha1.HostnameConflict:
+				h.CNAME = cname
+				conflicts = append(conflicts, h.Hostname)
+			case v1alpha1.HostnameInvalid:
+				h.CNAME = cname
+				invalid = append(invalid, h.Route+" ("+h.Hostname+"): "+h.Message)
+			}
 			obs.Hostnames = append(obs.Hostnames, h)
 			continue
 		}
@@ -97,7 +111,7 @@ func Observe(hosts []v1alpha1.BoundHostname, phs []v1alpha1.PublicHostname, mode
 		}
 		obs.Hostnames = append(obs.Hostnames, h)
 	}
-	obs.Programmed = programmed(len(obs.Accepted), pending, conflicts)
+	obs.Programmed = programmed(len(obs.Accepted), pending, conflicts, invalid)
 	obs.DNSReady = dnsReady(mode, len(obs.Accepted), dnsWaiting, cname)
 	return obs
 }
@@ -109,10 +123,12 @@ func inConfiguration(ph *v1alpha1.PublicHostname) bool {
 	return t != nil && t.Accepted && t.ObservedGeneration == ph.Generation && t.ConfigVersion > 0
 }
 
-func programmed(n int, pending, conflicts []string) translate.Condition {
+func programmed(n int, pending, conflicts, invalid []string) translate.Condition {
 	switch {
+	case len(invalid) > 0:
+		return translate.Condition{Reason: ReasonInvalidAnnotation, Message: "a route's annotation cannot be used: " + strings.Join(invalid, "; ")}
 	case len(conflicts) > 0:
-		return translate.Condition{Reason: ReasonHostnameConflict, Message: fmt.Sprintf("published by another source first, so not by this binding: %s (status.hostnames says by whom)", strings.Join(conflicts, ", "))}
+		return translate.Condition{Reason: ReasonHostnameConflict, Message: fmt.Sprintf("published by another source first, or asked with different Access checks by two routes, so not by this binding: %s (status.hostnames says why)", strings.Join(conflicts, ", "))}
 	case len(pending) > 0:
 		return translate.Condition{Reason: ReasonPending, Message: "waiting for the tunnel's configuration to hold " + strings.Join(pending, ", ")}
 	case n == 0:
@@ -200,7 +216,7 @@ func sourceState(res translate.Result, obs Observation, nameTaken bool) metrics.
 	conflict := nameTaken
 	for _, h := range obs.Hostnames {
 		switch h.State {
-		case v1alpha1.HostnameNotSupported:
+		case v1alpha1.HostnameNotSupported, v1alpha1.HostnameInvalid:
 			return metrics.SourceProblem
 		case v1alpha1.HostnameConflict:
 			conflict = true

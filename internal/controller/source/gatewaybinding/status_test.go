@@ -67,6 +67,16 @@ func TestObserve(t *testing.T) {
 			hosts:  []v1alpha1.BoundHostname{pending("a", "ph-a")},
 			states: []string{v1alpha1.HostnamePending}, programmed: ReasonPending, dns: ReasonRecordsReady,
 		},
+		// Decided by the translation: a route's bad annotation outweighs
+		// a conflict, which outweighs waiting.
+		"ARoutesBadAnnotation": {
+			hosts:  []v1alpha1.BoundHostname{{Hostname: "a", Route: "HTTPRoute/r", State: v1alpha1.HostnameInvalid, Message: "annotation x: bad"}, {Hostname: "b", Route: "HTTPRoute/s", State: v1alpha1.HostnameConflict}, pending("c", "ph-c")},
+			states: []string{v1alpha1.HostnameInvalid, v1alpha1.HostnameConflict, v1alpha1.HostnamePending}, programmed: ReasonInvalidAnnotation, dns: ReasonRecordsReady,
+		},
+		"RoutesDisagreeingOnAccess": {
+			hosts:  []v1alpha1.BoundHostname{{Hostname: "a", Route: "HTTPRoute/r", State: v1alpha1.HostnameConflict}, {Hostname: "a", Route: "HTTPRoute/s", State: v1alpha1.HostnameConflict}},
+			states: []string{v1alpha1.HostnameConflict, v1alpha1.HostnameConflict}, programmed: ReasonHostnameConflict, dns: ReasonRecordsReady,
+		},
 		"NothingToPublish": {
 			hosts:  []v1alpha1.BoundHostname{{Hostname: "*.x", Route: "HTTPRoute/r", State: v1alpha1.HostnameNotSupported}},
 			states: []string{v1alpha1.HostnameNotSupported}, programmed: ReasonNoHostnames, dns: ReasonRecordsReady,
@@ -150,6 +160,7 @@ func TestSourceState(t *testing.T) {
 		"NotAccepted":              {res: translate.Result{Accepted: bad, ResolvedRefs: ok}, want: metrics.SourceProblem},
 		"RefsUnresolved":           {res: translate.Result{Accepted: ok, ResolvedRefs: bad}, want: metrics.SourceProblem},
 		"AnotherSourceHolds":       {res: translate.Result{Accepted: ok, ResolvedRefs: ok}, obs: Observation{Hostnames: []v1alpha1.BoundHostname{host(v1alpha1.HostnamePublished), host(v1alpha1.HostnameConflict)}}, want: metrics.SourceConflict},
+		"ABadAnnotation":           {res: translate.Result{Accepted: ok, ResolvedRefs: ok}, obs: Observation{Hostnames: []v1alpha1.BoundHostname{host(v1alpha1.HostnameConflict), host(v1alpha1.HostnameInvalid)}}, want: metrics.SourceProblem},
 		// A wildcard needs the user to act, which outweighs the conflict.
 		"Wildcard": {res: translate.Result{Accepted: ok, ResolvedRefs: ok}, obs: Observation{Hostnames: []v1alpha1.BoundHostname{host(v1alpha1.HostnameConflict), host(v1alpha1.HostnameNotSupported)}}, want: metrics.SourceProblem},
 	}

@@ -94,6 +94,8 @@ type Result struct {
 	// controller has not answered their latest generation): what they
 	// publish stays until it does.
 	KeepRoutes []string
+	// Held are kept only while they carry an Access check.
+	Held Held
 }
 
 // Translate decides what a binding publishes.
@@ -103,16 +105,15 @@ func Translate(in Input) Result {
 	if !ok {
 		return res
 	}
-	seen := map[string]bool{}
 	routes := slices.Clone(in.HTTPRoutes)
 	slices.SortFunc(routes, func(a, b gwv1.HTTPRoute) int { return olderFirst(&a.ObjectMeta, &b.ObjectMeta) })
+	p := publisher{binding: in.Binding, origin: origin, res: &res, claims: map[string]*claim{}}
 	for i := range routes {
 		route := &routes[i]
 		ref, attached := attachment(route.Spec.ParentRefs, route.Namespace, in.Gateway, listener)
 		if !attached {
 			continue
 		}
-		id := "HTTPRoute/" + route.Name
 		hosts := EffectiveHostnames(route.Spec.Hostnames, listener.Hostname)
 		accepted, stale, why := acceptance(route.Status.Parents, ref, route.Namespace, route.Generation, in.Class.Spec.ControllerName)
 		if !accepted {
@@ -120,26 +121,13 @@ func Translate(in Input) Result {
 				res.KeepRoutes = append(res.KeepRoutes, route.Name)
 			}
 			for _, h := range hosts {
-				res.Hostnames = append(res.Hostnames, v1alpha1.BoundHostname{Hostname: h.Name, Route: id, State: HostnameNotAccepted, Message: why})
+				res.Hostnames = append(res.Hostnames, v1alpha1.BoundHostname{Hostname: h.Name, Route: "HTTPRoute/" + route.Name, State: HostnameNotAccepted, Message: why})
 			}
 			continue
 		}
-		for _, h := range hosts {
-			bh := v1alpha1.BoundHostname{Hostname: h.Name, Route: id}
-			switch {
-			case h.Problem != "":
-				bh.State, bh.Message = v1alpha1.HostnameNotSupported, h.Problem
-			case seen[h.Name]:
-				continue // an older route of this binding publishes it
-			default:
-				seen[h.Name] = true
-				ph := publicHostname(in.Binding, route.Name, h.Name, origin)
-				res.Published = append(res.Published, ph)
-				bh.State, bh.PublicHostname = v1alpha1.HostnamePending, ph.Name
-			}
-			res.Hostnames = append(res.Hostnames, bh)
-		}
+		p.route(route, hosts)
 	}
+	p.publish()
 	for _, r := range in.GRPCRoutes {
 		if _, attached := attachment(r.Spec.ParentRefs, r.Namespace, in.Gateway, listener); !attached {
 			continue
@@ -390,7 +378,7 @@ func DNSFor(mode string) string {
 	return v1alpha1.DNSNone
 }
 
-func publicHostname(b *v1alpha1.GatewayBinding, route, host, origin string) *v1alpha1.PublicHostname {
+func publicHostname(b *v1alpha1.GatewayBinding, route, host, origin string, access *v1alpha1.Access) *v1alpha1.PublicHostname {
 	labels := map[string]string{
 		LabelBinding:        publish.LabelValue(b.Name),
 		LabelRoute:          publish.LabelValue(route),
@@ -418,6 +406,7 @@ func publicHostname(b *v1alpha1.GatewayBinding, route, host, origin string) *v1a
 			Hostname:      host,
 			Origin:        &v1alpha1.Origin{URL: ptr.To(origin)},
 			OriginRequest: b.Spec.OriginRequest.DeepCopy(),
+			Access:        access,
 			DNS:           DNSFor(b.Spec.DNS.Mode),
 		},
 	}

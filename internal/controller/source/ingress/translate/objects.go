@@ -1,8 +1,6 @@
 package translate
 
 import (
-	"strconv"
-
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -11,6 +9,7 @@ import (
 
 	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/annotation"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
@@ -115,13 +114,7 @@ func LabelValue(v string) string { return publish.LabelValue(v) }
 
 // clip quotes user input for a message, shortened so that huge annotation
 // values cannot blow up events and conditions.
-func clip(s string) string {
-	const max = 64
-	if len(s) > max {
-		s = s[:max] + "..."
-	}
-	return strconv.Quote(s)
-}
+func clip(s string) string { return annotation.Clip(s) }
 
 // ServicesByName indexes a namespace's Services for Input.Services.
 func ServicesByName(l *corev1.ServiceList) map[string]*corev1.Service {

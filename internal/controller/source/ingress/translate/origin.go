@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/annotation"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
@@ -78,19 +79,13 @@ func (t *translator) originOptions() *tv1alpha1.OriginOptions {
 	return o
 }
 
+// boolAnnotation is a "true" or "false" annotation, read as every source
+// reads it.
 func (t *translator) boolAnnotation(key string) *bool {
-	v, ok := t.ing.Annotations[key]
-	if !ok {
-		return nil
-	}
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "true":
-		return ptr.To(true)
-	case "false":
-		return ptr.To(false)
-	}
-	t.problem(key, `must be "true" or "false", not %s`, clip(v))
-	return nil
+	r := annotation.Read(t.ing.Annotations)
+	v := r.Bool(key)
+	t.problems = append(t.problems, problems(r)...)
+	return v
 }
 
 // seconds parses a timeout: a duration ("10s", "1m") or a number of
@@ -112,109 +107,19 @@ func (t *translator) seconds(key string) *int64 {
 	return ptr.To(int64(d / time.Second))
 }
 
-// access parses the access-* annotations. It fails closed: once any of them
-// is present, the team and the audience tags must be right, or nothing is
-// published (the hostnames keep the rules they had, with their Access check
-// if they had one) — never published without the check.
+// access parses the access-* annotations as every source does; it fails
+// closed (annotation.Reader.Access).
 func (t *translator) access() *tv1alpha1.Access {
-	ann := t.ing.Annotations
-	team, hasTeam := ann[tv1alpha1.AnnotationAccessTeam]
-	auds, hasAuds := ann[tv1alpha1.AnnotationAccessAudTags]
-	_, hasRequired := ann[tv1alpha1.AnnotationAccessRequired]
-	if policies, ok := ann[tv1alpha1.AnnotationAccessPolicies]; ok {
-		return t.managedAccess(policies, hasTeam || hasAuds, hasRequired)
-	}
-	if !hasTeam && !hasAuds && !hasRequired {
-		return nil
-	}
-	const closed = "; the hostnames are not published without their Access check"
-	a := &tv1alpha1.Access{TeamName: strings.TrimSpace(team)}
-	ok := true
-	if !hasTeam {
-		t.problem(tv1alpha1.AnnotationAccessTeam, "required with the other access annotations: the Zero Trust team name (the <team> of <team>.cloudflareaccess.com)"+closed)
-		ok = false
-	} else if !teamName(a.TeamName) {
-		t.problem(tv1alpha1.AnnotationAccessTeam, "%s is not a Zero Trust team name (the <team> of <team>.cloudflareaccess.com)"+closed, clip(team))
-		ok = false
-	}
-	for _, tag := range strings.Split(auds, ",") {
-		if tag = strings.TrimSpace(tag); tag != "" {
-			a.AudTags = append(a.AudTags, strings.ToLower(tag))
-		}
-	}
-	if len(a.AudTags) == 0 {
-		t.problem(tv1alpha1.AnnotationAccessAudTags, "required with the other access annotations: the audience tags of the Access applications allowed, comma-separated"+closed)
-		ok = false
-	}
-	for _, tag := range a.AudTags {
-		if !audTag(tag) {
-			t.problem(tv1alpha1.AnnotationAccessAudTags, "%s is not an Access audience tag (64 hexadecimal digits)"+closed, clip(tag))
-			ok = false
-		}
-	}
-	if hasRequired {
-		req := t.boolAnnotation(tv1alpha1.AnnotationAccessRequired)
-		if req == nil {
-			ok = false
-		}
-		a.Required = req
-	}
-	if a.Required == nil {
-		a.Required = ptr.To(true)
-	}
-	if !ok {
-		return nil
-	}
+	r := annotation.Read(t.ing.Annotations)
+	a := r.Access()
+	t.problems = append(t.problems, problems(r)...)
 	return a
 }
 
-// managedAccess parses access-policies: the AccessPolicy names of an Access
-// application made for each hostname. It fails closed as access does.
-func (t *translator) managedAccess(list string, explicit, hasRequired bool) *tv1alpha1.Access {
-	const closed = "; the hostnames are not published without their Access check"
-	ok := true
-	if explicit {
-		t.problem(tv1alpha1.AnnotationAccessPolicies, "set either access-policies (an Access application made for each hostname) or access-team and access-aud (applications made elsewhere), not both"+closed)
-		ok = false
+func problems(r *annotation.Reader) []Problem {
+	out := make([]Problem, 0, len(r.Problems))
+	for _, p := range r.Problems {
+		out = append(out, Problem{Field: p.Annotation, Message: p.Message})
 	}
-	a := &tv1alpha1.Access{Required: ptr.To(true)}
-	for _, name := range strings.Split(list, ",") {
-		name = strings.TrimSpace(name)
-		if name == "" {
-			continue
-		}
-		if len(validation.IsDNS1123Subdomain(name)) > 0 {
-			t.problem(tv1alpha1.AnnotationAccessPolicies, "%s is not the name of an AccessPolicy"+closed, clip(name))
-			ok = false
-			continue
-		}
-		a.Policies = append(a.Policies, tv1alpha1.AccessPolicyName{Name: name})
-	}
-	if len(a.Policies) == 0 && ok {
-		t.problem(tv1alpha1.AnnotationAccessPolicies, "names no AccessPolicy: the AccessPolicy objects of the namespace, comma-separated"+closed)
-		ok = false
-	}
-	if hasRequired {
-		if a.Required = t.boolAnnotation(tv1alpha1.AnnotationAccessRequired); a.Required == nil {
-			ok = false
-		}
-	}
-	if !ok {
-		return nil
-	}
-	return a
-}
-
-func teamName(s string) bool { return len(s) <= 63 && len(validation.IsDNS1123Label(s)) == 0 }
-
-func audTag(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
+	return out
 }
