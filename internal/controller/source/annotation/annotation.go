@@ -142,6 +142,20 @@ func (r *Reader) audTags(auds string) []string {
 	return tags
 }
 
+// policyName reads one entry of access-policies: "<name>", an AccessPolicy
+// of the source's namespace, or "<namespace>/<name>", one another namespace
+// shares (its spec.allowedNamespaces decides, when it is published).
+func policyName(v string) (v1alpha1.AccessPolicyName, bool) {
+	ns, name, cross := strings.Cut(v, "/")
+	if !cross {
+		ns, name = "", v
+	}
+	if (cross && len(validation.IsDNS1123Label(ns)) > 0) || len(validation.IsDNS1123Subdomain(name)) > 0 {
+		return v1alpha1.AccessPolicyName{}, false
+	}
+	return v1alpha1.AccessPolicyName{Name: name, Namespace: ns}, true
+}
+
 // managedAccess parses access-policies: the AccessPolicy names of an Access
 // application made for each hostname. An empty list is a Problem, not a
 // way to go without Access: no value turns a check off.
@@ -157,15 +171,16 @@ func (r *Reader) managedAccess(list string, explicit, hasRequired bool) *v1alpha
 		if name == "" {
 			continue
 		}
-		if len(validation.IsDNS1123Subdomain(name)) > 0 {
-			r.problem(v1alpha1.AnnotationAccessPolicies, "%s is not the name of an AccessPolicy"+closed, Clip(name))
+		pol, valid := policyName(name)
+		if !valid {
+			r.problem(v1alpha1.AnnotationAccessPolicies, "%s is not an AccessPolicy: name one as <name>, or <namespace>/<name> for one another namespace shares"+closed, Clip(name))
 			ok = false
 			continue
 		}
-		a.Policies = append(a.Policies, v1alpha1.AccessPolicyName{Name: name})
+		a.Policies = append(a.Policies, pol)
 	}
 	if len(a.Policies) == 0 && ok {
-		r.problem(v1alpha1.AnnotationAccessPolicies, "names no AccessPolicy: the AccessPolicy objects of the namespace, comma-separated"+closed)
+		r.problem(v1alpha1.AnnotationAccessPolicies, "names no AccessPolicy: the AccessPolicy objects of the namespace (or <namespace>/<name> of one shared with it), comma-separated"+closed)
 		ok = false
 	}
 	if hasRequired {

@@ -148,7 +148,7 @@ func TestAccess(t *testing.T) {
 func TestRouteAccessNamesTheAnnotation(t *testing.T) {
 	r := annotated(accepted("a", 1, traefik, "web"), v1alpha1.AnnotationAccessPolicies, "")
 	a, problem := routeAccess(fixture().Binding, &r)
-	want := "annotation " + v1alpha1.AnnotationAccessPolicies + ": names no AccessPolicy: the AccessPolicy objects of the namespace, comma-separated; the hostnames are not published without their Access check"
+	want := "annotation " + v1alpha1.AnnotationAccessPolicies + ": names no AccessPolicy: the AccessPolicy objects of the namespace (or <namespace>/<name> of one shared with it), comma-separated; the hostnames are not published without their Access check"
 	if a != nil || problem != want {
 		t.Errorf("routeAccess: got %v, %q; want nil, %q", a, problem, want)
 	}
