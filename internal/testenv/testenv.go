@@ -182,6 +182,9 @@ func ControllerOptions(log logging.Logger) controller.Options {
 	return o
 }
 
+// ShutdownTimeout bounds how long a test's manager takes to stop.
+const ShutdownTimeout = 2 * time.Minute
+
 // StartManager builds a manager the way main does (gated controllers behind
 // the CRD gate), lets setup register controllers, and runs it until the test
 // ends. opts change the manager's options (a test serving webhooks gives it
@@ -193,6 +196,12 @@ func (e *Env) StartManager(t *testing.T, setup func(ctrl.Manager, controller.Opt
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Cache:      kubecache.Options(nil),
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		// ShutdownTimeout: a stop waits for the reconciles in flight. On a
+		// loaded CI machine (two control planes and the race build on 2
+		// cores) the config package's stop once took longer than
+		// controller-runtime's 30 s; a runnable that never stops still
+		// fails the test, after ShutdownTimeout.
+		GracefulShutdownTimeout: ptr.To(ShutdownTimeout),
 	}
 	for _, o := range opts {
 		o(&mo)

@@ -257,6 +257,8 @@ func (p *Provider) startManager(ctx context.Context, opts Options, managed mr.Se
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Cache:      kubecache.Options(nil),
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		// As testenv.StartManager's, for the same reason.
+		GracefulShutdownTimeout: ptr.To(testenv.ShutdownTimeout),
 	})
 	if err != nil {
 		return nil, err
