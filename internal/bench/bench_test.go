@@ -367,7 +367,7 @@ type phase struct {
 type result struct {
 	v                     variant
 	n                     int
-	policies              int // AccessPolicies shared by the n hostnames; 0: none
+	policies              int    // AccessPolicies shared by the n hostnames; 0: none
 	startRSS, startPeak   uint64 // the provider's RSS and peak before the run
 	applied               time.Duration
 	readyAt, configAt     time.Duration
