@@ -78,21 +78,18 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.AccessGroup) (manag
 	}, nil
 }
 
-// find is the group of the external-name, or the one a lost create left.
+// find is the group of the external-name, or the one a lost create left
+// (mr.Locate).
 func (e *external) find(ctx context.Context, cr *v1alpha1.AccessGroup) (*cloudflare.AccessGroup, bool, error) {
-	id := meta.GetExternalName(cr)
-	if id == "" {
-		g, err := e.lost(ctx, cr)
-		if g != nil {
-			meta.SetExternalName(cr, g.ID)
-		}
-		return g, g != nil, err
-	}
-	g, err := e.groups.GetAccessGroup(ctx, id)
-	if cloudflare.IsNotFound(err) {
-		return nil, false, nil
-	}
-	return g, false, errors.Wrap(err, "cannot get Access group")
+	return mr.Locate(ctx, cr, mr.Lookup[cloudflare.AccessGroup]{
+		Get: func(ctx context.Context, id string) (*cloudflare.AccessGroup, error) {
+			o, err := e.groups.GetAccessGroup(ctx, id)
+			return o, errors.Wrap(err, "cannot get Access group")
+		},
+		Find:    func(ctx context.Context) (*cloudflare.AccessGroup, error) { return e.lost(ctx, cr) },
+		ID:      func(o *cloudflare.AccessGroup) string { return o.ID },
+		Deleted: func(*cloudflare.AccessGroup) bool { return false },
+	})
 }
 
 // lost is the group a create of this resource whose answer was lost left

@@ -91,21 +91,18 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.AccessPolicy) (mana
 	}, nil
 }
 
-// find is the policy of the external-name, or the one a lost create left.
+// find is the policy of the external-name, or the one a lost create left
+// (mr.Locate).
 func (e *external) find(ctx context.Context, cr *v1alpha1.AccessPolicy) (*cloudflare.AccessPolicy, bool, error) {
-	id := meta.GetExternalName(cr)
-	if id == "" {
-		p, err := e.lost(ctx, cr)
-		if p != nil {
-			meta.SetExternalName(cr, p.ID)
-		}
-		return p, p != nil, err
-	}
-	p, err := e.access.GetAccessPolicy(ctx, id)
-	if cloudflare.IsNotFound(err) {
-		return nil, false, nil
-	}
-	return p, false, errors.Wrap(err, "cannot get Access policy")
+	return mr.Locate(ctx, cr, mr.Lookup[cloudflare.AccessPolicy]{
+		Get: func(ctx context.Context, id string) (*cloudflare.AccessPolicy, error) {
+			o, err := e.access.GetAccessPolicy(ctx, id)
+			return o, errors.Wrap(err, "cannot get Access policy")
+		},
+		Find:    func(ctx context.Context) (*cloudflare.AccessPolicy, error) { return e.lost(ctx, cr) },
+		ID:      func(o *cloudflare.AccessPolicy) string { return o.ID },
+		Deleted: func(*cloudflare.AccessPolicy) bool { return false },
+	})
 }
 
 func (e *external) Create(ctx context.Context, cr *v1alpha1.AccessPolicy) (managed.ExternalCreation, error) {
