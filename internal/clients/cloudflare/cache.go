@@ -247,10 +247,12 @@ type accountCache struct {
 	services snapshot[Service]
 	cidr     snapshot[CIDRRoute]
 	vnets    snapshot[VirtualNetwork]
-	// accessApps and accessPolicies: Access applications and reusable
-	// policies (cache_access.go).
+	// Access applications, reusable policies, groups and service tokens
+	// (cache_access.go).
 	accessApps     snapshot[AccessApplication]
 	accessPolicies snapshot[AccessPolicy]
+	accessGroups   snapshot[AccessGroup]
+	serviceTokens  snapshot[ServiceToken]
 	accessOrg      snapshot[AccessOrganization]
 	mu             sync.Mutex
 	records        map[string]*snapshot[DNSRecord] // by zone ID
@@ -367,6 +369,18 @@ type CachedClient struct {
 
 var _ API = &CachedClient{}
 
+// observeTTL is how old a snapshot may be when it serves a get: the TTL,
+// or twice it while the budget is spent (requests queued at its rate,
+// as in a bulk change). Every list then delays a write the user is
+// waiting for, so observation yields: drift is seen within two polls
+// instead of one and a half for as long as the queue lasts.
+func (c *CachedClient) observeTTL() time.Duration {
+	if b := c.Client.budget; b != nil && b.SpentSince(time.Now().Add(-c.ttl)) {
+		return 2 * c.ttl
+	}
+	return c.ttl
+}
+
 func collectByID[T any](items []T, id func(T) string) map[string]T {
 	m := make(map[string]T, len(items))
 	for _, it := range items {
@@ -437,7 +451,7 @@ func (c *CachedClient) GetTunnel(ctx context.Context, id string) (*Tunnel, error
 	if c.cache.tunnels.deleted(id) {
 		return nil, goneError("cannot get tunnel")
 	}
-	t, ok, err := c.cache.tunnels.get(ctx, c.ttl, id, c.tunnelList)
+	t, ok, err := c.cache.tunnels.get(ctx, c.observeTTL(), id, c.tunnelList)
 	if err != nil {
 		return nil, err
 	}
@@ -458,7 +472,7 @@ func (c *CachedClient) ListTunnels(ctx context.Context, f TunnelFilter) ([]Tunne
 	if f.Deleted {
 		return c.Client.ListTunnels(ctx, f)
 	}
-	all, err := c.cache.tunnels.all(ctx, c.ttl, c.tunnelList)
+	all, err := c.cache.tunnels.all(ctx, c.observeTTL(), c.tunnelList)
 	if err != nil {
 		return nil, err
 	}
@@ -589,7 +603,7 @@ func (c *CachedClient) GetHostnameRoute(ctx context.Context, id string) (*Hostna
 	if c.cache.routes.deleted(id) {
 		return nil, goneError("cannot get hostname route")
 	}
-	r, ok, err := c.cache.routes.get(ctx, c.ttl, id, c.routeList)
+	r, ok, err := c.cache.routes.get(ctx, c.observeTTL(), id, c.routeList)
 	if err != nil {
 		return nil, err
 	}
@@ -606,7 +620,7 @@ func (c *CachedClient) GetHostnameRoute(ctx context.Context, id string) (*Hostna
 // ListHostnameRoutes serves live routes from the snapshot with Cloudflare's
 // filter semantics (hostname: case-insensitive substring).
 func (c *CachedClient) ListHostnameRoutes(ctx context.Context, f HostnameRouteFilter) ([]HostnameRoute, error) {
-	all, err := c.cache.routes.all(ctx, c.ttl, c.routeList)
+	all, err := c.cache.routes.all(ctx, c.observeTTL(), c.routeList)
 	if err != nil {
 		return nil, err
 	}
@@ -646,7 +660,7 @@ func (c *CachedClient) GetService(ctx context.Context, id string) (*Service, err
 	if c.cache.services.deleted(id) {
 		return nil, goneError("cannot get service")
 	}
-	s, ok, err := c.cache.services.get(ctx, c.ttl, id, c.serviceList)
+	s, ok, err := c.cache.services.get(ctx, c.observeTTL(), id, c.serviceList)
 	if err != nil {
 		return nil, err
 	}
@@ -662,7 +676,7 @@ func (c *CachedClient) GetService(ctx context.Context, id string) (*Service, err
 
 // ListServices serves every service from the snapshot.
 func (c *CachedClient) ListServices(ctx context.Context) ([]Service, error) {
-	all, err := c.cache.services.all(ctx, c.ttl, c.serviceList)
+	all, err := c.cache.services.all(ctx, c.observeTTL(), c.serviceList)
 	if err != nil {
 		return nil, err
 	}
@@ -708,7 +722,7 @@ func (c *CachedClient) GetDNSRecord(ctx context.Context, zoneID, id string) (*DN
 	if s.deleted(id) {
 		return nil, goneError("cannot get DNS record")
 	}
-	r, ok, err := s.get(ctx, c.ttl, id, c.recordList(zoneID))
+	r, ok, err := s.get(ctx, c.observeTTL(), id, c.recordList(zoneID))
 	if err != nil {
 		return nil, err
 	}
@@ -725,7 +739,7 @@ func (c *CachedClient) GetDNSRecord(ctx context.Context, zoneID, id string) (*DN
 // ListDNSRecords serves a zone's records from its snapshot with Cloudflare's
 // exact-match filter semantics (names and contents case-insensitively).
 func (c *CachedClient) ListDNSRecords(ctx context.Context, zoneID string, f DNSRecordFilter) ([]DNSRecord, error) {
-	all, err := c.cache.zoneRecords(zoneID).all(ctx, c.ttl, c.recordList(zoneID))
+	all, err := c.cache.zoneRecords(zoneID).all(ctx, c.observeTTL(), c.recordList(zoneID))
 	if err != nil {
 		return nil, err
 	}

@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// Access applications and reusable policies are observed like every other
-// kind: one paginated list per kind refreshes every resource of it at most
-// once per TTL, so 1,000 protected hostnames cost a list of 1,000
-// applications per half poll instead of 1,000 gets.
+// Access applications, reusable policies, groups and service tokens are
+// observed like every other kind: one paginated list per kind refreshes
+// every resource of it at most once per TTL, so 1,000 protected hostnames
+// cost a list of 1,000 applications per half poll instead of 1,000 gets.
 
 func (c *CachedClient) accessAppList(ctx context.Context) (map[string]AccessApplication, error) {
 	as, err := c.Client.ListAccessApplications(ctx)
@@ -42,7 +42,7 @@ func cachedGet[T any](ctx context.Context, s *snapshot[T], ttl time.Duration, id
 
 // GetAccessApplication serves an application from the snapshot.
 func (c *CachedClient) GetAccessApplication(ctx context.Context, id string) (*AccessApplication, error) {
-	return cachedGet(ctx, &c.cache.accessApps, c.ttl, id, "cannot get Access application", c.accessAppList, c.Client.GetAccessApplication)
+	return cachedGet(ctx, &c.cache.accessApps, c.observeTTL(), id, "cannot get Access application", c.accessAppList, c.Client.GetAccessApplication)
 }
 
 // ListAccessApplications lists now: it is asked only to find what a create
@@ -82,7 +82,7 @@ func (c *CachedClient) DeleteAccessApplication(ctx context.Context, id string) e
 
 // GetAccessPolicy serves a policy from the snapshot.
 func (c *CachedClient) GetAccessPolicy(ctx context.Context, id string) (*AccessPolicy, error) {
-	return cachedGet(ctx, &c.cache.accessPolicies, c.ttl, id, "cannot get Access policy", c.accessPolicyList, c.Client.GetAccessPolicy)
+	return cachedGet(ctx, &c.cache.accessPolicies, c.observeTTL(), id, "cannot get Access policy", c.accessPolicyList, c.Client.GetAccessPolicy)
 }
 
 // ListAccessPolicies lists now, as ListAccessApplications does.
@@ -117,6 +117,114 @@ func (c *CachedClient) DeleteAccessPolicy(ctx context.Context, id string) error 
 	return err
 }
 
+func (c *CachedClient) accessGroupList(ctx context.Context) (map[string]AccessGroup, error) {
+	gs, err := c.Client.ListAccessGroups(ctx)
+	return collectByID(gs, func(g AccessGroup) string { return g.ID }), err
+}
+
+func (c *CachedClient) serviceTokenList(ctx context.Context) (map[string]ServiceToken, error) {
+	ts, err := c.Client.ListServiceTokens(ctx)
+	return collectByID(ts, func(t ServiceToken) string { return t.ID }), err
+}
+
+// GetAccessGroup serves a group from the snapshot.
+func (c *CachedClient) GetAccessGroup(ctx context.Context, id string) (*AccessGroup, error) {
+	return cachedGet(ctx, &c.cache.accessGroups, c.observeTTL(), id, "cannot get Access group", c.accessGroupList, c.Client.GetAccessGroup)
+}
+
+// ListAccessGroups lists now, as ListAccessApplications does.
+func (c *CachedClient) ListAccessGroups(ctx context.Context) ([]AccessGroup, error) {
+	all, err := c.cache.accessGroups.since(ctx, time.Now(), c.accessGroupList)
+	if err != nil {
+		return nil, err
+	}
+	return sortedValues(all, func(AccessGroup) bool { return true }), nil
+}
+
+// CreateAccessGroup creates and records the group.
+func (c *CachedClient) CreateAccessGroup(ctx context.Context, in AccessGroupInput) (*AccessGroup, error) {
+	g, err := c.Client.CreateAccessGroup(ctx, in)
+	afterWrite(&c.cache.accessGroups, err, idOf(g, func(g *AccessGroup) string { return g.ID }), g)
+	return g, err
+}
+
+// UpdateAccessGroup updates and records the group.
+func (c *CachedClient) UpdateAccessGroup(ctx context.Context, id string, in AccessGroupInput) (*AccessGroup, error) {
+	g, err := c.Client.UpdateAccessGroup(ctx, id, in)
+	afterWrite(&c.cache.accessGroups, err, id, g)
+	return g, err
+}
+
+// DeleteAccessGroup deletes and forgets the group.
+func (c *CachedClient) DeleteAccessGroup(ctx context.Context, id string) error {
+	err := c.Client.DeleteAccessGroup(ctx, id)
+	if err == nil || IsNotFound(err) {
+		c.cache.accessGroups.remove(id)
+	}
+	return err
+}
+
+// GetServiceToken serves a token (never its secret) from the snapshot.
+func (c *CachedClient) GetServiceToken(ctx context.Context, id string) (*ServiceToken, error) {
+	return cachedGet(ctx, &c.cache.serviceTokens, c.observeTTL(), id, "cannot get Access service token", c.serviceTokenList, c.Client.GetServiceToken)
+}
+
+// ListServiceTokens lists now, as ListAccessApplications does.
+func (c *CachedClient) ListServiceTokens(ctx context.Context) ([]ServiceToken, error) {
+	all, err := c.cache.serviceTokens.since(ctx, time.Now(), c.serviceTokenList)
+	if err != nil {
+		return nil, err
+	}
+	return sortedValues(all, func(ServiceToken) bool { return true }), nil
+}
+
+// issued records a token from an answer that carried its secret; the
+// snapshot keeps the token only, as Cloudflare lists it.
+func (c *CachedClient) issued(err error, id string, t *IssuedServiceToken) {
+	var listed *ServiceToken
+	if t != nil {
+		listed = &t.ServiceToken
+	}
+	afterWrite(&c.cache.serviceTokens, err, id, listed)
+}
+
+// CreateServiceToken creates and records the token.
+func (c *CachedClient) CreateServiceToken(ctx context.Context, in ServiceTokenInput) (*IssuedServiceToken, error) {
+	t, err := c.Client.CreateServiceToken(ctx, in)
+	c.issued(err, idOf(t, func(t *IssuedServiceToken) string { return t.ID }), t)
+	return t, err
+}
+
+// UpdateServiceToken updates and records the token.
+func (c *CachedClient) UpdateServiceToken(ctx context.Context, id string, in ServiceTokenInput) (*ServiceToken, error) {
+	t, err := c.Client.UpdateServiceToken(ctx, id, in)
+	afterWrite(&c.cache.serviceTokens, err, id, t)
+	return t, err
+}
+
+// RotateServiceToken rotates and records the token.
+func (c *CachedClient) RotateServiceToken(ctx context.Context, id string, previousExpiresAt *time.Time) (*IssuedServiceToken, error) {
+	t, err := c.Client.RotateServiceToken(ctx, id, previousExpiresAt)
+	c.issued(err, id, t)
+	return t, err
+}
+
+// RefreshServiceToken refreshes and records the token.
+func (c *CachedClient) RefreshServiceToken(ctx context.Context, id string) (*ServiceToken, error) {
+	t, err := c.Client.RefreshServiceToken(ctx, id)
+	afterWrite(&c.cache.serviceTokens, err, id, t)
+	return t, err
+}
+
+// DeleteServiceToken deletes and forgets the token.
+func (c *CachedClient) DeleteServiceToken(ctx context.Context, id string) error {
+	err := c.Client.DeleteServiceToken(ctx, id)
+	if err == nil || IsNotFound(err) {
+		c.cache.serviceTokens.remove(id)
+	}
+	return err
+}
+
 // OrganizationTTL is how long the account's Access organization is served
 // from one read. Every new application asks for its team domain, which an
 // account sets once: at a half-poll TTL, 1,000 new applications over 20
@@ -128,7 +236,7 @@ const OrganizationTTL = 10 * time.Minute
 // within OrganizationTTL (or the observation TTL, when longer).
 func (c *CachedClient) GetAccessOrganization(ctx context.Context) (*AccessOrganization, error) {
 	const key = "organization"
-	o, _, err := c.cache.accessOrg.get(ctx, max(c.ttl, OrganizationTTL), key, func(ctx context.Context) (map[string]AccessOrganization, error) {
+	o, _, err := c.cache.accessOrg.get(ctx, max(c.observeTTL(), OrganizationTTL), key, func(ctx context.Context) (map[string]AccessOrganization, error) {
 		o, err := c.Client.GetAccessOrganization(ctx)
 		if err != nil {
 			return nil, err

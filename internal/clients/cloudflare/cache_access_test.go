@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // Observing 20 Access applications and their policy costs one list of each
@@ -63,5 +65,56 @@ func TestAccessObservationRidesTheSnapshots(t *testing.T) {
 	must(struct{}{}, c.DeleteAccessApplication(ctx, behind.ID))
 	if _, err := c.GetAccessApplication(ctx, behind.ID); !IsNotFound(err) {
 		t.Errorf("a deleted application: got %v, want not found", err)
+	}
+}
+
+// Groups and service tokens ride snapshots too: one list for every
+// observation of each kind; a token's rotation is recorded from its answer
+// (the snapshot holds what Cloudflare lists, never the secret).
+func TestAccessGroupsAndServiceTokensRideTheSnapshots(t *testing.T) {
+	ctx := context.Background()
+	f, c := cachedFixture(t, time.Hour)
+	var groups, tokens []string
+	for i := range 10 {
+		g := must(f.client.CreateAccessGroup(ctx, AccessGroupInput{Name: fmt.Sprintf("g%d", i), Include: []json.RawMessage{json.RawMessage(`{"everyone":{}}`)}}))
+		tok := must(f.client.CreateServiceToken(ctx, ServiceTokenInput{Name: fmt.Sprintf("t%d", i)}))
+		groups, tokens = append(groups, g.ID), append(tokens, tok.ID)
+	}
+	f.sim.ResetStats()
+	var wg sync.WaitGroup
+	for i := range groups {
+		wg.Go(func() {
+			if _, err := c.GetAccessGroup(ctx, groups[i]); err != nil {
+				t.Error(err)
+			}
+			if _, err := c.GetServiceToken(ctx, tokens[i]); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	st := f.sim.Stats()
+	if st["access_groups.list"].Requests != 1 || st["access_groups.get"].Requests != 0 || st["access_service_tokens.list"].Requests != 1 || st["access_service_tokens.get"].Requests != 0 {
+		t.Errorf("20 observations cost groups %d lists %d gets, tokens %d lists %d gets; want one list each", st["access_groups.list"].Requests, st["access_groups.get"].Requests, st["access_service_tokens.list"].Requests, st["access_service_tokens.get"].Requests)
+	}
+
+	must(c.UpdateServiceToken(ctx, tokens[0], ServiceTokenInput{Name: "renamed"}))
+	must(c.RefreshServiceToken(ctx, tokens[0]))
+	rotated := must(c.RotateServiceToken(ctx, tokens[0], nil))
+	if rotated.ClientSecret.Reveal() == "" {
+		t.Error("the rotation's answer lost its secret")
+	}
+	live := must(f.client.GetServiceToken(ctx, tokens[0]))
+	f.sim.ResetStats()
+	got := must(c.GetServiceToken(ctx, tokens[0]))
+	if n := f.sim.TotalRequests(); n != 0 {
+		t.Errorf("a token written through the cache then read: %d requests, want 0", n)
+	}
+	if diff := cmp.Diff(live, got); diff != "" {
+		t.Errorf("the snapshot after the writes (-Cloudflare +snapshot):\n%s", diff)
+	}
+	must(struct{}{}, c.DeleteAccessGroup(ctx, groups[0]))
+	if _, err := c.GetAccessGroup(ctx, groups[0]); !IsNotFound(err) {
+		t.Errorf("a deleted group: got %v, want not found", err)
 	}
 }

@@ -27,7 +27,7 @@ func (c *CachedClient) GetCIDRRoute(ctx context.Context, id string) (*CIDRRoute,
 	if c.cache.cidr.deleted(id) {
 		return nil, goneError("cannot get CIDR route")
 	}
-	r, ok, err := c.cache.cidr.get(ctx, c.ttl, id, c.cidrList)
+	r, ok, err := c.cache.cidr.get(ctx, c.observeTTL(), id, c.cidrList)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func (c *CachedClient) GetCIDRRoute(ctx context.Context, id string) (*CIDRRoute,
 // filter semantics, so looking for a route's natural key or for overlapping
 // routes costs no call.
 func (c *CachedClient) ListCIDRRoutes(ctx context.Context, f CIDRRouteFilter) ([]CIDRRoute, error) {
-	all, err := c.cache.cidr.all(ctx, c.ttl, c.cidrList)
+	all, err := c.cache.cidr.all(ctx, c.observeTTL(), c.cidrList)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (c *CachedClient) ListCIDRRoutes(ctx context.Context, f CIDRRouteFilter) ([
 // ListCIDRRoutesNow serves ListCIDRRoutes from a snapshot at most FreshFor
 // old, listing again when it is older.
 func (c *CachedClient) ListCIDRRoutesNow(ctx context.Context, f CIDRRouteFilter) ([]CIDRRoute, error) {
-	all, err := c.cache.cidr.all(ctx, min(c.ttl, FreshFor), c.cidrList)
+	all, err := c.cache.cidr.all(ctx, min(c.observeTTL(), FreshFor), c.cidrList)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func (c *CachedClient) GetVirtualNetwork(ctx context.Context, id string) (*Virtu
 	if c.cache.vnets.deleted(id) {
 		return nil, goneError("cannot get virtual network")
 	}
-	v, ok, err := c.cache.vnets.get(ctx, c.ttl, id, c.vnetList)
+	v, ok, err := c.cache.vnets.get(ctx, c.observeTTL(), id, c.vnetList)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (c *CachedClient) GetVirtualNetwork(ctx context.Context, id string) (*Virtu
 
 // ListVirtualNetworks serves every live virtual network from the snapshot.
 func (c *CachedClient) ListVirtualNetworks(ctx context.Context) ([]VirtualNetwork, error) {
-	all, err := c.cache.vnets.all(ctx, c.ttl, c.vnetList)
+	all, err := c.cache.vnets.all(ctx, c.observeTTL(), c.vnetList)
 	if err != nil {
 		return nil, err
 	}

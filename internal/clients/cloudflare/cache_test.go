@@ -358,3 +358,44 @@ func TestTunnelConfigurationServedWithinTTL(t *testing.T) {
 		t.Fatalf("read after a failed write made %d gets in all, want 3", gets())
 	}
 }
+
+// While requests queue for the budget, a snapshot serves gets for two TTLs
+// instead of one: every list then would delay a write. Once the queue is
+// gone, the TTL is one again.
+func TestObservationYieldsWhileTheBudgetIsSpent(t *testing.T) {
+	ctx := context.Background()
+	const ttl = 300 * time.Millisecond
+	f := newFixture(t, sim.Options{}, 0)
+	budgets := budget.NewRegistry(budget.Options{Limit: 100000, Burst: 1})
+	c := NewCached(clients.Config{Token: testToken, AccountID: testAccount, Endpoint: f.srv.URL + "/client/v4/"}, Options{
+		Budgets: budgets, Transport: contract.NewTransport(t, http.DefaultTransport), ObservationTTL: ttl,
+	})
+	spend := func() {
+		t.Helper()
+		for range 2 {
+			must(struct{}{}, budgets.For(testToken).Wait(ctx))
+		}
+	}
+	tun := must(f.client.CreateTunnel(ctx, "mine", "cloudflare"))
+	lists := func() int { return f.sim.Stats()["tunnels.list"].Requests }
+
+	must(c.GetTunnel(ctx, tun.ID))
+	before := lists()
+	time.Sleep(ttl + ttl/3)
+	spend()
+	must(c.GetTunnel(ctx, tun.ID))
+	if n := lists() - before; n != 0 {
+		t.Errorf("a snapshot older than the TTL, the budget spent: %d lists, want 0 (served for two TTLs)", n)
+	}
+	time.Sleep(ttl)
+	spend()
+	must(c.GetTunnel(ctx, tun.ID))
+	if n := lists() - before; n != 1 {
+		t.Errorf("a snapshot older than two TTLs, the budget spent: %d lists, want 1", n)
+	}
+	time.Sleep(ttl + ttl/3)
+	must(c.GetTunnel(ctx, tun.ID))
+	if n := lists() - before; n != 2 {
+		t.Errorf("a snapshot older than the TTL, the budget idle for as long: %d lists, want 2", n)
+	}
+}

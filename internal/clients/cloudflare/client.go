@@ -29,6 +29,8 @@ type Client struct {
 	AccountID string
 	sdk       *sdk
 	pageSize  int
+	// budget is the token's request budget every request spends.
+	budget *budget.Budget
 }
 
 var (
@@ -128,10 +130,11 @@ func New(cfg clients.Config, o Options) *Client {
 	if o.PageSize == 0 {
 		o.PageSize = maxPageSize
 	}
+	b := o.Budgets.For(cfg.Token)
 	hc := &http.Client{
 		// The timeout is per request once the budget let it go: time
 		// queued for the budget is bounded by the caller's context.
-		Transport: &budget.Transport{Next: o.Transport, Budget: o.Budgets.For(cfg.Token), Timeout: o.Timeout},
+		Transport: &budget.Transport{Next: o.Transport, Budget: b, Timeout: o.Timeout},
 	}
 	sdk := newSDK(
 		option.WithBaseURL(cfg.Endpoint),
@@ -145,7 +148,7 @@ func New(cfg clients.Config, o Options) *Client {
 		// retries 409s, which are answers, not failures.
 		option.WithMaxRetries(0),
 	)
-	return &Client{AccountID: cfg.AccountID, sdk: sdk, pageSize: o.PageSize}
+	return &Client{AccountID: cfg.AccountID, sdk: sdk, pageSize: o.PageSize, budget: b}
 }
 
 // Connect turns a managed resource's providerConfigRef into a ready client:

@@ -50,6 +50,9 @@ type Budget struct {
 	lim     *rate.Limiter
 	metrics *metrics
 	waiting atomic.Int64 // requests in Wait
+	// spentAt is when a request last found the limiter empty (unix
+	// nanoseconds): requests are then queued at the budget's rate.
+	spentAt atomic.Int64
 	// turns orders the waiting requests by priority before the limiter.
 	turns turns
 
@@ -101,6 +104,9 @@ func (b *Budget) Wait(ctx context.Context) error {
 	for {
 		if err := b.waitPause(ctx); err != nil {
 			return err
+		}
+		if b.lim.Tokens() < 1 {
+			b.spentAt.Store(time.Now().UnixNano())
 		}
 		if err := b.lim.Wait(ctx); err != nil {
 			return err
@@ -175,6 +181,14 @@ func (b *Budget) cloudflareView(now time.Time) (remaining, quota int, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.remaining, b.quota, b.remaining >= 0 && now.Before(b.resetAt)
+}
+
+// SpentSince reports whether a request found the budget spent (it had to
+// wait for the rate) at or after t: requests are then being sent as fast
+// as the budget allows, and every request that need not be made lets one
+// that must go sooner.
+func (b *Budget) SpentSince(t time.Time) bool {
+	return b.spentAt.Load() >= t.UnixNano()
 }
 
 // PausedUntil is when the current pause ends; in the past when not paused.

@@ -342,3 +342,29 @@ func TestTimeoutStartsWhenTheBudgetLetsGo(t *testing.T) {
 		t.Errorf("an answer slower than the timeout: err %v, want a timeout", err)
 	}
 }
+
+// A budget is spent from the moment a request finds its limiter empty:
+// requests are then queued at its rate. A request with a token to spare
+// does not count.
+func TestSpentSince(t *testing.T) {
+	b := NewRegistry(Options{Limit: 100000, Burst: 2}).For("token")
+	start := time.Now()
+	ctx := context.Background()
+	for range 2 {
+		if err := b.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b.SpentSince(start) {
+		t.Fatal("two requests within a burst of two: spent, want not")
+	}
+	if err := b.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !b.SpentSince(start) {
+		t.Error("a third request waited for the rate: not spent, want spent")
+	}
+	if b.SpentSince(time.Now()) {
+		t.Error("spent after the last request, want not")
+	}
+}

@@ -197,8 +197,10 @@ func TestATokensSecretIsLetInAndRotatesWithOverlap(t *testing.T) {
 	if !letIn(t, host, second) {
 		t.Error("the rotated secret is refused after the overlap")
 	}
-	// Polls publish the client ID; they must never empty the secret.
-	p.WaitServed(t, 2, "GET", tok.Status.AtProvider.ID)
+	// Polls publish the client ID; they must never empty the secret. They
+	// observe tokens from the account's list, so two more lists are two
+	// more rounds of polls.
+	p.WaitServed(t, 2, "GET", "/service_tokens$")
 	if got := secretOf(t, tok); got != second {
 		t.Errorf("the Secret changed after polls: client %q, secret of %d characters", got.id, len(got.secret))
 	}
