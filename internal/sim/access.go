@@ -44,6 +44,9 @@ type accessState struct {
 	groups   []*accessGroup
 	apps     []*accessApp
 	tokens   []*serviceToken
+	// issued is every client secret ever made, for tests that look for
+	// one where it must never be.
+	issued []string
 }
 
 type accessRoute struct {
@@ -1122,8 +1125,22 @@ func (s *Server) findServiceToken(r *http.Request) (*serviceToken, int, *apiErro
 	return nil, -1, accessNotFound("service token", id)
 }
 
-// newClientSecret is 64 hex characters, the shape of Cloudflare's.
-func newClientSecret() string { return newAUD() }
+// newClientSecret is 64 hex characters, the shape of Cloudflare's; it is
+// recorded as issued.
+func (s *Server) newClientSecret() string {
+	secret := newAUD()
+	s.access.issued = append(s.access.issued, secret)
+	return secret
+}
+
+// ClientSecrets is every service-token client secret the simulator has
+// issued, tokens deleted since included: what a test looks for in logs,
+// events and statuses, where none may be.
+func (s *Server) ClientSecrets() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.access.issued)
+}
 
 // setDuration sets duration and the expiry it gives from now: documented
 // as a Go duration or "forever" (no expiry), 8760h (a year) by default.
@@ -1161,7 +1178,7 @@ func (s *Server) createServiceToken(_ *http.Request, body []byte) (any, any, *ap
 		return nil, nil, accessInvalid("name is required")
 	}
 	now := s.now()
-	t := &serviceToken{ID: newUUID(), Name: *in.Name, ClientID: newHex32() + ".access", Enabled: true, CreatedAt: now, UpdatedAt: now, secret: newClientSecret(), secretVersion: 1}
+	t := &serviceToken{ID: newUUID(), Name: *in.Name, ClientID: newHex32() + ".access", Enabled: true, CreatedAt: now, UpdatedAt: now, secret: s.newClientSecret(), secretVersion: 1}
 	d := "8760h"
 	if in.Duration != nil {
 		d = *in.Duration
@@ -1247,7 +1264,7 @@ func (s *Server) updateServiceToken(r *http.Request, body []byte) (any, any, *ap
 			// GUESS: a version only goes up.
 			return nil, nil, accessInvalid("client_secret_version must not go down (it is %v)", t.secretVersion)
 		}
-		next.previous, next.secret, next.secretVersion = t.secret, newClientSecret(), *v
+		next.previous, next.secret, next.secretVersion = t.secret, s.newClientSecret(), *v
 		next.previousExpiresAt = now
 	}
 	if in.PreviousClientSecretExpiresAt != nil {
@@ -1286,7 +1303,7 @@ func (s *Server) rotateServiceToken(r *http.Request, body []byte) (any, any, *ap
 		}
 	}
 	now := s.now()
-	t.previous, t.secret = t.secret, newClientSecret()
+	t.previous, t.secret = t.secret, s.newClientSecret()
 	t.previousExpiresAt = now
 	if in.PreviousClientSecretExpiresAt != nil {
 		t.previousExpiresAt = in.PreviousClientSecretExpiresAt.UTC()

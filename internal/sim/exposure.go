@@ -15,11 +15,20 @@ import (
 // exposure (cloudflared then refuses every token: closed, not open); a
 // rule without the check is. It is the simulator's history of
 // configurations and records, reduced to the one question tests ask of it.
+//
+// It also records the moments a rule for a watched hostname required an
+// audience no Access application has (Stale): closed, not open, but on
+// the way down it means the application went before the rules did.
 type ExposureWatch struct {
 	hosts      map[string]bool
 	writes     int
 	violations []string
+	stale      []string
 }
+
+// Stale lists the moments a rule that can match a watched hostname
+// required an audience no Access application has. Read it after StopWatch.
+func (w *ExposureWatch) Stale() []string { return append([]string(nil), w.stale...) }
 
 // WatchExposure starts checking hosts after every write; StopWatch ends it.
 func (s *Server) WatchExposure(hosts ...string) *ExposureWatch {
@@ -57,6 +66,7 @@ func (s *Server) checkExposure(op string) {
 
 func (w *ExposureWatch) check(s *Server, op string) {
 	w.writes++
+	w.checkAudiences(s, op)
 	for _, rec := range s.records {
 		host := strings.ToLower(rec.Name)
 		id, ok := strings.CutSuffix(strings.ToLower(rec.Content), ".cfargotunnel.com")
@@ -73,38 +83,81 @@ func (w *ExposureWatch) check(s *Server, op string) {
 	}
 }
 
-// unprotectedRules are the rules of a configuration document that can
-// match host and do not require an Access token: rules naming the host (or
-// a wildcard covering it) and a catch-all that serves anything but a fixed
-// status.
-func unprotectedRules(config json.RawMessage, host string) []string {
+type configRule struct {
+	Hostname      string `json:"hostname"`
+	Path          string `json:"path"`
+	Service       string `json:"service"`
+	OriginRequest struct {
+		Access *struct {
+			Required bool     `json:"required"`
+			AudTag   []string `json:"audTag"`
+		} `json:"access"`
+	} `json:"originRequest"`
+}
+
+// matchingRules are the rules of a configuration document that can match
+// host: rules naming the host (or a wildcard covering it) and a catch-all
+// that serves anything but a fixed status. An unreadable document is nil.
+func matchingRules(config json.RawMessage, host string) []configRule {
 	var doc struct {
-		Ingress []struct {
-			Hostname      string `json:"hostname"`
-			Path          string `json:"path"`
-			Service       string `json:"service"`
-			OriginRequest struct {
-				Access *struct {
-					Required bool     `json:"required"`
-					AudTag   []string `json:"audTag"`
-				} `json:"access"`
-			} `json:"originRequest"`
-		} `json:"ingress"`
+		Ingress []configRule `json:"ingress"`
 	}
 	if json.Unmarshal(config, &doc) != nil {
-		return []string{"(configuration unreadable)"}
+		return nil
 	}
-	var bad []string
+	var out []configRule
 	for _, r := range doc.Ingress {
 		matches := r.Hostname == "" && !strings.HasPrefix(r.Service, "http_status:")
 		if r.Hostname != "" {
 			ok, _ := path.Match(strings.ToLower(r.Hostname), host)
 			matches = ok
 		}
+		if matches {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// unprotectedRules are the rules of a configuration document that can
+// match host and do not require an Access token.
+func unprotectedRules(config json.RawMessage, host string) []string {
+	if json.Unmarshal(config, &struct{}{}) != nil {
+		return []string{"(configuration unreadable)"}
+	}
+	var bad []string
+	for _, r := range matchingRules(config, host) {
 		a := r.OriginRequest.Access
-		if matches && (a == nil || !a.Required || len(a.AudTag) == 0) {
+		if a == nil || !a.Required || len(a.AudTag) == 0 {
 			bad = append(bad, fmt.Sprintf("%q path %q -> %s", r.Hostname, r.Path, r.Service))
 		}
 	}
 	return bad
+}
+
+// checkAudiences records every rule of any tunnel that can match a watched
+// hostname and requires an audience no application has.
+func (w *ExposureWatch) checkAudiences(s *Server, op string) {
+	auds := map[string]bool{}
+	for _, a := range s.access.apps {
+		auds[a.AUD] = true
+	}
+	for _, t := range s.tunnels {
+		if t.config == nil || t.DeletedAt != nil {
+			continue
+		}
+		for host := range w.hosts {
+			for _, r := range matchingRules(t.config.Config, host) {
+				a := r.OriginRequest.Access
+				if a == nil || !a.Required {
+					continue
+				}
+				for _, aud := range a.AudTag {
+					if !auds[aud] {
+						w.stale = append(w.stale, fmt.Sprintf("after %s (write %d): tunnel %s's rule %q path %q requires audience %s, which no Access application has", op, w.writes, t.ID, r.Hostname, r.Path, aud))
+					}
+				}
+			}
+		}
+	}
 }

@@ -41,6 +41,10 @@ func TestExposureWatch(t *testing.T) {
 		if writes, v := s.StopWatch(w); writes != 5 || len(v) != 0 {
 			t.Errorf("checked %d writes (want the start and 4), violations %v", writes, v)
 		}
+		// The audience "stale" is no application's: closed, but recorded.
+		if st := w.Stale(); len(st) != 6 || !strings.Contains(st[0], "requires audience stale") {
+			t.Errorf("stale audiences %q: want the app rule after each of the 4 writes from the first configuration on, and the wildcard after its 2", st)
+		}
 	})
 	t.Run("DNSBeforeTheCheck", func(t *testing.T) {
 		w := s.WatchExposure(host, "other.example.com")

@@ -130,3 +130,117 @@ func TestAHostnameProtectedByASharedPolicyThroughTheBinary(t *testing.T) {
 		}
 	}
 }
+
+// TestACIJobsServiceTokenThroughTheBinary: a CI job's way in. An
+// AccessServiceToken writes its client ID and secret to a Secret; a
+// non_identity policy names it by reference and protects a PublicHostname.
+// The simulator lets the Secret's credentials in and refuses a wrong secret
+// and a person; a rotation with an overlap publishes a new secret while the
+// old one still works. The suite's leak check (TestMain) then looks for
+// every client secret issued in the provider's log, events and statuses.
+func TestACIJobsServiceTokenThroughTheBinary(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t, "access-ci")
+	create := func(o client.Object) {
+		t.Helper()
+		if err := env.kube.Create(ctx, o); err != nil {
+			t.Fatalf("create %T %s: %v", o, o.GetName(), err)
+		}
+	}
+	tok := &ztv1alpha1.AccessServiceToken{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ci"}}
+	tok.Spec.ForProvider = ztv1alpha1.AccessServiceTokenParameters{Name: "e2e ci " + ns, Duration: "8760h"}
+	tok.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: "ci-credentials"}
+	create(tok)
+	create(&ztv1alpha1.AccessPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ci-only"},
+		Spec: ztv1alpha1.AccessPolicySpec{ForProvider: ztv1alpha1.AccessPolicyParameters{Name: "e2e ci only " + ns, Decision: "non_identity",
+			Include: []ztv1alpha1.AccessRule{{ServiceTokenRef: &xpv2.NamespacedReference{Name: "ci"}}}}},
+	})
+	create(&v1alpha1.CloudflareTunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"},
+		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("e2e-" + ns), Replicas: ptr.To[int32](1)},
+	})
+	host := "ci-" + ns + "." + zone
+	watch := env.sim.WatchExposure(host)
+	ph := &v1alpha1.PublicHostname{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "artifacts"},
+		Spec: v1alpha1.PublicHostnameSpec{
+			TunnelRef: v1alpha1.TunnelReference{Name: "edge"},
+			Hostname:  host,
+			Origin:    &v1alpha1.Origin{Service: &v1alpha1.ServiceOrigin{Name: "artifacts", Port: intstr.FromInt32(80)}},
+			Access:    &v1alpha1.Access{Policies: []v1alpha1.AccessPolicyName{{Name: "ci-only"}}},
+		},
+	}
+	create(ph)
+	eventually(t, 3*time.Minute, "the PublicHostname Ready", func() error {
+		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(ph), ph); err != nil {
+			return err
+		}
+		if c := ph.GetCondition(xpv2.TypeReady); c.Status != corev1.ConditionTrue {
+			return fmt.Errorf("Ready=%s %s: %s", c.Status, c.Reason, c.Message)
+		}
+		return nil
+	})
+	credentials := func(what string, ok func(id, secret string) bool) (string, string) {
+		t.Helper()
+		var id, secret string
+		eventually(t, 2*time.Minute, what, func() error {
+			s := &corev1.Secret{}
+			if err := env.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ci-credentials"}, s); err != nil {
+				return err
+			}
+			id, secret = string(s.Data[ztv1alpha1.KeyServiceTokenClientID]), string(s.Data[ztv1alpha1.KeyServiceTokenClientSecret])
+			if !ok(id, secret) {
+				return fmt.Errorf("the Secret holds client ID %q and a secret of %d characters", id, len(secret))
+			}
+			return nil
+		})
+		return id, secret
+	}
+	letIn := func(who sim.AccessIdentity) bool {
+		ok, why := env.sim.AccessDecision(host, "/", who)
+		t.Logf("%s%s: %v (%s)", who.ClientID, who.Email, ok, why)
+		return ok
+	}
+	id, first := credentials("the client ID and secret published", func(id, secret string) bool { return id != "" && secret != "" })
+	if !letIn(sim.AccessIdentity{ClientID: id, ClientSecret: first}) {
+		t.Fatal("the Secret's credentials are refused")
+	}
+	if letIn(sim.AccessIdentity{ClientID: id, ClientSecret: strings.Repeat("0", 64)}) || letIn(sim.AccessIdentity{Email: "bob@example.com"}) {
+		t.Error("a wrong secret or a person is let in by a service-token-only policy")
+	}
+
+	if err := env.kube.Get(ctx, client.ObjectKeyFromObject(tok), tok); err != nil {
+		t.Fatal(err)
+	}
+	tok.Spec.ForProvider.Rotation = &ztv1alpha1.AccessServiceTokenRotation{
+		// A second ahead: the API server keeps whole seconds.
+		RequestedAt:                metav1.NewTime(time.Now().Add(time.Second)),
+		PreviousSecretExpiresAfter: &metav1.Duration{Duration: time.Hour},
+	}
+	if err := env.kube.Update(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	rotatedID, second := credentials("a new secret published", func(id, secret string) bool { return secret != "" && secret != first })
+	if rotatedID != id {
+		t.Errorf("a rotation changed the client ID: %q, was %q", rotatedID, id)
+	}
+	if !letIn(sim.AccessIdentity{ClientID: id, ClientSecret: second}) || !letIn(sim.AccessIdentity{ClientID: id, ClientSecret: first}) {
+		t.Error("during the overlap both the new and the replaced secret must be let in")
+	}
+
+	cft := &v1alpha1.CloudflareTunnel{}
+	if err := env.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge"}, cft); err != nil {
+		t.Fatal(err)
+	}
+	env.deleteNamespace(t, ns, "edge", cft.Status.TunnelID, nil)
+	if writes, exposed := env.sim.StopWatch(watch); writes == 0 || len(exposed) != 0 {
+		t.Errorf("%d writes checked; reachable without its Access check: %q", writes, exposed)
+	}
+	snap := env.sim.Snapshot()
+	for _, tk := range snap.Access.ServiceTokens {
+		if tk.Name == tok.Spec.ForProvider.Name {
+			t.Errorf("service token %s left behind", tk.ID)
+		}
+	}
+}

@@ -219,7 +219,8 @@ func TestPodsPassRestrictedPodSecurity(t *testing.T) {
 func secretsNeverLeak() (failures []string) {
 	ctx := context.Background()
 	errorf := func(format string, args ...any) { failures = append(failures, fmt.Sprintf(format, args...)) }
-	secrets := append([]string{env.token}, env.sim.RunTokens()...)
+	runTokens, clientSecrets := env.sim.RunTokens(), env.sim.ClientSecrets()
+	secrets := append(append([]string{env.token}, runTokens...), clientSecrets...)
 	if len(secrets) < 3 {
 		if subset := flag.Lookup("test.run").Value.String(); subset != "" {
 			// A test chosen with -run may make no tunnel in the shared
@@ -256,6 +257,8 @@ func secretsNeverLeak() (failures []string) {
 		"tunnels.cloudflare.com/v1alpha1/ProviderConfigList", "zerotrust.tunnels.cloudflare.com/v1alpha1/TunnelList",
 		"zerotrust.tunnels.cloudflare.com/v1alpha1/HostnameRouteList", "connectivity.tunnels.cloudflare.com/v1alpha1/VPCServiceList",
 		"dns.tunnels.cloudflare.com/v1alpha1/DNSRecordList", "networking.k8s.io/v1/IngressList", "apps/v1/DeploymentList",
+		"zerotrust.tunnels.cloudflare.com/v1alpha1/AccessServiceTokenList", "zerotrust.tunnels.cloudflare.com/v1alpha1/AccessPolicyList",
+		"zerotrust.tunnels.cloudflare.com/v1alpha1/AccessApplicationList",
 	} {
 		parts := strings.Split(gvk, "/")
 		l := &unstructured.UnstructuredList{}
@@ -290,14 +293,17 @@ func secretsNeverLeak() (failures []string) {
 		for i, s := range secrets {
 			if strings.Contains(p.text, s) {
 				what := "tunnel run token"
-				if i == 0 {
+				switch {
+				case i == 0:
 					what = "the Cloudflare API token"
+				case i > len(runTokens):
+					what = "an Access service token's client secret"
 				}
 				errorf("%s found in %s", what, p.name)
 			}
 		}
 	}
-	fmt.Printf("secrets never leak: looked for %d secrets (1 API token, %d tunnel run tokens) in: %s", len(secrets), len(secrets)-1, placeNames(places))
+	fmt.Printf("secrets never leak: looked for %d secrets (1 API token, %d tunnel run tokens, %d service-token client secrets) in: %s", len(secrets), len(runTokens), len(clientSecrets), placeNames(places))
 	return failures
 }
 

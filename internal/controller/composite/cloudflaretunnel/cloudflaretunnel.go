@@ -192,7 +192,7 @@ func (r *Reconciler) apply(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	phs, err := r.published(ctx, cr)
+	phs, leaving, err := r.publishedAndLeaving(ctx, cr)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -207,7 +207,11 @@ func (r *Reconciler) apply(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (
 		return reconcile.Result{}, err
 	}
 	if !meta.WasDeleted(tun) {
-		if err := r.answer(ctx, cr, phs, pub.Decision, configVersion(tun, want)); err != nil {
+		version := configVersion(tun, want)
+		if err := r.answer(ctx, cr, phs, pub.Decision, version); err != nil {
+			return reconcile.Result{}, err
+		}
+		if err := r.answerLeaving(ctx, cr, leaving, version); err != nil {
 			return reconcile.Result{}, err
 		}
 	}

@@ -31,8 +31,18 @@ import (
 // it, and those it published that now name a CloudflareTunnel that does not
 // exist (a typo must not take a working hostname down: they stay here until
 // they name a tunnel that exists). One that names another existing tunnel
-// has moved; one being deleted is leaving.
+// has moved; one being deleted is leaving (see leaving).
 func (r *Reconciler) published(ctx context.Context, cr *v1alpha1.CloudflareTunnel) ([]v1alpha1.PublicHostname, error) {
+	phs, _, err := r.publishedAndLeaving(ctx, cr)
+	return phs, err
+}
+
+// publishedAndLeaving lists the PublicHostnames this tunnel publishes and
+// those leaving it that wait for its word: being deleted, with an Access
+// application of their own and an answer that still counts their rules
+// here. Their applications go only once Cloudflare holds a configuration
+// without those rules.
+func (r *Reconciler) publishedAndLeaving(ctx context.Context, cr *v1alpha1.CloudflareTunnel) ([]v1alpha1.PublicHostname, []v1alpha1.PublicHostname, error) {
 	l := &v1alpha1.PublicHostnameList{}
 	self := types.NamespacedName{Namespace: cr.Namespace, Name: cr.Name}
 	// Without copies: a tunnel reconciles on every change of any of its
@@ -40,13 +50,17 @@ func (r *Reconciler) published(ctx context.Context, cr *v1alpha1.CloudflareTunne
 	// provider's allocation at a thousand. What this returns shares the
 	// cache's objects: read them, and copy one before writing it (answer).
 	if err := r.kube.List(ctx, l, client.MatchingFields{publichostname.TunnelIndex: publichostname.IndexKey(self)}, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, errors.Wrap(err, "cannot list PublicHostnames")
+		return nil, nil, errors.Wrap(err, "cannot list PublicHostnames")
 	}
 	allowed := map[string]bool{cr.Namespace: true}
 	out := make([]v1alpha1.PublicHostname, 0, len(l.Items))
+	var leaving []v1alpha1.PublicHostname
 	for i := range l.Items {
 		ph := &l.Items[i]
 		if meta.WasDeleted(ph) {
+			if publichostname.AwaitsUnpublishing(ph, self) {
+				leaving = append(leaving, *ph)
+			}
 			continue
 		}
 		if t := publichostname.Tunnel(ph); t != self {
@@ -55,14 +69,14 @@ func (r *Reconciler) published(ctx context.Context, cr *v1alpha1.CloudflareTunne
 				continue // moved
 			}
 			if !kerrors.IsNotFound(err) {
-				return nil, errors.Wrap(err, "cannot get CloudflareTunnel")
+				return nil, nil, errors.Wrap(err, "cannot get CloudflareTunnel")
 			}
 		}
 		ok, seen := allowed[ph.Namespace]
 		if !seen {
 			ns := &corev1.Namespace{}
 			if err := r.kube.Get(ctx, types.NamespacedName{Name: ph.Namespace}, ns); client.IgnoreNotFound(err) != nil {
-				return nil, errors.Wrap(err, "cannot get Namespace")
+				return nil, nil, errors.Wrap(err, "cannot get Namespace")
 			}
 			ok = sharing.Allows(cr, ph.Namespace, ns.Labels)
 			allowed[ph.Namespace] = ok
@@ -71,7 +85,7 @@ func (r *Reconciler) published(ctx context.Context, cr *v1alpha1.CloudflareTunne
 			out = append(out, *ph) // a namespace no longer allowed is unpublished
 		}
 	}
-	return out, nil
+	return out, leaving, nil
 }
 
 // claimName names a PublicHostname among the tunnel's claims: by name in
@@ -139,6 +153,29 @@ func Answer(cr *v1alpha1.CloudflareTunnel, ph *v1alpha1.PublicHostname, d publis
 		st.Message = fmt.Sprintf("hostname %s is published through CloudflareTunnel %s: %s in configuration version %d", ph.Spec.Hostname, cr.Name, publish.RuleCount(st.Rules), configVersion)
 	}
 	return st
+}
+
+// answerLeaving tells each leaving PublicHostname that its rules are out
+// of the configuration Cloudflare holds (version: the wanted document is
+// there, and it has none of theirs), so its Access application may go.
+func (r *Reconciler) answerLeaving(ctx context.Context, cr *v1alpha1.CloudflareTunnel, leaving []v1alpha1.PublicHostname, version int) error {
+	if version == 0 {
+		return nil
+	}
+	for i := range leaving {
+		ph := leaving[i].DeepCopy() // shares the cache's object
+		patch := client.MergeFrom(ph.DeepCopy())
+		ph.Status.Tunnel = &v1alpha1.PublishedStatus{
+			Tunnel:        publichostname.AnswerName(types.NamespacedName{Namespace: cr.Namespace, Name: cr.Name}, ph.Namespace),
+			Reason:        publichostname.ReasonUnpublished,
+			Message:       fmt.Sprintf("hostname %s's rules are out of CloudflareTunnel %s's configuration (version %d)", ph.Spec.Hostname, cr.Name, version),
+			ConfigVersion: version,
+		}
+		if err := r.kube.Status().Patch(ctx, ph, patch); client.IgnoreNotFound(err) != nil {
+			return errors.Wrapf(err, "cannot answer PublicHostname %s", ph.Name)
+		}
+	}
+	return nil
 }
 
 // configVersion is the version of the tunnel's configuration in Cloudflare

@@ -216,3 +216,27 @@ func (r *Reconciler) releaseApplication(ctx context.Context, ph *v1alpha1.Public
 	}
 	return false, nil
 }
+
+// AwaitsUnpublishing: a PublicHostname being deleted with an Access
+// application of its own waits for tunnel's answer that its rules are out
+// of the configuration Cloudflare holds, while the answer still counts
+// them there.
+func AwaitsUnpublishing(ph *v1alpha1.PublicHostname, tunnel types.NamespacedName) bool {
+	t := ph.Status.Tunnel
+	return ManagedAccess(ph.Spec) && t != nil && t.Rules > 0 && t.Tunnel == AnswerName(tunnel, ph.Namespace)
+}
+
+// awaitUnpublishing says whether the application must wait for the
+// tunnel's answer. A tunnel gone or being deleted takes its configuration
+// with it: nothing to wait for.
+func (r *Reconciler) awaitUnpublishing(ctx context.Context, ph *v1alpha1.PublicHostname) (bool, error) {
+	if !AwaitsUnpublishing(ph, Tunnel(ph)) {
+		return false, nil
+	}
+	cft := &v1alpha1.CloudflareTunnel{}
+	err := r.kube.Get(ctx, Tunnel(ph), cft)
+	if kerrors.IsNotFound(err) || (err == nil && meta.WasDeleted(cft)) {
+		return false, nil
+	}
+	return err == nil, errors.Wrap(err, "cannot get CloudflareTunnel")
+}

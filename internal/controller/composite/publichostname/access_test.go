@@ -124,8 +124,13 @@ func TestManagedAccess(t *testing.T) {
 		})
 	})
 
-	t.Run("DeletionTakesTheRecordThenTheApplication", func(t *testing.T) {
+	t.Run("DeletionTakesTheRecordThenTheRulesThenTheApplication", func(t *testing.T) {
 		id := app.Status.AtProvider.ID
+		order := p.Sim.WatchExposure(host)
+		// The configuration write that takes the rules out fails twice:
+		// the application must wait for it, not race it.
+		p.Sim.FailNext("tunnels.configurations.update", 2)
+		t.Cleanup(func() { p.Sim.FailNext("tunnels.configurations.update", 0) })
 		p.DeleteAndWait(t, ph)
 		if len(records(t, host)) != 0 {
 			t.Errorf("DNS records left: %+v", records(t, host))
@@ -133,12 +138,13 @@ func TestManagedAccess(t *testing.T) {
 		if _, err := p.Cloudflare.GetAccessApplication(context.Background(), id); err == nil {
 			t.Errorf("Access application %s left in Cloudflare", id)
 		}
-		eventually(t, "rules gone", func() error {
-			if c, _ := config(t, tunnelID); len(rulesFor(c, host)) != 0 {
-				return fmt.Errorf("rules left: %+v", rulesFor(c, host))
-			}
-			return nil
-		})
+		if c, _ := config(t, tunnelID); len(rulesFor(c, host)) != 0 {
+			t.Errorf("the PublicHostname is gone, its rules are not: %+v", rulesFor(c, host))
+		}
+		writes, _ := p.Sim.StopWatch(order)
+		if stale := order.Stale(); writes < 3 || len(stale) != 0 {
+			t.Errorf("%d writes checked; the application went before the rules naming its audience: %q", writes, stale)
+		}
 	})
 	if writes, exposed := p.Sim.StopWatch(watch); writes < 6 || len(exposed) != 0 {
 		t.Errorf("%d writes checked; the hostname was reachable without its Access check: %q", writes, exposed)

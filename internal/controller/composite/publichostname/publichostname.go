@@ -63,7 +63,10 @@ const (
 	ReasonReconcileError              xpv2.ConditionReason = "ReconcileError"
 	// ReasonDeleting: the hostname is being deleted and its finalizer
 	// waits for its DNS record to leave Cloudflare.
-	ReasonDeleting        xpv2.ConditionReason = "Deleting"
+	ReasonDeleting xpv2.ConditionReason = "Deleting"
+	// ReasonUnpublished: the tunnel's answer to a hostname being deleted,
+	// once Cloudflare holds a configuration without its rules.
+	ReasonUnpublished                          = "Unpublished"
 	ReasonTunnelNotShared xpv2.ConditionReason = sharing.ReasonTunnelNotShared
 
 	finalizer = "tunnels.cloudflare.com/publichostname"
@@ -321,9 +324,8 @@ func (r *Reconciler) release(ctx context.Context, ph *v1alpha1.PublicHostname) (
 		for i := range have {
 			names = append(names, have[i].Name)
 		}
-		ph.SetConditions(DeletingCondition(TunnelName(ph), names))
-		if err := r.kube.Status().Update(ctx, ph); err != nil {
-			return errors.SilentlyRequeueOnConflict(reconcile.Result{}, errors.Wrap(err, "cannot update status"))
+		if err := r.deleting(ctx, ph, DeletingCondition(TunnelName(ph), names).Message); err != nil {
+			return reconcile.Result{}, err
 		}
 		// Each one's deletion brings this back (the watch on what it
 		// owns); this is only a safety net. Every 2 s, 1,000 sources
@@ -331,11 +333,28 @@ func (r *Reconciler) release(ctx context.Context, ph *v1alpha1.PublicHostname) (
 		// resources needed to delete.
 		return reconcile.Result{RequeueAfter: ReleaseRecheck}, nil
 	}
-	// The Access application goes after the DNS record: while the name
-	// still reaches the tunnel, its rules must keep their check.
+	// The Access application goes after the DNS record and the rules:
+	// while a rule carries its audience, it must be an application's.
+	if wait, err := r.awaitUnpublishing(ctx, ph); err != nil || wait {
+		if err == nil {
+			err = r.deleting(ctx, ph, fmt.Sprintf("being deleted: waiting for CloudflareTunnel %s to take its rules out of the configuration Cloudflare holds before its AccessApplication goes", TunnelName(ph)))
+		}
+		return reconcile.Result{RequeueAfter: ReleaseRecheck}, err
+	}
 	if gone, err := r.releaseApplication(ctx, ph); err != nil || !gone {
 		return reconcile.Result{RequeueAfter: ReleaseRecheck}, err
 	}
 	controllerutil.RemoveFinalizer(ph, finalizer)
 	return reconcile.Result{}, errors.Wrap(client.IgnoreNotFound(r.kube.Update(ctx, ph)), "cannot remove finalizer")
+}
+
+// deleting says what a PublicHostname being deleted waits for (Ready said
+// it was published; it no longer is), when that changed.
+func (r *Reconciler) deleting(ctx context.Context, ph *v1alpha1.PublicHostname, msg string) error {
+	c := cond(xpv2.TypeReady, false, ReasonDeleting, msg)
+	if ph.GetCondition(xpv2.TypeReady).Equal(c) {
+		return nil
+	}
+	ph.SetConditions(c)
+	return errors.Wrap(r.kube.Status().Update(ctx, ph), "cannot update status")
 }
