@@ -1,0 +1,114 @@
+// Package translate turns a Gateway of this provider's GatewayClass and the
+// HTTPRoutes attached to it into what the Gateway is: one CloudflareTunnel
+// (made for it, or named by its tunnels.cloudflare.com/tunnel annotation),
+// one PublicHostname per concrete hostname its routes serve, each with the
+// routes' paths sent straight to their backend Services, and the status of
+// the Gateway, its listeners and every route's parent entry. It is pure: the
+// controller reads the world, this package decides.
+package translate
+
+import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/gatewayapi"
+)
+
+// ControllerName is the controller name of this provider's GatewayClasses.
+const ControllerName gwv1.GatewayController = "tunnels.cloudflare.com/gateway-controller"
+
+// LabelGateway names the Gateway on what is made for it.
+const LabelGateway = "tunnels.cloudflare.com/gateway"
+
+// Input is what one translation needs.
+type Input struct {
+	Gateway *gwv1.Gateway
+	// HTTPRoutes naming the Gateway among their parents, of any namespace.
+	HTTPRoutes []gwv1.HTTPRoute
+	// Namespaces are the labels of the routes' namespaces, for listeners
+	// that select namespaces by label.
+	Namespaces map[string]map[string]string
+	// Services are the backends the routes name that exist.
+	Services map[types.NamespacedName]*corev1.Service
+	// Grants are the ReferenceGrants of the backends' namespaces.
+	Grants map[string][]gwv1beta1.ReferenceGrant
+	// ClusterDomain of Service DNS names; "" is cluster.local.
+	ClusterDomain string
+}
+
+// RouteStatus is this controller's parent entries of one route.
+type RouteStatus struct {
+	Namespace, Name string
+	Parents         []gwv1.RouteParentStatus
+}
+
+// Result is what a Gateway should be.
+type Result struct {
+	// Tunnel is the CloudflareTunnel of the Gateway's namespace that the
+	// Gateway is.
+	Tunnel string
+	// MakeTunnel is the CloudflareTunnel made for the Gateway; nil when
+	// the Gateway names an existing one.
+	MakeTunnel *v1alpha1.CloudflareTunnel
+	// Accepted is the Gateway's Accepted condition.
+	Accepted metav1.Condition
+	// Listeners are the listeners' status, without Programmed (which
+	// waits on the tunnel: see Status).
+	Listeners []gwv1.ListenerStatus
+	// Published are the PublicHostnames wanted.
+	Published []*v1alpha1.PublicHostname
+	// Keep are hostnames whose PublicHostname stays as it is: a route
+	// serving them names a backend that does not exist (a typo loses
+	// nothing).
+	Keep []string
+	// Routes are the parent entries this controller writes.
+	Routes []RouteStatus
+}
+
+// Translate decides what a Gateway is.
+func Translate(in Input) Result {
+	gw := in.Gateway
+	res := Result{Tunnel: TunnelName(gw), MakeTunnel: tunnelFor(gw)}
+	res.Accepted = gatewayAccepted(gw)
+	ls := newListeners(gw)
+	routes := slices.Clone(in.HTTPRoutes)
+	slices.SortFunc(routes, func(a, b gwv1.HTTPRoute) int { return gatewayapi.OlderFirst(&a.ObjectMeta, &b.ObjectMeta) })
+	hosts := newHosts()
+	for i := range routes {
+		r := &routes[i]
+		rt := translateRoute(in, ls, r)
+		hosts.add(rt)
+		res.Routes = append(res.Routes, rt.status)
+		res.Keep = append(res.Keep, rt.keep...)
+	}
+	hosts.settle(&res.Routes)
+	res.Published = hosts.publicHostnames(gw, res.Tunnel)
+	res.Listeners = ls.status(gw)
+	slices.Sort(res.Keep)
+	res.Keep = slices.Compact(res.Keep)
+	return res
+}
+
+// TunnelName is the CloudflareTunnel a Gateway is: the one its
+// tunnels.cloudflare.com/tunnel annotation names, else the one made for it,
+// named after it.
+func TunnelName(gw *gwv1.Gateway) string {
+	if n := gw.Annotations[v1alpha1.AnnotationTunnel]; n != "" {
+		return n
+	}
+	return gw.Name
+}
+
+func condition(t string, ok bool, reason, msg string, generation int64) metav1.Condition {
+	s := metav1.ConditionTrue
+	if !ok {
+		s = metav1.ConditionFalse
+	}
+	return metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: generation}
+}
