@@ -112,3 +112,15 @@ func condition(t string, ok bool, reason, msg string, generation int64) metav1.C
 	}
 	return metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: generation}
 }
+
+// ClassAccepted is the Accepted condition of a GatewayClass of this
+// provider's controller name: it takes no parameters (a Gateway names its
+// tunnel, or has one made, by itself).
+func ClassAccepted(gc *gwv1.GatewayClass) metav1.Condition {
+	if gc.Spec.ParametersRef != nil {
+		return condition(string(gwv1.GatewayClassConditionStatusAccepted), false, string(gwv1.GatewayClassReasonInvalidParameters),
+			"parametersRef is not supported: this provider's GatewayClass takes no parameters; remove it", gc.Generation)
+	}
+	return condition(string(gwv1.GatewayClassConditionStatusAccepted), true, string(gwv1.GatewayClassReasonAccepted),
+		"its Gateways are CloudflareTunnels and their HTTPRoutes are published through them", gc.Generation)
+}
