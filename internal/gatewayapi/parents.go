@@ -50,3 +50,23 @@ func SameParent(a, b gwv1.ParentReference, ns string) bool {
 	}
 	return norm(a) == norm(b)
 }
+
+// ServiceBackend is a Service a route's backendRef names.
+type ServiceBackend struct {
+	Namespace, Name string
+}
+
+// ServiceBackends are the Services a route's rules name (backendRefs of
+// group "" and kind Service), their namespace defaulted to the route's.
+func ServiceBackends(r *gwv1.HTTPRoute) []ServiceBackend {
+	var out []ServiceBackend
+	for _, rule := range r.Spec.Rules {
+		for _, b := range rule.BackendRefs {
+			if ptr.Deref(b.Group, "") != "" || ptr.Deref(b.Kind, "Service") != "Service" {
+				continue
+			}
+			out = append(out, ServiceBackend{Namespace: string(ptr.Deref(b.Namespace, gwv1.Namespace(r.Namespace))), Name: string(b.Name)})
+		}
+	}
+	return out
+}

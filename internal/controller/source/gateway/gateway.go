@@ -259,15 +259,9 @@ func (r *Reconciler) readRoute(ctx context.Context, rt *gwv1.HTTPRoute, in *tran
 		}
 		in.Namespaces[rt.Namespace] = ns.Labels
 	}
-	for _, rule := range rt.Spec.Rules {
-		for _, b := range rule.BackendRefs {
-			if ptr.Deref(b.Group, "") != "" || ptr.Deref(b.Kind, "Service") != "Service" {
-				continue
-			}
-			key := types.NamespacedName{Namespace: string(ptr.Deref(b.Namespace, gwv1.Namespace(rt.Namespace))), Name: string(b.Name)}
-			if err := r.readBackend(ctx, key, rt.Namespace, in); err != nil {
-				return err
-			}
+	for _, b := range gatewayapi.ServiceBackends(rt) {
+		if err := r.readBackend(ctx, types.NamespacedName{Namespace: b.Namespace, Name: b.Name}, rt.Namespace, in); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/annotation"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/gatewayapi"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
@@ -64,7 +65,7 @@ func translateRoute(in Input, ls listeners, r *gwv1.HTTPRoute) *route {
 		verdicts = append(verdicts, verdict{ref: ref, reason: reason, msg: msg})
 	}
 	rt.rules(in, r)
-	if a, problem := gatewayapi.RouteAccess(nil, r.Annotations); problem != "" {
+	if a, problem := annotation.AccessOr(nil, r.Annotations); problem != "" {
 		rt.problem = problem + "; nothing of the route is published"
 	} else {
 		rt.access = a

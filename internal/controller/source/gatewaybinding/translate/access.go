@@ -12,6 +12,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/annotation"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/gatewayapi"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
@@ -62,7 +63,7 @@ type publisher struct {
 // route adds an accepted route's hostnames.
 func (p *publisher) route(route *gwv1.HTTPRoute, hosts []gatewayapi.Hostname) {
 	id := "HTTPRoute/" + route.Name
-	access, problem := gatewayapi.RouteAccess(p.binding.Spec.Access, route.Annotations)
+	access, problem := annotation.AccessOr(p.binding.Spec.Access, route.Annotations)
 	if problem != "" {
 		// What the route published with an Access check stays as it
 		// was; nothing is published without the check.
