@@ -352,6 +352,12 @@ func TestExamplesAreAccepted(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no examples: %v", err)
 	}
+	// One level further: examples/gateway/native.
+	deeper, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "examples", "*", "*", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, deeper...)
 	var examples []document
 	for _, f := range files {
 		ds, err := readDocuments(f)
