@@ -615,6 +615,7 @@ var needs = []need{
 	{group: "gateway.networking.k8s.io", resource: "gateways/finalizers", verbs: verbs("update"), why: "gateway: controller reference (blockOwnerDeletion) on its CloudflareTunnel and PublicHostnames"},
 	{group: "gateway.networking.k8s.io", resource: "gatewayclasses/status", verbs: verbs("update"), why: "gateway: the GatewayClass's Accepted condition"},
 	{group: "gateway.networking.k8s.io", resource: "httproutes/status", verbs: verbs("update"), why: "gateway: its own entries of status.parents"},
+	{group: "gateway.networking.k8s.io", resource: "grpcroutes/status", verbs: verbs("update"), why: "gateway: its own entries of status.parents (GRPCRoutes not supported, and told so)"},
 	{group: "gateway.networking.k8s.io", resource: "gatewayclasses", verbs: verbs("get list watch"), why: "gatewaybinding: Get, Watches (the class's controller name)"},
 	{group: "gateway.networking.k8s.io", resource: "httproutes", verbs: verbs("get list watch"), why: "gatewaybinding: List, Watches"},
 	{group: "gateway.networking.k8s.io", resource: "grpcroutes", verbs: verbs("get list watch"), why: "gatewaybinding: List through the cache (reported as not supported)"},

@@ -15,7 +15,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	kmeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -85,7 +87,13 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		return err
 	}
 	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), clusterDomain: opts.ClusterDomain}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gwv1.GroupName, Kind: "GRPCRoute"}, gwv1.GroupVersion.Version); err == nil {
+		// Told they are not supported; an optional kind, watched when
+		// installed with the others.
+		b = b.Watches(&gwv1.GRPCRoute{}, handler.EnqueueRequestsFromMapFunc(r.grpcParents))
+	}
+	return b.
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
 		For(&gwv1.Gateway{}).
@@ -169,6 +177,14 @@ func (r *Reconciler) parents(_ context.Context, o client.Object) []reconcile.Req
 	return reqs
 }
 
+func (r *Reconciler) grpcParents(ctx context.Context, o client.Object) []reconcile.Request {
+	g, ok := o.(*gwv1.GRPCRoute)
+	if !ok {
+		return nil
+	}
+	return r.parents(ctx, &gwv1.HTTPRoute{ObjectMeta: g.ObjectMeta, Spec: gwv1.HTTPRouteSpec{CommonRouteSpec: g.Spec.CommonRouteSpec}, Status: gwv1.HTTPRouteStatus{RouteStatus: g.Status.RouteStatus}})
+}
+
 // Reconcile converges one Gateway.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	res, err := r.reconcile(ctx, req)
@@ -210,7 +226,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.publish(ctx, gw, res, tunnel); err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := r.writeRoutes(ctx, gw, res.Routes); err != nil {
+	if err := r.writeRoutes(ctx, gw, res.Routes, res.GRPCRoutes); err != nil {
 		return reconcile.Result{}, err
 	}
 	return r.writeStatus(ctx, gw, translate.Status(gw, res, tunnel))
@@ -243,12 +259,32 @@ func (r *Reconciler) read(ctx context.Context, gw *gwv1.Gateway) (translate.Inpu
 			return in, err
 		}
 	}
+	grpcs, err := r.grpcRoutes(ctx)
+	if err != nil {
+		return in, err
+	}
+	for _, rt := range grpcs {
+		if slices.ContainsFunc(rt.Spec.ParentRefs, func(ref gwv1.ParentReference) bool { return gatewayapi.RefersTo(ref, rt.Namespace, gw) }) {
+			in.GRPCRoutes = append(in.GRPCRoutes, rt)
+		}
+	}
 	return in, nil
 }
 
 func (r *Reconciler) routes(ctx context.Context) ([]gwv1.HTTPRoute, error) {
 	l := &gwv1.HTTPRouteList{}
 	return l.Items, errors.Wrap(r.kube.List(ctx, l), "cannot list HTTPRoutes")
+}
+
+// grpcRoutes are every GRPCRoute, none when the kind is not installed (it
+// is optional; the cache starts its informer once it is).
+func (r *Reconciler) grpcRoutes(ctx context.Context) ([]gwv1.GRPCRoute, error) {
+	l := &gwv1.GRPCRouteList{}
+	err := r.kube.List(ctx, l)
+	if kmeta.IsNoMatchError(err) || kerrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return l.Items, errors.Wrap(err, "cannot list GRPCRoutes")
 }
 
 func (r *Reconciler) readRoute(ctx context.Context, rt *gwv1.HTTPRoute, in *translate.Input) error {
@@ -391,7 +427,7 @@ func (r *Reconciler) release(ctx context.Context, gw *gwv1.Gateway) (reconcile.R
 	if err != nil || !gone {
 		return reconcile.Result{RequeueAfter: publichostname.ReleaseRecheck}, err
 	}
-	if err := r.writeRoutes(ctx, gw, nil); err != nil {
+	if err := r.writeRoutes(ctx, gw, nil, nil); err != nil {
 		return reconcile.Result{}, err
 	}
 	if !meta.WasDeleted(gw) {

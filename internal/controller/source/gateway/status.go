@@ -41,19 +41,16 @@ func equalStatus(a, b gwv1.GatewayStatus) bool {
 // writeRoutes writes this controller's entries for the Gateway into every
 // route's status.parents: the routes' entries want, and none on a route
 // that no longer names the Gateway. Other controllers' entries, and ours
-// for other Gateways, are left as they are.
-func (r *Reconciler) writeRoutes(ctx context.Context, gw *gwv1.Gateway, want []translate.RouteStatus) error {
+// for other Gateways, are left as they are. GRPCRoutes are written only
+// where the kind is installed.
+func (r *Reconciler) writeRoutes(ctx context.Context, gw *gwv1.Gateway, http, grpc []translate.RouteStatus) error {
 	routes, err := r.routes(ctx)
 	if err != nil {
 		return err
 	}
 	for i := range routes {
 		rt := &routes[i]
-		var mine []gwv1.RouteParentStatus
-		if j := slices.IndexFunc(want, func(s translate.RouteStatus) bool { return s.Namespace == rt.Namespace && s.Name == rt.Name }); j >= 0 {
-			mine = want[j].Parents
-		}
-		parents := routeParents(rt, gw, mine)
+		parents := routeParents(rt.Namespace, rt.Status.Parents, gw, entriesOf(http, rt.Namespace, rt.Name))
 		if equality.Semantic.DeepEqual(parents, rt.Status.Parents) {
 			continue
 		}
@@ -62,16 +59,38 @@ func (r *Reconciler) writeRoutes(ctx context.Context, gw *gwv1.Gateway, want []t
 			return errors.Wrapf(err, "cannot update the status of HTTPRoute %s/%s", rt.Namespace, rt.Name)
 		}
 	}
+	grpcs, err := r.grpcRoutes(ctx)
+	if err != nil {
+		return err
+	}
+	for i := range grpcs {
+		rt := &grpcs[i]
+		parents := routeParents(rt.Namespace, rt.Status.Parents, gw, entriesOf(grpc, rt.Namespace, rt.Name))
+		if equality.Semantic.DeepEqual(parents, rt.Status.Parents) {
+			continue
+		}
+		rt.Status.Parents = parents
+		if err := r.kube.Status().Update(ctx, rt); err != nil {
+			return errors.Wrapf(err, "cannot update the status of GRPCRoute %s/%s", rt.Namespace, rt.Name)
+		}
+	}
+	return nil
+}
+
+func entriesOf(sts []translate.RouteStatus, ns, name string) []gwv1.RouteParentStatus {
+	if j := slices.IndexFunc(sts, func(s translate.RouteStatus) bool { return s.Namespace == ns && s.Name == name }); j >= 0 {
+		return sts[j].Parents
+	}
 	return nil
 }
 
 // routeParents are a route's parent entries with this controller's for gw
 // replaced by mine (transition times kept while unchanged).
-func routeParents(rt *gwv1.HTTPRoute, gw *gwv1.Gateway, mine []gwv1.RouteParentStatus) []gwv1.RouteParentStatus {
+func routeParents(ns string, parents []gwv1.RouteParentStatus, gw *gwv1.Gateway, mine []gwv1.RouteParentStatus) []gwv1.RouteParentStatus {
 	var out []gwv1.RouteParentStatus
 	var old []gwv1.RouteParentStatus
-	for _, p := range rt.Status.Parents {
-		if p.ControllerName == translate.ControllerName && gatewayapi.RefersTo(p.ParentRef, rt.Namespace, gw) {
+	for _, p := range parents {
+		if p.ControllerName == translate.ControllerName && gatewayapi.RefersTo(p.ParentRef, ns, gw) {
 			old = append(old, p)
 			continue
 		}
@@ -80,14 +99,14 @@ func routeParents(rt *gwv1.HTTPRoute, gw *gwv1.Gateway, mine []gwv1.RouteParentS
 	for _, p := range mine {
 		var prev []metav1.Condition
 		for _, o := range old {
-			if gatewayapi.SameParent(o.ParentRef, p.ParentRef, rt.Namespace) {
+			if gatewayapi.SameParent(o.ParentRef, p.ParentRef, ns) {
 				prev = o.Conditions
 			}
 		}
 		p.Conditions = mergeConditions(prev, p.Conditions)
 		out = append(out, p)
 	}
-	if out == nil && rt.Status.Parents != nil {
+	if out == nil && parents != nil {
 		out = []gwv1.RouteParentStatus{}
 	}
 	return out

@@ -31,6 +31,9 @@ type Input struct {
 	Gateway *gwv1.Gateway
 	// HTTPRoutes naming the Gateway among their parents, of any namespace.
 	HTTPRoutes []gwv1.HTTPRoute
+	// GRPCRoutes naming the Gateway among their parents: not supported by
+	// this provider's Gateways, and told so.
+	GRPCRoutes []gwv1.GRPCRoute
 	// Namespaces are the labels of the routes' namespaces, for listeners
 	// that select namespaces by label.
 	Namespaces map[string]map[string]string
@@ -69,6 +72,8 @@ type Result struct {
 	Keep []string
 	// Routes are the parent entries this controller writes.
 	Routes []RouteStatus
+	// GRPCRoutes are the parent entries of the GRPCRoutes.
+	GRPCRoutes []RouteStatus
 }
 
 // Translate decides what a Gateway is.
@@ -90,6 +95,7 @@ func Translate(in Input) Result {
 	hosts.settle(&res.Routes)
 	res.Published = hosts.publicHostnames(gw, res.Tunnel)
 	res.Listeners = ls.status(gw)
+	res.GRPCRoutes = grpcRoutes(gw, in.GRPCRoutes)
 	slices.Sort(res.Keep)
 	res.Keep = slices.Compact(res.Keep)
 	return res
@@ -123,4 +129,28 @@ func ClassAccepted(gc *gwv1.GatewayClass) metav1.Condition {
 	}
 	return condition(string(gwv1.GatewayClassConditionStatusAccepted), true, string(gwv1.GatewayClassReasonAccepted),
 		"its Gateways are CloudflareTunnels and their HTTPRoutes are published through them", gc.Generation)
+}
+
+// grpcRoutes are the parent entries of GRPCRoutes naming the Gateway: not
+// accepted, since no listener supports the kind (GRPCRoutes are not
+// published through this provider's Gateways yet).
+func grpcRoutes(gw *gwv1.Gateway, routes []gwv1.GRPCRoute) []RouteStatus {
+	var out []RouteStatus
+	for _, r := range routes {
+		st := RouteStatus{Namespace: r.Namespace, Name: r.Name}
+		for _, ref := range r.Spec.ParentRefs {
+			if !gatewayapi.RefersTo(ref, r.Namespace, gw) {
+				continue
+			}
+			st.Parents = append(st.Parents, gwv1.RouteParentStatus{ParentRef: ref, ControllerName: ControllerName, Conditions: []metav1.Condition{
+				condition(string(gwv1.RouteConditionAccepted), false, string(gwv1.RouteReasonNotAllowedByListeners),
+					"GRPCRoutes are not supported by Gateways of class "+string(gw.Spec.GatewayClassName)+": its listeners take HTTPRoutes only; nothing of the route is published", r.Generation),
+				condition(string(gwv1.RouteConditionResolvedRefs), true, string(gwv1.RouteReasonResolvedRefs), "not evaluated: the route is not accepted", r.Generation),
+			}})
+		}
+		if len(st.Parents) > 0 {
+			out = append(out, st)
+		}
+	}
+	return out
 }

@@ -329,3 +329,21 @@ func TestMadeOrNamedTunnel(t *testing.T) {
 		t.Errorf("named: got %q, %+v", named.Tunnel, named.MakeTunnel)
 	}
 }
+
+// TestGRPCRoutesAreToldTheyAreNotSupported: a GRPCRoute naming the Gateway
+// gets an entry saying no listener takes it; one naming another Gateway
+// gets none.
+func TestGRPCRoutesAreToldTheyAreNotSupported(t *testing.T) {
+	mine := gwv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "g", Generation: 3}}
+	mine.Spec.ParentRefs = []gwv1.ParentReference{{Name: "public"}}
+	other := gwv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "o"}}
+	other.Spec.ParentRefs = []gwv1.ParentReference{{Name: "another"}}
+	res := Translate(Input{Gateway: gateway(), GRPCRoutes: []gwv1.GRPCRoute{mine, other}})
+	want := map[string][]verdict{"edge/g": {{"Accepted": "False/NotAllowedByListeners", "ResolvedRefs": "True/ResolvedRefs"}}}
+	if diff := cmp.Diff(want, verdicts(res.GRPCRoutes)); diff != "" {
+		t.Errorf("GRPCRoute status (-want +got):\n%s", diff)
+	}
+	if g := res.GRPCRoutes[0].Parents[0].Conditions[0].ObservedGeneration; g != 3 {
+		t.Errorf("observedGeneration %d, want 3", g)
+	}
+}
