@@ -390,12 +390,13 @@ func (r *Reconciler) publish(ctx context.Context, gw *gwv1.Gateway, res translat
 func (r *Reconciler) writeStatus(ctx context.Context, gw *gwv1.Gateway, want gwv1.GatewayStatus) (reconcile.Result, error) {
 	want.Conditions = mergeConditions(gw.Status.Conditions, want.Conditions)
 	for i := range want.Listeners {
+		var prev []metav1.Condition
 		for _, old := range gw.Status.Listeners {
 			if old.Name == want.Listeners[i].Name {
-				want.Listeners[i].Conditions = mergeConditions(old.Conditions, want.Listeners[i].Conditions)
+				prev = old.Conditions
 			}
 		}
-		want.Listeners[i].Conditions = mergeConditions(nil, want.Listeners[i].Conditions)
+		want.Listeners[i].Conditions = mergeConditions(prev, want.Listeners[i].Conditions)
 	}
 	programmed := slices.ContainsFunc(want.Conditions, func(c metav1.Condition) bool {
 		return c.Type == string(gwv1.GatewayConditionProgrammed) && c.Status == metav1.ConditionTrue
