@@ -388,7 +388,7 @@ func (r *Reconciler) publish(ctx context.Context, gw *gwv1.Gateway, res translat
 // writeStatus writes the Gateway's status when it changed, and looks again
 // soon while it is not Programmed.
 func (r *Reconciler) writeStatus(ctx context.Context, gw *gwv1.Gateway, want gwv1.GatewayStatus) (reconcile.Result, error) {
-	want.Conditions = mergeConditions(gw.Status.Conditions, want.Conditions)
+	want.Conditions = translate.MergeConditions(gw.Status.Conditions, want.Conditions, metav1.Now())
 	for i := range want.Listeners {
 		var prev []metav1.Condition
 		for _, old := range gw.Status.Listeners {
@@ -396,7 +396,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, gw *gwv1.Gateway, want gwv
 				prev = old.Conditions
 			}
 		}
-		want.Listeners[i].Conditions = mergeConditions(prev, want.Listeners[i].Conditions)
+		want.Listeners[i].Conditions = translate.MergeConditions(prev, want.Listeners[i].Conditions, metav1.Now())
 	}
 	programmed := slices.ContainsFunc(want.Conditions, func(c metav1.Condition) bool {
 		return c.Type == string(gwv1.GatewayConditionProgrammed) && c.Status == metav1.ConditionTrue

@@ -47,7 +47,7 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req reconcile.Request) 
 		return reconcile.Result{}, nil
 	}
 	want := translate.ClassAccepted(gc)
-	conds := mergeConditions(gc.Status.Conditions, []metav1.Condition{want})
+	conds := translate.MergeConditions(gc.Status.Conditions, []metav1.Condition{want}, metav1.Now())
 	for _, c := range gc.Status.Conditions {
 		if c.Type != want.Type {
 			conds = append(conds, c)

@@ -11,28 +11,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gateway/translate"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/gatewayapi"
 )
-
-// mergeConditions are want with each condition's last transition time
-// kept from old while its status is unchanged, and now otherwise.
-func mergeConditions(old, want []metav1.Condition) []metav1.Condition {
-	out := make([]metav1.Condition, 0, len(want))
-	now := metav1.Now()
-	for _, c := range want {
-		c.LastTransitionTime = now
-		for _, o := range old {
-			if o.Type == c.Type && o.Status == c.Status {
-				c.LastTransitionTime = o.LastTransitionTime
-			}
-		}
-		if c.Message == "" {
-			c.Message = c.Reason
-		}
-		out = append(out, c)
-	}
-	return out
-}
 
 func equalStatus(a, b gwv1.GatewayStatus) bool {
 	return equality.Semantic.DeepEqual(a, b)
@@ -50,7 +29,7 @@ func (r *Reconciler) writeRoutes(ctx context.Context, gw *gwv1.Gateway, http, gr
 	}
 	for i := range routes {
 		rt := &routes[i]
-		parents := routeParents(rt.Namespace, rt.Status.Parents, gw, entriesOf(http, rt.Namespace, rt.Name))
+		parents := translate.Parents(rt.Namespace, rt.Status.Parents, gw, entriesOf(http, rt.Namespace, rt.Name), metav1.Now())
 		if equality.Semantic.DeepEqual(parents, rt.Status.Parents) {
 			continue
 		}
@@ -65,7 +44,7 @@ func (r *Reconciler) writeRoutes(ctx context.Context, gw *gwv1.Gateway, http, gr
 	}
 	for i := range grpcs {
 		rt := &grpcs[i]
-		parents := routeParents(rt.Namespace, rt.Status.Parents, gw, entriesOf(grpc, rt.Namespace, rt.Name))
+		parents := translate.Parents(rt.Namespace, rt.Status.Parents, gw, entriesOf(grpc, rt.Namespace, rt.Name), metav1.Now())
 		if equality.Semantic.DeepEqual(parents, rt.Status.Parents) {
 			continue
 		}
@@ -84,30 +63,3 @@ func entriesOf(sts []translate.RouteStatus, ns, name string) []gwv1.RouteParentS
 	return nil
 }
 
-// routeParents are a route's parent entries with this controller's for gw
-// replaced by mine (transition times kept while unchanged).
-func routeParents(ns string, parents []gwv1.RouteParentStatus, gw *gwv1.Gateway, mine []gwv1.RouteParentStatus) []gwv1.RouteParentStatus {
-	var out []gwv1.RouteParentStatus
-	var old []gwv1.RouteParentStatus
-	for _, p := range parents {
-		if p.ControllerName == translate.ControllerName && gatewayapi.RefersTo(p.ParentRef, ns, gw) {
-			old = append(old, p)
-			continue
-		}
-		out = append(out, p)
-	}
-	for _, p := range mine {
-		var prev []metav1.Condition
-		for _, o := range old {
-			if gatewayapi.SameParent(o.ParentRef, p.ParentRef, ns) {
-				prev = o.Conditions
-			}
-		}
-		p.Conditions = mergeConditions(prev, p.Conditions)
-		out = append(out, p)
-	}
-	if out == nil && parents != nil {
-		out = []gwv1.RouteParentStatus{}
-	}
-	return out
-}
