@@ -62,4 +62,3 @@ func entriesOf(sts []translate.RouteStatus, ns, name string) []gwv1.RouteParentS
 	}
 	return nil
 }
-
