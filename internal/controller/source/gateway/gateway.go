@@ -372,11 +372,12 @@ func (r *Reconciler) tunnel(ctx context.Context, gw *gwv1.Gateway, res translate
 // cannot be used, nothing new is made and nothing published goes (bad
 // input never takes a working site down).
 func (r *Reconciler) publish(ctx context.Context, gw *gwv1.Gateway, res translate.Result, tunnel translate.TunnelState) error {
+	hold := !tunnel.Found || res.KeepAll
 	keep := func(m source.Owned) bool {
-		return !tunnel.Found || slices.Contains(res.Keep, m.(*v1alpha1.PublicHostname).Spec.Hostname)
+		return hold || slices.Contains(res.Keep, m.(*v1alpha1.PublicHostname).Spec.Hostname)
 	}
 	d := source.Desired{Keep: keep}
-	if tunnel.Found {
+	if !hold {
 		for _, ph := range res.Published {
 			d.Objects = append(d.Objects, ph)
 		}

@@ -136,6 +136,7 @@ func PublicHostnameName(gw *gwv1.Gateway, host string) string {
 }
 
 func publicHostname(gw *gwv1.Gateway, tunnel, name string, access *v1alpha1.Access) *v1alpha1.PublicHostname {
+	dns, _ := dnsMode(gw)
 	return &v1alpha1.PublicHostname{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.PublicHostnameKind},
 		ObjectMeta: metav1.ObjectMeta{
@@ -150,7 +151,7 @@ func publicHostname(gw *gwv1.Gateway, tunnel, name string, access *v1alpha1.Acce
 			TunnelRef: v1alpha1.TunnelReference{Name: tunnel},
 			Hostname:  name,
 			Access:    access,
-			DNS:       v1alpha1.DNSManaged,
+			DNS:       dns,
 		},
 	}
 }

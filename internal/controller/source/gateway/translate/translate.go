@@ -66,6 +66,9 @@ type Result struct {
 	Listeners []gwv1.ListenerStatus
 	// Published are the PublicHostnames wanted.
 	Published []*v1alpha1.PublicHostname
+	// KeepAll: the Gateway is not accepted; nothing new is published and
+	// nothing published goes.
+	KeepAll bool
 	// Keep are hostnames whose PublicHostname stays as it is: a route
 	// serving them names a backend that does not exist (a typo loses
 	// nothing).
@@ -96,6 +99,9 @@ func Translate(in Input) Result {
 	res.Published = hosts.publicHostnames(gw, res.Tunnel)
 	res.Listeners = ls.status(gw)
 	res.GRPCRoutes = grpcRoutes(gw, in.GRPCRoutes)
+	if res.Accepted.Status != metav1.ConditionTrue {
+		res.KeepAll, res.Published = true, nil
+	}
 	slices.Sort(res.Keep)
 	res.Keep = slices.Compact(res.Keep)
 	return res

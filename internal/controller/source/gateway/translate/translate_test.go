@@ -347,3 +347,26 @@ func TestGRPCRoutesAreToldTheyAreNotSupported(t *testing.T) {
 		t.Errorf("observedGeneration %d, want 3", g)
 	}
 }
+
+// TestDNSMode: the Gateway's dns annotation sets its hostnames' DNS; a
+// value it cannot honour is not accepted and publishes nothing new.
+func TestDNSMode(t *testing.T) {
+	webAPI := services(service("apps", "web", 8080))
+	route := httpRoute("apps", "r", 1, []string{"a.example.com"}, pathRule(gwv1.PathMatchPathPrefix, "/", backendRef("web", 8080)))
+	for value, want := range map[string]string{"": v1alpha1.DNSManaged, "DNSRecord": v1alpha1.DNSManaged, "None": v1alpha1.DNSNone} {
+		gw := gateway(allRoutes)
+		if value != "" {
+			gw.Annotations = map[string]string{v1alpha1.AnnotationDNS: value}
+		}
+		res := Translate(Input{Gateway: gw, Services: webAPI, HTTPRoutes: []gwv1.HTTPRoute{route}})
+		if len(res.Published) != 1 || res.Published[0].Spec.DNS != want || res.KeepAll {
+			t.Errorf("dns %q: published %+v, keepAll %v; want DNS %s", value, res.Published, res.KeepAll, want)
+		}
+	}
+	gw := gateway(allRoutes)
+	gw.Annotations = map[string]string{v1alpha1.AnnotationDNS: "ExternalDNS"}
+	res := Translate(Input{Gateway: gw, Services: webAPI, HTTPRoutes: []gwv1.HTTPRoute{route}})
+	if res.Accepted.Status != metav1.ConditionFalse || res.Accepted.Reason != string(gwv1.GatewayReasonInvalidParameters) || !res.KeepAll || len(res.Published) > 0 {
+		t.Errorf("ExternalDNS: accepted %+v, keepAll %v, published %d", res.Accepted, res.KeepAll, len(res.Published))
+	}
+}

@@ -44,6 +44,9 @@ func gatewayAccepted(gw *gwv1.Gateway) metav1.Condition {
 		return condition(string(gwv1.GatewayConditionAccepted), false, string(gwv1.GatewayReasonUnsupportedAddress),
 			"spec.addresses cannot be honoured: a tunnel's address is <tunnel ID>.cfargotunnel.com, chosen by Cloudflare; remove spec.addresses", gw.Generation)
 	}
+	if _, problem := dnsMode(gw); problem != "" {
+		return condition(string(gwv1.GatewayConditionAccepted), false, string(gwv1.GatewayReasonInvalidParameters), problem, gw.Generation)
+	}
 	msg := "the Gateway is CloudflareTunnel " + TunnelName(gw)
 	if gw.Annotations[v1alpha1.AnnotationTunnel] == "" {
 		msg += ", made for it"
@@ -105,4 +108,19 @@ func listenerAccepted(l gwv1.ListenerStatus) metav1.ConditionStatus {
 		}
 	}
 	return metav1.ConditionUnknown
+}
+
+// dnsMode is the PublicHostname DNS mode of the Gateway's
+// tunnels.cloudflare.com/dns annotation: DNSRecord (the default) makes each
+// hostname's proxied CNAME, None leaves DNS to the user. ExternalDNS is not
+// supported for Gateways yet.
+func dnsMode(gw *gwv1.Gateway) (string, string) {
+	switch v, ok := gw.Annotations[v1alpha1.AnnotationDNS]; {
+	case !ok || v == v1alpha1.DNSModeDNSRecord:
+		return v1alpha1.DNSManaged, ""
+	case v == v1alpha1.DNSModeNone:
+		return v1alpha1.DNSNone, ""
+	default:
+		return "", fmt.Sprintf("annotation %s must be %s or %s, not %s (%s is not supported for Gateways yet); nothing new is published, and what is published stays", v1alpha1.AnnotationDNS, v1alpha1.DNSModeDNSRecord, v1alpha1.DNSModeNone, publish.Clip(v), v1alpha1.DNSModeExternalDNS)
+	}
 }
