@@ -24,6 +24,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/tunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/virtualnetwork"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/vpcservice"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gateway"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gatewaybinding"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/service"
@@ -157,6 +158,9 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, s Settings) error {
 		return err
 	}
 	if err := gatewaybinding.SetupGated(mgr, kube, gatewaybinding.Options{ClusterDomain: s.ClusterDomain, Metrics: s.Metrics}); err != nil {
+		return err
+	}
+	if err := gateway.SetupGated(mgr, kube, gateway.Options{ClusterDomain: s.ClusterDomain}); err != nil {
 		return err
 	}
 	return ingress.SetupGated(mgr, kube, ingress.Options{ClusterDomain: s.ClusterDomain, Metrics: s.Metrics})

@@ -352,6 +352,12 @@ func TestExamplesAreAccepted(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no examples: %v", err)
 	}
+	// One level further: examples/gateway/native.
+	deeper, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "examples", "*", "*", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, deeper...)
 	var examples []document
 	for _, f := range files {
 		ds, err := readDocuments(f)
@@ -547,6 +553,7 @@ func verbs(s string) []string { return strings.Fields(s) }
 var needs = []need{
 	// tunnels.cloudflare.com
 	{group: "tunnels.cloudflare.com", resource: "cloudflaretunnels", verbs: verbs("get list watch update"), why: "cloudflaretunnel: For, finalizer; ingress, publichostname: Get, Watches"},
+	{group: "tunnels.cloudflare.com", resource: "cloudflaretunnels", verbs: verbs("create delete"), why: "gateway: the CloudflareTunnel made for a Gateway that names none (converged, released)"},
 	{group: "tunnels.cloudflare.com", resource: "publichostnames", verbs: verbs("get list watch create update delete"), why: "publichostname: For, finalizer; ingress: Owns, create, update, delete; cloudflaretunnel: Watches, List"},
 	{group: "tunnels.cloudflare.com", resource: "publichostnames/status", verbs: verbs("update patch"), why: "publichostname: Status().Update; cloudflaretunnel: status.tunnel by Status().Patch"},
 	{group: "tunnels.cloudflare.com", resource: "publichostnames/finalizers", verbs: verbs("update"), why: "publichostname: controller reference (blockOwnerDeletion) on its DNSRecord"},
@@ -603,6 +610,12 @@ var needs = []need{
 	{group: "networking.k8s.io", resource: "ingresses/finalizers", verbs: verbs("update"), why: "ingress: controller reference (blockOwnerDeletion) on the managed resources it makes"},
 	{group: "networking.k8s.io", resource: "ingressclasses", verbs: verbs("get list watch"), why: "ingress: List"},
 	{group: "gateway.networking.k8s.io", resource: "gateways", verbs: verbs("get list watch"), why: "gatewaybinding: Get, Watches"},
+	{group: "gateway.networking.k8s.io", resource: "gateways", verbs: verbs("update"), why: "gateway: For, finalizer"},
+	{group: "gateway.networking.k8s.io", resource: "gateways/status", verbs: verbs("update"), why: "gateway: Status().Update"},
+	{group: "gateway.networking.k8s.io", resource: "gateways/finalizers", verbs: verbs("update"), why: "gateway: controller reference (blockOwnerDeletion) on its CloudflareTunnel and PublicHostnames"},
+	{group: "gateway.networking.k8s.io", resource: "gatewayclasses/status", verbs: verbs("update"), why: "gateway: the GatewayClass's Accepted condition"},
+	{group: "gateway.networking.k8s.io", resource: "httproutes/status", verbs: verbs("update"), why: "gateway: its own entries of status.parents"},
+	{group: "gateway.networking.k8s.io", resource: "grpcroutes/status", verbs: verbs("update"), why: "gateway: its own entries of status.parents (GRPCRoutes not supported, and told so)"},
 	{group: "gateway.networking.k8s.io", resource: "gatewayclasses", verbs: verbs("get list watch"), why: "gatewaybinding: Get, Watches (the class's controller name)"},
 	{group: "gateway.networking.k8s.io", resource: "httproutes", verbs: verbs("get list watch"), why: "gatewaybinding: List, Watches"},
 	{group: "gateway.networking.k8s.io", resource: "grpcroutes", verbs: verbs("get list watch"), why: "gatewaybinding: List through the cache (reported as not supported)"},
@@ -627,10 +640,10 @@ var denied = []need{
 	{group: "rbac.authorization.k8s.io", resource: "clusterroles", verbs: verbs("create escalate bind")},
 	{group: "apiextensions.k8s.io", resource: "customresourcedefinitions", verbs: verbs("create update delete")},
 	{group: "networking.k8s.io", resource: "ingresses", verbs: verbs("create delete")},
-	{group: "gateway.networking.k8s.io", resource: "httproutes/status", verbs: verbs("update patch")},
+	{group: "gateway.networking.k8s.io", resource: "httproutes/status", verbs: verbs("patch")},
 	{group: "gateway.networking.k8s.io", resource: "httproutes", verbs: verbs("create update patch delete")},
-	{group: "gateway.networking.k8s.io", resource: "gateways/status", verbs: verbs("update patch")},
-	{group: "tunnels.cloudflare.com", resource: "cloudflaretunnels", verbs: verbs("create delete")},
+	{group: "gateway.networking.k8s.io", resource: "gateways/status", verbs: verbs("patch")},
+	{group: "gateway.networking.k8s.io", resource: "gateways", verbs: verbs("create delete")},
 	{group: "admissionregistration.k8s.io", resource: "validatingwebhookconfigurations", verbs: verbs("get patch update delete"), name: "someone-elses-webhook"},
 	{group: "admissionregistration.k8s.io", resource: "validatingwebhookconfigurations", verbs: verbs("list create")},
 	{group: "admissionregistration.k8s.io", resource: "mutatingwebhookconfigurations", verbs: verbs("get patch"), name: webhookConfiguration},

@@ -44,6 +44,8 @@ func Kind(m client.Object) string {
 		return v1alpha1.PublicHostnameKind
 	case *ztv1alpha1.NetworkRoute:
 		return ztv1alpha1.NetworkRouteKind
+	case *v1alpha1.CloudflareTunnel:
+		return v1alpha1.CloudflareTunnelKind
 	}
 	return "object"
 }

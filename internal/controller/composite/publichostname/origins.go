@@ -5,6 +5,7 @@ package publichostname
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -22,6 +24,7 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/origin"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/gatewayapi"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
@@ -85,6 +88,9 @@ func (r *Reconciler) guardrails(ctx context.Context, cft *v1alpha1.CloudflareTun
 func (r *Reconciler) originSource(ctx context.Context, ph *v1alpha1.PublicHostname) (origin.Source, error) {
 	from := origin.Source{Namespace: ph.Namespace, ClusterDomain: r.clusterDomain}
 	c := metav1.GetControllerOf(ph)
+	if c != nil && c.Kind == "Gateway" && c.APIVersion == gwv1.SchemeGroupVersion.String() {
+		return r.gatewayOrigins(ctx, ph, c, from)
+	}
 	if c == nil || c.Kind != v1alpha1.GatewayBindingKind || c.APIVersion != v1alpha1.SchemeGroupVersion.String() {
 		return from, nil
 	}
@@ -107,6 +113,52 @@ func (r *Reconciler) originSource(ctx context.Context, ph *v1alpha1.PublicHostna
 		from.Granted = append(from.Granted, svc.Namespace+"/"+svc.Name)
 	}
 	return from, nil
+}
+
+// gatewayOrigins are the backends of the HTTPRoutes attached to the
+// Gateway controlling a hostname (this provider's Gateway controller makes
+// it): each Service of a route's own namespace, and of another where a
+// ReferenceGrant there lets that namespace's HTTPRoutes use it. They are
+// read here, not taken from the Gateway, for the reason the GatewayBinding's
+// grant is.
+func (r *Reconciler) gatewayOrigins(ctx context.Context, ph *v1alpha1.PublicHostname, c *metav1.OwnerReference, from origin.Source) (origin.Source, error) {
+	gw := &gwv1.Gateway{}
+	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ph.Namespace, Name: c.Name}, gw); err != nil || gw.UID != c.UID {
+		return from, errors.Wrap(client.IgnoreNotFound(ignoreNoMatch(err)), "cannot get the Gateway controlling the hostname")
+	}
+	routes := &gwv1.HTTPRouteList{}
+	if err := r.kube.List(ctx, routes); err != nil {
+		return from, errors.Wrap(ignoreNoMatch(err), "cannot list HTTPRoutes")
+	}
+	grants := map[string][]gwv1beta1.ReferenceGrant{}
+	for _, rt := range routes.Items {
+		if !slices.ContainsFunc(rt.Spec.ParentRefs, func(ref gwv1.ParentReference) bool { return gatewayapi.RefersTo(ref, rt.Namespace, gw) }) {
+			continue
+		}
+		for _, svc := range gatewayapi.ServiceBackends(&rt) {
+			if svc.Namespace != rt.Namespace {
+				if _, ok := grants[svc.Namespace]; !ok {
+					l := &gwv1beta1.ReferenceGrantList{}
+					if err := r.kube.List(ctx, l, client.InNamespace(svc.Namespace)); err != nil {
+						return from, errors.Wrap(ignoreNoMatch(err), "cannot list ReferenceGrants")
+					}
+					grants[svc.Namespace] = l.Items
+				}
+				if !sharing.ServiceGrantedTo(grants[svc.Namespace], sharing.From{Group: gwv1.GroupName, Kind: "HTTPRoute", Namespace: rt.Namespace}, svc.Name) {
+					continue
+				}
+			}
+			from.Granted = append(from.Granted, svc.Namespace+"/"+svc.Name)
+		}
+	}
+	return from, nil
+}
+
+func ignoreNoMatch(err error) error {
+	if kmeta.IsNoMatchError(err) {
+		return nil
+	}
+	return err
 }
 
 // checkCAPool says what is wrong with a CA Secret key, if anything.

@@ -8,49 +8,14 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/annotation"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/gatewayapi"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
-
-// routeAccess is the Access check of a route's hostnames: the route's own
-// access annotations when it has any, else the binding's spec.access. It
-// fails closed: an annotation that cannot be used is a problem (the route
-// publishes nothing new), and no annotation value means "no check", so a
-// route cannot drop the binding's check by mistake or on purpose.
-func routeAccess(b *v1alpha1.GatewayBinding, route *gwv1.HTTPRoute) (*v1alpha1.Access, string) {
-	if !annotation.HasAccess(route.Annotations) {
-		return b.Spec.Access.DeepCopy(), ""
-	}
-	r := annotation.Read(route.Annotations)
-	a := r.Access()
-	if len(r.Problems) == 0 {
-		return a, ""
-	}
-	msgs := make([]string, 0, len(r.Problems))
-	for _, p := range r.Problems {
-		msgs = append(msgs, fmt.Sprintf("annotation %s: %s", p.Annotation, p.Message))
-	}
-	return nil, strings.Join(msgs, "; ")
-}
-
-// sameAccess says whether two routes ask for the same check (required
-// defaults to true, as the API defaults it).
-func sameAccess(a, b *v1alpha1.Access) bool {
-	norm := func(a *v1alpha1.Access) *v1alpha1.Access {
-		if a == nil {
-			return nil
-		}
-		a = a.DeepCopy()
-		a.Required = ptr.To(ptr.Deref(a.Required, true))
-		return a
-	}
-	return equality.Semantic.DeepEqual(norm(a), norm(b))
-}
 
 // Held are PublicHostnames kept as they are while the binding's routes ask
 // for an Access check they cannot have: those of routes whose access
@@ -96,9 +61,9 @@ type publisher struct {
 }
 
 // route adds an accepted route's hostnames.
-func (p *publisher) route(route *gwv1.HTTPRoute, hosts []Hostname) {
+func (p *publisher) route(route *gwv1.HTTPRoute, hosts []gatewayapi.Hostname) {
 	id := "HTTPRoute/" + route.Name
-	access, problem := routeAccess(p.binding, route)
+	access, problem := annotation.AccessOr(p.binding.Spec.Access, route.Annotations)
 	if problem != "" {
 		// What the route published with an Access check stays as it
 		// was; nothing is published without the check.
@@ -140,7 +105,7 @@ func (p *publisher) claim(host, route string, access *v1alpha1.Access, invalid b
 		p.claims[host] = &claim{route: route, access: access, invalid: invalid, entries: []int{len(p.res.Hostnames)}}
 		return true
 	}
-	if c.invalid || invalid || sameAccess(c.access, access) {
+	if c.invalid || invalid || gatewayapi.SameAccess(c.access, access) {
 		return false
 	}
 	c.conflict = true

@@ -8,6 +8,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/annotation"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
@@ -147,7 +148,7 @@ func TestAccess(t *testing.T) {
 // names it, so the binding's condition and event say what to fix.
 func TestRouteAccessNamesTheAnnotation(t *testing.T) {
 	r := annotated(accepted("a", 1, traefik, "web"), v1alpha1.AnnotationAccessPolicies, "")
-	a, problem := routeAccess(fixture().Binding, &r)
+	a, problem := annotation.AccessOr(fixture().Binding.Spec.Access, r.Annotations)
 	want := "annotation " + v1alpha1.AnnotationAccessPolicies + ": names no AccessPolicy: the AccessPolicy objects of the namespace (or <namespace>/<name> of one shared with it), comma-separated; the hostnames are not published without their Access check"
 	if a != nil || problem != want {
 		t.Errorf("routeAccess: got %v, %q; want nil, %q", a, problem, want)

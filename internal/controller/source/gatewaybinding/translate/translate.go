@@ -14,12 +14,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/gatewayapi"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
@@ -46,8 +46,6 @@ const (
 // HostnameNotAccepted is the state of a hostname whose route the Gateway's
 // controller has not accepted (or not yet accepted as it is now).
 const HostnameNotAccepted = "NotAccepted"
-
-const gatewayGroup = gwv1.GroupName
 
 // Input is what one translation needs.
 type Input struct {
@@ -106,15 +104,15 @@ func Translate(in Input) Result {
 		return res
 	}
 	routes := slices.Clone(in.HTTPRoutes)
-	slices.SortFunc(routes, func(a, b gwv1.HTTPRoute) int { return olderFirst(&a.ObjectMeta, &b.ObjectMeta) })
+	slices.SortFunc(routes, func(a, b gwv1.HTTPRoute) int { return gatewayapi.OlderFirst(&a.ObjectMeta, &b.ObjectMeta) })
 	p := publisher{binding: in.Binding, origin: origin, res: &res, claims: map[string]*claim{}}
 	for i := range routes {
 		route := &routes[i]
-		ref, attached := attachment(route.Spec.ParentRefs, route.Namespace, in.Gateway, listener)
+		ref, attached := gatewayapi.Attachment(route.Spec.ParentRefs, route.Namespace, in.Gateway, listener)
 		if !attached {
 			continue
 		}
-		hosts := EffectiveHostnames(route.Spec.Hostnames, listener.Hostname)
+		hosts := gatewayapi.EffectiveHostnames(route.Spec.Hostnames, listener.Hostname)
 		accepted, stale, why := acceptance(route.Status.Parents, ref, route.Namespace, route.Generation, in.Class.Spec.ControllerName)
 		if !accepted {
 			if stale {
@@ -129,10 +127,10 @@ func Translate(in Input) Result {
 	}
 	p.publish()
 	for _, r := range in.GRPCRoutes {
-		if _, attached := attachment(r.Spec.ParentRefs, r.Namespace, in.Gateway, listener); !attached {
+		if _, attached := gatewayapi.Attachment(r.Spec.ParentRefs, r.Namespace, in.Gateway, listener); !attached {
 			continue
 		}
-		for _, h := range EffectiveHostnames(r.Spec.Hostnames, listener.Hostname) {
+		for _, h := range gatewayapi.EffectiveHostnames(r.Spec.Hostnames, listener.Hostname) {
 			res.Hostnames = append(res.Hostnames, v1alpha1.BoundHostname{Hostname: h.Name, Route: "GRPCRoute/" + r.Name, State: v1alpha1.HostnameNotSupported,
 				Message: "GRPCRoutes are not published: a GatewayBinding publishes HTTPRoutes"})
 		}
@@ -230,46 +228,13 @@ func servicePort(svc *corev1.Service, port string) (int32, bool) {
 	return 0, false
 }
 
-// attachment finds the parent reference by which a route of namespace ns
-// attaches to the listener of gw: one naming the Gateway, with no section
-// or the listener's, and no port or the listener's.
-func attachment(refs []gwv1.ParentReference, ns string, gw *gwv1.Gateway, l *gwv1.Listener) (gwv1.ParentReference, bool) {
-	for _, ref := range refs {
-		if refersTo(ref, ns, gw) && (ref.SectionName == nil || *ref.SectionName == l.Name) && (ref.Port == nil || *ref.Port == l.Port) {
-			return ref, true
-		}
-	}
-	return gwv1.ParentReference{}, false
-}
-
-func refersTo(ref gwv1.ParentReference, ns string, gw *gwv1.Gateway) bool {
-	group := string(ptr.Deref(ref.Group, gatewayGroup))
-	kind := string(ptr.Deref(ref.Kind, "Gateway"))
-	refNS := string(ptr.Deref(ref.Namespace, gwv1.Namespace(ns)))
-	return group == gatewayGroup && kind == "Gateway" && refNS == gw.Namespace && string(ref.Name) == gw.Name
-}
-
-// sameParent says whether a status entry's parent reference is ref, with
-// defaults applied: the Gateway's controller copies the reference it
-// answers about.
-func sameParent(a, b gwv1.ParentReference, ns string) bool {
-	norm := func(r gwv1.ParentReference) string {
-		return strings.Join([]string{
-			string(ptr.Deref(r.Group, gatewayGroup)), string(ptr.Deref(r.Kind, "Gateway")),
-			string(ptr.Deref(r.Namespace, gwv1.Namespace(ns))), string(r.Name),
-			string(ptr.Deref(r.SectionName, "")), strconv.Itoa(int(ptr.Deref(r.Port, 0))),
-		}, "/")
-	}
-	return norm(a) == norm(b)
-}
-
 // acceptance reads the Gateway's controller's answer about a route's
 // attachment: accepted (for the route's current generation), or stale (it
 // accepted an older generation and has not answered the current one), and
 // why not in the user's words.
 func acceptance(parents []gwv1.RouteParentStatus, ref gwv1.ParentReference, ns string, generation int64, controller gwv1.GatewayController) (accepted, stale bool, why string) {
 	for _, p := range parents {
-		if p.ControllerName != controller || !sameParent(p.ParentRef, ref, ns) {
+		if p.ControllerName != controller || !gatewayapi.SameParent(p.ParentRef, ref, ns) {
 			continue
 		}
 		for _, c := range p.Conditions {
@@ -288,85 +253,6 @@ func acceptance(parents []gwv1.RouteParentStatus, ref gwv1.ParentReference, ns s
 		}
 	}
 	return false, false, fmt.Sprintf("waiting for %s to accept the route (no Accepted condition in its status for this Gateway)", controller)
-}
-
-// Hostname is one effective hostname of a route on a listener, or a
-// problem that keeps it from being published.
-type Hostname struct {
-	Name    string
-	Problem string
-}
-
-// EffectiveHostnames are the hostnames a route serves on a listener, as
-// Gateway API matches them: the route's hostnames that intersect the
-// listener's, narrowed to the more specific of the two; the listener's
-// when the route names none. Wildcards and hostnames the listener does not
-// match come back with a problem.
-func EffectiveHostnames(route []gwv1.Hostname, listener *gwv1.Hostname) []Hostname {
-	lh := strings.ToLower(string(ptr.Deref(listener, "")))
-	var out []Hostname
-	add := func(name, problem string) {
-		if !slices.ContainsFunc(out, func(h Hostname) bool { return h.Name == name }) {
-			out = append(out, Hostname{Name: name, Problem: problem})
-		}
-	}
-	if len(route) == 0 {
-		route = []gwv1.Hostname{gwv1.Hostname(lh)}
-	}
-	for _, r := range route {
-		rh := strings.ToLower(string(r))
-		h, ok := intersect(rh, lh)
-		switch {
-		case !ok:
-			add(rh, fmt.Sprintf("the listener's hostname %s does not match it", lh))
-		case h == "":
-			add("*", "neither the route nor the listener names a hostname: it matches any hostname, which cannot be published; name the route's hostnames")
-		case strings.Contains(h, "*"):
-			add(h, "a wildcard hostname is not published; name the route's concrete hostnames")
-		case len(validation.IsDNS1123Subdomain(h)) > 0:
-			add(h, "not a valid hostname")
-		default:
-			add(h, "")
-		}
-	}
-	return out
-}
-
-// intersect is the hostname both match, the more specific one; "" when
-// neither names one.
-func intersect(route, listener string) (string, bool) {
-	switch {
-	case listener == "":
-		return route, true
-	case route == "":
-		return listener, true
-	case matches(listener, route):
-		return route, true
-	case matches(route, listener):
-		return listener, true
-	}
-	return "", false
-}
-
-// matches says whether pattern (a hostname or "*.suffix", which matches
-// one or more labels before the suffix) matches host (which may itself be
-// a wildcard, matched by its suffix).
-func matches(pattern, host string) bool {
-	if pattern == host {
-		return true
-	}
-	suffix, wild := strings.CutPrefix(pattern, "*")
-	return wild && strings.HasSuffix(host, suffix) && len(strings.TrimPrefix(host, "*")) > len(suffix)
-}
-
-func olderFirst(a, b *metav1.ObjectMeta) int {
-	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-		if a.CreationTimestamp.Before(&b.CreationTimestamp) {
-			return -1
-		}
-		return 1
-	}
-	return strings.Compare(a.Name, b.Name)
 }
 
 // DNSFor is the PublicHostname DNS mode of a binding's DNS mode: only

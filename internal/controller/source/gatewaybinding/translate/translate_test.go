@@ -28,36 +28,6 @@ func hostnames(hs ...string) []gwv1.Hostname {
 	return out
 }
 
-func TestEffectiveHostnames(t *testing.T) {
-	cases := map[string]struct {
-		route    []string
-		listener string
-		want     []Hostname
-	}{
-		"RouteHostnamesOnAListenerWithout":     {route: []string{"a.example.com", "B.example.com"}, want: []Hostname{{Name: "a.example.com"}, {Name: "b.example.com"}}},
-		"TheListenersWhenTheRouteNamesNone":    {listener: "app.example.com", want: []Hostname{{Name: "app.example.com"}}},
-		"NarrowedToTheListenersHostname":       {route: []string{"*.example.com"}, listener: "app.example.com", want: []Hostname{{Name: "app.example.com"}}},
-		"ARouteHostnameUnderAWildcardListener": {route: []string{"a.b.example.com"}, listener: "*.example.com", want: []Hostname{{Name: "a.b.example.com"}}},
-		"TwoWildcardsAreAWildcard":             {route: []string{"*.a.example.com"}, listener: "*.example.com", want: []Hostname{{Name: "*.a.example.com", Problem: "a wildcard hostname is not published; name the route's concrete hostnames"}}},
-		"AWildcardRoute":                       {route: []string{"*.example.com"}, want: []Hostname{{Name: "*.example.com", Problem: "a wildcard hostname is not published; name the route's concrete hostnames"}}},
-		"NoMatchWithTheListener":               {route: []string{"a.example.org"}, listener: "*.example.com", want: []Hostname{{Name: "a.example.org", Problem: "the listener's hostname *.example.com does not match it"}}},
-		"TheWildcardDoesNotMatchItsApex":       {route: []string{"example.com"}, listener: "*.example.com", want: []Hostname{{Name: "example.com", Problem: "the listener's hostname *.example.com does not match it"}}},
-		"NoHostnameAnywhere":                   {want: []Hostname{{Name: "*", Problem: "neither the route nor the listener names a hostname: it matches any hostname, which cannot be published; name the route's hostnames"}}},
-		"DuplicatesOnce":                       {route: []string{"a.example.com", "A.example.com"}, want: []Hostname{{Name: "a.example.com"}}},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			var l *gwv1.Hostname
-			if tc.listener != "" {
-				l = ptr.To(gwv1.Hostname(tc.listener))
-			}
-			if diff := cmp.Diff(tc.want, EffectiveHostnames(hostnames(tc.route...), l)); diff != "" {
-				t.Errorf("EffectiveHostnames (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 func grant(from, name string, mutate ...func(*gwv1beta1.ReferenceGrant)) gwv1beta1.ReferenceGrant {
 	g := gwv1beta1.ReferenceGrant{Spec: gwv1beta1.ReferenceGrantSpec{
 		From: []gwv1beta1.ReferenceGrantFrom{{Group: v1alpha1.Group, Kind: gwv1.Kind(v1alpha1.GatewayBindingKind), Namespace: gwv1.Namespace(from)}},

@@ -1,0 +1,443 @@
+// Package gateway is this provider's Gateway API controller: a Gateway of a
+// GatewayClass whose controllerName is tunnels.cloudflare.com/gateway-controller
+// is a CloudflareTunnel, and the HTTPRoutes attached to it publish their
+// hostnames and paths straight to their backend Services, one
+// PublicHostname per hostname. It writes the GatewayClass's, the Gateway's
+// and the routes' parent status for its own parents only. The translation
+// is the pure internal/controller/source/gateway/translate; this package
+// reads the world, converges and reports.
+package gateway
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	kmeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gateway/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/gatewayapi"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
+)
+
+const (
+	name      = "gateway"
+	finalizer = "tunnels.cloudflare.com/gateway"
+)
+
+// Gateway API kinds the controllers read; they start once installed.
+var (
+	GatewayGroupVersionKind        = gwv1.SchemeGroupVersion.WithKind("Gateway")
+	GatewayClassGroupVersionKind   = gwv1.SchemeGroupVersion.WithKind("GatewayClass")
+	HTTPRouteGroupVersionKind      = gwv1.SchemeGroupVersion.WithKind("HTTPRoute")
+	ReferenceGrantGroupVersionKind = gwv1beta1.SchemeGroupVersion.WithKind("ReferenceGrant")
+)
+
+// Options of the controllers, set at setup.
+type Options struct {
+	// ClusterDomain of Service DNS names; "" is cluster.local.
+	ClusterDomain string
+}
+
+// SetupGated adds the GatewayClass and Gateway controllers once the kinds
+// they read and write are installed: a cluster without Gateway API runs
+// every other controller as before.
+func SetupGated(mgr ctrl.Manager, o controller.Options, opts Options) error {
+	o.Gate.Register(func() {
+		if err := Setup(mgr, o, opts); err != nil {
+			o.Logger.Info("Cannot set up Gateway API controllers", "error", err)
+		}
+	}, v1alpha1.PublicHostnameGroupVersionKind, v1alpha1.CloudflareTunnelGroupVersionKind,
+		GatewayGroupVersionKind, GatewayClassGroupVersionKind, HTTPRouteGroupVersionKind, ReferenceGrantGroupVersionKind)
+	return nil
+}
+
+// Setup adds the GatewayClass and Gateway controllers.
+func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
+	if err := setupClass(mgr, o); err != nil {
+		return err
+	}
+	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), clusterDomain: opts.ClusterDomain}
+	b := ctrl.NewControllerManagedBy(mgr)
+	if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gwv1.GroupName, Kind: "GRPCRoute"}, gwv1.GroupVersion.Version); err == nil {
+		// Told they are not supported; an optional kind, watched when
+		// installed with the others.
+		b = b.Watches(&gwv1.GRPCRoute{}, handler.EnqueueRequestsFromMapFunc(r.grpcParents))
+	}
+	return b.
+		Named(name).
+		WithOptions(o.ForControllerRuntime()).
+		For(&gwv1.Gateway{}).
+		Owns(&v1alpha1.PublicHostname{}).
+		Owns(&v1alpha1.CloudflareTunnel{}).
+		Watches(&gwv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(r.ofClass)).
+		Watches(&gwv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(r.parents)).
+		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace), builder.WithPredicates(target.Changed())).
+		// Backends, grants and namespace labels move the routes of any
+		// Gateway: there are few Gateways.
+		Watches(&gwv1beta1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.all)).
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.all)).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.all), builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
+}
+
+// Reconciler reconciles the Gateways of this provider's classes.
+type Reconciler struct {
+	kube          client.Client
+	log           logging.Logger
+	record        event.Recorder
+	clusterDomain string
+}
+
+func (r *Reconciler) gateways(ctx context.Context, opts ...client.ListOption) []gwv1.Gateway {
+	l := &gwv1.GatewayList{}
+	if err := r.kube.List(ctx, l, opts...); err != nil {
+		r.log.Debug("cannot list Gateways", "error", err)
+		return nil
+	}
+	return l.Items
+}
+
+func requests(gws []gwv1.Gateway, keep func(*gwv1.Gateway) bool) []reconcile.Request {
+	var reqs []reconcile.Request
+	for i := range gws {
+		if keep(&gws[i]) {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: gws[i].Namespace, Name: gws[i].Name}})
+		}
+	}
+	return reqs
+}
+
+func (r *Reconciler) all(ctx context.Context, _ client.Object) []reconcile.Request {
+	return requests(r.gateways(ctx), func(*gwv1.Gateway) bool { return true })
+}
+
+func (r *Reconciler) inNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	return requests(r.gateways(ctx, client.InNamespace(o.GetNamespace())), func(*gwv1.Gateway) bool { return true })
+}
+
+func (r *Reconciler) ofClass(ctx context.Context, o client.Object) []reconcile.Request {
+	return requests(r.gateways(ctx), func(gw *gwv1.Gateway) bool { return string(gw.Spec.GatewayClassName) == o.GetName() })
+}
+
+// parents are the Gateways a route names, and those its status says this
+// controller answered for (a parent reference removed since).
+func (r *Reconciler) parents(_ context.Context, o client.Object) []reconcile.Request {
+	route, ok := o.(*gwv1.HTTPRoute)
+	if !ok {
+		return nil
+	}
+	var reqs []reconcile.Request
+	add := func(ref gwv1.ParentReference) {
+		if string(ptr.Deref(ref.Group, gatewayapi.Group)) != gatewayapi.Group || string(ptr.Deref(ref.Kind, "Gateway")) != "Gateway" {
+			return
+		}
+		req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: string(ptr.Deref(ref.Namespace, gwv1.Namespace(route.Namespace))), Name: string(ref.Name)}}
+		if !slices.Contains(reqs, req) {
+			reqs = append(reqs, req)
+		}
+	}
+	for _, ref := range route.Spec.ParentRefs {
+		add(ref)
+	}
+	for _, p := range route.Status.Parents {
+		if p.ControllerName == translate.ControllerName {
+			add(p.ParentRef)
+		}
+	}
+	return reqs
+}
+
+func (r *Reconciler) grpcParents(ctx context.Context, o client.Object) []reconcile.Request {
+	g, ok := o.(*gwv1.GRPCRoute)
+	if !ok {
+		return nil
+	}
+	return r.parents(ctx, &gwv1.HTTPRoute{ObjectMeta: g.ObjectMeta, Spec: gwv1.HTTPRouteSpec{CommonRouteSpec: g.Spec.CommonRouteSpec}, Status: gwv1.HTTPRouteStatus{RouteStatus: g.Status.RouteStatus}})
+}
+
+// Reconcile converges one Gateway.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	if err != nil {
+		r.log.Debug("Cannot reconcile", "request", req, "error", err)
+	}
+	return res, err
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	gw := &gwv1.Gateway{}
+	if err := r.kube.Get(ctx, req.NamespacedName, gw); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	ours, err := r.ours(ctx, gw)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if meta.WasDeleted(gw) || !ours {
+		// A Gateway deleted, or no longer of a class of ours (its class
+		// deleted or changed): what it published goes.
+		return r.release(ctx, gw)
+	}
+	if !controllerutil.ContainsFinalizer(gw, finalizer) {
+		controllerutil.AddFinalizer(gw, finalizer)
+		if err := r.kube.Update(ctx, gw); err != nil {
+			return reconcile.Result{}, errors.Wrap(err, "cannot add finalizer")
+		}
+	}
+	in, err := r.read(ctx, gw)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	res := translate.Translate(in)
+	tunnel, err := r.tunnel(ctx, gw, res)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.publish(ctx, gw, res, tunnel); err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.writeRoutes(ctx, gw, res.Routes, res.GRPCRoutes); err != nil {
+		return reconcile.Result{}, err
+	}
+	return r.writeStatus(ctx, gw, translate.Status(gw, res, tunnel))
+}
+
+// ours says whether the Gateway's class is one of this provider's.
+func (r *Reconciler) ours(ctx context.Context, gw *gwv1.Gateway) (bool, error) {
+	gc := &gwv1.GatewayClass{}
+	if err := r.kube.Get(ctx, types.NamespacedName{Name: string(gw.Spec.GatewayClassName)}, gc); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return gc.Spec.ControllerName == translate.ControllerName && !meta.WasDeleted(gc), nil
+}
+
+// read gathers what the translation needs: the routes naming the Gateway,
+// their namespaces' labels, their backends and the grants for them.
+func (r *Reconciler) read(ctx context.Context, gw *gwv1.Gateway) (translate.Input, error) {
+	in := translate.Input{Gateway: gw, ClusterDomain: r.clusterDomain, Namespaces: map[string]map[string]string{},
+		Services: map[types.NamespacedName]*corev1.Service{}, Grants: map[string][]gwv1beta1.ReferenceGrant{}}
+	routes, err := r.routes(ctx)
+	if err != nil {
+		return in, err
+	}
+	for _, rt := range routes {
+		if !slices.ContainsFunc(rt.Spec.ParentRefs, func(ref gwv1.ParentReference) bool { return gatewayapi.RefersTo(ref, rt.Namespace, gw) }) {
+			continue
+		}
+		in.HTTPRoutes = append(in.HTTPRoutes, rt)
+		if err := r.readRoute(ctx, &rt, &in); err != nil {
+			return in, err
+		}
+	}
+	grpcs, err := r.grpcRoutes(ctx)
+	if err != nil {
+		return in, err
+	}
+	for _, rt := range grpcs {
+		if slices.ContainsFunc(rt.Spec.ParentRefs, func(ref gwv1.ParentReference) bool { return gatewayapi.RefersTo(ref, rt.Namespace, gw) }) {
+			in.GRPCRoutes = append(in.GRPCRoutes, rt)
+		}
+	}
+	return in, nil
+}
+
+func (r *Reconciler) routes(ctx context.Context) ([]gwv1.HTTPRoute, error) {
+	l := &gwv1.HTTPRouteList{}
+	return l.Items, errors.Wrap(r.kube.List(ctx, l), "cannot list HTTPRoutes")
+}
+
+// grpcRoutes are every GRPCRoute, none when the kind is not installed (it
+// is optional; the cache starts its informer once it is).
+func (r *Reconciler) grpcRoutes(ctx context.Context) ([]gwv1.GRPCRoute, error) {
+	l := &gwv1.GRPCRouteList{}
+	err := r.kube.List(ctx, l)
+	if kmeta.IsNoMatchError(err) || kerrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return l.Items, errors.Wrap(err, "cannot list GRPCRoutes")
+}
+
+func (r *Reconciler) readRoute(ctx context.Context, rt *gwv1.HTTPRoute, in *translate.Input) error {
+	if _, ok := in.Namespaces[rt.Namespace]; !ok {
+		ns := &corev1.Namespace{}
+		if err := r.kube.Get(ctx, types.NamespacedName{Name: rt.Namespace}, ns); client.IgnoreNotFound(err) != nil {
+			return errors.Wrap(err, "cannot get the route's namespace")
+		}
+		in.Namespaces[rt.Namespace] = ns.Labels
+	}
+	for _, b := range gatewayapi.ServiceBackends(rt) {
+		if err := r.readBackend(ctx, types.NamespacedName{Namespace: b.Namespace, Name: b.Name}, rt.Namespace, in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) readBackend(ctx context.Context, key types.NamespacedName, routeNS string, in *translate.Input) error {
+	if _, seen := in.Services[key]; !seen {
+		svc := &corev1.Service{}
+		err := r.kube.Get(ctx, key, svc)
+		switch {
+		case err == nil:
+			in.Services[key] = svc
+		case !kerrors.IsNotFound(err):
+			return errors.Wrap(err, "cannot get a backend Service")
+		}
+	}
+	if _, listed := in.Grants[key.Namespace]; key.Namespace == routeNS || listed {
+		return nil
+	}
+	grants := &gwv1beta1.ReferenceGrantList{}
+	if err := r.kube.List(ctx, grants, client.InNamespace(key.Namespace)); err != nil {
+		return errors.Wrap(err, "cannot list ReferenceGrants")
+	}
+	in.Grants[key.Namespace] = grants.Items
+	return nil
+}
+
+// tunnels converges the CloudflareTunnel made for a Gateway.
+func (r *Reconciler) tunnels() *source.Converger {
+	return &source.Converger{Kube: r.kube, Record: r.record, Kinds: func() []client.ObjectList {
+		return []client.ObjectList{&v1alpha1.CloudflareTunnelList{}}
+	}}
+}
+
+// hostnames converges a Gateway's PublicHostnames.
+func (r *Reconciler) hostnames() *source.Converger {
+	return &source.Converger{Kube: r.kube, Record: r.record, Kinds: func() []client.ObjectList {
+		return []client.ObjectList{&v1alpha1.PublicHostnameList{}}
+	}}
+}
+
+func ownerOf(gw *gwv1.Gateway) source.Owner {
+	return source.OwnerOf(gw, gwv1.SchemeGroupVersion.String(), "Gateway", client.MatchingLabels{translate.LabelGateway: publish.LabelValue(gw.Name)})
+}
+
+// tunnel makes the Gateway's CloudflareTunnel when the Gateway names none,
+// and says what the Gateway's status needs of it.
+func (r *Reconciler) tunnel(ctx context.Context, gw *gwv1.Gateway, res translate.Result) (translate.TunnelState, error) {
+	d := source.Desired{}
+	if res.MakeTunnel != nil {
+		d.Objects = []source.Owned{res.MakeTunnel}
+	}
+	out, err := r.tunnels().Converge(ctx, ownerOf(gw), d)
+	if err != nil {
+		return translate.TunnelState{}, err
+	}
+	if len(out.Taken) > 0 {
+		return translate.TunnelState{Problem: "a CloudflareTunnel named " + res.Tunnel + " exists that was not made for this Gateway; to use it, name it in the annotation " + v1alpha1.AnnotationTunnel}, nil
+	}
+	tgt, err := target.Resolve(ctx, r.kube, gw.Namespace, sharing.Ref{Namespace: gw.Namespace, Name: res.Tunnel})
+	if refusal, refused := target.Refused(err); refused {
+		return translate.TunnelState{Problem: refusal.Message}, nil
+	}
+	if err != nil {
+		return translate.TunnelState{}, err
+	}
+	ready := tgt.Tunnel.GetCondition(xpv2.TypeReady)
+	return translate.TunnelState{Found: true, ID: tgt.ID, Ready: ready.Status == corev1.ConditionTrue, Message: ready.Message}, nil
+}
+
+// publish converges the Gateway's PublicHostnames. While its tunnel
+// cannot be used, nothing new is made and nothing published goes (bad
+// input never takes a working site down).
+func (r *Reconciler) publish(ctx context.Context, gw *gwv1.Gateway, res translate.Result, tunnel translate.TunnelState) error {
+	hold := !tunnel.Found || res.KeepAll
+	keep := func(m source.Owned) bool {
+		return hold || slices.Contains(res.Keep, m.(*v1alpha1.PublicHostname).Spec.Hostname)
+	}
+	d := source.Desired{Keep: keep}
+	if !hold {
+		for _, ph := range res.Published {
+			d.Objects = append(d.Objects, ph)
+		}
+	}
+	_, err := r.hostnames().Converge(ctx, ownerOf(gw), d)
+	return err
+}
+
+// writeStatus writes the Gateway's status when it changed, and looks again
+// soon while it is not Programmed.
+func (r *Reconciler) writeStatus(ctx context.Context, gw *gwv1.Gateway, want gwv1.GatewayStatus) (reconcile.Result, error) {
+	want.Conditions = translate.MergeConditions(gw.Status.Conditions, want.Conditions, metav1.Now())
+	for i := range want.Listeners {
+		var prev []metav1.Condition
+		for _, old := range gw.Status.Listeners {
+			if old.Name == want.Listeners[i].Name {
+				prev = old.Conditions
+			}
+		}
+		want.Listeners[i].Conditions = translate.MergeConditions(prev, want.Listeners[i].Conditions, metav1.Now())
+	}
+	programmed := slices.ContainsFunc(want.Conditions, func(c metav1.Condition) bool {
+		return c.Type == string(gwv1.GatewayConditionProgrammed) && c.Status == metav1.ConditionTrue
+	})
+	if !equalStatus(gw.Status, want) {
+		gw.Status = want
+		if err := r.kube.Status().Update(ctx, gw); err != nil {
+			return reconcile.Result{}, errors.Wrap(err, "cannot update Gateway status")
+		}
+	}
+	if !programmed {
+		return reconcile.Result{RequeueAfter: 10 * time.Second}, nil
+	}
+	return reconcile.Result{}, nil
+}
+
+// release deletes what the Gateway made, the PublicHostnames first (their
+// rules leave the tunnel while it runs), then its tunnel, takes its
+// entries out of the routes' status, and lets it go.
+func (r *Reconciler) release(ctx context.Context, gw *gwv1.Gateway) (reconcile.Result, error) {
+	if !controllerutil.ContainsFinalizer(gw, finalizer) {
+		return reconcile.Result{}, nil
+	}
+	gone, err := r.hostnames().Release(ctx, ownerOf(gw))
+	if err != nil || !gone {
+		return reconcile.Result{RequeueAfter: publichostname.ReleaseRecheck}, err
+	}
+	gone, err = r.tunnels().Release(ctx, ownerOf(gw))
+	if err != nil || !gone {
+		return reconcile.Result{RequeueAfter: publichostname.ReleaseRecheck}, err
+	}
+	if err := r.writeRoutes(ctx, gw, nil, nil); err != nil {
+		return reconcile.Result{}, err
+	}
+	if !meta.WasDeleted(gw) {
+		gw.Status = gwv1.GatewayStatus{}
+		if err := r.kube.Status().Update(ctx, gw); err != nil {
+			return reconcile.Result{}, errors.Wrap(err, "cannot clear Gateway status")
+		}
+	}
+	controllerutil.RemoveFinalizer(gw, finalizer)
+	return reconcile.Result{}, errors.Wrap(client.IgnoreNotFound(r.kube.Update(ctx, gw)), "cannot remove finalizer")
+}

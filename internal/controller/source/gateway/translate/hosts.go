@@ -1,0 +1,157 @@
+package translate
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/gatewayapi"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
+)
+
+// host is one hostname the Gateway's routes serve: the routes' paths
+// merged, the oldest route's first (Gateway API gives a path two routes
+// name to the oldest), and the Access check they all ask for.
+type host struct {
+	name   string
+	paths  []path
+	seen   map[string]bool
+	access *v1alpha1.Access
+	routes []*route
+	// conflict: the routes ask for different Access checks; the hostname
+	// is not published.
+	conflict bool
+}
+
+type hosts struct {
+	byName map[string]*host
+	order  []string
+}
+
+func newHosts() *hosts { return &hosts{byName: map[string]*host{}} }
+
+// add merges an attached route's hostnames and paths.
+func (hs *hosts) add(rt *route) {
+	for _, name := range rt.hosts {
+		h, ok := hs.byName[name]
+		if !ok {
+			h = &host{name: name, seen: map[string]bool{}, access: rt.access}
+			hs.byName[name] = h
+			hs.order = append(hs.order, name)
+		} else if !gatewayapi.SameAccess(h.access, rt.access) {
+			h.conflict = true
+		}
+		h.routes = append(h.routes, rt)
+		for _, p := range rt.paths {
+			key := p.Type + " " + p.Path
+			if !h.seen[key] {
+				h.seen[key] = true
+				h.paths = append(h.paths, p)
+			}
+		}
+	}
+}
+
+// settle tells the routes of a hostname they disagree on its Access
+// check: it is published with none of them.
+func (hs *hosts) settle(statuses *[]RouteStatus) {
+	for _, name := range hs.order {
+		h := hs.byName[name]
+		if !h.conflict {
+			continue
+		}
+		var ids []string
+		for _, rt := range h.routes {
+			ids = append(ids, "HTTPRoute "+rt.id)
+		}
+		msg := fmt.Sprintf("hostname %s: %s ask for different Access checks (annotation %s and its siblings); it is not published until they agree", name, strings.Join(ids, " and "), v1alpha1.AnnotationAccessPolicies)
+		for _, rt := range h.routes {
+			for i := range *statuses {
+				st := &(*statuses)[i]
+				if st.Namespace+"/"+st.Name == rt.id {
+					partiallyInvalid(st, msg)
+				}
+			}
+		}
+	}
+}
+
+// partiallyInvalid adds msg to every accepted parent entry's
+// PartiallyInvalid condition.
+func partiallyInvalid(st *RouteStatus, msg string) {
+	for i := range st.Parents {
+		p := &st.Parents[i]
+		if p.Conditions[0].Status != metav1.ConditionTrue {
+			continue
+		}
+		idx := slices.IndexFunc(p.Conditions, func(c metav1.Condition) bool { return c.Type == string(gwv1.RouteConditionPartiallyInvalid) })
+		if idx < 0 {
+			p.Conditions = append(p.Conditions, metav1.Condition{Type: string(gwv1.RouteConditionPartiallyInvalid), Status: metav1.ConditionTrue,
+				Reason: string(gwv1.RouteReasonUnsupportedValue), ObservedGeneration: p.Conditions[0].ObservedGeneration, Message: "left out: " + msg})
+			continue
+		}
+		p.Conditions[idx].Message += "; " + msg
+	}
+}
+
+// publicHostnames are the PublicHostnames of the hostnames: a path "/"
+// prefix is the hostname's origin, the others its paths (the
+// PublicHostname orders them as cloudflared needs: exact before prefix,
+// longer first). A hostname with no path "/" answers 404 elsewhere, the
+// tunnel's catch-all.
+func (hs *hosts) publicHostnames(gw *gwv1.Gateway, tunnel string) []*v1alpha1.PublicHostname {
+	names := slices.Clone(hs.order)
+	sort.Strings(names)
+	var out []*v1alpha1.PublicHostname
+	for _, name := range names {
+		h := hs.byName[name]
+		if h.conflict || len(h.paths) == 0 {
+			continue
+		}
+		ph := publicHostname(gw, tunnel, name, h.access)
+		for _, p := range h.paths {
+			if p.Type == v1alpha1.PathTypePrefix && strings.TrimRight(p.Path, "/") == "" {
+				if ph.Spec.Origin == nil {
+					ph.Spec.Origin = &v1alpha1.Origin{URL: ptr.To(p.URL)}
+				}
+				continue
+			}
+			ph.Spec.Paths = append(ph.Spec.Paths, v1alpha1.PathOrigin{Path: p.Path, PathType: p.Type, Origin: v1alpha1.Origin{URL: ptr.To(p.URL)}})
+		}
+		out = append(out, ph)
+	}
+	return out
+}
+
+// PublicHostnameName is the name of the PublicHostname a Gateway makes for
+// a hostname.
+func PublicHostnameName(gw *gwv1.Gateway, host string) string {
+	return publish.ObjectName(gw.Name, publish.KindPublicHostname, host)
+}
+
+func publicHostname(gw *gwv1.Gateway, tunnel, name string, access *v1alpha1.Access) *v1alpha1.PublicHostname {
+	dns, _ := dnsMode(gw)
+	return &v1alpha1.PublicHostname{
+		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.PublicHostnameKind},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: PublicHostnameName(gw, name), Namespace: gw.Namespace,
+			Labels: map[string]string{
+				LabelGateway:        publish.LabelValue(gw.Name),
+				publish.LabelTunnel: publish.LabelValue(tunnel),
+			},
+			OwnerReferences: []metav1.OwnerReference{owner(gw)},
+		},
+		Spec: v1alpha1.PublicHostnameSpec{
+			TunnelRef: v1alpha1.TunnelReference{Name: tunnel},
+			Hostname:  name,
+			Access:    access,
+			DNS:       dns,
+		},
+	}
+}

@@ -1,0 +1,162 @@
+// Package translate turns a Gateway of this provider's GatewayClass and the
+// HTTPRoutes attached to it into what the Gateway is: one CloudflareTunnel
+// (made for it, or named by its tunnels.cloudflare.com/tunnel annotation),
+// one PublicHostname per concrete hostname its routes serve, each with the
+// routes' paths sent straight to their backend Services, and the status of
+// the Gateway, its listeners and every route's parent entry. It is pure: the
+// controller reads the world, this package decides.
+package translate
+
+import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/gatewayapi"
+)
+
+// ControllerName is the controller name of this provider's GatewayClasses.
+const ControllerName gwv1.GatewayController = "tunnels.cloudflare.com/gateway-controller"
+
+// LabelGateway names the Gateway on what is made for it.
+const LabelGateway = "tunnels.cloudflare.com/gateway"
+
+// Input is what one translation needs.
+type Input struct {
+	Gateway *gwv1.Gateway
+	// HTTPRoutes naming the Gateway among their parents, of any namespace.
+	HTTPRoutes []gwv1.HTTPRoute
+	// GRPCRoutes naming the Gateway among their parents: not supported by
+	// this provider's Gateways, and told so.
+	GRPCRoutes []gwv1.GRPCRoute
+	// Namespaces are the labels of the routes' namespaces, for listeners
+	// that select namespaces by label.
+	Namespaces map[string]map[string]string
+	// Services are the backends the routes name that exist.
+	Services map[types.NamespacedName]*corev1.Service
+	// Grants are the ReferenceGrants of the backends' namespaces.
+	Grants map[string][]gwv1beta1.ReferenceGrant
+	// ClusterDomain of Service DNS names; "" is cluster.local.
+	ClusterDomain string
+}
+
+// RouteStatus is this controller's parent entries of one route.
+type RouteStatus struct {
+	Namespace, Name string
+	Parents         []gwv1.RouteParentStatus
+}
+
+// Result is what a Gateway should be.
+type Result struct {
+	// Tunnel is the CloudflareTunnel of the Gateway's namespace that the
+	// Gateway is.
+	Tunnel string
+	// MakeTunnel is the CloudflareTunnel made for the Gateway; nil when
+	// the Gateway names an existing one.
+	MakeTunnel *v1alpha1.CloudflareTunnel
+	// Accepted is the Gateway's Accepted condition.
+	Accepted metav1.Condition
+	// Listeners are the listeners' status, without Programmed (which
+	// waits on the tunnel: see Status).
+	Listeners []gwv1.ListenerStatus
+	// Published are the PublicHostnames wanted.
+	Published []*v1alpha1.PublicHostname
+	// KeepAll: the Gateway is not accepted; nothing new is published and
+	// nothing published goes.
+	KeepAll bool
+	// Keep are hostnames whose PublicHostname stays as it is: a route
+	// serving them names a backend that does not exist (a typo loses
+	// nothing).
+	Keep []string
+	// Routes are the parent entries this controller writes.
+	Routes []RouteStatus
+	// GRPCRoutes are the parent entries of the GRPCRoutes.
+	GRPCRoutes []RouteStatus
+}
+
+// Translate decides what a Gateway is.
+func Translate(in Input) Result {
+	gw := in.Gateway
+	res := Result{Tunnel: TunnelName(gw), MakeTunnel: tunnelFor(gw)}
+	res.Accepted = gatewayAccepted(gw)
+	ls := newListeners(gw)
+	routes := slices.Clone(in.HTTPRoutes)
+	slices.SortFunc(routes, func(a, b gwv1.HTTPRoute) int { return gatewayapi.OlderFirst(&a.ObjectMeta, &b.ObjectMeta) })
+	hosts := newHosts()
+	for i := range routes {
+		r := &routes[i]
+		rt := translateRoute(in, ls, r)
+		hosts.add(rt)
+		res.Routes = append(res.Routes, rt.status)
+		res.Keep = append(res.Keep, rt.keep...)
+	}
+	hosts.settle(&res.Routes)
+	res.Published = hosts.publicHostnames(gw, res.Tunnel)
+	res.Listeners = ls.status(gw)
+	res.GRPCRoutes = grpcRoutes(gw, in.GRPCRoutes)
+	if res.Accepted.Status != metav1.ConditionTrue {
+		res.KeepAll, res.Published = true, nil
+	}
+	slices.Sort(res.Keep)
+	res.Keep = slices.Compact(res.Keep)
+	return res
+}
+
+// TunnelName is the CloudflareTunnel a Gateway is: the one its
+// tunnels.cloudflare.com/tunnel annotation names, else the one made for it,
+// named after it.
+func TunnelName(gw *gwv1.Gateway) string {
+	if n := gw.Annotations[v1alpha1.AnnotationTunnel]; n != "" {
+		return n
+	}
+	return gw.Name
+}
+
+func condition(t string, ok bool, reason, msg string, generation int64) metav1.Condition {
+	s := metav1.ConditionTrue
+	if !ok {
+		s = metav1.ConditionFalse
+	}
+	return metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: generation}
+}
+
+// ClassAccepted is the Accepted condition of a GatewayClass of this
+// provider's controller name: it takes no parameters (a Gateway names its
+// tunnel, or has one made, by itself).
+func ClassAccepted(gc *gwv1.GatewayClass) metav1.Condition {
+	if gc.Spec.ParametersRef != nil {
+		return condition(string(gwv1.GatewayClassConditionStatusAccepted), false, string(gwv1.GatewayClassReasonInvalidParameters),
+			"parametersRef is not supported: this provider's GatewayClass takes no parameters; remove it", gc.Generation)
+	}
+	return condition(string(gwv1.GatewayClassConditionStatusAccepted), true, string(gwv1.GatewayClassReasonAccepted),
+		"its Gateways are CloudflareTunnels and their HTTPRoutes are published through them", gc.Generation)
+}
+
+// grpcRoutes are the parent entries of GRPCRoutes naming the Gateway: not
+// accepted, since no listener supports the kind (GRPCRoutes are not
+// published through this provider's Gateways yet).
+func grpcRoutes(gw *gwv1.Gateway, routes []gwv1.GRPCRoute) []RouteStatus {
+	var out []RouteStatus
+	for _, r := range routes {
+		st := RouteStatus{Namespace: r.Namespace, Name: r.Name}
+		for _, ref := range r.Spec.ParentRefs {
+			if !gatewayapi.RefersTo(ref, r.Namespace, gw) {
+				continue
+			}
+			st.Parents = append(st.Parents, gwv1.RouteParentStatus{ParentRef: ref, ControllerName: ControllerName, Conditions: []metav1.Condition{
+				condition(string(gwv1.RouteConditionAccepted), false, string(gwv1.RouteReasonNotAllowedByListeners),
+					"GRPCRoutes are not supported by Gateways of class "+string(gw.Spec.GatewayClassName)+": its listeners take HTTPRoutes only; nothing of the route is published", r.Generation),
+				condition(string(gwv1.RouteConditionResolvedRefs), true, string(gwv1.RouteReasonResolvedRefs), "not evaluated: the route is not accepted", r.Generation),
+			}})
+		}
+		if len(st.Parents) > 0 {
+			out = append(out, st)
+		}
+	}
+	return out
+}

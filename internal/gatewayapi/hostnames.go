@@ -1,0 +1,116 @@
+// Package gatewayapi holds what every Gateway API source of this provider
+// decides the same way: which hostnames a route serves on a listener, which
+// parent reference attaches a route to a listener, which routes are older,
+// and which Cloudflare Access check a route's annotations ask for. It is
+// pure: the GatewayBinding and the native Gateway sources both use it, so a
+// route means the same thing to both.
+package gatewayapi
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// Hostname is one effective hostname of a route on a listener, or a
+// problem that keeps it from being published.
+type Hostname struct {
+	Name    string
+	Problem string
+}
+
+// EffectiveHostnames are the hostnames a route serves on a listener, as
+// Gateway API matches them: the route's hostnames that intersect the
+// listener's, narrowed to the more specific of the two; the listener's
+// when the route names none. Wildcards and hostnames the listener does not
+// match come back with a problem.
+func EffectiveHostnames(route []gwv1.Hostname, listener *gwv1.Hostname) []Hostname {
+	lh := strings.ToLower(string(ptr.Deref(listener, "")))
+	var out []Hostname
+	add := func(name, problem string) {
+		if !slices.ContainsFunc(out, func(h Hostname) bool { return h.Name == name }) {
+			out = append(out, Hostname{Name: name, Problem: problem})
+		}
+	}
+	if len(route) == 0 {
+		route = []gwv1.Hostname{gwv1.Hostname(lh)}
+	}
+	for _, r := range route {
+		rh := strings.ToLower(string(r))
+		h, ok := intersect(rh, lh)
+		switch {
+		case !ok:
+			add(rh, fmt.Sprintf("the listener's hostname %s does not match it", lh))
+		case h == "":
+			add("*", "neither the route nor the listener names a hostname: it matches any hostname, which cannot be published; name the route's hostnames")
+		case strings.Contains(h, "*"):
+			add(h, "a wildcard hostname is not published; name the route's concrete hostnames")
+		case len(validation.IsDNS1123Subdomain(h)) > 0:
+			add(h, "not a valid hostname")
+		default:
+			add(h, "")
+		}
+	}
+	return out
+}
+
+// Intersects says whether a route's hostnames leave it any hostname on a
+// listener: Gateway API does not attach a route to a listener none of
+// whose hostnames match (NoMatchingListenerHostname).
+func Intersects(route []gwv1.Hostname, listener *gwv1.Hostname) bool {
+	lh := strings.ToLower(string(ptr.Deref(listener, "")))
+	if len(route) == 0 || lh == "" {
+		return true
+	}
+	return slices.ContainsFunc(route, func(r gwv1.Hostname) bool {
+		_, ok := intersect(strings.ToLower(string(r)), lh)
+		return ok
+	})
+}
+
+// intersect is the hostname both match, the more specific one; "" when
+// neither names one.
+func intersect(route, listener string) (string, bool) {
+	switch {
+	case listener == "":
+		return route, true
+	case route == "":
+		return listener, true
+	case matches(listener, route):
+		return route, true
+	case matches(route, listener):
+		return listener, true
+	}
+	return "", false
+}
+
+// matches says whether pattern (a hostname or "*.suffix", which matches
+// one or more labels before the suffix) matches host (which may itself be
+// a wildcard, matched by its suffix).
+func matches(pattern, host string) bool {
+	if pattern == host {
+		return true
+	}
+	suffix, wild := strings.CutPrefix(pattern, "*")
+	return wild && strings.HasSuffix(host, suffix) && len(strings.TrimPrefix(host, "*")) > len(suffix)
+}
+
+// OlderFirst orders objects as Gateway API resolves conflicts between
+// routes: the oldest first, then by name.
+func OlderFirst(a, b *metav1.ObjectMeta) int {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		if a.CreationTimestamp.Before(&b.CreationTimestamp) {
+			return -1
+		}
+		return 1
+	}
+	if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Name, b.Name)
+}
