@@ -45,12 +45,13 @@ func (c *CachedClient) GetAccessApplication(ctx context.Context, id string) (*Ac
 	return cachedGet(ctx, &c.cache.accessApps, c.observeTTL(), id, "cannot get Access application", c.accessAppList, c.Client.GetAccessApplication)
 }
 
-// ListAccessApplications lists now: it is asked only to find what a create
-// of unknown outcome left, or who holds a hostname a create was refused
-// for, and both must see objects newer than the snapshot. The list
-// refreshes the snapshot too.
+// ListAccessApplications lists now, or answers from a list sent after the
+// time ListedAfter put in ctx: it is asked only to find what a create of
+// unknown outcome left, or who holds a hostname a create was refused for,
+// and both must see objects newer than the snapshot. The list refreshes
+// the snapshot too.
 func (c *CachedClient) ListAccessApplications(ctx context.Context) ([]AccessApplication, error) {
-	all, err := c.cache.accessApps.since(ctx, time.Now(), c.accessAppList)
+	all, err := c.cache.accessApps.since(ctx, listedAfter(ctx), c.accessAppList)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +88,7 @@ func (c *CachedClient) GetAccessPolicy(ctx context.Context, id string) (*AccessP
 
 // ListAccessPolicies lists now, as ListAccessApplications does.
 func (c *CachedClient) ListAccessPolicies(ctx context.Context) ([]AccessPolicy, error) {
-	all, err := c.cache.accessPolicies.since(ctx, time.Now(), c.accessPolicyList)
+	all, err := c.cache.accessPolicies.since(ctx, listedAfter(ctx), c.accessPolicyList)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +135,7 @@ func (c *CachedClient) GetAccessGroup(ctx context.Context, id string) (*AccessGr
 
 // ListAccessGroups lists now, as ListAccessApplications does.
 func (c *CachedClient) ListAccessGroups(ctx context.Context) ([]AccessGroup, error) {
-	all, err := c.cache.accessGroups.since(ctx, time.Now(), c.accessGroupList)
+	all, err := c.cache.accessGroups.since(ctx, listedAfter(ctx), c.accessGroupList)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +172,7 @@ func (c *CachedClient) GetServiceToken(ctx context.Context, id string) (*Service
 
 // ListServiceTokens lists now, as ListAccessApplications does.
 func (c *CachedClient) ListServiceTokens(ctx context.Context) ([]ServiceToken, error) {
-	all, err := c.cache.serviceTokens.since(ctx, time.Now(), c.serviceTokenList)
+	all, err := c.cache.serviceTokens.since(ctx, listedAfter(ctx), c.serviceTokenList)
 	if err != nil {
 		return nil, err
 	}
@@ -247,4 +248,22 @@ func (c *CachedClient) GetAccessOrganization(ctx context.Context) (*AccessOrgani
 		return nil, err
 	}
 	return &o, nil
+}
+
+type listedAfterKey struct{}
+
+// ListedAfter lets the lists that otherwise always list anew (those that
+// find what a create left) answer from a list sent at or after t: the
+// moment after which a list shows whatever that create did. Resources
+// whose creates ended close together then share one list.
+func ListedAfter(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, listedAfterKey{}, t)
+}
+
+// listedAfter is the time ListedAfter gave, else now.
+func listedAfter(ctx context.Context) time.Time {
+	if t, ok := ctx.Value(listedAfterKey{}).(time.Time); ok {
+		return t
+	}
+	return time.Now()
 }

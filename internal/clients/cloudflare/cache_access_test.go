@@ -118,3 +118,22 @@ func TestAccessGroupsAndServiceTokensRideTheSnapshots(t *testing.T) {
 		t.Errorf("a deleted group: got %v, want not found", err)
 	}
 }
+
+// Lookups of what creates left share a list sent after their creates
+// ended (ListedAfter) instead of listing once each; without a time, a
+// lookup lists now.
+func TestListsAfterACreateAreShared(t *testing.T) {
+	ctx := context.Background()
+	f, c := cachedFixture(t, time.Hour)
+	failedAt := time.Now()
+	for range 5 {
+		must(c.ListAccessApplications(ListedAfter(ctx, failedAt)))
+	}
+	if n := f.sim.Stats()["access_apps.list"].Requests; n != 1 {
+		t.Errorf("5 lookups after creates that ended at the same time: %d lists, want 1", n)
+	}
+	must(c.ListAccessApplications(ctx))
+	if n := f.sim.Stats()["access_apps.list"].Requests; n != 2 {
+		t.Errorf("a list asked for without a time: %d lists in all, want 2 (it lists now)", n)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 )
 
 // LostCreate finds what a create of a resource whose answer was lost left
@@ -37,7 +39,7 @@ func (l LostCreate[O]) Find(ctx context.Context, mg resource.Managed) ([]O, erro
 	if meta.GetExternalCreatePending(mg).IsZero() {
 		return nil, nil
 	}
-	all, err := l.List(ctx)
+	all, err := l.List(cloudflare.ListedAfter(ctx, CreateSettledAt(mg, time.Now())))
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot look for what a create whose answer was lost left")
 	}
@@ -64,4 +66,22 @@ func (l LostCreate[O]) One(ctx context.Context, mg resource.Managed, what string
 	default:
 		return nil, errors.Errorf("%d %s appeared after this resource began creating one; set the external-name to the ID of the one to manage", len(ours), what)
 	}
+}
+
+// CreateSettledAt is the earliest time a list shows whatever mg's last
+// create did: a second after its recorded outcome (annotations keep whole
+// seconds), or now while no outcome is recorded since it began.
+func CreateSettledAt(mg resource.Managed, now time.Time) time.Time {
+	pending := meta.GetExternalCreatePending(mg)
+	outcome := meta.GetExternalCreateFailed(mg)
+	if s := meta.GetExternalCreateSucceeded(mg); s.After(outcome) {
+		outcome = s
+	}
+	if outcome.IsZero() || outcome.Before(pending) {
+		return now
+	}
+	if settled := outcome.Add(time.Second); settled.Before(now) {
+		return settled
+	}
+	return now
 }

@@ -112,3 +112,37 @@ func TestLostCreateOne(t *testing.T) {
 		})
 	}
 }
+
+// CreateSettledAt: a list shows what a create did once it is sent a second
+// after the create's recorded outcome (annotations keep whole seconds);
+// while no outcome is recorded since the create began, only a list sent now.
+func TestCreateSettledAt(t *testing.T) {
+	began := time.Date(2026, 12, 6, 1, 0, 0, 0, time.UTC)
+	now := began.Add(time.Minute)
+	cases := map[string]struct {
+		pending, failed, succeeded time.Time
+		want                       time.Time
+	}{
+		"NoOutcomeYet":          {pending: began, want: now},
+		"FailedAfterItBegan":    {pending: began, failed: began.Add(10 * time.Second), want: began.Add(11 * time.Second)},
+		"FailedInTheSameSecond": {pending: began, failed: began, want: began.Add(time.Second)},
+		"SucceededLater":        {pending: began, failed: began.Add(time.Second), succeeded: began.Add(5 * time.Second), want: began.Add(6 * time.Second)},
+		"AnOlderFailureOnly":    {pending: began, failed: began.Add(-time.Hour), want: now},
+		"FailedThisSecond":      {pending: began, failed: now, want: now},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cr := &v1alpha1.AccessPolicy{}
+			meta.SetExternalCreatePending(cr, tc.pending)
+			if !tc.failed.IsZero() {
+				meta.SetExternalCreateFailed(cr, tc.failed)
+			}
+			if !tc.succeeded.IsZero() {
+				meta.SetExternalCreateSucceeded(cr, tc.succeeded)
+			}
+			if got := CreateSettledAt(cr, now); !got.Equal(tc.want) {
+				t.Errorf("CreateSettledAt: got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
