@@ -721,6 +721,11 @@ func startTracker(ctx context.Context, env *testenv.Env) (*tracker, error) {
 				t.event(ph.GetLabels()[publish.LabelIngress], "PublicHostname created", time.Now())
 			}
 		},
+		UpdateFunc: func(_, o any) {
+			if ph, ok := o.(*v1alpha1.PublicHostname); ok && ph.Status.Tunnel != nil && ph.Status.Tunnel.Accepted && ph.Status.Tunnel.Rules > 0 {
+				t.event(ph.GetLabels()[publish.LabelIngress], "PublicHostname answered", time.Now())
+			}
+		},
 	}); err != nil {
 		return nil, errors.Wrap(err, "cannot watch PublicHostnames")
 	}

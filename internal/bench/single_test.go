@@ -31,7 +31,7 @@ var addHops = []string{
 	"HostnameRoute created", "VPCService created",
 	"Cloudflare: route", "Cloudflare: VPC service",
 	"HostnameRoute Ready", "VPCService Ready",
-	"Cloudflare: rule",
+	"Cloudflare: rule", "PublicHostname answered",
 	"DNSRecord created", "Cloudflare: DNS record", "DNSRecord Ready",
 	"all Ready",
 }
