@@ -83,7 +83,7 @@ func TestPrioritised(t *testing.T) {
 			res: reconcile.Result{RequeueAfter: poll}, wrote: true,
 			want: reconcile.Result{RequeueAfter: poll, Priority: ptr.To(handler.LowPriority)},
 		},
-		"the confirmation of a create or delete skips the backoff": {
+		"the confirmation of a delete skips the backoff": {
 			res: reconcile.Result{Requeue: true}, wrote: true,
 			want: reconcile.Result{RequeueAfter: confirmAfter, Priority: ptr.To(0)},
 		},
