@@ -86,9 +86,9 @@ func (w *writtenHere) take(key types.NamespacedName) bool {
 // recordsWrites is an external client that records each successful Delete
 // in written. Not a Create: the reconcile after a create must read the
 // resource with its create-succeeded annotation, or it takes the create for
-// one of unknown outcome and lists Cloudflare to find out (an extra request
-// per create: measured at N = 100, 240 requests instead of 222); the update
-// event of that annotation requeues it as soon as the cache has it.
+// one of unknown outcome and lists Cloudflare to find out (the likely cause
+// of 240 requests instead of 222 at N = 100, docs/benchmarks.md); the
+// update event of that annotation requeues it as soon as the cache has it.
 type recordsWrites[T resource.ModernManaged] struct {
 	managed.TypedExternalClient[T]
 	written *writtenHere
