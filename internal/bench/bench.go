@@ -531,3 +531,51 @@ func ParseBudget(r io.Reader) (Budget, error) {
 	}
 	return b, nil
 }
+
+// Presence says which of one hostname's Cloudflare objects the account
+// holds: its hostname route, the VPC service of that name, its rule in a
+// live tunnel's configuration, and its DNS record.
+type Presence struct {
+	Route, Service, Rule, Record bool
+}
+
+// PresenceOf reads a simulator snapshot for one hostname and VPC service.
+func PresenceOf(st sim.State, hostname, service string) Presence {
+	var p Presence
+	for _, r := range st.HostnameRoutes {
+		p.Route = p.Route || (r.DeletedAt == nil && r.Hostname == hostname)
+	}
+	for _, s := range st.Services {
+		p.Service = p.Service || s.Name == service
+	}
+	for _, r := range st.DNSRecords {
+		p.Record = p.Record || r.Name == hostname
+	}
+	for _, t := range st.Tunnels {
+		if t.DeletedAt != nil {
+			continue
+		}
+		var cfg struct {
+			Ingress []struct {
+				Hostname string `json:"hostname"`
+			} `json:"ingress"`
+		}
+		if json.Unmarshal([]byte(t.Config), &cfg) == nil {
+			for _, r := range cfg.Ingress {
+				p.Rule = p.Rule || r.Hostname == hostname
+			}
+		}
+	}
+	return p
+}
+
+// Hop is one step of a single change, and when each of the changes reached
+// it (counted from the change; missing when it was not seen).
+type Hop struct {
+	Name  string
+	Times []time.Duration
+}
+
+// HopSpread is a hop's median and 95th percentile (nearest rank) over the
+// changes that reached it, and how many did.
+func (h Hop) Spread() Spread { return SpreadOf(h.Times) }

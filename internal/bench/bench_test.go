@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -153,6 +154,11 @@ type settings struct {
 	// (BENCH_ACCESS_POLICIES): each Ingress names one, so each hostname
 	// is protected by an Access application of its own. 0: none.
 	policies int
+	// singles is the number of single changes at steady state
+	// (BENCH_SINGLES): Ingresses added one at a time, then deleted one at
+	// a time, gap (BENCH_SINGLE_GAP) apart. 0: none.
+	singles int
+	gap     time.Duration
 }
 
 // BenchmarkScale runs, for each variant at the same time, one
@@ -172,6 +178,12 @@ func BenchmarkScale(b *testing.B) {
 		b.Fatal(err)
 	}
 	if s.poll, err = envDuration("BENCH_POLL", 0); err != nil {
+		b.Fatal(err)
+	}
+	if s.singles, err = envInt("BENCH_SINGLES", 10); err != nil {
+		b.Fatal(err)
+	}
+	if s.gap, err = envDuration("BENCH_SINGLE_GAP", 10*time.Second); err != nil {
 		b.Fatal(err)
 	}
 	if os.Getenv("BENCH_ACCESS_POLICIES") != "" {
@@ -373,6 +385,9 @@ type result struct {
 	readyAt, configAt     time.Duration
 	ingressReady          bench.Spread
 	conv, steady, del     phase
+	single                phase
+	singles               singles
+	gap                   time.Duration // between single changes
 	perMinute             []int
 	ingressesGone         time.Duration
 	converged, afterwards bench.Live
@@ -382,7 +397,7 @@ type result struct {
 // scenario is the run: create and converge, steady state, deletion.
 func (r *run) scenario(ctx context.Context) (*result, error) {
 	n, c := r.s.n, r.env.Client
-	res := &result{v: r.v, n: n, policies: r.s.policies}
+	res := &result{v: r.v, n: n, policies: r.s.policies, gap: r.s.gap}
 	pid := r.proc.Pid()
 	if p, err := bench.ReadProc(pid); err == nil {
 		res.startRSS, res.startPeak = p.RSS, p.PeakRSS
@@ -478,6 +493,17 @@ func (r *run) scenario(ctx context.Context) (*result, error) {
 	}
 	if res.steady, err = endPhase("steady"); err != nil {
 		return nil, err
+	}
+
+	// --- single changes ----------------------------------------------------
+	if r.s.singles > 0 {
+		r.logf("%d single adds, then %d single deletes, %s apart", r.s.singles, r.s.singles, r.s.gap)
+		if res.singles, err = r.singleChanges(ctx); err != nil {
+			return nil, err
+		}
+		if res.single, err = endPhase("single changes"); err != nil {
+			return nil, err
+		}
 	}
 
 	// --- delete ------------------------------------------------------------
@@ -635,9 +661,9 @@ func create(ctx context.Context, c client.Client, n, policies int) error {
 
 // The managed-resource kinds an Ingress of the scenario makes, one each.
 var kinds = []struct {
-	name string
-	obj  client.Object
-}{{"routes", &ztv1alpha1.HostnameRoute{}}, {"VPC services", &connv1alpha1.VPCService{}}, {"DNS records", &dnsv1alpha1.DNSRecord{}}}
+	name, hop string
+	obj       client.Object
+}{{"routes", "HostnameRoute", &ztv1alpha1.HostnameRoute{}}, {"VPC services", "VPCService", &connv1alpha1.VPCService{}}, {"DNS records", "DNSRecord", &dnsv1alpha1.DNSRecord{}}}
 
 // tracker watches the managed resources and records when each Ingress
 // first became Ready: its route, VPC service and DNS record (found by their
@@ -652,6 +678,10 @@ type tracker struct {
 	// index.
 	byIngress  map[string]map[int]bool
 	firstReady map[string]time.Duration
+	// events are, by Ingress, when each of its objects was first seen,
+	// first Ready, and gone ("route created", "route Ready", "route
+	// gone", "PublicHostname created"): the hops of a single change.
+	events map[string]map[string]time.Time
 }
 
 type mrState struct {
@@ -662,7 +692,7 @@ type mrState struct {
 }
 
 func startTracker(ctx context.Context, env *testenv.Env) (*tracker, error) {
-	t := &tracker{mrs: map[[2]string]mrState{}, byIngress: map[string]map[int]bool{}, firstReady: map[string]time.Duration{}, start: time.Now()}
+	t := &tracker{mrs: map[[2]string]mrState{}, byIngress: map[string]map[int]bool{}, firstReady: map[string]time.Duration{}, events: map[string]map[string]time.Time{}, start: time.Now()}
 	c, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme, DefaultNamespaces: map[string]cache.Config{namespace: {}}})
 	if err != nil {
 		return nil, errors.Wrap(err, "cannot make the readiness cache")
@@ -681,7 +711,53 @@ func startTracker(ctx context.Context, env *testenv.Env) (*tracker, error) {
 			return nil, errors.Wrapf(err, "cannot watch %s", kd.name)
 		}
 	}
+	inf, err := c.GetInformer(ctx, &v1alpha1.PublicHostname{})
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot watch PublicHostnames")
+	}
+	if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(o any) {
+			if ph, ok := o.(*v1alpha1.PublicHostname); ok {
+				t.event(ph.GetLabels()[publish.LabelIngress], "PublicHostname created", time.Now())
+			}
+		},
+		UpdateFunc: func(_, o any) {
+			if ph, ok := o.(*v1alpha1.PublicHostname); ok && ph.Status.Tunnel != nil && ph.Status.Tunnel.Accepted && ph.Status.Tunnel.Rules > 0 {
+				t.event(ph.GetLabels()[publish.LabelIngress], "PublicHostname answered", time.Now())
+			}
+		},
+	}); err != nil {
+		return nil, errors.Wrap(err, "cannot watch PublicHostnames")
+	}
 	return t, nil
+}
+
+// event records the first time the Ingress's object reached a hop.
+func (t *tracker) event(ingress, hop string, at time.Time) {
+	if ingress == "" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.eventLocked(ingress, hop, at)
+}
+
+func (t *tracker) eventLocked(ingress, hop string, at time.Time) {
+	ev := t.events[ingress]
+	if ev == nil {
+		ev = map[string]time.Time{}
+		t.events[ingress] = ev
+	}
+	if _, seen := ev[hop]; !seen {
+		ev[hop] = at
+	}
+}
+
+// eventsOf are the hops the Ingress's objects reached, and when.
+func (t *tracker) eventsOf(ingress string) map[string]time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return maps.Clone(t.events[ingress])
 }
 
 // begin sets the run's start, from which Ready times count.
@@ -703,12 +779,18 @@ func (t *tracker) observe(kind int, o any, deleted bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	key := [2]string{strconv.Itoa(kind), m.GetName()}
+	ingress := m.GetLabels()[publish.LabelIngress]
 	if deleted {
 		delete(t.mrs, key)
+		t.eventLocked(ingress, kinds[kind].hop+" gone", now)
 		return
 	}
 	rc, sc := m.GetCondition(xpv2.TypeReady), m.GetCondition(xpv2.TypeSynced)
-	st := mrState{ingress: m.GetLabels()[publish.LabelIngress], kind: kind, ready: rc.Status == corev1.ConditionTrue && sc.Status == corev1.ConditionTrue}
+	st := mrState{ingress: ingress, kind: kind, ready: rc.Status == corev1.ConditionTrue && sc.Status == corev1.ConditionTrue}
+	t.eventLocked(ingress, kinds[kind].hop+" created", now)
+	if st.ready {
+		t.eventLocked(ingress, kinds[kind].hop+" Ready", now)
+	}
 	if !st.ready {
 		st.why = fmt.Sprintf("%s: Ready=%s %s, Synced=%s %s %s", m.GetName(), rc.Status, rc.Reason, sc.Status, sc.Reason, sc.Message)
 	}
@@ -853,6 +935,12 @@ func (r *result) metrics(b *testing.B) {
 	m(float64(d.delReq), "delete-requests")
 	m(float64(r.afterwards.Leftovers()), "leftovers")
 	m(bench.MB(d.peakRSS), "MiB-rss-peak")
+	if len(r.singles.add) > 0 {
+		m(last(r.singles.add).Spread().Median.Seconds(), "s-single-add-p50")
+		m(last(r.singles.add).Spread().P95.Seconds(), "s-single-add-p95")
+		m(last(r.singles.del).Spread().Median.Seconds(), "s-single-delete-p50")
+		m(last(r.singles.del).Spread().P95.Seconds(), "s-single-delete-p95")
+	}
 }
 
 // report prints every variant's figures, then a side-by-side table.
@@ -923,6 +1011,12 @@ func (r *result) report(w *reportWriter) {
 		r.steady.stats.Table(w)
 		w.f("```\n")
 	}
+	r.singles.report(w, n, r.gap)
+	if total, _ := r.single.stats.Total(); total > 0 {
+		w.f("Requests by operation during the single changes (%s):\n\n```\n", round(r.single.wall))
+		r.single.stats.Table(w)
+		w.f("```\n")
+	}
 	w.f("\n#### Deletion\n\n")
 	w.f("| measure | value |\n|---|---|\n")
 	w.f("| every Ingress and managed resource gone | %s |\n", round(r.ingressesGone))
@@ -982,6 +1076,13 @@ func side(w *reportWriter, rs []*result) {
 	row("Ingress Ready first / median / p95 / last", func(r *result, _ derived) string {
 		s := r.ingressReady
 		return fmt.Sprintf("%s / %s / %s / %s", round(s.First), round(s.Median), round(s.P95), round(s.Last))
+	})
+	row("single add / delete at steady N, p50 / p95", func(r *result, _ derived) string {
+		if len(r.singles.add) == 0 {
+			return "-"
+		}
+		a, d := last(r.singles.add).Spread(), last(r.singles.del).Spread()
+		return fmt.Sprintf("%s / %s, %s / %s", msRound(a.Median), msRound(a.P95), msRound(d.Median), msRound(d.P95))
 	})
 	row("median Ingress Ready, % of time to Ready", func(_ *result, d derived) string { return fmt.Sprintf("%.0f%%", d.medianPct) })
 	row("requests until Ready", func(_ *result, d derived) string { return strconv.Itoa(d.convReq) })

@@ -77,6 +77,9 @@ type Options struct {
 // Reconciler reconciles CloudflareTunnels.
 type Reconciler struct {
 	batch configBatcher
+	// rules remembers which rules each hostname was told are published,
+	// so that a write for one hostname does not re-answer the others.
+	rules publishedRules
 	// pace spaces the reconciles the objects made for a tunnel ask for.
 	pace *pacer
 	// metrics count the configuration changes the batch window holds back.

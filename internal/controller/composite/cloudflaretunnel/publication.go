@@ -192,8 +192,16 @@ func configVersion(tun *ztv1alpha1.Tunnel, want *ztv1alpha1.TunnelConfig) int {
 // CloudflareTunnel is the only writer of status.tunnel, by merge patch) and
 // tells a hostname that lost its claim by an event.
 func (r *Reconciler) answer(ctx context.Context, cr *v1alpha1.CloudflareTunnel, phs []v1alpha1.PublicHostname, d publish.Decision, version int) error {
+	answers := make([]v1alpha1.PublishedStatus, len(phs))
+	defer func() { r.rules.answered(cr.UID, phs, answers) }()
 	for i := range phs {
 		want := Answer(cr, &phs[i], d, version)
+		if r.rules.stillPublished(cr.UID, &phs[i], want) {
+			want = *phs[i].Status.Tunnel
+		}
+		if t := phs[i].Status.Tunnel; t != nil {
+			answers[i] = *t
+		}
 		if t := phs[i].Status.Tunnel; t != nil && *t == want {
 			continue
 		}
@@ -206,6 +214,7 @@ func (r *Reconciler) answer(ctx context.Context, cr *v1alpha1.CloudflareTunnel, 
 		if err := r.kube.Status().Patch(ctx, ph, patch); client.IgnoreNotFound(err) != nil {
 			return errors.Wrapf(err, "cannot answer PublicHostname %s", ph.Name)
 		}
+		answers[i] = want
 	}
 	return nil
 }

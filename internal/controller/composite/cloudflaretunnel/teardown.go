@@ -189,6 +189,7 @@ func (r *Reconciler) delete(ctx context.Context, cr *v1alpha1.CloudflareTunnel) 
 		}
 	}
 	r.batch.forget(cr.UID)
+	r.rules.forget(cr.UID)
 	controllerutil.RemoveFinalizer(cr, finalizer)
 	return reconcile.Result{}, errors.Wrap(r.kube.Update(ctx, cr), "cannot remove finalizer")
 }

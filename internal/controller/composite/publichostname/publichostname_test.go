@@ -170,8 +170,11 @@ func TestAHandMadePublicHostname(t *testing.T) {
 	if diff := cmp.Diff(want, rulesFor(c, host)); diff != "" {
 		t.Errorf("rules in Cloudflare (-want +got):\n%s", diff)
 	}
-	if got := ph.Status.Tunnel; got == nil || !got.Accepted || got.ConfigVersion != version || got.Rules != 2 {
-		t.Errorf("status.tunnel %+v, want accepted with 2 rules in version %d", got, version)
+	// The answer names the version that first carried these rules: a later
+	// write for other hostnames of the tunnel carries them unchanged and
+	// leaves the answer as it was.
+	if got := ph.Status.Tunnel; got == nil || !got.Accepted || got.ConfigVersion < 1 || got.ConfigVersion > version || got.Rules != 2 {
+		t.Errorf("status.tunnel %+v, want accepted with 2 rules in a version up to %d", got, version)
 	}
 
 	t.Run("TheCASecretIsMountedWhereTheRuleSays", func(t *testing.T) {

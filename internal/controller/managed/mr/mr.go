@@ -128,6 +128,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 	kube := mgr.GetClient()
 	owner := &clusterOwner{reader: mgr.GetAPIReader()}
 	deleted := &deletedHere{}
+	written := &writtenHere{}
 	conn := managed.TypedExternalConnectorFn[T](func(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
 		c, cfg, err := cloudflare.Connect(ctx, kube, resource.NewProviderConfigUsageTracker(kube, &v1alpha1.ProviderConfigUsage{}), mg, cfOpts)
 		if err != nil {
@@ -139,7 +140,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 		ext := k.External(Connection{Cloudflare: c, Kube: kube, Config: *cfg, Metrics: s.Metrics, PollInterval: o.PollInterval})
 		guarded := &tenancyGuard[T]{TypedExternalClient: ext, kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs, virtualNetworkIDs: k.VirtualNetworkIDs, accessPolicyIDs: k.AccessPolicyIDs, accessGroupIDs: k.AccessGroupIDs, accessServiceTokenIDs: k.AccessServiceTokenIDs, observedID: observedIDOf(k.ObservedID), settle: 2 * o.PollInterval}
 		railed := &guardrails[T]{TypedExternalClient: guarded, config: *cfg, hostnames: k.Hostnames, networks: k.Networks, origins: k.Origins, clusterDomain: s.ClusterDomain}
-		return &notesReasons[T]{&confirmsDeletes[T]{TypedExternalClient: railed, deleted: deleted}}, nil
+		return &notesReasons[T]{&recordsWrites[T]{TypedExternalClient: &confirmsDeletes[T]{TypedExternalClient: railed, deleted: deleted}, written: written}}, nil
 	})
 
 	opts := []managed.ReconcilerOption{
@@ -191,7 +192,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 		WithOptions(o.ForControllerRuntime()).
 		WithEventFilter(resource.DesiredStateChanged()).
 		Watches(k.NewObj(), newcomersLast{EventHandler: &handler.EnqueueRequestForObject{}}).
-		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(typedReasons{r}), o.GlobalRateLimiter))
+		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(prioritised{Reconciler: typedReasons{r}, written: written, poll: o.PollInterval}), o.GlobalRateLimiter))
 }
 
 // observedIDOf adapts a kind's ObservedID to any managed resource.
