@@ -95,6 +95,14 @@ func envInt(name string, def int) (int, error) {
 	return n, nil
 }
 
+// envCount is envInt that also takes 0 (none).
+func envCount(name string, def int) (int, error) {
+	if os.Getenv(name) == "0" {
+		return 0, nil
+	}
+	return envInt(name, def)
+}
+
 func envDuration(name string, def time.Duration) (time.Duration, error) {
 	v := os.Getenv(name)
 	if v == "" {
@@ -180,7 +188,7 @@ func BenchmarkScale(b *testing.B) {
 	if s.poll, err = envDuration("BENCH_POLL", 0); err != nil {
 		b.Fatal(err)
 	}
-	if s.singles, err = envInt("BENCH_SINGLES", 10); err != nil {
+	if s.singles, err = envCount("BENCH_SINGLES", 10); err != nil {
 		b.Fatal(err)
 	}
 	if s.gap, err = envDuration("BENCH_SINGLE_GAP", 10*time.Second); err != nil {
