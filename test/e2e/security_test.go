@@ -52,6 +52,12 @@ func TestProviderPermissionsBySelfSubjectAccessReview(t *testing.T) {
 		{verb: "watch", resource: "services"},
 		{verb: "update", group: "dns.tunnels.cloudflare.com", resource: "dnsrecords", sub: "status", namespace: "team-a"},
 		{verb: "update", group: "tunnels.cloudflare.com", resource: "cloudflaretunnels", sub: "status", namespace: "team-a"},
+		// A Gateway of class cloudflare is a CloudflareTunnel made for it.
+		{verb: "create", group: "tunnels.cloudflare.com", resource: "cloudflaretunnels", namespace: "team-a"},
+		{verb: "update", group: "gateway.networking.k8s.io", resource: "gateways", sub: "status", namespace: "team-a"},
+		// The reference resolver applies a policy's resolved service-token
+		// and group IDs by patch.
+		{verb: "patch", group: "zerotrust.tunnels.cloudflare.com", resource: "accesspolicies", namespace: "team-a"},
 		{verb: "delete", group: "tunnels.cloudflare.com", resource: "publichostnames", namespace: "team-a"},
 		{verb: "patch", group: "tunnels.cloudflare.com", resource: "publichostnames", sub: "status", namespace: "team-a"},
 		{verb: "list", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
@@ -81,7 +87,8 @@ func TestProviderPermissionsBySelfSubjectAccessReview(t *testing.T) {
 		{verb: "delete", group: "zerotrust.tunnels.cloudflare.com", resource: "virtualnetworks", namespace: "team-a"},
 		{verb: "create", group: "networking.k8s.io", resource: "ingresses", namespace: "team-a"},
 		{verb: "delete", group: "networking.k8s.io", resource: "ingresses", namespace: "team-a"},
-		{verb: "create", group: "tunnels.cloudflare.com", resource: "cloudflaretunnels", namespace: "team-a"},
+		// Routes are users': only their status.parents entries are ours.
+		{verb: "update", group: "gateway.networking.k8s.io", resource: "httproutes", namespace: "team-a"},
 		{verb: "create", group: "rbac.authorization.k8s.io", resource: "clusterrolebindings"},
 		{verb: "escalate", group: "rbac.authorization.k8s.io", resource: "clusterroles"},
 		{verb: "bind", group: "rbac.authorization.k8s.io", resource: "clusterroles"},
