@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -368,5 +369,22 @@ func TestDNSMode(t *testing.T) {
 	res := Translate(Input{Gateway: gw, Services: webAPI, HTTPRoutes: []gwv1.HTTPRoute{route}})
 	if res.Accepted.Status != metav1.ConditionFalse || res.Accepted.Reason != string(gwv1.GatewayReasonInvalidParameters) || !res.KeepAll || len(res.Published) > 0 {
 		t.Errorf("ExternalDNS: accepted %+v, keepAll %v, published %d", res.Accepted, res.KeepAll, len(res.Published))
+	}
+}
+
+// Infrastructure parameters are not supported yet: refused, never ignored
+// in silence, and what is published stays.
+func TestInfrastructureParametersAreRefused(t *testing.T) {
+	webAPI := services(service("apps", "web", 8080))
+	route := httpRoute("apps", "r", 1, []string{"a.example.com"}, pathRule(gwv1.PathMatchPathPrefix, "/", backendRef("web", 8080)))
+	gw := gateway(allRoutes)
+	gw.Spec.Infrastructure = &gwv1.GatewayInfrastructure{ParametersRef: &gwv1.LocalParametersReference{Group: "example.com", Kind: "ConnectorSettings", Name: "big"}}
+	res := Translate(Input{Gateway: gw, Services: webAPI, HTTPRoutes: []gwv1.HTTPRoute{route}})
+	if res.Accepted.Status != metav1.ConditionFalse || res.Accepted.Reason != string(gwv1.GatewayReasonInvalidParameters) || !strings.Contains(res.Accepted.Message, `spec.infrastructure.parametersRef names "ConnectorSettings" "big"`) || !res.KeepAll || len(res.Published) > 0 {
+		t.Errorf("parametersRef: accepted %+v, keepAll %v, published %d", res.Accepted, res.KeepAll, len(res.Published))
+	}
+	gw.Spec.Infrastructure = &gwv1.GatewayInfrastructure{Labels: map[gwv1.LabelKey]gwv1.LabelValue{"team": "a"}}
+	if res := Translate(Input{Gateway: gw, Services: webAPI, HTTPRoutes: []gwv1.HTTPRoute{route}}); res.Accepted.Status != metav1.ConditionTrue {
+		t.Errorf("infrastructure without parametersRef: accepted %+v, want True", res.Accepted)
 	}
 }

@@ -47,6 +47,12 @@ func gatewayAccepted(gw *gwv1.Gateway) metav1.Condition {
 	if _, problem := dnsMode(gw); problem != "" {
 		return condition(string(gwv1.GatewayConditionAccepted), false, string(gwv1.GatewayReasonInvalidParameters), problem, gw.Generation)
 	}
+	if i := gw.Spec.Infrastructure; i != nil && i.ParametersRef != nil {
+		// Never ignored in silence: settings the user asked for would not
+		// be applied.
+		return condition(string(gwv1.GatewayConditionAccepted), false, string(gwv1.GatewayReasonInvalidParameters),
+			fmt.Sprintf("spec.infrastructure.parametersRef names %s %s, which is not supported yet: connector settings are a CloudflareTunnel's; make one and name it with the annotation %s, or remove parametersRef; nothing new is published, and what is published stays", publish.Clip(string(i.ParametersRef.Kind)), publish.Clip(i.ParametersRef.Name), v1alpha1.AnnotationTunnel), gw.Generation)
+	}
 	msg := "the Gateway is CloudflareTunnel " + TunnelName(gw)
 	if gw.Annotations[v1alpha1.AnnotationTunnel] == "" {
 		msg += ", made for it"
