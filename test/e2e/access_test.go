@@ -72,15 +72,7 @@ func TestAHostnameProtectedByASharedPolicyThroughTheBinary(t *testing.T) {
 		},
 	}
 	create(ph)
-	eventually(t, 3*time.Minute, "the PublicHostname Ready", func() error {
-		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(ph), ph); err != nil {
-			return err
-		}
-		if c := ph.GetCondition(xpv2.TypeReady); c.Status != corev1.ConditionTrue {
-			return fmt.Errorf("Ready=%s %s: %s", c.Status, c.Reason, c.Message)
-		}
-		return nil
-	})
+	publicHostnameReady(t, ph)
 	for email, want := range map[string]bool{"bob@example.com": true, "eve@example.net": false} {
 		if got, why := env.sim.AccessDecision(host, "/", sim.AccessIdentity{Email: email}); got != want {
 			t.Errorf("%s let in: %v (%s), want %v", email, got, why, want)
@@ -172,15 +164,7 @@ func TestACIJobsServiceTokenThroughTheBinary(t *testing.T) {
 		},
 	}
 	create(ph)
-	eventually(t, 3*time.Minute, "the PublicHostname Ready", func() error {
-		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(ph), ph); err != nil {
-			return err
-		}
-		if c := ph.GetCondition(xpv2.TypeReady); c.Status != corev1.ConditionTrue {
-			return fmt.Errorf("Ready=%s %s: %s", c.Status, c.Reason, c.Message)
-		}
-		return nil
-	})
+	publicHostnameReady(t, ph)
 	credentials := func(what string, ok func(id, secret string) bool) (string, string) {
 		t.Helper()
 		var id, secret string
@@ -243,4 +227,18 @@ func TestACIJobsServiceTokenThroughTheBinary(t *testing.T) {
 			t.Errorf("service token %s left behind", tk.ID)
 		}
 	}
+}
+
+// publicHostnameReady waits for ph to be Ready, reading it back into ph.
+func publicHostnameReady(t *testing.T, ph *v1alpha1.PublicHostname) {
+	t.Helper()
+	eventually(t, 3*time.Minute, "the PublicHostname Ready", func() error {
+		if err := env.kube.Get(context.Background(), client.ObjectKeyFromObject(ph), ph); err != nil {
+			return err
+		}
+		if c := ph.GetCondition(xpv2.TypeReady); c.Status != corev1.ConditionTrue {
+			return fmt.Errorf("Ready=%s %s: %s", c.Status, c.Reason, c.Message)
+		}
+		return nil
+	})
 }
