@@ -20,6 +20,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -579,3 +580,101 @@ type Hop struct {
 // HopSpread is a hop's median and 95th percentile (nearest rank) over the
 // changes that reached it, and how many did.
 func (h Hop) Spread() Spread { return SpreadOf(h.Times) }
+
+// Work is what one controller's queue and reconciles reported through
+// controller-runtime's metrics: how long items waited in its queue before a
+// worker took them, and how long its reconciles ran.
+type Work struct {
+	Dequeued         uint64  // items a worker took (workqueue_queue_duration_seconds' count)
+	QueueSeconds     float64 // their time in the queue, summed
+	Reconciles       uint64  // controller_runtime_reconcile_time_seconds' count
+	ReconcileSeconds float64 // their time, summed
+}
+
+// MeanQueue is the mean time an item waited in the queue.
+func (w Work) MeanQueue() time.Duration { return mean(w.QueueSeconds, w.Dequeued) }
+
+// MeanReconcile is the mean time of one reconcile.
+func (w Work) MeanReconcile() time.Duration { return mean(w.ReconcileSeconds, w.Reconciles) }
+
+func mean(sum float64, n uint64) time.Duration {
+	if n == 0 {
+		return 0
+	}
+	return time.Duration(math.Round(sum / float64(n) * float64(time.Second)))
+}
+
+// Works are the controllers' Work, by controller name.
+type Works map[string]Work
+
+// Sub returns w minus before, controller by controller; controllers with
+// nothing in between are left out.
+func (w Works) Sub(before Works) Works {
+	out := Works{}
+	for name, now := range w {
+		b := before[name]
+		d := Work{
+			Dequeued: now.Dequeued - b.Dequeued, QueueSeconds: now.QueueSeconds - b.QueueSeconds,
+			Reconciles: now.Reconciles - b.Reconciles, ReconcileSeconds: now.ReconcileSeconds - b.ReconcileSeconds,
+		}
+		if d.Dequeued > 0 || d.Reconciles > 0 {
+			out[name] = d
+		}
+	}
+	return out
+}
+
+// Add returns w plus more, controller by controller.
+func (w Works) Add(more Works) Works {
+	out := Works{}
+	for name, a := range w {
+		out[name] = a
+	}
+	for name, m := range more {
+		a := out[name]
+		out[name] = Work{
+			Dequeued: a.Dequeued + m.Dequeued, QueueSeconds: a.QueueSeconds + m.QueueSeconds,
+			Reconciles: a.Reconciles + m.Reconciles, ReconcileSeconds: a.ReconcileSeconds + m.ReconcileSeconds,
+		}
+	}
+	return out
+}
+
+// ParseWork reads the controllers' queue and reconcile metrics from a
+// Prometheus text exposition. A workqueue is named by its controller label,
+// or by its name label when it has none.
+func ParseWork(r io.Reader) (Works, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, errors.Wrap(err, "cannot parse the provider's metrics")
+	}
+	out := Works{}
+	for _, m := range mfs["workqueue_queue_duration_seconds"].GetMetric() {
+		name := label(m, "controller", "name")
+		w := out[name]
+		w.Dequeued += m.GetHistogram().GetSampleCount()
+		w.QueueSeconds += m.GetHistogram().GetSampleSum()
+		out[name] = w
+	}
+	for _, m := range mfs["controller_runtime_reconcile_time_seconds"].GetMetric() {
+		name := label(m, "controller")
+		w := out[name]
+		w.Reconciles += m.GetHistogram().GetSampleCount()
+		w.ReconcileSeconds += m.GetHistogram().GetSampleSum()
+		out[name] = w
+	}
+	return out, nil
+}
+
+// label is the value of the first of names that m carries.
+func label(m *dto.Metric, names ...string) string {
+	for _, n := range names {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == n && l.GetValue() != "" {
+				return l.GetValue()
+			}
+		}
+	}
+	return ""
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestDNSRequests(t *testing.T) {
@@ -283,5 +284,48 @@ go_goroutines 42
 	}
 	if _, err := ParseBudget(strings.NewReader("not{ metrics\n")); err == nil {
 		t.Error("ParseBudget accepted a malformed exposition")
+	}
+}
+
+func TestParseWork(t *testing.T) {
+	metrics := `# TYPE workqueue_queue_duration_seconds histogram
+workqueue_queue_duration_seconds_bucket{controller="publichostname",name="publichostname",le="+Inf"} 4
+workqueue_queue_duration_seconds_sum{controller="publichostname",name="publichostname"} 2
+workqueue_queue_duration_seconds_count{controller="publichostname",name="publichostname"} 4
+workqueue_queue_duration_seconds_bucket{name="dns-batch",le="+Inf"} 1
+workqueue_queue_duration_seconds_sum{name="dns-batch"} 0.5
+workqueue_queue_duration_seconds_count{name="dns-batch"} 1
+# TYPE controller_runtime_reconcile_time_seconds histogram
+controller_runtime_reconcile_time_seconds_bucket{controller="publichostname",le="+Inf"} 3
+controller_runtime_reconcile_time_seconds_sum{controller="publichostname"} 0.3
+controller_runtime_reconcile_time_seconds_count{controller="publichostname"} 3
+`
+	got, err := ParseWork(strings.NewReader(metrics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Works{
+		"publichostname": {Dequeued: 4, QueueSeconds: 2, Reconciles: 3, ReconcileSeconds: 0.3},
+		"dns-batch":      {Dequeued: 1, QueueSeconds: 0.5},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ParseWork: -want +got:\n%s", diff)
+	}
+	if w := got["publichostname"]; w.MeanQueue() != 500*time.Millisecond || w.MeanReconcile() != 100*time.Millisecond {
+		t.Errorf("means = %s / %s; want 500ms / 100ms", w.MeanQueue(), w.MeanReconcile())
+	}
+	if (Work{}).MeanQueue() != 0 {
+		t.Error("the mean of nothing is not zero")
+	}
+	later := Works{"publichostname": {Dequeued: 6, QueueSeconds: 3, Reconciles: 5, ReconcileSeconds: 0.5}, "dns-batch": {Dequeued: 1, QueueSeconds: 0.5}}
+	delta := later.Sub(got)
+	if diff := cmp.Diff(Works{"publichostname": {Dequeued: 2, QueueSeconds: 1, Reconciles: 2, ReconcileSeconds: 0.2}}, delta, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+		t.Errorf("Sub: -want +got:\n%s", diff)
+	}
+	if diff := cmp.Diff(later, got.Add(delta), cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+		t.Errorf("Add: -want +got:\n%s", diff)
+	}
+	if _, err := ParseWork(strings.NewReader("not{ metrics\n")); err == nil {
+		t.Error("ParseWork accepted a malformed exposition")
 	}
 }

@@ -1,8 +1,14 @@
 package bench_test
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,6 +59,41 @@ const singlePoll = 100 * time.Millisecond
 // the same way; each hop counted from the change.
 type singles struct {
 	add, del []bench.Hop
+	// What the controllers and the budget did during the changes (from each
+	// change until it was done), summed over the changes.
+	addWork, delWork     bench.Works
+	addBudget, delBudget bench.Budget
+}
+
+// scrape is one reading of the provider's metrics.
+type scrape struct {
+	budget bench.Budget
+	work   bench.Works
+}
+
+// scrape reads the provider's budget and controller metrics; zero if it
+// cannot.
+func (r *run) scrape() scrape {
+	resp, err := http.Get(r.metricsURL)
+	if err != nil {
+		return scrape{}
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return scrape{}
+	}
+	b, _ := bench.ParseBudget(bytes.NewReader(body))
+	w, _ := bench.ParseWork(bytes.NewReader(body))
+	return scrape{budget: b, work: w}
+}
+
+// during adds what happened between before and now to work and budget.
+func (r *run) during(before scrape, work *bench.Works, budget *bench.Budget) {
+	now := r.scrape()
+	*work = work.Add(now.work.Sub(before.work))
+	d := now.budget.Sub(before.budget)
+	*budget = bench.Budget{Requests: budget.Requests + d.Requests, WaitSeconds: budget.WaitSeconds + d.WaitSeconds, RateLimited: budget.RateLimited + d.RateLimited}
 }
 
 func singleName(k int) string { return fmt.Sprintf("one-%d", k) }
@@ -65,9 +106,10 @@ func singleVPC(k int) string { return "bench-" + singleName(k) }
 // one before is Ready and r.s.gap has passed, then deletes them the same
 // way.
 func (r *run) singleChanges(ctx context.Context) (singles, error) {
-	out := singles{add: newHops(addHops), del: newHops(deleteHops)}
+	out := singles{add: newHops(addHops), del: newHops(deleteHops), addWork: bench.Works{}, delWork: bench.Works{}}
 	for k := range r.s.singles {
 		time.Sleep(r.s.gap)
+		before := r.scrape()
 		at := time.Now()
 		if err := createSingle(ctx, r.env.Client, k); err != nil {
 			return out, err
@@ -87,12 +129,14 @@ func (r *run) singleChanges(ctx context.Context) (singles, error) {
 		if err != nil {
 			return out, errors.Wrapf(err, "single add %d", k)
 		}
+		r.during(before, &out.addWork, &out.addBudget)
 		ev := r.tracker.eventsOf(singleName(k))
 		record(out.add, at, ev, cf, "all Ready", "HostnameRoute Ready", "VPCService Ready", "DNSRecord Ready")
 		r.logf("single add %d: all Ready after %s", k, round(last(out.add).Times[len(last(out.add).Times)-1]))
 	}
 	for k := range r.s.singles {
 		time.Sleep(r.s.gap)
+		before := r.scrape()
 		at := time.Now()
 		ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: singleName(k)}}
 		if err := r.env.Client.Delete(ctx, ing); err != nil {
@@ -113,6 +157,7 @@ func (r *run) singleChanges(ctx context.Context) (singles, error) {
 		if err != nil {
 			return out, errors.Wrapf(err, "single delete %d", k)
 		}
+		r.during(before, &out.delWork, &out.delBudget)
 		ev := r.tracker.eventsOf(singleName(k))
 		record(out.del, at, ev, cf, "all gone", "HostnameRoute gone", "VPCService gone", "DNSRecord gone", "Cloudflare: route gone", "Cloudflare: VPC service gone", "Cloudflare: rule gone", "Cloudflare: DNS record gone")
 		r.logf("single delete %d: all gone after %s", k, round(last(out.del).Times[len(last(out.del).Times)-1]))
@@ -238,6 +283,40 @@ func (s singles) report(w *reportWriter, n int, gap time.Duration) {
 		}
 		w.f("\n")
 	}
+	s.reportWork(w, k)
+}
+
+// reportWork writes where the changes' time went: each controller's
+// reconciles during the changes (from each change until it was done), the
+// mean wait of an item in its queue and the mean reconcile; then the
+// requests and their mean wait for the budget.
+func (s singles) reportWork(w *reportWriter, k int) {
+	if k == 0 {
+		return
+	}
+	w.f("Where the time went, over the %d changes (from each change until it was done; every controller's work counts, polls of the objects already there included): reconciles per change, the mean wait of an item in the controller's queue, the mean reconcile.\n\n", k)
+	w.f("| controller | add: reconciles per change | queue wait | reconcile | delete: reconciles per change | queue wait | reconcile |\n|---|---|---|---|---|---|---|\n")
+	names := slices.Collect(maps.Keys(s.addWork.Add(s.delWork)))
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Compare(s.addWork[b].Dequeued+s.delWork[b].Dequeued, s.addWork[a].Dequeued+s.delWork[a].Dequeued)
+	})
+	for _, n := range names {
+		a, d := s.addWork[n], s.delWork[n]
+		w.f("| %s | %.1f | %s | %s | %.1f | %s | %s |\n", n,
+			float64(a.Reconciles)/float64(k), a.MeanQueue().Round(time.Millisecond), a.MeanReconcile().Round(time.Millisecond),
+			float64(d.Reconciles)/float64(k), d.MeanQueue().Round(time.Millisecond), d.MeanReconcile().Round(time.Millisecond))
+	}
+	for _, b := range []struct {
+		name   string
+		budget bench.Budget
+	}{{"add", s.addBudget}, {"delete", s.delBudget}} {
+		wait := time.Duration(0)
+		if b.budget.Requests > 0 {
+			wait = time.Duration(b.budget.WaitSeconds / float64(b.budget.Requests) * float64(time.Second))
+		}
+		w.f("\n%s: %.1f requests per change through the budget, mean wait for it %s, 429s %.0f.", b.name, float64(b.budget.Requests)/float64(k), wait.Round(time.Millisecond), b.budget.RateLimited)
+	}
+	w.f("\n\n")
 }
 
 // msRound rounds a hop's time to 100 ms.
