@@ -419,10 +419,14 @@ func goneError(op string) error {
 // afterWrite records a write's outcome: a success in the snapshot; a
 // failure by forcing the next read to list again, because the write may
 // have happened (timeout, 5xx) or collided with an object the snapshot
-// does not have yet (already exists).
-func afterWrite[T any](s *snapshot[T], err error, id string, v *T) {
+// does not have yet (already exists). A write that ended while it waited
+// for the budget never reached Cloudflare and changed nothing (sent, nil
+// when unknown, says so).
+func afterWrite[T any](s *snapshot[T], err error, sent *budget.SendRecord, id string, v *T) {
 	if err != nil {
-		s.invalidate()
+		if !sent.NeverSent() {
+			s.invalidate()
+		}
 		return
 	}
 	s.put(id, *v)
@@ -502,21 +506,23 @@ func (c *CachedClient) CreateTunnel(ctx context.Context, name, configSrc string)
 		cp = ptrCopy(*t)
 		cp.Token = "" // the snapshot never holds the run token
 	}
-	afterWrite(&c.cache.tunnels, err, idOf(cp, func(t *Tunnel) string { return t.ID }), cp)
+	afterWrite(&c.cache.tunnels, err, nil, idOf(cp, func(t *Tunnel) string { return t.ID }), cp)
 	return t, err
 }
 
 // RenameTunnel renames and records the tunnel.
 func (c *CachedClient) RenameTunnel(ctx context.Context, id, name string) (*Tunnel, error) {
+	ctx, sent := budget.WithSendRecord(ctx)
 	t, err := c.Client.RenameTunnel(ctx, id, name)
-	afterWrite(&c.cache.tunnels, err, id, t)
+	afterWrite(&c.cache.tunnels, err, sent, id, t)
 	return t, err
 }
 
 // RotateTunnelSecret rotates the secret and records the tunnel.
 func (c *CachedClient) RotateTunnelSecret(ctx context.Context, id, secret string) (*Tunnel, error) {
+	ctx, sent := budget.WithSendRecord(ctx)
 	t, err := c.Client.RotateTunnelSecret(ctx, id, secret)
-	afterWrite(&c.cache.tunnels, err, id, t)
+	afterWrite(&c.cache.tunnels, err, sent, id, t)
 	return t, err
 }
 
@@ -634,15 +640,17 @@ func (c *CachedClient) ListHostnameRoutes(ctx context.Context, f HostnameRouteFi
 
 // CreateHostnameRoute creates and records the route.
 func (c *CachedClient) CreateHostnameRoute(ctx context.Context, in HostnameRouteInput) (*HostnameRoute, error) {
+	ctx, sent := budget.WithSendRecord(ctx)
 	r, err := c.Client.CreateHostnameRoute(ctx, in)
-	afterWrite(&c.cache.routes, err, idOf(r, func(r *HostnameRoute) string { return r.ID }), r)
+	afterWrite(&c.cache.routes, err, sent, idOf(r, func(r *HostnameRoute) string { return r.ID }), r)
 	return r, err
 }
 
 // UpdateHostnameRoute updates and records the route.
 func (c *CachedClient) UpdateHostnameRoute(ctx context.Context, id string, in HostnameRouteInput) (*HostnameRoute, error) {
+	ctx, sent := budget.WithSendRecord(ctx)
 	r, err := c.Client.UpdateHostnameRoute(ctx, id, in)
-	afterWrite(&c.cache.routes, err, id, r)
+	afterWrite(&c.cache.routes, err, sent, id, r)
 	return r, err
 }
 
@@ -695,15 +703,17 @@ func (c *CachedClient) ListServicesSince(ctx context.Context, t time.Time) ([]Se
 
 // CreateService creates and records the service.
 func (c *CachedClient) CreateService(ctx context.Context, s Service) (*Service, error) {
+	ctx, sent := budget.WithSendRecord(ctx)
 	got, err := c.Client.CreateService(ctx, s)
-	afterWrite(&c.cache.services, err, idOf(got, func(s *Service) string { return s.ServiceID }), got)
+	afterWrite(&c.cache.services, err, sent, idOf(got, func(s *Service) string { return s.ServiceID }), got)
 	return got, err
 }
 
 // UpdateService updates and records the service.
 func (c *CachedClient) UpdateService(ctx context.Context, id string, s Service) (*Service, error) {
+	ctx, sent := budget.WithSendRecord(ctx)
 	got, err := c.Client.UpdateService(ctx, id, s)
-	afterWrite(&c.cache.services, err, id, got)
+	afterWrite(&c.cache.services, err, sent, id, got)
 	return got, err
 }
 
@@ -813,7 +823,7 @@ func settleRecord(s *snapshot[DNSRecord], op *dnsOp) {
 	if op.kind == opPost {
 		id = idOf(op.result, func(r *DNSRecord) string { return r.ID })
 	}
-	afterWrite(s, op.err, id, op.result)
+	afterWrite(s, op.err, nil, id, op.result)
 }
 
 func ptrCopy[T any](v T) *T { return &v }

@@ -3,6 +3,8 @@ package cloudflare
 import (
 	"context"
 	"time"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 )
 
 // Access applications, reusable policies, groups and service tokens are
@@ -60,15 +62,17 @@ func (c *CachedClient) ListAccessApplications(ctx context.Context) ([]AccessAppl
 
 // CreateAccessApplication creates and records the application.
 func (c *CachedClient) CreateAccessApplication(ctx context.Context, in AccessApplicationInput) (*AccessApplication, error) {
+	ctx, sent := budget.WithSendRecord(ctx)
 	a, err := c.Client.CreateAccessApplication(ctx, in)
-	afterWrite(&c.cache.accessApps, err, idOf(a, func(a *AccessApplication) string { return a.ID }), a)
+	afterWrite(&c.cache.accessApps, err, sent, idOf(a, func(a *AccessApplication) string { return a.ID }), a)
 	return a, err
 }
 
 // UpdateAccessApplication updates and records the application.
 func (c *CachedClient) UpdateAccessApplication(ctx context.Context, id string, in AccessApplicationInput) (*AccessApplication, error) {
+	ctx, sent := budget.WithSendRecord(ctx)
 	a, err := c.Client.UpdateAccessApplication(ctx, id, in)
-	afterWrite(&c.cache.accessApps, err, id, a)
+	afterWrite(&c.cache.accessApps, err, sent, id, a)
 	return a, err
 }
 
@@ -97,15 +101,17 @@ func (c *CachedClient) ListAccessPolicies(ctx context.Context) ([]AccessPolicy, 
 
 // CreateAccessPolicy creates and records the policy.
 func (c *CachedClient) CreateAccessPolicy(ctx context.Context, in AccessPolicyInput) (*AccessPolicy, error) {
+	ctx, sent := budget.WithSendRecord(ctx)
 	p, err := c.Client.CreateAccessPolicy(ctx, in)
-	afterWrite(&c.cache.accessPolicies, err, idOf(p, func(p *AccessPolicy) string { return p.ID }), p)
+	afterWrite(&c.cache.accessPolicies, err, sent, idOf(p, func(p *AccessPolicy) string { return p.ID }), p)
 	return p, err
 }
 
 // UpdateAccessPolicy updates and records the policy.
 func (c *CachedClient) UpdateAccessPolicy(ctx context.Context, id string, in AccessPolicyInput) (*AccessPolicy, error) {
+	ctx, sent := budget.WithSendRecord(ctx)
 	p, err := c.Client.UpdateAccessPolicy(ctx, id, in)
-	afterWrite(&c.cache.accessPolicies, err, id, p)
+	afterWrite(&c.cache.accessPolicies, err, sent, id, p)
 	return p, err
 }
 
@@ -144,15 +150,17 @@ func (c *CachedClient) ListAccessGroups(ctx context.Context) ([]AccessGroup, err
 
 // CreateAccessGroup creates and records the group.
 func (c *CachedClient) CreateAccessGroup(ctx context.Context, in AccessGroupInput) (*AccessGroup, error) {
+	ctx, sent := budget.WithSendRecord(ctx)
 	g, err := c.Client.CreateAccessGroup(ctx, in)
-	afterWrite(&c.cache.accessGroups, err, idOf(g, func(g *AccessGroup) string { return g.ID }), g)
+	afterWrite(&c.cache.accessGroups, err, sent, idOf(g, func(g *AccessGroup) string { return g.ID }), g)
 	return g, err
 }
 
 // UpdateAccessGroup updates and records the group.
 func (c *CachedClient) UpdateAccessGroup(ctx context.Context, id string, in AccessGroupInput) (*AccessGroup, error) {
+	ctx, sent := budget.WithSendRecord(ctx)
 	g, err := c.Client.UpdateAccessGroup(ctx, id, in)
-	afterWrite(&c.cache.accessGroups, err, id, g)
+	afterWrite(&c.cache.accessGroups, err, sent, id, g)
 	return g, err
 }
 
@@ -186,7 +194,7 @@ func (c *CachedClient) issued(err error, id string, t *IssuedServiceToken) {
 	if t != nil {
 		listed = &t.ServiceToken
 	}
-	afterWrite(&c.cache.serviceTokens, err, id, listed)
+	afterWrite(&c.cache.serviceTokens, err, nil, id, listed)
 }
 
 // CreateServiceToken creates and records the token.
@@ -198,8 +206,9 @@ func (c *CachedClient) CreateServiceToken(ctx context.Context, in ServiceTokenIn
 
 // UpdateServiceToken updates and records the token.
 func (c *CachedClient) UpdateServiceToken(ctx context.Context, id string, in ServiceTokenInput) (*ServiceToken, error) {
+	ctx, sent := budget.WithSendRecord(ctx)
 	t, err := c.Client.UpdateServiceToken(ctx, id, in)
-	afterWrite(&c.cache.serviceTokens, err, id, t)
+	afterWrite(&c.cache.serviceTokens, err, sent, id, t)
 	return t, err
 }
 
@@ -212,8 +221,9 @@ func (c *CachedClient) RotateServiceToken(ctx context.Context, id string, previo
 
 // RefreshServiceToken refreshes and records the token.
 func (c *CachedClient) RefreshServiceToken(ctx context.Context, id string) (*ServiceToken, error) {
+	ctx, sent := budget.WithSendRecord(ctx)
 	t, err := c.Client.RefreshServiceToken(ctx, id)
-	afterWrite(&c.cache.serviceTokens, err, id, t)
+	afterWrite(&c.cache.serviceTokens, err, sent, id, t)
 	return t, err
 }
 

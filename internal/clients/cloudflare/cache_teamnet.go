@@ -3,6 +3,8 @@ package cloudflare
 import (
 	"context"
 	"time"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 )
 
 // FreshFor is how old a snapshot ListCIDRRoutesNow answers from may be:
@@ -74,15 +76,17 @@ func (c *CachedClient) ListCIDRRoutesSince(ctx context.Context, f CIDRRouteFilte
 
 // CreateCIDRRoute creates and records the route.
 func (c *CachedClient) CreateCIDRRoute(ctx context.Context, in CIDRRouteInput) (*CIDRRoute, error) {
+	ctx, sent := budget.WithSendRecord(ctx)
 	r, err := c.Client.CreateCIDRRoute(ctx, in)
-	afterWrite(&c.cache.cidr, err, idOf(r, func(r *CIDRRoute) string { return r.ID }), r)
+	afterWrite(&c.cache.cidr, err, sent, idOf(r, func(r *CIDRRoute) string { return r.ID }), r)
 	return r, err
 }
 
 // UpdateCIDRRoute updates and records the route.
 func (c *CachedClient) UpdateCIDRRoute(ctx context.Context, id string, in CIDRRouteInput) (*CIDRRoute, error) {
+	ctx, sent := budget.WithSendRecord(ctx)
 	r, err := c.Client.UpdateCIDRRoute(ctx, id, in)
-	afterWrite(&c.cache.cidr, err, id, r)
+	afterWrite(&c.cache.cidr, err, sent, id, r)
 	return r, err
 }
 
@@ -130,7 +134,7 @@ func (c *CachedClient) recordVNet(err error, id string, v *VirtualNetwork, in Vi
 		c.cache.vnets.invalidate()
 		return
 	}
-	afterWrite(&c.cache.vnets, err, id, v)
+	afterWrite(&c.cache.vnets, err, nil, id, v)
 }
 
 // CreateVirtualNetwork creates and records the virtual network.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
@@ -398,4 +399,56 @@ func TestObservationYieldsWhileTheBudgetIsSpent(t *testing.T) {
 	if n := lists() - before; n != 2 {
 		t.Errorf("a snapshot older than the TTL, the budget idle for as long: %d lists, want 2", n)
 	}
+}
+
+// A create that ended while it waited for the budget never reached
+// Cloudflare: the snapshot stays, and the lookup that follows it is served
+// without a list. A create whose answer was lost (sent, then failed) still
+// forces the next lookup to list.
+func TestACreateNeverSentKeepsTheSnapshot(t *testing.T) {
+	ctx := context.Background()
+	svc := func(f *fixture, name string) Service {
+		tun := must(f.client.CreateTunnel(ctx, "t-"+name, "cloudflare"))
+		return Service{Name: name, Type: "http", HTTPPort: ptr.To[int64](80), Host: ServiceHost{Hostname: name + ".internal", ResolverNetwork: &ResolverNetwork{TunnelID: tun.ID}}}
+	}
+	setup := func(t *testing.T) (*fixture, *budget.Registry, *CachedClient, func() int) {
+		f := newFixture(t, sim.Options{}, 0)
+		budgets := budget.NewRegistry(budget.Options{Limit: 100000})
+		c := NewCached(clients.Config{Token: testToken, AccountID: testAccount, Endpoint: f.srv.URL + "/client/v4/"}, Options{
+			Budgets: budgets, Transport: contract.NewTransport(t, http.DefaultTransport), ObservationTTL: time.Hour,
+		})
+		must(c.ListServices(ctx))
+		return f, budgets, c, func() int { return f.sim.Stats()["services.list"].Requests }
+	}
+	t.Run("never sent", func(t *testing.T) {
+		f, budgets, c, lists := setup(t)
+		in := svc(f, "held")
+		before := lists()
+		budgets.For(testToken).Pause(time.Minute)
+		held, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		if _, err := c.CreateService(held, in); err == nil {
+			t.Fatal("a create held by a paused budget past its context's end succeeded")
+		}
+		must(c.ListServices(ctx))
+		if n := lists() - before; n != 0 {
+			t.Errorf("after a create that never left: %d lists, want 0 (the snapshot is still true)", n)
+		}
+	})
+	t.Run("sent, answer lost", func(t *testing.T) {
+		f, _, c, lists := setup(t)
+		in := svc(f, "lost")
+		before := lists()
+		f.sim.LoseNext("services.create", 1)
+		if _, err := c.CreateService(ctx, in); err == nil {
+			t.Fatal("a create whose answer was lost succeeded")
+		}
+		all := must(c.ListServices(ctx))
+		if n := lists() - before; n != 1 {
+			t.Errorf("after a create that was sent and failed: %d lists, want 1", n)
+		}
+		if len(all) != 1 || all[0].Name != "lost" {
+			t.Errorf("after a lost answer the lookup sees %+v; want the service the create made", all)
+		}
+	})
 }

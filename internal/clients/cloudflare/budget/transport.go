@@ -26,6 +26,7 @@ type Transport struct {
 
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	markQueued(req.Context())
 	if err := t.Budget.Wait(req.Context()); err != nil {
 		// RoundTrippers must close the body even when they fail early.
 		if req.Body != nil {
@@ -33,6 +34,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
+	markSent(req.Context())
 	next := t.Next
 	if next == nil {
 		next = http.DefaultTransport
