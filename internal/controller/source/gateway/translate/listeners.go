@@ -24,7 +24,9 @@ type listener struct {
 	badKinds []string
 	// problem keeps the listener from taking routes (Accepted=False).
 	problem, reason string
-	attached        int32
+	// conflicted: another listener has its protocol and hostname.
+	conflicted bool
+	attached   int32
 }
 
 type listeners []*listener
@@ -34,6 +36,7 @@ func newListeners(gw *gwv1.Gateway) listeners {
 	for i := range gw.Spec.Listeners {
 		out = append(out, newListener(&gw.Spec.Listeners[i]))
 	}
+	out.markConflicts()
 	return out
 }
 
@@ -111,6 +114,9 @@ func (ls listeners) status(gw *gwv1.Gateway) []gwv1.ListenerStatus {
 				fmt.Sprintf("allowedRoutes.kinds names %s: only HTTPRoute (gateway.networking.k8s.io) is supported", strings.Join(l.badKinds, ", ")), gw.Generation)
 		}
 		st.Conditions = []metav1.Condition{accepted, resolved}
+		if l.conflicted {
+			st.Conditions = append(st.Conditions, l.conflictedCondition(gw.Generation))
+		}
 		out = append(out, st)
 	}
 	return out

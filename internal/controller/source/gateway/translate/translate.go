@@ -83,8 +83,8 @@ type Result struct {
 func Translate(in Input) Result {
 	gw := in.Gateway
 	res := Result{Tunnel: TunnelName(gw), MakeTunnel: tunnelFor(gw)}
-	res.Accepted = gatewayAccepted(gw)
 	ls := newListeners(gw)
+	res.Accepted = ls.acceptedWithListeners(gatewayAccepted(gw))
 	routes := slices.Clone(in.HTTPRoutes)
 	slices.SortFunc(routes, func(a, b gwv1.HTTPRoute) int { return gatewayapi.OlderFirst(&a.ObjectMeta, &b.ObjectMeta) })
 	hosts := newHosts()
