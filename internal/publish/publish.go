@@ -121,7 +121,7 @@ func Rules(spec v1alpha1.PublicHostnameSpec, env Env) Result {
 			return
 		}
 		seen[k] = field
-		if opts != nil && ptr.Deref(opts.HTTP2Origin, false) && !strings.HasPrefix(svc, "https://") {
+		if opts != nil && ptr.Deref(opts.HTTP2Origin, false) && strings.HasPrefix(svc, "http://") {
 			b.problem(field, "%s is not https, and spec.originRequest.http2Origin asks for HTTP/2, which cloudflared speaks to an origin only over TLS", Clip(svc))
 			return
 		}

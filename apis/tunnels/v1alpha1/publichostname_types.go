@@ -165,8 +165,8 @@ type OriginOptions struct {
 
 	// HTTP2Origin makes cloudflared speak HTTP/2 to the origins (gRPC needs
 	// it), as a Service origin of protocol http2 does for its own rule.
-	// cloudflared speaks HTTP/2 to an origin only over TLS: every origin of
-	// the hostname must be https.
+	// cloudflared speaks HTTP/2 to an origin only over TLS: an http://
+	// origin of the hostname is refused.
 	// +optional
 	HTTP2Origin *bool `json:"http2Origin,omitempty"`
 }

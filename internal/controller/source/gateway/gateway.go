@@ -89,8 +89,8 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), clusterDomain: opts.ClusterDomain}
 	b := ctrl.NewControllerManagedBy(mgr)
 	if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gwv1.GroupName, Kind: "GRPCRoute"}, gwv1.GroupVersion.Version); err == nil {
-		// Told they are not supported; an optional kind, watched when
-		// installed with the others.
+		// An optional kind (Gateway API's standard channel has it since
+		// v1.1), watched when installed with the others.
 		b = b.Watches(&gwv1.GRPCRoute{}, handler.EnqueueRequestsFromMapFunc(r.grpcParents))
 	}
 	return b.
@@ -255,7 +255,7 @@ func (r *Reconciler) read(ctx context.Context, gw *gwv1.Gateway) (translate.Inpu
 			continue
 		}
 		in.HTTPRoutes = append(in.HTTPRoutes, rt)
-		if err := r.readRoute(ctx, &rt, &in); err != nil {
+		if err := r.readRoute(ctx, rt.Namespace, gatewayapi.ServiceBackends(&rt), &in); err != nil {
 			return in, err
 		}
 	}
@@ -264,8 +264,12 @@ func (r *Reconciler) read(ctx context.Context, gw *gwv1.Gateway) (translate.Inpu
 		return in, err
 	}
 	for _, rt := range grpcs {
-		if slices.ContainsFunc(rt.Spec.ParentRefs, func(ref gwv1.ParentReference) bool { return gatewayapi.RefersTo(ref, rt.Namespace, gw) }) {
-			in.GRPCRoutes = append(in.GRPCRoutes, rt)
+		if !slices.ContainsFunc(rt.Spec.ParentRefs, func(ref gwv1.ParentReference) bool { return gatewayapi.RefersTo(ref, rt.Namespace, gw) }) {
+			continue
+		}
+		in.GRPCRoutes = append(in.GRPCRoutes, rt)
+		if err := r.readRoute(ctx, rt.Namespace, gatewayapi.GRPCServiceBackends(&rt), &in); err != nil {
+			return in, err
 		}
 	}
 	return in, nil
@@ -287,16 +291,18 @@ func (r *Reconciler) grpcRoutes(ctx context.Context) ([]gwv1.GRPCRoute, error) {
 	return l.Items, errors.Wrap(err, "cannot list GRPCRoutes")
 }
 
-func (r *Reconciler) readRoute(ctx context.Context, rt *gwv1.HTTPRoute, in *translate.Input) error {
-	if _, ok := in.Namespaces[rt.Namespace]; !ok {
+// readRoute reads what a route of namespace routeNS needs: its
+// namespace's labels, its backends and the grants for them.
+func (r *Reconciler) readRoute(ctx context.Context, routeNS string, backends []gatewayapi.ServiceBackend, in *translate.Input) error {
+	if _, ok := in.Namespaces[routeNS]; !ok {
 		ns := &corev1.Namespace{}
-		if err := r.kube.Get(ctx, types.NamespacedName{Name: rt.Namespace}, ns); client.IgnoreNotFound(err) != nil {
+		if err := r.kube.Get(ctx, types.NamespacedName{Name: routeNS}, ns); client.IgnoreNotFound(err) != nil {
 			return errors.Wrap(err, "cannot get the route's namespace")
 		}
-		in.Namespaces[rt.Namespace] = ns.Labels
+		in.Namespaces[routeNS] = ns.Labels
 	}
-	for _, b := range gatewayapi.ServiceBackends(rt) {
-		if err := r.readBackend(ctx, types.NamespacedName{Namespace: b.Namespace, Name: b.Name}, rt.Namespace, in); err != nil {
+	for _, b := range backends {
+		if err := r.readBackend(ctx, types.NamespacedName{Namespace: b.Namespace, Name: b.Name}, routeNS, in); err != nil {
 			return err
 		}
 	}
