@@ -2,7 +2,7 @@
 // GatewayClass whose controllerName is tunnels.cloudflare.com/gateway-controller
 // is a CloudflareTunnel, and the HTTPRoutes attached to it publish their
 // hostnames and paths straight to their backend Services, one
-// PublicHostname per hostname. It writes the GatewayClass's, the Gateway's
+// PublicHostname per hostname (GRPCRoutes theirs, over HTTP/2). It writes the GatewayClass's, the Gateway's
 // and the routes' parent status for its own parents only. The translation
 // is the pure internal/controller/source/gateway/translate; this package
 // reads the world, converges and reports.
@@ -45,6 +45,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gateway/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/gatewayapi"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
@@ -66,6 +67,9 @@ var (
 type Options struct {
 	// ClusterDomain of Service DNS names; "" is cluster.local.
 	ClusterDomain string
+	// Metrics count the routes by kind and state (docs/metrics.md); nil
+	// counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // SetupGated adds the GatewayClass and Gateway controllers once the kinds
@@ -86,7 +90,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 	if err := setupClass(mgr, o); err != nil {
 		return err
 	}
-	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), clusterDomain: opts.ClusterDomain}
+	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), clusterDomain: opts.ClusterDomain, metrics: opts.Metrics}
 	b := ctrl.NewControllerManagedBy(mgr)
 	if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gwv1.GroupName, Kind: "GRPCRoute"}, gwv1.GroupVersion.Version); err == nil {
 		// An optional kind (Gateway API's standard channel has it since
@@ -116,6 +120,8 @@ type Reconciler struct {
 	log           logging.Logger
 	record        event.Recorder
 	clusterDomain string
+	metrics       *metrics.Metrics
+	counted       counted
 }
 
 func (r *Reconciler) gateways(ctx context.Context, opts ...client.ListOption) []gwv1.Gateway {
@@ -223,12 +229,15 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := r.publish(ctx, gw, res, tunnel); err != nil {
+	children, err := r.publish(ctx, gw, res, tunnel)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
+	showLost(&res, children)
 	if err := r.writeRoutes(ctx, gw, res.Routes, res.GRPCRoutes); err != nil {
 		return reconcile.Result{}, err
 	}
+	r.count(req.NamespacedName, res.Routes, res.GRPCRoutes)
 	return r.writeStatus(ctx, gw, translate.Status(gw, res, tunnel))
 }
 
@@ -377,7 +386,8 @@ func (r *Reconciler) tunnel(ctx context.Context, gw *gwv1.Gateway, res translate
 // publish converges the Gateway's PublicHostnames. While its tunnel
 // cannot be used, nothing new is made and nothing published goes (bad
 // input never takes a working site down).
-func (r *Reconciler) publish(ctx context.Context, gw *gwv1.Gateway, res translate.Result, tunnel translate.TunnelState) error {
+// It returns the Gateway's PublicHostnames after.
+func (r *Reconciler) publish(ctx context.Context, gw *gwv1.Gateway, res translate.Result, tunnel translate.TunnelState) ([]source.Owned, error) {
 	hold := !tunnel.Found || res.KeepAll
 	keep := func(m source.Owned) bool {
 		return hold || slices.Contains(res.Keep, m.(*v1alpha1.PublicHostname).Spec.Hostname)
@@ -388,8 +398,8 @@ func (r *Reconciler) publish(ctx context.Context, gw *gwv1.Gateway, res translat
 			d.Objects = append(d.Objects, ph)
 		}
 	}
-	_, err := r.hostnames().Converge(ctx, ownerOf(gw), d)
-	return err
+	out, err := r.hostnames().Converge(ctx, ownerOf(gw), d)
+	return out.Children, err
 }
 
 // writeStatus writes the Gateway's status when it changed, and looks again
@@ -409,6 +419,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, gw *gwv1.Gateway, want gwv
 		return c.Type == string(gwv1.GatewayConditionProgrammed) && c.Status == metav1.ConditionTrue
 	})
 	if !equalStatus(gw.Status, want) {
+		r.warn(gw, translate.GatewayWarnings(gw.Status, want))
 		gw.Status = want
 		if err := r.kube.Status().Update(ctx, gw); err != nil {
 			return reconcile.Result{}, errors.Wrap(err, "cannot update Gateway status")
@@ -438,6 +449,7 @@ func (r *Reconciler) release(ctx context.Context, gw *gwv1.Gateway) (reconcile.R
 	if err := r.writeRoutes(ctx, gw, nil, nil); err != nil {
 		return reconcile.Result{}, err
 	}
+	r.count(types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name})
 	if !meta.WasDeleted(gw) {
 		gw.Status = gwv1.GatewayStatus{}
 		if err := r.kube.Status().Update(ctx, gw); err != nil {

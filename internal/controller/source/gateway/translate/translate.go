@@ -1,5 +1,5 @@
 // Package translate turns a Gateway of this provider's GatewayClass and the
-// HTTPRoutes attached to it into what the Gateway is: one CloudflareTunnel
+// HTTPRoutes and GRPCRoutes attached to it into what the Gateway is: one CloudflareTunnel
 // (made for it, or named by its tunnels.cloudflare.com/tunnel annotation),
 // one PublicHostname per concrete hostname its routes serve, each with the
 // routes' paths sent straight to their backend Services, and the status of
