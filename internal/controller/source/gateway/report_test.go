@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -9,13 +10,15 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gateway/translate"
 )
 
 // A hostname another source published first stays that source's: the
 // route serving it and another is Accepted and PartiallyInvalid with the
 // engine's HostnameConflict, its other hostname is published, and a
 // Warning says so. A backend typo and a listener the tunnel cannot serve
-// are Warnings too, on the route and on the Gateway.
+// are Warnings too, on the route and on the Gateway, and a class's
+// parametersRef on the class.
 func TestConflictsAndBadInputAreSaid(t *testing.T) {
 	t.Parallel()
 	w := setup(t, func(gw *gwv1.Gateway) {
@@ -47,6 +50,13 @@ func TestConflictsAndBadInputAreSaid(t *testing.T) {
 	waitParentConditions(t, typo, "Accepted=True/Accepted", "ResolvedRefs=False/BackendNotFound")
 	p.WaitWarning(t, ns, typo.Name, "BackendNotFound", "wbe")
 	p.WaitWarning(t, ns, w.gateway.Name, "UnsupportedProtocol", "listener tcp")
+	bad := &gwv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "with-parameters-" + ns}, Spec: gwv1.GatewayClassSpec{
+		ControllerName: translate.ControllerName,
+		ParametersRef:  &gwv1.ParametersReference{Group: "example.com", Kind: "Settings", Name: "x"},
+	}}
+	p.Create(t, bad)
+	t.Cleanup(func() { _ = p.Client.Delete(context.Background(), bad) })
+	p.WaitWarning(t, "default", bad.Name, "InvalidParameters", "parametersRef")
 
 	// The holder gone, the route's hostname is its own.
 	p.DeleteAndWait(t, first)

@@ -83,6 +83,13 @@ func GatewayWarnings(old, want gwv1.GatewayStatus) []Warning {
 	return out
 }
 
+// ClassWarnings are what a GatewayClass's new Accepted condition says
+// that needs acting on and its old conditions did not (a parametersRef
+// it cannot take).
+func ClassWarnings(old []metav1.Condition, accepted metav1.Condition) []Warning {
+	return changed(old, []metav1.Condition{accepted}, "")
+}
+
 // RouteWarnings are what this controller's new parent entries of a route
 // of namespace ns say that needs acting on and the old ones did not.
 func RouteWarnings(ns string, old, want []gwv1.RouteParentStatus) []Warning {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
@@ -82,5 +83,21 @@ func TestRouteWarningsAndState(t *testing.T) {
 	}
 	if s := RouteState(ok.Parents); s != metrics.SourceConflict {
 		t.Errorf("lost state %s", s)
+	}
+}
+
+// TestClassWarnings: a class's parametersRef is a Warning once.
+func TestClassWarnings(t *testing.T) {
+	gc := &gwv1.GatewayClass{Spec: gwv1.GatewayClassSpec{ControllerName: ControllerName, ParametersRef: &gwv1.ParametersReference{Group: "example.com", Kind: "P", Name: "x"}}}
+	refused := ClassAccepted(gc)
+	if ws := ClassWarnings(nil, refused); len(ws) != 1 || ws[0].Reason != "InvalidParameters" {
+		t.Errorf("refused: %+v", ws)
+	}
+	if ws := ClassWarnings([]metav1.Condition{refused}, refused); len(ws) != 0 {
+		t.Errorf("refused again: %+v", ws)
+	}
+	gc.Spec.ParametersRef = nil
+	if ws := ClassWarnings([]metav1.Condition{refused}, ClassAccepted(gc)); len(ws) != 0 {
+		t.Errorf("accepted: %+v", ws)
 	}
 }
