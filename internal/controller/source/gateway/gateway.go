@@ -2,7 +2,7 @@
 // GatewayClass whose controllerName is tunnels.cloudflare.com/gateway-controller
 // is a CloudflareTunnel, and the HTTPRoutes attached to it publish their
 // hostnames and paths straight to their backend Services, one
-// PublicHostname per hostname. It writes the GatewayClass's, the Gateway's
+// PublicHostname per hostname (GRPCRoutes theirs, over HTTP/2). It writes the GatewayClass's, the Gateway's
 // and the routes' parent status for its own parents only. The translation
 // is the pure internal/controller/source/gateway/translate; this package
 // reads the world, converges and reports.
@@ -45,6 +45,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gateway/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/gatewayapi"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
@@ -66,6 +67,9 @@ var (
 type Options struct {
 	// ClusterDomain of Service DNS names; "" is cluster.local.
 	ClusterDomain string
+	// Metrics count the routes by kind and state (docs/metrics.md); nil
+	// counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // SetupGated adds the GatewayClass and Gateway controllers once the kinds
@@ -86,11 +90,11 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 	if err := setupClass(mgr, o); err != nil {
 		return err
 	}
-	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), clusterDomain: opts.ClusterDomain}
+	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), clusterDomain: opts.ClusterDomain, metrics: opts.Metrics}
 	b := ctrl.NewControllerManagedBy(mgr)
 	if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gwv1.GroupName, Kind: "GRPCRoute"}, gwv1.GroupVersion.Version); err == nil {
-		// Told they are not supported; an optional kind, watched when
-		// installed with the others.
+		// An optional kind (Gateway API's standard channel has it since
+		// v1.1), watched when installed with the others.
 		b = b.Watches(&gwv1.GRPCRoute{}, handler.EnqueueRequestsFromMapFunc(r.grpcParents))
 	}
 	return b.
@@ -116,6 +120,8 @@ type Reconciler struct {
 	log           logging.Logger
 	record        event.Recorder
 	clusterDomain string
+	metrics       *metrics.Metrics
+	counted       counted
 }
 
 func (r *Reconciler) gateways(ctx context.Context, opts ...client.ListOption) []gwv1.Gateway {
@@ -223,12 +229,15 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := r.publish(ctx, gw, res, tunnel); err != nil {
+	children, err := r.publish(ctx, gw, res, tunnel)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
+	showLost(&res, children)
 	if err := r.writeRoutes(ctx, gw, res.Routes, res.GRPCRoutes); err != nil {
 		return reconcile.Result{}, err
 	}
+	r.count(req.NamespacedName, res.Routes, res.GRPCRoutes)
 	return r.writeStatus(ctx, gw, translate.Status(gw, res, tunnel))
 }
 
@@ -255,7 +264,7 @@ func (r *Reconciler) read(ctx context.Context, gw *gwv1.Gateway) (translate.Inpu
 			continue
 		}
 		in.HTTPRoutes = append(in.HTTPRoutes, rt)
-		if err := r.readRoute(ctx, &rt, &in); err != nil {
+		if err := r.readRoute(ctx, rt.Namespace, gatewayapi.ServiceBackends(&rt), &in); err != nil {
 			return in, err
 		}
 	}
@@ -264,8 +273,12 @@ func (r *Reconciler) read(ctx context.Context, gw *gwv1.Gateway) (translate.Inpu
 		return in, err
 	}
 	for _, rt := range grpcs {
-		if slices.ContainsFunc(rt.Spec.ParentRefs, func(ref gwv1.ParentReference) bool { return gatewayapi.RefersTo(ref, rt.Namespace, gw) }) {
-			in.GRPCRoutes = append(in.GRPCRoutes, rt)
+		if !slices.ContainsFunc(rt.Spec.ParentRefs, func(ref gwv1.ParentReference) bool { return gatewayapi.RefersTo(ref, rt.Namespace, gw) }) {
+			continue
+		}
+		in.GRPCRoutes = append(in.GRPCRoutes, rt)
+		if err := r.readRoute(ctx, rt.Namespace, gatewayapi.GRPCServiceBackends(&rt), &in); err != nil {
+			return in, err
 		}
 	}
 	return in, nil
@@ -287,16 +300,18 @@ func (r *Reconciler) grpcRoutes(ctx context.Context) ([]gwv1.GRPCRoute, error) {
 	return l.Items, errors.Wrap(err, "cannot list GRPCRoutes")
 }
 
-func (r *Reconciler) readRoute(ctx context.Context, rt *gwv1.HTTPRoute, in *translate.Input) error {
-	if _, ok := in.Namespaces[rt.Namespace]; !ok {
+// readRoute reads what a route of namespace routeNS needs: its
+// namespace's labels, its backends and the grants for them.
+func (r *Reconciler) readRoute(ctx context.Context, routeNS string, backends []gatewayapi.ServiceBackend, in *translate.Input) error {
+	if _, ok := in.Namespaces[routeNS]; !ok {
 		ns := &corev1.Namespace{}
-		if err := r.kube.Get(ctx, types.NamespacedName{Name: rt.Namespace}, ns); client.IgnoreNotFound(err) != nil {
+		if err := r.kube.Get(ctx, types.NamespacedName{Name: routeNS}, ns); client.IgnoreNotFound(err) != nil {
 			return errors.Wrap(err, "cannot get the route's namespace")
 		}
-		in.Namespaces[rt.Namespace] = ns.Labels
+		in.Namespaces[routeNS] = ns.Labels
 	}
-	for _, b := range gatewayapi.ServiceBackends(rt) {
-		if err := r.readBackend(ctx, types.NamespacedName{Namespace: b.Namespace, Name: b.Name}, rt.Namespace, in); err != nil {
+	for _, b := range backends {
+		if err := r.readBackend(ctx, types.NamespacedName{Namespace: b.Namespace, Name: b.Name}, routeNS, in); err != nil {
 			return err
 		}
 	}
@@ -371,7 +386,8 @@ func (r *Reconciler) tunnel(ctx context.Context, gw *gwv1.Gateway, res translate
 // publish converges the Gateway's PublicHostnames. While its tunnel
 // cannot be used, nothing new is made and nothing published goes (bad
 // input never takes a working site down).
-func (r *Reconciler) publish(ctx context.Context, gw *gwv1.Gateway, res translate.Result, tunnel translate.TunnelState) error {
+// It returns the Gateway's PublicHostnames after.
+func (r *Reconciler) publish(ctx context.Context, gw *gwv1.Gateway, res translate.Result, tunnel translate.TunnelState) ([]source.Owned, error) {
 	hold := !tunnel.Found || res.KeepAll
 	keep := func(m source.Owned) bool {
 		return hold || slices.Contains(res.Keep, m.(*v1alpha1.PublicHostname).Spec.Hostname)
@@ -382,8 +398,8 @@ func (r *Reconciler) publish(ctx context.Context, gw *gwv1.Gateway, res translat
 			d.Objects = append(d.Objects, ph)
 		}
 	}
-	_, err := r.hostnames().Converge(ctx, ownerOf(gw), d)
-	return err
+	out, err := r.hostnames().Converge(ctx, ownerOf(gw), d)
+	return out.Children, err
 }
 
 // writeStatus writes the Gateway's status when it changed, and looks again
@@ -403,6 +419,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, gw *gwv1.Gateway, want gwv
 		return c.Type == string(gwv1.GatewayConditionProgrammed) && c.Status == metav1.ConditionTrue
 	})
 	if !equalStatus(gw.Status, want) {
+		r.warn(gw, translate.GatewayWarnings(gw.Status, want))
 		gw.Status = want
 		if err := r.kube.Status().Update(ctx, gw); err != nil {
 			return reconcile.Result{}, errors.Wrap(err, "cannot update Gateway status")
@@ -432,6 +449,7 @@ func (r *Reconciler) release(ctx context.Context, gw *gwv1.Gateway) (reconcile.R
 	if err := r.writeRoutes(ctx, gw, nil, nil); err != nil {
 		return reconcile.Result{}, err
 	}
+	r.count(types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name})
 	if !meta.WasDeleted(gw) {
 		gw.Status = gwv1.GatewayStatus{}
 		if err := r.kube.Status().Update(ctx, gw); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gateway/translate"
@@ -21,11 +22,12 @@ import (
 // ClassReconciler accepts the GatewayClasses of this provider's
 // controller name.
 type ClassReconciler struct {
-	kube client.Client
+	kube   client.Client
+	record event.Recorder
 }
 
 func setupClass(mgr ctrl.Manager, o controller.Options) error {
-	r := &ClassReconciler{kube: mgr.GetClient()}
+	r := &ClassReconciler{kube: mgr.GetClient(), record: event.NewAPIRecorder(mgr.GetEventRecorderFor("gatewayclass"))}
 	ours := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		gc, ok := o.(*gwv1.GatewayClass)
 		return ok && gc.Spec.ControllerName == translate.ControllerName
@@ -55,6 +57,9 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req reconcile.Request) 
 	}
 	if len(gc.Status.Conditions) == len(conds) && sameConditions(gc.Status.Conditions, conds) {
 		return reconcile.Result{}, nil
+	}
+	for _, w := range translate.ClassWarnings(gc.Status.Conditions, want) {
+		r.record.Event(gc, event.Warning(event.Reason(w.Reason), errors.New(w.Message)))
 	}
 	gc.Status.Conditions = conds
 	return reconcile.Result{}, errors.Wrap(r.kube.Status().Update(ctx, gc), "cannot update GatewayClass status")

@@ -27,6 +27,8 @@ type host struct {
 	// conflict: the routes ask for different Access checks; the hostname
 	// is not published.
 	conflict bool
+	// http2: its routes are GRPCRoutes, whose backends take HTTP/2.
+	http2 bool
 }
 
 type hosts struct {
@@ -41,7 +43,7 @@ func (hs *hosts) add(rt *route) {
 	for _, name := range rt.hosts {
 		h, ok := hs.byName[name]
 		if !ok {
-			h = &host{name: name, seen: map[string]bool{}, access: rt.access}
+			h = &host{name: name, seen: map[string]bool{}, access: rt.access, http2: rt.http2}
 			hs.byName[name] = h
 			hs.order = append(hs.order, name)
 		} else if !gatewayapi.SameAccess(h.access, rt.access) {
@@ -68,13 +70,13 @@ func (hs *hosts) settle(statuses *[]RouteStatus) {
 		}
 		var ids []string
 		for _, rt := range h.routes {
-			ids = append(ids, "HTTPRoute "+rt.id)
+			ids = append(ids, string(rt.kind)+" "+rt.id)
 		}
 		msg := fmt.Sprintf("hostname %s: %s ask for different Access checks (annotation %s and its siblings); it is not published until they agree", name, strings.Join(ids, " and "), v1alpha1.AnnotationAccessPolicies)
 		for _, rt := range h.routes {
 			for i := range *statuses {
 				st := &(*statuses)[i]
-				if st.Namespace+"/"+st.Name == rt.id {
+				if st.Kind == rt.kind && st.Namespace+"/"+st.Name == rt.id {
 					partiallyInvalid(st, msg)
 				}
 			}
@@ -115,6 +117,9 @@ func (hs *hosts) publicHostnames(gw *gwv1.Gateway, tunnel string) []*v1alpha1.Pu
 			continue
 		}
 		ph := publicHostname(gw, tunnel, name, h.access)
+		if h.http2 {
+			ph.Spec.OriginRequest = &v1alpha1.OriginOptions{HTTP2Origin: ptr.To(true)}
+		}
 		for _, p := range h.paths {
 			if p.Type == v1alpha1.PathTypePrefix && strings.TrimRight(p.Path, "/") == "" {
 				if ph.Spec.Origin == nil {

@@ -84,12 +84,17 @@ type published struct {
 	Hostname, Origin string
 	Paths            []publishedPath
 	Access           bool
+	// HTTP2: HTTP/2 to the origins (a GRPCRoute's).
+	HTTP2 bool
 }
 
 func summary(phs []*v1alpha1.PublicHostname) []published {
 	var out []published
 	for _, ph := range phs {
 		p := published{Hostname: ph.Spec.Hostname, Access: ph.Spec.Access != nil}
+		if o := ph.Spec.OriginRequest; o != nil {
+			p.HTTP2 = ptr.Deref(o.HTTP2Origin, false)
+		}
 		if ph.Spec.Origin != nil {
 			p.Origin = ptr.Deref(ph.Spec.Origin.URL, "")
 		}
@@ -298,14 +303,14 @@ func TestStatus(t *testing.T) {
 	}{
 		"Ready": {tunnel: TunnelState{Found: true, ID: "abc", Ready: true}, want: map[string]string{
 			"Accepted": "True/Accepted", "Programmed": "True/Programmed", "address": "Hostname/abc.cfargotunnel.com",
-			"http.Accepted": "True/Accepted", "http.ResolvedRefs": "True/ResolvedRefs", "http.Programmed": "True/Programmed", "http.kinds": "HTTPRoute",
-			"https.Accepted": "True/Accepted", "https.ResolvedRefs": "True/ResolvedRefs", "https.Programmed": "True/Programmed", "https.kinds": "HTTPRoute",
+			"http.Accepted": "True/Accepted", "http.ResolvedRefs": "True/ResolvedRefs", "http.Programmed": "True/Programmed", "http.kinds": "HTTPRouteGRPCRoute",
+			"https.Accepted": "True/Accepted", "https.ResolvedRefs": "True/ResolvedRefs", "https.Programmed": "True/Programmed", "https.kinds": "HTTPRouteGRPCRoute",
 			"tcp.Accepted": "False/UnsupportedProtocol", "tcp.ResolvedRefs": "True/ResolvedRefs", "tcp.Programmed": "False/Invalid", "tcp.kinds": "",
 		}},
 		"Pending": {tunnel: TunnelState{Found: true}, want: map[string]string{
 			"Accepted": "True/Accepted", "Programmed": "False/Pending",
-			"http.Accepted": "True/Accepted", "http.ResolvedRefs": "True/ResolvedRefs", "http.Programmed": "False/Pending", "http.kinds": "HTTPRoute",
-			"https.Accepted": "True/Accepted", "https.ResolvedRefs": "True/ResolvedRefs", "https.Programmed": "False/Pending", "https.kinds": "HTTPRoute",
+			"http.Accepted": "True/Accepted", "http.ResolvedRefs": "True/ResolvedRefs", "http.Programmed": "False/Pending", "http.kinds": "HTTPRouteGRPCRoute",
+			"https.Accepted": "True/Accepted", "https.ResolvedRefs": "True/ResolvedRefs", "https.Programmed": "False/Pending", "https.kinds": "HTTPRouteGRPCRoute",
 			"tcp.Accepted": "False/UnsupportedProtocol", "tcp.ResolvedRefs": "True/ResolvedRefs", "tcp.Programmed": "False/Invalid", "tcp.kinds": "",
 		}},
 	}
@@ -328,24 +333,6 @@ func TestMadeOrNamedTunnel(t *testing.T) {
 	named := Translate(Input{Gateway: gateway(func(gw *gwv1.Gateway) { gw.Annotations = map[string]string{v1alpha1.AnnotationTunnel: "shared"} })})
 	if named.Tunnel != "shared" || named.MakeTunnel != nil {
 		t.Errorf("named: got %q, %+v", named.Tunnel, named.MakeTunnel)
-	}
-}
-
-// TestGRPCRoutesAreToldTheyAreNotSupported: a GRPCRoute naming the Gateway
-// gets an entry saying no listener takes it; one naming another Gateway
-// gets none.
-func TestGRPCRoutesAreToldTheyAreNotSupported(t *testing.T) {
-	mine := gwv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "g", Generation: 3}}
-	mine.Spec.ParentRefs = []gwv1.ParentReference{{Name: "public"}}
-	other := gwv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "o"}}
-	other.Spec.ParentRefs = []gwv1.ParentReference{{Name: "another"}}
-	res := Translate(Input{Gateway: gateway(), GRPCRoutes: []gwv1.GRPCRoute{mine, other}})
-	want := map[string][]verdict{"edge/g": {{"Accepted": "False/NotAllowedByListeners", "ResolvedRefs": "True/ResolvedRefs"}}}
-	if diff := cmp.Diff(want, verdicts(res.GRPCRoutes)); diff != "" {
-		t.Errorf("GRPCRoute status (-want +got):\n%s", diff)
-	}
-	if g := res.GRPCRoutes[0].Parents[0].Conditions[0].ObservedGeneration; g != 3 {
-		t.Errorf("observedGeneration %d, want 3", g)
 	}
 }
 
