@@ -160,7 +160,9 @@ func TestParameters(t *testing.T) {
 // TestSharing: the made tunnel is shared as the listeners admit routes;
 // listeners selecting with different selectors share it with none.
 func TestSharing(t *testing.T) {
-	sel := func(k string) *metav1.LabelSelector { return &metav1.LabelSelector{MatchLabels: map[string]string{k: "yes"}} }
+	sel := func(k string) *metav1.LabelSelector {
+		return &metav1.LabelSelector{MatchLabels: map[string]string{k: "yes"}}
+	}
 	listener := func(name string, from gwv1.FromNamespaces, s *metav1.LabelSelector) gwv1.Listener {
 		return gwv1.Listener{Name: gwv1.SectionName(name), Port: 80, Protocol: gwv1.HTTPProtocolType,
 			AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: ptr.To(from), Selector: s}}}
