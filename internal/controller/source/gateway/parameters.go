@@ -71,7 +71,7 @@ func tunnelCopy(cur, want source.Owned) bool {
 	labels := source.CopySpec(cur, want)
 	c, okc := cur.(*v1alpha1.CloudflareTunnel)
 	w, okw := want.(*v1alpha1.CloudflareTunnel)
-	return okc && okw && translate.CopyTunnel(c, w) || labels
+	return (okc && okw && translate.CopyTunnel(c, w)) || labels
 }
 
 // warnOnChange raises a Warning when the Gateway's condition want is
