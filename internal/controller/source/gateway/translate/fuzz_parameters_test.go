@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,6 +11,8 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/annotation"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/gatewayapi"
 )
 
 // FuzzParameters: whatever the parameters, the annotations and the
@@ -63,6 +66,40 @@ func FuzzParameters(f *testing.F) {
 			if managed := ph.Spec.DNS == v1alpha1.DNSManaged; managed != (res.DNS.Mode == v1alpha1.DNSModeDNSRecord) {
 				t.Fatalf("mode %s, PublicHostname dns %s", res.DNS.Mode, ph.Spec.DNS)
 			}
+		}
+	})
+}
+
+// FuzzAccessAnnotation: whatever a route's Access annotations say, a
+// hostname is either published with the check the annotations parse to, or
+// held (never published without it), and a held one is never published.
+func FuzzAccessAnnotation(f *testing.F) {
+	f.Add("admins", "", "")
+	f.Add(" ", "", "false")
+	f.Add("", "team", "aud")
+	f.Add("a,,b", "team", "")
+	f.Fuzz(func(t *testing.T, policies, team, aud string) {
+		ann := map[string]string{}
+		for k, v := range map[string]string{v1alpha1.AnnotationAccessPolicies: policies, v1alpha1.AnnotationAccessTeam: team, v1alpha1.AnnotationAccessAudTags: aud} {
+			if v != "" {
+				ann[k] = v
+			}
+		}
+		r := httpRoute("apps", "r", 2, []string{"a.example.com"}, pathRule(gwv1.PathMatchPathPrefix, "/", backendRef("web", 8080)))
+		r.Annotations = ann
+		open := httpRoute("apps", "open", 1, []string{"a.example.com", "b.example.com"}, pathRule(gwv1.PathMatchPathPrefix, "/x", backendRef("web", 8080)))
+		res := Translate(Input{Gateway: gateway(allRoutes), Services: services(service("apps", "web", 8080)), HTTPRoutes: []gwv1.HTTPRoute{r, open}})
+		access, problem := annotation.AccessOr(nil, ann)
+		for _, ph := range res.Published {
+			if slices.Contains(res.Held, ph.Spec.Hostname) {
+				t.Fatalf("%s is held and published", ph.Spec.Hostname)
+			}
+			if ph.Spec.Hostname == "a.example.com" && (problem != "" || !gatewayapi.SameAccess(ph.Spec.Access, access)) {
+				t.Fatalf("a.example.com published with %+v; annotations %v parse to %+v, problem %q", ph.Spec.Access, ann, access, problem)
+			}
+		}
+		if problem != "" && !slices.Contains(res.Held, "a.example.com") {
+			t.Fatalf("annotations %v cannot be used (%s), yet a.example.com is not held: %v", ann, problem, res.Held)
 		}
 	})
 }
