@@ -308,7 +308,17 @@ func TestSharingFollowsAllowedRoutes(t *testing.T) {
 	host := "team-" + ns + ".example.com"
 	r := route(team, ns, "site", []string{host}, pathRule(gwv1.PathMatchPathPrefix, "/", backend("web", 8080)))
 	p.Create(t, r)
-	waitRules(t, w.tunnelID, ns, map[string]string{host + " ": "http://web." + team + ".svc.cluster.local:8080"})
+	// Shared, the tunnel takes another source of that namespace naming it
+	// "<namespace>/<name>": a PublicHostname written by hand.
+	direct := "direct-" + ns + ".example.com"
+	p.Create(t, &v1alpha1.PublicHostname{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "direct"}, Spec: v1alpha1.PublicHostnameSpec{
+		TunnelRef: v1alpha1.TunnelReference{Namespace: ns, Name: "public"}, Hostname: direct, DNS: v1alpha1.DNSNone,
+		Origin: &v1alpha1.Origin{URL: ptr.To("http://web." + team + ".svc.cluster.local:8080")},
+	}})
+	waitRules(t, w.tunnelID, ns, map[string]string{
+		host + " ":   "http://web." + team + ".svc.cluster.local:8080",
+		direct + " ": "http://web." + team + ".svc.cluster.local:8080",
+	})
 	waitParentConditions(t, r, "Accepted=True/Accepted", "ResolvedRefs=True/ResolvedRefs")
 
 	p.Create(t, &v1alpha1.GatewayParameters{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "own-credentials"},
@@ -323,6 +333,7 @@ func TestSharingFollowsAllowedRoutes(t *testing.T) {
 
 	p.Edit(t, gw, func() { gw.Spec.Listeners[0].AllowedRoutes.Namespaces.From = ptr.To(gwv1.NamespacesFromSame) })
 	waitParentConditions(t, r, "Accepted=False/NotAllowedByListeners", "ResolvedRefs=True/ResolvedRefs")
+	// Unshared: the route and the other namespace's PublicHostname go.
 	waitRules(t, w.tunnelID, ns, map[string]string{})
 	waitTunnel(t, ns, "unshared", func(s v1alpha1.CloudflareTunnelSpec) error {
 		if s.AllowedNamespaces != nil && s.AllowedNamespaces.From != v1alpha1.NamespacesFromSame {
