@@ -43,6 +43,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gateway/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/gatewayapi"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
@@ -80,7 +81,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		if err := Setup(mgr, o, opts); err != nil {
 			o.Logger.Info("Cannot set up Gateway API controllers", "error", err)
 		}
-	}, v1alpha1.PublicHostnameGroupVersionKind, v1alpha1.CloudflareTunnelGroupVersionKind,
+	}, v1alpha1.PublicHostnameGroupVersionKind, v1alpha1.CloudflareTunnelGroupVersionKind, v1alpha1.GatewayParametersGroupVersionKind,
 		GatewayGroupVersionKind, GatewayClassGroupVersionKind, HTTPRouteGroupVersionKind, ReferenceGrantGroupVersionKind)
 	return nil
 }
@@ -105,6 +106,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		Owns(&v1alpha1.CloudflareTunnel{}).
 		Watches(&gwv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(r.ofClass)).
 		Watches(&gwv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(r.parents)).
+		Watches(&v1alpha1.GatewayParameters{}, handler.EnqueueRequestsFromMapFunc(r.ofParameters)).
 		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace), builder.WithPredicates(target.Changed())).
 		// Backends, grants and namespace labels move the routes of any
 		// Gateway: there are few Gateways.
@@ -224,6 +226,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	if err := r.settings(ctx, gw, &in); err != nil {
+		return reconcile.Result{}, err
+	}
 	res := translate.Translate(in)
 	tunnel, err := r.tunnel(ctx, gw, res)
 	if err != nil {
@@ -233,12 +238,20 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	dns, err := r.applyDNS(ctx, gw, res, tunnel, publishedHosts(children))
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	showLost(&res, children)
 	if err := r.writeRoutes(ctx, gw, res.Routes, res.GRPCRoutes); err != nil {
 		return reconcile.Result{}, err
 	}
 	r.count(req.NamespacedName, res.Routes, res.GRPCRoutes)
-	return r.writeStatus(ctx, gw, translate.Status(gw, res, tunnel))
+	st := translate.Status(gw, res, tunnel)
+	if dns != nil {
+		st.Conditions = append(st.Conditions, *dns)
+	}
+	return r.writeStatus(ctx, gw, st)
 }
 
 // ours says whether the Gateway's class is one of this provider's.
@@ -340,9 +353,10 @@ func (r *Reconciler) readBackend(ctx context.Context, key types.NamespacedName, 
 	return nil
 }
 
-// tunnels converges the CloudflareTunnel made for a Gateway.
+// tunnels converges the CloudflareTunnel made for a Gateway, its settings
+// following the Gateway's parameters and listeners.
 func (r *Reconciler) tunnels() *source.Converger {
-	return &source.Converger{Kube: r.kube, Record: r.record, Kinds: func() []client.ObjectList {
+	return &source.Converger{Kube: r.kube, Record: r.record, Copy: tunnelCopy, Kinds: func() []client.ObjectList {
 		return []client.ObjectList{&v1alpha1.CloudflareTunnelList{}}
 	}}
 }
@@ -359,10 +373,15 @@ func ownerOf(gw *gwv1.Gateway) source.Owner {
 }
 
 // tunnel makes the Gateway's CloudflareTunnel when the Gateway names none,
-// and says what the Gateway's status needs of it.
+// and says what the Gateway's status needs of it. While the Gateway is not
+// accepted its tunnel stays as it is: settings that cannot be read do not
+// reset a working tunnel to the defaults.
 func (r *Reconciler) tunnel(ctx context.Context, gw *gwv1.Gateway, res translate.Result) (translate.TunnelState, error) {
 	d := source.Desired{}
-	if res.MakeTunnel != nil {
+	switch {
+	case res.KeepAll:
+		d.Keep = func(source.Owned) bool { return true }
+	case res.MakeTunnel != nil:
 		d.Objects = []source.Owned{res.MakeTunnel}
 	}
 	out, err := r.tunnels().Converge(ctx, ownerOf(gw), d)
@@ -385,12 +404,17 @@ func (r *Reconciler) tunnel(ctx context.Context, gw *gwv1.Gateway, res translate
 
 // publish converges the Gateway's PublicHostnames. While its tunnel
 // cannot be used, nothing new is made and nothing published goes (bad
-// input never takes a working site down).
+// input never takes a working site down); a hostname held for its Access
+// check stays only if protected.
 // It returns the Gateway's PublicHostnames after.
 func (r *Reconciler) publish(ctx context.Context, gw *gwv1.Gateway, res translate.Result, tunnel translate.TunnelState) ([]source.Owned, error) {
 	hold := !tunnel.Found || res.KeepAll
 	keep := func(m source.Owned) bool {
-		return hold || slices.Contains(res.Keep, m.(*v1alpha1.PublicHostname).Spec.Hostname)
+		ph := m.(*v1alpha1.PublicHostname)
+		if slices.Contains(res.Held, ph.Spec.Hostname) {
+			return translate.Protected(ph)
+		}
+		return hold || slices.Contains(res.Keep, ph.Spec.Hostname)
 	}
 	d := source.Desired{Keep: keep}
 	if !hold {
@@ -400,6 +424,18 @@ func (r *Reconciler) publish(ctx context.Context, gw *gwv1.Gateway, res translat
 	}
 	out, err := r.hostnames().Converge(ctx, ownerOf(gw), d)
 	return out.Children, err
+}
+
+// publishedHosts are the hostnames of the Gateway's PublicHostnames not
+// being deleted.
+func publishedHosts(children []source.Owned) []string {
+	var hosts []string
+	for _, m := range children {
+		if !meta.WasDeleted(m) {
+			hosts = append(hosts, m.(*v1alpha1.PublicHostname).Spec.Hostname)
+		}
+	}
+	return hosts
 }
 
 // writeStatus writes the Gateway's status when it changed, and looks again
@@ -445,6 +481,9 @@ func (r *Reconciler) release(ctx context.Context, gw *gwv1.Gateway) (reconcile.R
 	gone, err = r.tunnels().Release(ctx, ownerOf(gw))
 	if err != nil || !gone {
 		return reconcile.Result{RequeueAfter: publichostname.ReleaseRecheck}, err
+	}
+	if err := externaldns.Delete(ctx, r.kube, gw.Namespace, gw.Name, gw.UID); err != nil {
+		return reconcile.Result{}, err
 	}
 	if err := r.writeRoutes(ctx, gw, nil, nil); err != nil {
 		return reconcile.Result{}, err

@@ -7,6 +7,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -16,6 +17,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gateway/translate"
 )
 
@@ -36,6 +38,7 @@ func setupClass(mgr ctrl.Manager, o controller.Options) error {
 		Named("gatewayclass").
 		WithOptions(o.ForControllerRuntime()).
 		For(&gwv1.GatewayClass{}, builder.WithPredicates(ours)).
+		Watches(&v1alpha1.GatewayParameters{}, handler.EnqueueRequestsFromMapFunc(r.ofParameters)).
 		Complete(ratelimiter.NewReconciler("gatewayclass", errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
 }
 
@@ -48,7 +51,11 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req reconcile.Request) 
 	if gc.Spec.ControllerName != translate.ControllerName {
 		return reconcile.Result{}, nil
 	}
-	want := translate.ClassAccepted(gc)
+	params, err := readParameters(ctx, r.kube, translate.ClassParametersOf(gc))
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	want := translate.ClassAccepted(gc, params)
 	conds := translate.MergeConditions(gc.Status.Conditions, []metav1.Condition{want}, metav1.Now())
 	for _, c := range gc.Status.Conditions {
 		if c.Type != want.Type {

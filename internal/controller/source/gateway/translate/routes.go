@@ -33,6 +33,9 @@ type route struct {
 	hosts    []string
 	paths    []path
 	access   *v1alpha1.Access
+	// held are the route's hostnames while its Access annotation cannot
+	// be used (see Result.Held).
+	held []string
 	// dropped says, per rule or hostname left out, why (what cloudflared
 	// cannot do): reported as PartiallyInvalid, or Accepted=False when
 	// nothing is left.
@@ -67,8 +70,10 @@ func translateRoute(in Input, ls listeners, r routeObject) *route {
 		verdicts = append(verdicts, verdict{ref: ref, reason: reason, msg: msg})
 	}
 	rt.rules(in, r)
+	accessInvalid := false
 	if a, problem := annotation.AccessOr(nil, r.meta.Annotations); problem != "" {
-		rt.problem = problem + "; nothing of the route is published"
+		rt.problem = problem + "; nothing of the route is published, and its hostnames already published with an Access check stay as they are"
+		accessInvalid = true
 	} else {
 		rt.access = a
 	}
@@ -81,6 +86,9 @@ func translateRoute(in Input, ls listeners, r routeObject) *route {
 	if rt.keepAll {
 		rt.keep = append(rt.keep, rt.hosts...)
 	}
+	if accessInvalid {
+		rt.held = rt.hosts
+	}
 	if rt.problem != "" {
 		rt.hosts, rt.paths = nil, nil
 	}
@@ -88,7 +96,7 @@ func translateRoute(in Input, ls listeners, r routeObject) *route {
 		rt.status.Parents = append(rt.status.Parents, rt.parentStatus(v.ref, v.reason, v.msg, r.meta.Generation))
 	}
 	if !rt.attached {
-		rt.hosts, rt.paths, rt.keep = nil, nil, nil
+		rt.hosts, rt.paths, rt.keep, rt.held = nil, nil, nil, nil
 	}
 	return rt
 }

@@ -41,6 +41,12 @@ type Input struct {
 	Grants map[string][]gwv1beta1.ReferenceGrant
 	// ClusterDomain of Service DNS names; "" is cluster.local.
 	ClusterDomain string
+	// Class is the Gateway's GatewayClass, whose parametersRef applies
+	// when the Gateway names no parameters of its own.
+	Class *gwv1.GatewayClass
+	// Parameters are the GatewayParameters the Gateway or its class names
+	// (see ParametersOf); nil when they name none, or none that exist.
+	Parameters *v1alpha1.GatewayParameters
 }
 
 // RouteStatus is this controller's parent entries of one route.
@@ -80,14 +86,24 @@ type Result struct {
 	Routes []RouteStatus
 	// GRPCRoutes are the parent entries of the GRPCRoutes.
 	GRPCRoutes []RouteStatus
+	// DNS says who writes the hostnames' DNS records.
+	DNS DNS
+	// Held are hostnames whose PublicHostname stays as it is if it has a
+	// required Access check (see Protected), and goes otherwise: a route
+	// naming them has an Access annotation that cannot be used, or their
+	// routes ask for different checks. Security fails closed: nothing is
+	// published without the check asked for, and a protected hostname is
+	// not taken down by a typo.
+	Held []string
 }
 
 // Translate decides what a Gateway is.
 func Translate(in Input) Result {
 	gw := in.Gateway
-	res := Result{Tunnel: TunnelName(gw), MakeTunnel: tunnelFor(gw)}
 	ls := newListeners(gw)
-	res.Accepted = ls.acceptedWithListeners(gatewayAccepted(gw))
+	s := settingsOf(in, ls)
+	res := Result{Tunnel: TunnelName(gw), MakeTunnel: tunnelFor(gw, s), DNS: s.dns}
+	res.Accepted = ls.acceptedWithListeners(gatewayAccepted(gw, s))
 	hosts, claims := newHosts(), kindClaims{}
 	var statuses []RouteStatus
 	for _, r := range routeObjects(in) {
@@ -100,7 +116,8 @@ func Translate(in Input) Result {
 	}
 	hosts.settle(&statuses)
 	res.Routes, res.GRPCRoutes = byKind(statuses)
-	res.Published = hosts.publicHostnames(gw, res.Tunnel)
+	res.Published = hosts.publicHostnames(gw, res.Tunnel, s.dns.publicHostnameDNS())
+	res.Held = hosts.held()
 	res.Listeners = ls.status(gw)
 	if res.Accepted.Status != metav1.ConditionTrue {
 		res.KeepAll, res.Published = true, nil
@@ -126,18 +143,6 @@ func condition(t string, ok bool, reason, msg string, generation int64) metav1.C
 		s = metav1.ConditionFalse
 	}
 	return metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: generation}
-}
-
-// ClassAccepted is the Accepted condition of a GatewayClass of this
-// provider's controller name: it takes no parameters (a Gateway names its
-// tunnel, or has one made, by itself).
-func ClassAccepted(gc *gwv1.GatewayClass) metav1.Condition {
-	if gc.Spec.ParametersRef != nil {
-		return condition(string(gwv1.GatewayClassConditionStatusAccepted), false, string(gwv1.GatewayClassReasonInvalidParameters),
-			"parametersRef is not supported: this provider's GatewayClass takes no parameters; remove it", gc.Generation)
-	}
-	return condition(string(gwv1.GatewayClassConditionStatusAccepted), true, string(gwv1.GatewayClassReasonAccepted),
-		"its Gateways are CloudflareTunnels and their HTTPRoutes and GRPCRoutes are published through them", gc.Generation)
 }
 
 // byKind splits the routes' entries into the HTTPRoutes' and the

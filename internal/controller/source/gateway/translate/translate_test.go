@@ -341,7 +341,7 @@ func TestMadeOrNamedTunnel(t *testing.T) {
 func TestDNSMode(t *testing.T) {
 	webAPI := services(service("apps", "web", 8080))
 	route := httpRoute("apps", "r", 1, []string{"a.example.com"}, pathRule(gwv1.PathMatchPathPrefix, "/", backendRef("web", 8080)))
-	for value, want := range map[string]string{"": v1alpha1.DNSManaged, "DNSRecord": v1alpha1.DNSManaged, "None": v1alpha1.DNSNone} {
+	for value, want := range map[string]string{"": v1alpha1.DNSManaged, "DNSRecord": v1alpha1.DNSManaged, "None": v1alpha1.DNSNone, "ExternalDNS": v1alpha1.DNSNone} {
 		gw := gateway(allRoutes)
 		if value != "" {
 			gw.Annotations = map[string]string{v1alpha1.AnnotationDNS: value}
@@ -350,24 +350,27 @@ func TestDNSMode(t *testing.T) {
 		if len(res.Published) != 1 || res.Published[0].Spec.DNS != want || res.KeepAll {
 			t.Errorf("dns %q: published %+v, keepAll %v; want DNS %s", value, res.Published, res.KeepAll, want)
 		}
+		if mode := modeOr(value); res.DNS.Mode != mode {
+			t.Errorf("dns %q: mode %s, want %s", value, res.DNS.Mode, mode)
+		}
 	}
 	gw := gateway(allRoutes)
-	gw.Annotations = map[string]string{v1alpha1.AnnotationDNS: "ExternalDNS"}
+	gw.Annotations = map[string]string{v1alpha1.AnnotationDNS: "Route53"}
 	res := Translate(Input{Gateway: gw, Services: webAPI, HTTPRoutes: []gwv1.HTTPRoute{route}})
 	if res.Accepted.Status != metav1.ConditionFalse || res.Accepted.Reason != string(gwv1.GatewayReasonInvalidParameters) || !res.KeepAll || len(res.Published) > 0 {
-		t.Errorf("ExternalDNS: accepted %+v, keepAll %v, published %d", res.Accepted, res.KeepAll, len(res.Published))
+		t.Errorf("Route53: accepted %+v, keepAll %v, published %d", res.Accepted, res.KeepAll, len(res.Published))
 	}
 }
 
-// Infrastructure parameters are not supported yet: refused, never ignored
-// in silence, and what is published stays.
+// Infrastructure parameters of a kind this provider does not read are
+// refused, never ignored in silence, and what is published stays.
 func TestInfrastructureParametersAreRefused(t *testing.T) {
 	webAPI := services(service("apps", "web", 8080))
 	route := httpRoute("apps", "r", 1, []string{"a.example.com"}, pathRule(gwv1.PathMatchPathPrefix, "/", backendRef("web", 8080)))
 	gw := gateway(allRoutes)
 	gw.Spec.Infrastructure = &gwv1.GatewayInfrastructure{ParametersRef: &gwv1.LocalParametersReference{Group: "example.com", Kind: "ConnectorSettings", Name: "big"}}
 	res := Translate(Input{Gateway: gw, Services: webAPI, HTTPRoutes: []gwv1.HTTPRoute{route}})
-	if res.Accepted.Status != metav1.ConditionFalse || res.Accepted.Reason != string(gwv1.GatewayReasonInvalidParameters) || !strings.Contains(res.Accepted.Message, `spec.infrastructure.parametersRef names "ConnectorSettings" "big"`) || !res.KeepAll || len(res.Published) > 0 {
+	if res.Accepted.Status != metav1.ConditionFalse || res.Accepted.Reason != string(gwv1.GatewayReasonInvalidParameters) || !strings.Contains(res.Accepted.Message, `spec.infrastructure.parametersRef names "ConnectorSettings" of group "example.com"`) || !res.KeepAll || len(res.Published) > 0 {
 		t.Errorf("parametersRef: accepted %+v, keepAll %v, published %d", res.Accepted, res.KeepAll, len(res.Published))
 	}
 	gw.Spec.Infrastructure = &gwv1.GatewayInfrastructure{Labels: map[gwv1.LabelKey]gwv1.LabelValue{"team": "a"}}

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 )
 
@@ -86,18 +87,35 @@ func TestRouteWarningsAndState(t *testing.T) {
 	}
 }
 
-// TestClassWarnings: a class's parametersRef is a Warning once.
+// TestClassWarnings: a class's parametersRef that cannot be used (another
+// kind, GatewayParameters that do not exist) is a Warning once; one naming
+// GatewayParameters that exist is none.
 func TestClassWarnings(t *testing.T) {
-	gc := &gwv1.GatewayClass{Spec: gwv1.GatewayClassSpec{ControllerName: ControllerName, ParametersRef: &gwv1.ParametersReference{Group: "example.com", Kind: "P", Name: "x"}}}
-	refused := ClassAccepted(gc)
-	if ws := ClassWarnings(nil, refused); len(ws) != 1 || ws[0].Reason != "InvalidParameters" {
-		t.Errorf("refused: %+v", ws)
+	small := params("infra", "small", v1alpha1.GatewayParametersSpec{})
+	cases := map[string]struct {
+		ref    *gwv1.ParametersReference
+		params *v1alpha1.GatewayParameters
+		warn   bool
+	}{
+		"AnotherKind":          {ref: &gwv1.ParametersReference{Group: "example.com", Kind: "P", Name: "x"}, warn: true},
+		"MissingParameters":    {ref: classRef("infra", "big"), params: small, warn: true},
+		"GatewayParameters":    {ref: classRef("infra", "small"), params: small},
+		"NoParametersRefAtAll": {},
 	}
-	if ws := ClassWarnings([]metav1.Condition{refused}, refused); len(ws) != 0 {
-		t.Errorf("refused again: %+v", ws)
-	}
-	gc.Spec.ParametersRef = nil
-	if ws := ClassWarnings([]metav1.Condition{refused}, ClassAccepted(gc)); len(ws) != 0 {
-		t.Errorf("accepted: %+v", ws)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			want := ClassAccepted(class(tc.ref), tc.params)
+			ws := ClassWarnings(nil, want)
+			if got := len(ws) == 1 && ws[0].Reason == string(gwv1.GatewayClassReasonInvalidParameters); got != tc.warn || (!tc.warn && len(ws) != 0) {
+				t.Fatalf("warnings %+v, want a Warning: %v", ws, tc.warn)
+			}
+			if ws := ClassWarnings([]metav1.Condition{want}, want); len(ws) != 0 {
+				t.Errorf("said again: %+v", ws)
+			}
+			fixed := ClassAccepted(class(nil), nil)
+			if ws := ClassWarnings([]metav1.Condition{want}, fixed); len(ws) != 0 {
+				t.Errorf("corrected: %+v", ws)
+			}
+		})
 	}
 }
