@@ -420,3 +420,68 @@ func TestAnInvalidAccessAnnotationKeepsProtected(t *testing.T) {
 		t.Errorf("%s after a bad annotation: rule %v, protected %v; want it kept behind Access", guarded, found, protected)
 	}
 }
+
+// A route of another namespace names its own namespace's AccessPolicies:
+// its unqualified "admins" is its namespace's, never the Gateway's
+// namespace's policy of that name. Until that policy is shared with the
+// Gateway's namespace (where its PublicHostname is), the hostname is not
+// published at all (fails closed); once shared, it is published behind
+// the check.
+func TestAnotherNamespacesRouteNamesItsOwnPolicies(t *testing.T) {
+	t.Parallel()
+	w := setup(t, func(gw *gwv1.Gateway) {
+		gw.Spec.Listeners[0].AllowedRoutes = &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: ptr.To(gwv1.NamespacesFromAll)}}
+	})
+	ns := w.ns
+	team := p.Namespace(t)
+	policy := func(ns string) *ztv1alpha1.AccessPolicy {
+		return &ztv1alpha1.AccessPolicy{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "admins"},
+			Spec: ztv1alpha1.AccessPolicySpec{ForProvider: ztv1alpha1.AccessPolicyParameters{
+				Name: "admins-" + ns, Decision: "allow", Include: []ztv1alpha1.AccessRule{{Email: ptr.To("root@example.com")}},
+			}},
+		}
+	}
+	// The Gateway's namespace has a policy of the same name, shared with
+	// nobody: the route of the other namespace must not get it.
+	p.Create(t, policy(ns))
+	own := policy(team)
+	p.Create(t, own)
+	p.Create(t, service(team, "web", 8080))
+	host := "tenant-" + ns + ".example.com"
+	r := route(team, ns, "site", []string{host}, pathRule(gwv1.PathMatchPathPrefix, "/", backend("web", 8080)))
+	r.Annotations = map[string]string{v1alpha1.AnnotationAccessPolicies: "admins"}
+	p.Create(t, r)
+	waitParentConditions(t, r, "Accepted=True/Accepted", "ResolvedRefs=True/ResolvedRefs")
+
+	ph := publicHostname(ns, host)
+	eventually(t, "the PublicHostname names "+team+"/admins and says it is not shared", func() error {
+		if err := p.Get(ph); err != nil {
+			return err
+		}
+		want := []v1alpha1.AccessPolicyName{{Namespace: team, Name: "admins"}}
+		if ph.Spec.Access == nil || !cmp.Equal(ph.Spec.Access.Policies, want) {
+			return fmt.Errorf("access %+v, want policies %v", ph.Spec.Access, want)
+		}
+		for _, c := range ph.Status.Conditions {
+			if strings.Contains(c.Message, "is not shared with namespace "+ns) {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %+v do not say the policy is not shared", ph.Status.Conditions)
+	})
+	// The PublicHostname has been reconciled and refused: nothing of the
+	// hostname is on the tunnel, neither open nor behind the Gateway's
+	// namespace's policy.
+	if found, _ := protectedRule(t, w.tunnelID, host); found {
+		t.Fatalf("%s has a rule on the tunnel while its policy is not shared with namespace %s", host, ns)
+	}
+
+	p.Edit(t, own, func() { own.Spec.AllowedNamespaces = &ztv1alpha1.AllowedNamespaces{From: "All"} })
+	eventually(t, host+" published behind Access once shared", func() error {
+		if found, protected := protectedRule(t, w.tunnelID, host); !found || !protected {
+			return fmt.Errorf("rule %v, protected %v", found, protected)
+		}
+		return nil
+	})
+}

@@ -70,36 +70,75 @@ func FuzzParameters(f *testing.F) {
 	})
 }
 
-// FuzzAccessAnnotation: whatever a route's Access annotations say, a
-// hostname is either published with the check the annotations parse to, or
-// held (never published without it), and a held one is never published.
+// FuzzAccessAnnotation: whatever a route's Access annotations say, and
+// whichever namespace the route is of, a hostname is either published with
+// the check the annotations parse to (a route of another namespace than
+// the Gateway's: its policies qualified with its own namespace), or held
+// (never published without it), and a held one is never published. A
+// route of another namespace never names a policy of a namespace other
+// than its own.
 func FuzzAccessAnnotation(f *testing.F) {
-	f.Add("admins", "", "")
-	f.Add(" ", "", "false")
-	f.Add("", "team", "aud")
-	f.Add("a,,b", "team", "")
-	f.Fuzz(func(t *testing.T, policies, team, aud string) {
+	f.Add("admins", "", "", false, false)
+	f.Add(" ", "", "false", false, true)
+	f.Add("", "team", "aud", true, false)
+	f.Add("a,,b", "team", "", false, false)
+	f.Add("admins", "", "", true, false)
+	f.Add("edge/admins", "", "", false, false)
+	f.Add("platform/admins,apps/x", "", "", true, true)
+	f.Fuzz(func(t *testing.T, policies, team, aud string, sameNamespace, shared bool) {
 		ann := map[string]string{}
 		for k, v := range map[string]string{v1alpha1.AnnotationAccessPolicies: policies, v1alpha1.AnnotationAccessTeam: team, v1alpha1.AnnotationAccessAudTags: aud} {
 			if v != "" {
 				ann[k] = v
 			}
 		}
-		r := httpRoute("apps", "r", 2, []string{"a.example.com"}, pathRule(gwv1.PathMatchPathPrefix, "/", backendRef("web", 8080)))
+		gw := gateway(allRoutes)
+		ns := "apps"
+		if sameNamespace {
+			ns = gw.Namespace
+		}
+		r := httpRoute(ns, "r", 2, []string{"a.example.com"}, pathRule(gwv1.PathMatchPathPrefix, "/", backendRef("web", 8080)))
 		r.Annotations = ann
-		open := httpRoute("apps", "open", 1, []string{"a.example.com", "b.example.com"}, pathRule(gwv1.PathMatchPathPrefix, "/x", backendRef("web", 8080)))
-		res := Translate(Input{Gateway: gateway(allRoutes), Services: services(service("apps", "web", 8080)), HTTPRoutes: []gwv1.HTTPRoute{r, open}})
+		hosts := []string{"b.example.com"}
+		if shared {
+			hosts = append(hosts, "a.example.com")
+		}
+		open := httpRoute("apps", "open", 1, hosts, pathRule(gwv1.PathMatchPathPrefix, "/x", backendRef("web", 8080)))
+		res := Translate(Input{Gateway: gw, Services: services(service("apps", "web", 8080), service(gw.Namespace, "web", 8080)), HTTPRoutes: []gwv1.HTTPRoute{r, open}})
 		access, problem := annotation.AccessOr(nil, ann)
+		if problem == "" && ns != gw.Namespace && access != nil {
+			// What the route may name, said again independently of
+			// routeAccess: its own namespace's policies only.
+			for i := range access.Policies {
+				switch p := &access.Policies[i]; p.Namespace {
+				case "":
+					p.Namespace = ns
+				case ns:
+				default:
+					problem = "names another namespace's AccessPolicy"
+				}
+			}
+		}
 		for _, ph := range res.Published {
 			if slices.Contains(res.Held, ph.Spec.Hostname) {
 				t.Fatalf("%s is held and published", ph.Spec.Hostname)
 			}
 			if ph.Spec.Hostname == "a.example.com" && (problem != "" || !gatewayapi.SameAccess(ph.Spec.Access, access)) {
-				t.Fatalf("a.example.com published with %+v; annotations %v parse to %+v, problem %q", ph.Spec.Access, ann, access, problem)
+				t.Fatalf("a.example.com published with %+v; annotations %v of a route of namespace %s parse to %+v, problem %q", ph.Spec.Access, ann, ns, access, problem)
+			}
+			if a := ph.Spec.Access; a != nil && ns != gw.Namespace {
+				for _, p := range a.Policies {
+					if p.Namespace != ns {
+						t.Fatalf("%s published with AccessPolicy %s/%s for a route of namespace %s", ph.Spec.Hostname, p.Namespace, p.Name, ns)
+					}
+				}
 			}
 		}
 		if problem != "" && !slices.Contains(res.Held, "a.example.com") {
 			t.Fatalf("annotations %v cannot be used (%s), yet a.example.com is not held: %v", ann, problem, res.Held)
+		}
+		if !shared && problem == "" && !slices.ContainsFunc(res.Published, func(ph *v1alpha1.PublicHostname) bool { return ph.Spec.Hostname == "a.example.com" }) {
+			t.Fatalf("annotations %v can be used, yet a.example.com is not published", ann)
 		}
 	})
 }

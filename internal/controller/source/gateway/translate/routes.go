@@ -71,7 +71,11 @@ func translateRoute(in Input, ls listeners, r routeObject) *route {
 	}
 	rt.rules(in, r)
 	accessInvalid := false
-	if a, problem := annotation.AccessOr(nil, r.meta.Annotations); problem != "" {
+	a, problem := annotation.AccessOr(nil, r.meta.Annotations)
+	if problem == "" {
+		a, problem = routeAccess(a, r.meta.Namespace, in.Gateway.Namespace)
+	}
+	if problem != "" {
 		rt.problem = problem + "; nothing of the route is published, and its hostnames already published with an Access check stay as they are"
 		accessInvalid = true
 	} else {
