@@ -160,7 +160,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, s Settings) error {
 	if err := gatewaybinding.SetupGated(mgr, kube, gatewaybinding.Options{ClusterDomain: s.ClusterDomain, Metrics: s.Metrics}); err != nil {
 		return err
 	}
-	if err := gateway.SetupGated(mgr, kube, gateway.Options{ClusterDomain: s.ClusterDomain}); err != nil {
+	if err := gateway.SetupGated(mgr, kube, gateway.Options{ClusterDomain: s.ClusterDomain, Metrics: s.Metrics}); err != nil {
 		return err
 	}
 	return ingress.SetupGated(mgr, kube, ingress.Options{ClusterDomain: s.ClusterDomain, Metrics: s.Metrics})

@@ -81,7 +81,7 @@ type sourceKey struct {
 }
 
 var descSources = prometheus.NewDesc("cloudflare_tunnel_sources",
-	"Source objects (Ingress, Service, GatewayBinding) the provider translates, by kind and by what became of them the last time: translated, conflict or problem.",
+	"Source objects (Ingress, Service, GatewayBinding, and the HTTPRoutes and GRPCRoutes of native Gateways) the provider translates, by kind and by what became of them the last time: translated, conflict or problem.",
 	[]string{"kind", "state"}, nil)
 
 var (

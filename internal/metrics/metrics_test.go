@@ -26,7 +26,7 @@ func TestSources(t *testing.T) {
 	m.ForgetSource("GatewayBinding", a) // the last one gone: zeros, not nothing
 
 	want := `
-# HELP cloudflare_tunnel_sources Source objects (Ingress, Service, GatewayBinding) the provider translates, by kind and by what became of them the last time: translated, conflict or problem.
+# HELP cloudflare_tunnel_sources Source objects (Ingress, Service, GatewayBinding, and the HTTPRoutes and GRPCRoutes of native Gateways) the provider translates, by kind and by what became of them the last time: translated, conflict or problem.
 # TYPE cloudflare_tunnel_sources gauge
 cloudflare_tunnel_sources{kind="GatewayBinding",state="conflict"} 0
 cloudflare_tunnel_sources{kind="GatewayBinding",state="problem"} 0

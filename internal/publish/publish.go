@@ -121,6 +121,10 @@ func Rules(spec v1alpha1.PublicHostnameSpec, env Env) Result {
 			return
 		}
 		seen[k] = field
+		if opts != nil && ptr.Deref(opts.HTTP2Origin, false) && strings.HasPrefix(svc, "http://") {
+			b.problem(field, "%s is not https, and spec.originRequest.http2Origin asks for HTTP/2, which cloudflared speaks to an origin only over TLS", Clip(svc))
+			return
+		}
 		r := ztv1alpha1.IngressRule{Hostname: ptr.To(host), Path: path, Service: svc, OriginRequest: opts.DeepCopy()}
 		if http2 {
 			if r.OriginRequest == nil {
@@ -366,6 +370,9 @@ func (b *builder) originRequest(o *v1alpha1.OriginOptions) (*ztv1alpha1.OriginRe
 	}
 	if ptr.Deref(o.NoTLSVerify, false) {
 		out.NoTLSVerify = ptr.To(true)
+	}
+	if ptr.Deref(o.HTTP2Origin, false) {
+		out.HTTP2Origin = ptr.To(true)
 	}
 	if n := o.OriginServerName; n != nil {
 		if h, err := Hostname(*n); err != "" || strings.HasPrefix(h, "*") {

@@ -64,6 +64,20 @@ func TestRules(t *testing.T) {
 			}),
 			want: []ztv1alpha1.IngressRule{rule("app.example.com", "", "https://grpc.team-a.svc.cluster.local:8443", &ztv1alpha1.OriginRequest{HTTP2Origin: ptr.To(true)})},
 		},
+		"HTTP2OriginForURLOrigins": {
+			spec: spec(func(s *v1alpha1.PublicHostnameSpec) {
+				s.Origin = &v1alpha1.Origin{URL: ptr.To("https://grpc.apps.svc.cluster.local:8443")}
+				s.OriginRequest = &v1alpha1.OriginOptions{HTTP2Origin: ptr.To(true)}
+			}),
+			want: []ztv1alpha1.IngressRule{rule("app.example.com", "", "https://grpc.apps.svc.cluster.local:8443", &ztv1alpha1.OriginRequest{HTTP2Origin: ptr.To(true)})},
+		},
+		"HTTP2OriginNeedsHTTPS": {
+			spec: spec(func(s *v1alpha1.PublicHostnameSpec) {
+				s.Origin = &v1alpha1.Origin{URL: ptr.To("http://grpc.apps.svc.cluster.local:8080")}
+				s.OriginRequest = &v1alpha1.OriginOptions{HTTP2Origin: ptr.To(true)}
+			}),
+			problems: []string{"spec.origin"},
+		},
 		"SSHAndRDPAndTCP": {
 			spec: spec(func(s *v1alpha1.PublicHostnameSpec) {
 				s.Origin = nil

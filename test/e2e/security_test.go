@@ -55,6 +55,8 @@ func TestProviderPermissionsBySelfSubjectAccessReview(t *testing.T) {
 		// A Gateway of class cloudflare is a CloudflareTunnel made for it.
 		{verb: "create", group: "tunnels.cloudflare.com", resource: "cloudflaretunnels", namespace: "team-a"},
 		{verb: "update", group: "gateway.networking.k8s.io", resource: "gateways", sub: "status", namespace: "team-a"},
+		// Its settings are GatewayParameters, read and never written.
+		{verb: "watch", group: "tunnels.cloudflare.com", resource: "gatewayparameters"},
 		// The reference resolver applies a policy's resolved service-token
 		// and group IDs by patch.
 		{verb: "patch", group: "zerotrust.tunnels.cloudflare.com", resource: "accesspolicies", namespace: "team-a"},
@@ -89,6 +91,7 @@ func TestProviderPermissionsBySelfSubjectAccessReview(t *testing.T) {
 		{verb: "delete", group: "networking.k8s.io", resource: "ingresses", namespace: "team-a"},
 		// Routes are users': only their status.parents entries are ours.
 		{verb: "update", group: "gateway.networking.k8s.io", resource: "httproutes", namespace: "team-a"},
+		{verb: "update", group: "tunnels.cloudflare.com", resource: "gatewayparameters", namespace: "team-a"},
 		{verb: "create", group: "rbac.authorization.k8s.io", resource: "clusterrolebindings"},
 		{verb: "escalate", group: "rbac.authorization.k8s.io", resource: "clusterroles"},
 		{verb: "bind", group: "rbac.authorization.k8s.io", resource: "clusterroles"},

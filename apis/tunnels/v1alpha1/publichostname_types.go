@@ -162,6 +162,13 @@ type OriginOptions struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=300
 	TLSTimeoutSeconds *int64 `json:"tlsTimeoutSeconds,omitempty"`
+
+	// HTTP2Origin makes cloudflared speak HTTP/2 to the origins (gRPC needs
+	// it), as a Service origin of protocol http2 does for its own rule.
+	// cloudflared speaks HTTP/2 to an origin only over TLS: an http://
+	// origin of the hostname is refused.
+	// +optional
+	HTTP2Origin *bool `json:"http2Origin,omitempty"`
 }
 
 // LocalSecretKeySelector selects a key of a Secret in the referrer's

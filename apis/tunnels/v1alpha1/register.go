@@ -64,9 +64,17 @@ var (
 	GatewayBindingGroupVersionKind = SchemeGroupVersion.WithKind(GatewayBindingKind)
 )
 
+// GatewayParameters type metadata.
+var (
+	GatewayParametersKind             = reflect.TypeOf(GatewayParameters{}).Name()
+	GatewayParametersGroupKind        = schema.GroupKind{Group: Group, Kind: GatewayParametersKind}.String()
+	GatewayParametersGroupVersionKind = SchemeGroupVersion.WithKind(GatewayParametersKind)
+)
+
 func init() {
 	SchemeBuilder.Register(&CloudflareTunnel{}, &CloudflareTunnelList{})
 	SchemeBuilder.Register(&GatewayBinding{}, &GatewayBindingList{})
+	SchemeBuilder.Register(&GatewayParameters{}, &GatewayParametersList{})
 	SchemeBuilder.Register(&PublicHostname{}, &PublicHostnameList{})
 	SchemeBuilder.Register(&ProviderConfig{}, &ProviderConfigList{})
 	SchemeBuilder.Register(&ClusterProviderConfig{}, &ClusterProviderConfigList{})

@@ -2,7 +2,7 @@
 // GatewayClass whose controllerName is tunnels.cloudflare.com/gateway-controller
 // is a CloudflareTunnel, and the HTTPRoutes attached to it publish their
 // hostnames and paths straight to their backend Services, one
-// PublicHostname per hostname. It writes the GatewayClass's, the Gateway's
+// PublicHostname per hostname (GRPCRoutes theirs, over HTTP/2). It writes the GatewayClass's, the Gateway's
 // and the routes' parent status for its own parents only. The translation
 // is the pure internal/controller/source/gateway/translate; this package
 // reads the world, converges and reports.
@@ -43,8 +43,10 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gateway/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/gatewayapi"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
@@ -66,6 +68,9 @@ var (
 type Options struct {
 	// ClusterDomain of Service DNS names; "" is cluster.local.
 	ClusterDomain string
+	// Metrics count the routes by kind and state (docs/metrics.md); nil
+	// counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // SetupGated adds the GatewayClass and Gateway controllers once the kinds
@@ -76,7 +81,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		if err := Setup(mgr, o, opts); err != nil {
 			o.Logger.Info("Cannot set up Gateway API controllers", "error", err)
 		}
-	}, v1alpha1.PublicHostnameGroupVersionKind, v1alpha1.CloudflareTunnelGroupVersionKind,
+	}, v1alpha1.PublicHostnameGroupVersionKind, v1alpha1.CloudflareTunnelGroupVersionKind, v1alpha1.GatewayParametersGroupVersionKind,
 		GatewayGroupVersionKind, GatewayClassGroupVersionKind, HTTPRouteGroupVersionKind, ReferenceGrantGroupVersionKind)
 	return nil
 }
@@ -86,11 +91,11 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 	if err := setupClass(mgr, o); err != nil {
 		return err
 	}
-	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), clusterDomain: opts.ClusterDomain}
+	r := &Reconciler{kube: mgr.GetClient(), log: o.Logger.WithValues("controller", name), record: event.NewAPIRecorder(mgr.GetEventRecorderFor(name)), clusterDomain: opts.ClusterDomain, metrics: opts.Metrics}
 	b := ctrl.NewControllerManagedBy(mgr)
 	if _, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: gwv1.GroupName, Kind: "GRPCRoute"}, gwv1.GroupVersion.Version); err == nil {
-		// Told they are not supported; an optional kind, watched when
-		// installed with the others.
+		// An optional kind (Gateway API's standard channel has it since
+		// v1.1), watched when installed with the others.
 		b = b.Watches(&gwv1.GRPCRoute{}, handler.EnqueueRequestsFromMapFunc(r.grpcParents))
 	}
 	return b.
@@ -101,6 +106,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		Owns(&v1alpha1.CloudflareTunnel{}).
 		Watches(&gwv1.GatewayClass{}, handler.EnqueueRequestsFromMapFunc(r.ofClass)).
 		Watches(&gwv1.HTTPRoute{}, handler.EnqueueRequestsFromMapFunc(r.parents)).
+		Watches(&v1alpha1.GatewayParameters{}, handler.EnqueueRequestsFromMapFunc(r.ofParameters)).
 		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.inNamespace), builder.WithPredicates(target.Changed())).
 		// Backends, grants and namespace labels move the routes of any
 		// Gateway: there are few Gateways.
@@ -116,6 +122,8 @@ type Reconciler struct {
 	log           logging.Logger
 	record        event.Recorder
 	clusterDomain string
+	metrics       *metrics.Metrics
+	counted       counted
 }
 
 func (r *Reconciler) gateways(ctx context.Context, opts ...client.ListOption) []gwv1.Gateway {
@@ -218,18 +226,32 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	if err := r.settings(ctx, gw, &in); err != nil {
+		return reconcile.Result{}, err
+	}
 	res := translate.Translate(in)
 	tunnel, err := r.tunnel(ctx, gw, res)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := r.publish(ctx, gw, res, tunnel); err != nil {
+	children, err := r.publish(ctx, gw, res, tunnel)
+	if err != nil {
 		return reconcile.Result{}, err
 	}
+	dns, err := r.applyDNS(ctx, gw, res, tunnel, publishedHosts(children))
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	showLost(&res, children)
 	if err := r.writeRoutes(ctx, gw, res.Routes, res.GRPCRoutes); err != nil {
 		return reconcile.Result{}, err
 	}
-	return r.writeStatus(ctx, gw, translate.Status(gw, res, tunnel))
+	r.count(req.NamespacedName, res.Routes, res.GRPCRoutes)
+	st := translate.Status(gw, res, tunnel)
+	if dns != nil {
+		st.Conditions = append(st.Conditions, *dns)
+	}
+	return r.writeStatus(ctx, gw, st)
 }
 
 // ours says whether the Gateway's class is one of this provider's.
@@ -255,7 +277,7 @@ func (r *Reconciler) read(ctx context.Context, gw *gwv1.Gateway) (translate.Inpu
 			continue
 		}
 		in.HTTPRoutes = append(in.HTTPRoutes, rt)
-		if err := r.readRoute(ctx, &rt, &in); err != nil {
+		if err := r.readRoute(ctx, rt.Namespace, gatewayapi.ServiceBackends(&rt), &in); err != nil {
 			return in, err
 		}
 	}
@@ -264,8 +286,12 @@ func (r *Reconciler) read(ctx context.Context, gw *gwv1.Gateway) (translate.Inpu
 		return in, err
 	}
 	for _, rt := range grpcs {
-		if slices.ContainsFunc(rt.Spec.ParentRefs, func(ref gwv1.ParentReference) bool { return gatewayapi.RefersTo(ref, rt.Namespace, gw) }) {
-			in.GRPCRoutes = append(in.GRPCRoutes, rt)
+		if !slices.ContainsFunc(rt.Spec.ParentRefs, func(ref gwv1.ParentReference) bool { return gatewayapi.RefersTo(ref, rt.Namespace, gw) }) {
+			continue
+		}
+		in.GRPCRoutes = append(in.GRPCRoutes, rt)
+		if err := r.readRoute(ctx, rt.Namespace, gatewayapi.GRPCServiceBackends(&rt), &in); err != nil {
+			return in, err
 		}
 	}
 	return in, nil
@@ -287,16 +313,18 @@ func (r *Reconciler) grpcRoutes(ctx context.Context) ([]gwv1.GRPCRoute, error) {
 	return l.Items, errors.Wrap(err, "cannot list GRPCRoutes")
 }
 
-func (r *Reconciler) readRoute(ctx context.Context, rt *gwv1.HTTPRoute, in *translate.Input) error {
-	if _, ok := in.Namespaces[rt.Namespace]; !ok {
+// readRoute reads what a route of namespace routeNS needs: its
+// namespace's labels, its backends and the grants for them.
+func (r *Reconciler) readRoute(ctx context.Context, routeNS string, backends []gatewayapi.ServiceBackend, in *translate.Input) error {
+	if _, ok := in.Namespaces[routeNS]; !ok {
 		ns := &corev1.Namespace{}
-		if err := r.kube.Get(ctx, types.NamespacedName{Name: rt.Namespace}, ns); client.IgnoreNotFound(err) != nil {
+		if err := r.kube.Get(ctx, types.NamespacedName{Name: routeNS}, ns); client.IgnoreNotFound(err) != nil {
 			return errors.Wrap(err, "cannot get the route's namespace")
 		}
-		in.Namespaces[rt.Namespace] = ns.Labels
+		in.Namespaces[routeNS] = ns.Labels
 	}
-	for _, b := range gatewayapi.ServiceBackends(rt) {
-		if err := r.readBackend(ctx, types.NamespacedName{Namespace: b.Namespace, Name: b.Name}, rt.Namespace, in); err != nil {
+	for _, b := range backends {
+		if err := r.readBackend(ctx, types.NamespacedName{Namespace: b.Namespace, Name: b.Name}, routeNS, in); err != nil {
 			return err
 		}
 	}
@@ -325,9 +353,10 @@ func (r *Reconciler) readBackend(ctx context.Context, key types.NamespacedName, 
 	return nil
 }
 
-// tunnels converges the CloudflareTunnel made for a Gateway.
+// tunnels converges the CloudflareTunnel made for a Gateway, its settings
+// following the Gateway's parameters and listeners.
 func (r *Reconciler) tunnels() *source.Converger {
-	return &source.Converger{Kube: r.kube, Record: r.record, Kinds: func() []client.ObjectList {
+	return &source.Converger{Kube: r.kube, Record: r.record, Copy: tunnelCopy, Kinds: func() []client.ObjectList {
 		return []client.ObjectList{&v1alpha1.CloudflareTunnelList{}}
 	}}
 }
@@ -344,10 +373,15 @@ func ownerOf(gw *gwv1.Gateway) source.Owner {
 }
 
 // tunnel makes the Gateway's CloudflareTunnel when the Gateway names none,
-// and says what the Gateway's status needs of it.
+// and says what the Gateway's status needs of it. While the Gateway is not
+// accepted its tunnel stays as it is: settings that cannot be read do not
+// reset a working tunnel to the defaults.
 func (r *Reconciler) tunnel(ctx context.Context, gw *gwv1.Gateway, res translate.Result) (translate.TunnelState, error) {
 	d := source.Desired{}
-	if res.MakeTunnel != nil {
+	switch {
+	case res.KeepAll:
+		d.Keep = func(source.Owned) bool { return true }
+	case res.MakeTunnel != nil:
 		d.Objects = []source.Owned{res.MakeTunnel}
 	}
 	out, err := r.tunnels().Converge(ctx, ownerOf(gw), d)
@@ -370,11 +404,17 @@ func (r *Reconciler) tunnel(ctx context.Context, gw *gwv1.Gateway, res translate
 
 // publish converges the Gateway's PublicHostnames. While its tunnel
 // cannot be used, nothing new is made and nothing published goes (bad
-// input never takes a working site down).
-func (r *Reconciler) publish(ctx context.Context, gw *gwv1.Gateway, res translate.Result, tunnel translate.TunnelState) error {
+// input never takes a working site down); a hostname held for its Access
+// check stays only if protected.
+// It returns the Gateway's PublicHostnames after.
+func (r *Reconciler) publish(ctx context.Context, gw *gwv1.Gateway, res translate.Result, tunnel translate.TunnelState) ([]source.Owned, error) {
 	hold := !tunnel.Found || res.KeepAll
 	keep := func(m source.Owned) bool {
-		return hold || slices.Contains(res.Keep, m.(*v1alpha1.PublicHostname).Spec.Hostname)
+		ph := m.(*v1alpha1.PublicHostname)
+		if slices.Contains(res.Held, ph.Spec.Hostname) {
+			return translate.Protected(ph)
+		}
+		return hold || slices.Contains(res.Keep, ph.Spec.Hostname)
 	}
 	d := source.Desired{Keep: keep}
 	if !hold {
@@ -382,8 +422,20 @@ func (r *Reconciler) publish(ctx context.Context, gw *gwv1.Gateway, res translat
 			d.Objects = append(d.Objects, ph)
 		}
 	}
-	_, err := r.hostnames().Converge(ctx, ownerOf(gw), d)
-	return err
+	out, err := r.hostnames().Converge(ctx, ownerOf(gw), d)
+	return out.Children, err
+}
+
+// publishedHosts are the hostnames of the Gateway's PublicHostnames not
+// being deleted.
+func publishedHosts(children []source.Owned) []string {
+	var hosts []string
+	for _, m := range children {
+		if !meta.WasDeleted(m) {
+			hosts = append(hosts, m.(*v1alpha1.PublicHostname).Spec.Hostname)
+		}
+	}
+	return hosts
 }
 
 // writeStatus writes the Gateway's status when it changed, and looks again
@@ -403,6 +455,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, gw *gwv1.Gateway, want gwv
 		return c.Type == string(gwv1.GatewayConditionProgrammed) && c.Status == metav1.ConditionTrue
 	})
 	if !equalStatus(gw.Status, want) {
+		r.warn(gw, translate.GatewayWarnings(gw.Status, want))
 		gw.Status = want
 		if err := r.kube.Status().Update(ctx, gw); err != nil {
 			return reconcile.Result{}, errors.Wrap(err, "cannot update Gateway status")
@@ -429,9 +482,13 @@ func (r *Reconciler) release(ctx context.Context, gw *gwv1.Gateway) (reconcile.R
 	if err != nil || !gone {
 		return reconcile.Result{RequeueAfter: publichostname.ReleaseRecheck}, err
 	}
+	if err := externaldns.Delete(ctx, r.kube, gw.Namespace, gw.Name, gw.UID); err != nil {
+		return reconcile.Result{}, err
+	}
 	if err := r.writeRoutes(ctx, gw, nil, nil); err != nil {
 		return reconcile.Result{}, err
 	}
+	r.count(types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name})
 	if !meta.WasDeleted(gw) {
 		gw.Status = gwv1.GatewayStatus{}
 		if err := r.kube.Status().Update(ctx, gw); err != nil {

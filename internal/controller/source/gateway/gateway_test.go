@@ -407,23 +407,6 @@ func TestAllowedRoutesAndDeletingTheClass(t *testing.T) {
 	own := "own-" + w.ns + ".example.com"
 	mine := route(w.ns, w.ns, "own", []string{own}, pathRule(gwv1.PathMatchPathPrefix, "/", backend("web", 8080)))
 	p.Create(t, mine)
-	grpc := &gwv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "grpc"}}
-	grpc.Spec.ParentRefs = []gwv1.ParentReference{{Name: "public"}}
-	grpc.Spec.Hostnames = []gwv1.Hostname{gwv1.Hostname("grpc-" + w.ns + ".example.com")}
-	p.Create(t, grpc)
-	eventually(t, "the GRPCRoute told it is not supported", func() error {
-		if err := p.Get(grpc); err != nil {
-			return err
-		}
-		for _, ps := range grpc.Status.Parents {
-			if ps.ControllerName == translate.ControllerName {
-				if c := condition(ps.Conditions, string(gwv1.RouteConditionAccepted)); c.Status == metav1.ConditionFalse && c.Reason == string(gwv1.RouteReasonNotAllowedByListeners) {
-					return nil
-				}
-			}
-		}
-		return fmt.Errorf("parents %+v", grpc.Status.Parents)
-	})
 	waitRules(t, w.tunnelID, w.ns, map[string]string{own + " ": "http://web." + w.ns + ".svc.cluster.local:8080"})
 	gw := w.gateway
 	eventually(t, "attachedRoutes counts the own route only", func() error {

@@ -29,10 +29,12 @@ func (r *Reconciler) writeRoutes(ctx context.Context, gw *gwv1.Gateway, http, gr
 	}
 	for i := range routes {
 		rt := &routes[i]
-		parents := translate.Parents(rt.Namespace, rt.Status.Parents, gw, entriesOf(http, rt.Namespace, rt.Name), metav1.Now())
+		mine := entriesOf(http, rt.Namespace, rt.Name)
+		parents := translate.Parents(rt.Namespace, rt.Status.Parents, gw, mine, metav1.Now())
 		if equality.Semantic.DeepEqual(parents, rt.Status.Parents) {
 			continue
 		}
+		r.warn(rt, translate.RouteWarnings(rt.Namespace, rt.Status.Parents, mine))
 		rt.Status.Parents = parents
 		if err := r.kube.Status().Update(ctx, rt); err != nil {
 			return errors.Wrapf(err, "cannot update the status of HTTPRoute %s/%s", rt.Namespace, rt.Name)
@@ -44,10 +46,12 @@ func (r *Reconciler) writeRoutes(ctx context.Context, gw *gwv1.Gateway, http, gr
 	}
 	for i := range grpcs {
 		rt := &grpcs[i]
-		parents := translate.Parents(rt.Namespace, rt.Status.Parents, gw, entriesOf(grpc, rt.Namespace, rt.Name), metav1.Now())
+		mine := entriesOf(grpc, rt.Namespace, rt.Name)
+		parents := translate.Parents(rt.Namespace, rt.Status.Parents, gw, mine, metav1.Now())
 		if equality.Semantic.DeepEqual(parents, rt.Status.Parents) {
 			continue
 		}
+		r.warn(rt, translate.RouteWarnings(rt.Namespace, rt.Status.Parents, mine))
 		rt.Status.Parents = parents
 		if err := r.kube.Status().Update(ctx, rt); err != nil {
 			return errors.Wrapf(err, "cannot update the status of GRPCRoute %s/%s", rt.Namespace, rt.Name)

@@ -27,21 +27,30 @@ type host struct {
 	// conflict: the routes ask for different Access checks; the hostname
 	// is not published.
 	conflict bool
+	// http2: its routes are GRPCRoutes, whose backends take HTTP/2.
+	http2 bool
 }
 
 type hosts struct {
 	byName map[string]*host
 	order  []string
+	// holders are, per hostname, the routes ("<kind> <namespace>/<name>")
+	// whose Access annotation cannot be used: the hostname is held (see
+	// Result.Held).
+	holders map[string][]string
 }
 
-func newHosts() *hosts { return &hosts{byName: map[string]*host{}} }
+func newHosts() *hosts { return &hosts{byName: map[string]*host{}, holders: map[string][]string{}} }
 
 // add merges an attached route's hostnames and paths.
 func (hs *hosts) add(rt *route) {
+	for _, name := range rt.held {
+		hs.holders[name] = append(hs.holders[name], string(rt.kind)+" "+rt.id)
+	}
 	for _, name := range rt.hosts {
 		h, ok := hs.byName[name]
 		if !ok {
-			h = &host{name: name, seen: map[string]bool{}, access: rt.access}
+			h = &host{name: name, seen: map[string]bool{}, access: rt.access, http2: rt.http2}
 			hs.byName[name] = h
 			hs.order = append(hs.order, name)
 		} else if !gatewayapi.SameAccess(h.access, rt.access) {
@@ -63,21 +72,32 @@ func (hs *hosts) add(rt *route) {
 func (hs *hosts) settle(statuses *[]RouteStatus) {
 	for _, name := range hs.order {
 		h := hs.byName[name]
+		if holders := hs.holders[name]; len(holders) > 0 {
+			msg := fmt.Sprintf("hostname %s: the Access annotation of %s cannot be used; it is not published until it is corrected", name, strings.Join(holders, " and "))
+			for _, rt := range h.routes {
+				markRoute(statuses, rt, msg)
+			}
+		}
 		if !h.conflict {
 			continue
 		}
 		var ids []string
 		for _, rt := range h.routes {
-			ids = append(ids, "HTTPRoute "+rt.id)
+			ids = append(ids, string(rt.kind)+" "+rt.id)
 		}
 		msg := fmt.Sprintf("hostname %s: %s ask for different Access checks (annotation %s and its siblings); it is not published until they agree", name, strings.Join(ids, " and "), v1alpha1.AnnotationAccessPolicies)
 		for _, rt := range h.routes {
-			for i := range *statuses {
-				st := &(*statuses)[i]
-				if st.Namespace+"/"+st.Name == rt.id {
-					partiallyInvalid(st, msg)
-				}
-			}
+			markRoute(statuses, rt, msg)
+		}
+	}
+}
+
+// markRoute adds msg to the PartiallyInvalid condition of route rt.
+func markRoute(statuses *[]RouteStatus, rt *route, msg string) {
+	for i := range *statuses {
+		st := &(*statuses)[i]
+		if st.Kind == rt.kind && st.Namespace+"/"+st.Name == rt.id {
+			partiallyInvalid(st, msg)
 		}
 	}
 }
@@ -105,16 +125,19 @@ func partiallyInvalid(st *RouteStatus, msg string) {
 // PublicHostname orders them as cloudflared needs: exact before prefix,
 // longer first). A hostname with no path "/" answers 404 elsewhere, the
 // tunnel's catch-all.
-func (hs *hosts) publicHostnames(gw *gwv1.Gateway, tunnel string) []*v1alpha1.PublicHostname {
+func (hs *hosts) publicHostnames(gw *gwv1.Gateway, tunnel, dns string) []*v1alpha1.PublicHostname {
 	names := slices.Clone(hs.order)
 	sort.Strings(names)
 	var out []*v1alpha1.PublicHostname
 	for _, name := range names {
 		h := hs.byName[name]
-		if h.conflict || len(h.paths) == 0 {
+		if h.conflict || len(h.paths) == 0 || len(hs.holders[name]) > 0 {
 			continue
 		}
-		ph := publicHostname(gw, tunnel, name, h.access)
+		ph := publicHostname(gw, tunnel, name, h.access, dns)
+		if h.http2 {
+			ph.Spec.OriginRequest = &v1alpha1.OriginOptions{HTTP2Origin: ptr.To(true)}
+		}
 		for _, p := range h.paths {
 			if p.Type == v1alpha1.PathTypePrefix && strings.TrimRight(p.Path, "/") == "" {
 				if ph.Spec.Origin == nil {
@@ -135,8 +158,7 @@ func PublicHostnameName(gw *gwv1.Gateway, host string) string {
 	return publish.ObjectName(gw.Name, publish.KindPublicHostname, host)
 }
 
-func publicHostname(gw *gwv1.Gateway, tunnel, name string, access *v1alpha1.Access) *v1alpha1.PublicHostname {
-	dns, _ := dnsMode(gw)
+func publicHostname(gw *gwv1.Gateway, tunnel, name string, access *v1alpha1.Access, dns string) *v1alpha1.PublicHostname {
 	return &v1alpha1.PublicHostname{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.PublicHostnameKind},
 		ObjectMeta: metav1.ObjectMeta{
@@ -154,4 +176,27 @@ func publicHostname(gw *gwv1.Gateway, tunnel, name string, access *v1alpha1.Acce
 			DNS:       dns,
 		},
 	}
+}
+
+// held are the hostnames not published because of their Access check:
+// routes disagree on it, or a route's annotation cannot be used.
+func (hs *hosts) held() []string {
+	var out []string
+	for name, h := range hs.byName {
+		if h.conflict {
+			out = append(out, name)
+		}
+	}
+	for name := range hs.holders {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Protected says whether a PublicHostname requires an Access check: held,
+// it stays as it is (a protected hostname is never taken down by a typo);
+// unprotected, it goes (nothing stays open that asks for a check).
+func Protected(ph *v1alpha1.PublicHostname) bool {
+	return ph.Spec.Access != nil && ptr.Deref(ph.Spec.Access.Required, true)
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/gatewayapi"
 )
 
-// KindHTTPRoute is the route kind a listener of this provider's Gateways
-// supports.
+// KindHTTPRoute is a route kind a listener of this provider's Gateways
+// supports (KindGRPCRoute the other).
 const KindHTTPRoute gwv1.Kind = "HTTPRoute"
 
 // listener is one listener and what the translation learns of it.
@@ -24,7 +24,9 @@ type listener struct {
 	badKinds []string
 	// problem keeps the listener from taking routes (Accepted=False).
 	problem, reason string
-	attached        int32
+	// conflicted: another listener has its protocol and hostname.
+	conflicted bool
+	attached   int32
 }
 
 type listeners []*listener
@@ -34,6 +36,7 @@ func newListeners(gw *gwv1.Gateway) listeners {
 	for i := range gw.Spec.Listeners {
 		out = append(out, newListener(&gw.Spec.Listeners[i]))
 	}
+	out.markConflicts()
 	return out
 }
 
@@ -43,29 +46,38 @@ func newListener(l *gwv1.Listener) *listener {
 		out.problem, out.reason = fmt.Sprintf("protocol %s is not supported: a tunnel's public hostnames take HTTP and HTTPS", l.Protocol), string(gwv1.ListenerReasonUnsupportedProtocol)
 		return out
 	}
-	supported := gwv1.RouteGroupKind{Group: ptr.To(gwv1.Group(gatewayapi.Group)), Kind: KindHTTPRoute}
 	if l.AllowedRoutes == nil || len(l.AllowedRoutes.Kinds) == 0 {
-		out.kinds = []gwv1.RouteGroupKind{supported}
+		out.kinds = []gwv1.RouteGroupKind{routeKind(KindHTTPRoute), routeKind(KindGRPCRoute)}
 		return out
 	}
 	for _, k := range l.AllowedRoutes.Kinds {
-		if string(ptr.Deref(k.Group, gatewayapi.Group)) == gatewayapi.Group && k.Kind == KindHTTPRoute {
-			out.kinds = []gwv1.RouteGroupKind{supported}
-		} else {
+		supported := string(ptr.Deref(k.Group, gatewayapi.Group)) == gatewayapi.Group && (k.Kind == KindHTTPRoute || k.Kind == KindGRPCRoute)
+		switch {
+		case supported && !kindIn(k.Kind, out.kinds):
+			out.kinds = append(out.kinds, routeKind(k.Kind))
+		case !supported:
 			out.badKinds = append(out.badKinds, string(ptr.Deref(k.Group, gatewayapi.Group))+"/"+string(k.Kind))
 		}
 	}
 	return out
 }
 
-// admits says whether the listener takes routes of namespace ns of a
-// Gateway of namespace gwNS, or why not.
-func (l *listener) admits(ns, gwNS string, nsLabels map[string]string) (bool, string) {
+func routeKind(k gwv1.Kind) gwv1.RouteGroupKind {
+	return gwv1.RouteGroupKind{Group: ptr.To(gwv1.Group(gatewayapi.Group)), Kind: k}
+}
+
+func kindIn(k gwv1.Kind, kinds []gwv1.RouteGroupKind) bool {
+	return slices.ContainsFunc(kinds, func(rk gwv1.RouteGroupKind) bool { return rk.Kind == k })
+}
+
+// admits says whether the listener takes routes of the kind and of
+// namespace ns of a Gateway of namespace gwNS, or why not.
+func (l *listener) admits(kind gwv1.Kind, ns, gwNS string, nsLabels map[string]string) (bool, string) {
 	if l.problem != "" {
 		return false, fmt.Sprintf("listener %s is not accepted: %s", l.spec.Name, l.problem)
 	}
-	if len(l.kinds) == 0 {
-		return false, fmt.Sprintf("listener %s does not allow HTTPRoutes", l.spec.Name)
+	if !kindIn(kind, l.kinds) {
+		return false, fmt.Sprintf("listener %s does not allow %ss (allowedRoutes.kinds)", l.spec.Name, kind)
 	}
 	from := gwv1.NamespacesFromSame
 	var sel *metav1.LabelSelector
@@ -108,9 +120,12 @@ func (ls listeners) status(gw *gwv1.Gateway) []gwv1.ListenerStatus {
 		resolved := condition(string(gwv1.ListenerConditionResolvedRefs), true, string(gwv1.ListenerReasonResolvedRefs), "no references to resolve", gw.Generation)
 		if len(l.badKinds) > 0 {
 			resolved = condition(string(gwv1.ListenerConditionResolvedRefs), false, string(gwv1.ListenerReasonInvalidRouteKinds),
-				fmt.Sprintf("allowedRoutes.kinds names %s: only HTTPRoute (gateway.networking.k8s.io) is supported", strings.Join(l.badKinds, ", ")), gw.Generation)
+				fmt.Sprintf("allowedRoutes.kinds names %s: only HTTPRoute and GRPCRoute (gateway.networking.k8s.io) are supported", strings.Join(l.badKinds, ", ")), gw.Generation)
 		}
 		st.Conditions = []metav1.Condition{accepted, resolved}
+		if l.conflicted {
+			st.Conditions = append(st.Conditions, l.conflictedCondition(gw.Generation))
+		}
 		out = append(out, st)
 	}
 	return out

@@ -25,12 +25,17 @@ type path struct {
 // route is what the translation learns of one route.
 type route struct {
 	id     string // "<namespace>/<name>"
+	kind   gwv1.Kind
+	http2  bool
 	status RouteStatus
 	// attached: some parent reference attaches it to a listener.
 	attached bool
 	hosts    []string
 	paths    []path
 	access   *v1alpha1.Access
+	// held are the route's hostnames while its Access annotation cannot
+	// be used (see Result.Held).
+	held []string
 	// dropped says, per rule or hostname left out, why (what cloudflared
 	// cannot do): reported as PartiallyInvalid, or Accepted=False when
 	// nothing is left.
@@ -45,16 +50,16 @@ type route struct {
 }
 
 // translateRoute decides what one route publishes and its parent entries.
-func translateRoute(in Input, ls listeners, r *gwv1.HTTPRoute) *route {
-	rt := &route{id: r.Namespace + "/" + r.Name, status: RouteStatus{Namespace: r.Namespace, Name: r.Name}}
+func translateRoute(in Input, ls listeners, r routeObject) *route {
+	rt := &route{id: r.meta.Namespace + "/" + r.meta.Name, kind: r.kind, http2: r.http2, status: RouteStatus{Kind: r.kind, Namespace: r.meta.Namespace, Name: r.meta.Name}}
 	type verdict struct {
 		ref    gwv1.ParentReference
 		reason gwv1.RouteConditionReason
 		msg    string
 	}
 	var verdicts []verdict
-	for _, ref := range r.Spec.ParentRefs {
-		if !gatewayapi.RefersTo(ref, r.Namespace, in.Gateway) {
+	for _, ref := range r.parents {
+		if !gatewayapi.RefersTo(ref, r.meta.Namespace, in.Gateway) {
 			continue
 		}
 		reason, msg, hosts := attach(in, ls, r, ref)
@@ -65,8 +70,14 @@ func translateRoute(in Input, ls listeners, r *gwv1.HTTPRoute) *route {
 		verdicts = append(verdicts, verdict{ref: ref, reason: reason, msg: msg})
 	}
 	rt.rules(in, r)
-	if a, problem := annotation.AccessOr(nil, r.Annotations); problem != "" {
-		rt.problem = problem + "; nothing of the route is published"
+	accessInvalid := false
+	a, problem := annotation.AccessOr(nil, r.meta.Annotations)
+	if problem == "" {
+		a, problem = routeAccess(a, r.meta.Namespace, in.Gateway.Namespace)
+	}
+	if problem != "" {
+		rt.problem = problem + "; nothing of the route is published, and its hostnames already published with an Access check stay as they are"
+		accessInvalid = true
 	} else {
 		rt.access = a
 	}
@@ -79,14 +90,17 @@ func translateRoute(in Input, ls listeners, r *gwv1.HTTPRoute) *route {
 	if rt.keepAll {
 		rt.keep = append(rt.keep, rt.hosts...)
 	}
+	if accessInvalid {
+		rt.held = rt.hosts
+	}
 	if rt.problem != "" {
 		rt.hosts, rt.paths = nil, nil
 	}
 	for _, v := range verdicts {
-		rt.status.Parents = append(rt.status.Parents, rt.parentStatus(v.ref, v.reason, v.msg, r.Generation))
+		rt.status.Parents = append(rt.status.Parents, rt.parentStatus(v.ref, v.reason, v.msg, r.meta.Generation))
 	}
 	if !rt.attached {
-		rt.hosts, rt.paths, rt.keep = nil, nil, nil
+		rt.hosts, rt.paths, rt.keep, rt.held = nil, nil, nil, nil
 	}
 	return rt
 }
@@ -117,7 +131,7 @@ func contains(s []string, v string) bool {
 
 // attach is the verdict on one parent reference naming the Gateway, and
 // the hostnames the route serves through it.
-func attach(in Input, ls listeners, r *gwv1.HTTPRoute, ref gwv1.ParentReference) (gwv1.RouteConditionReason, string, []gatewayapi.Hostname) {
+func attach(in Input, ls listeners, r routeObject, ref gwv1.ParentReference) (gwv1.RouteConditionReason, string, []gatewayapi.Hostname) {
 	var selected, refusals []string
 	var hosts []gatewayapi.Hostname
 	admitted := false
@@ -126,17 +140,17 @@ func attach(in Input, ls listeners, r *gwv1.HTTPRoute, ref gwv1.ParentReference)
 			continue
 		}
 		selected = append(selected, string(l.spec.Name))
-		ok, why := l.admits(r.Namespace, in.Gateway.Namespace, in.Namespaces[r.Namespace])
+		ok, why := l.admits(r.kind, r.meta.Namespace, in.Gateway.Namespace, in.Namespaces[r.meta.Namespace])
 		if !ok {
 			refusals = append(refusals, why)
 			continue
 		}
 		admitted = true
-		if !gatewayapi.Intersects(r.Spec.Hostnames, l.spec.Hostname) {
+		if !gatewayapi.Intersects(r.hostnames, l.spec.Hostname) {
 			continue
 		}
 		l.attached++
-		hosts = append(hosts, gatewayapi.EffectiveHostnames(r.Spec.Hostnames, l.spec.Hostname)...)
+		hosts = append(hosts, gatewayapi.EffectiveHostnames(r.hostnames, l.spec.Hostname)...)
 	}
 	switch {
 	case len(selected) == 0:
@@ -149,31 +163,21 @@ func attach(in Input, ls listeners, r *gwv1.HTTPRoute, ref gwv1.ParentReference)
 	return gwv1.RouteReasonAccepted, "", hosts
 }
 
-// rules reads the route's rules: each path match of a rule whose every
-// part cloudflared can honour becomes a path to the rule's one backend.
-func (rt *route) rules(in Input, r *gwv1.HTTPRoute) {
-	rt.resolved = metav1.Condition{Type: string(gwv1.RouteConditionResolvedRefs), Status: metav1.ConditionTrue, Reason: string(gwv1.RouteReasonResolvedRefs), Message: "every backend resolves", ObservedGeneration: r.Generation}
-	for i := range r.Spec.Rules {
-		rule := &r.Spec.Rules[i]
-		name := fmt.Sprintf("rule %d", i)
-		if rule.Name != nil {
-			name = fmt.Sprintf("rule %d (%s)", i, *rule.Name)
-		}
-		if why := unsupported(rule); why != "" {
-			rt.dropped = append(rt.dropped, name+": "+why)
+// rules reads the route's rules: each path of a rule whose every part
+// cloudflared can honour goes to the rule's one backend.
+func (rt *route) rules(in Input, r routeObject) {
+	rt.resolved = metav1.Condition{Type: string(gwv1.RouteConditionResolvedRefs), Status: metav1.ConditionTrue, Reason: string(gwv1.RouteReasonResolvedRefs), Message: "every backend resolves", ObservedGeneration: r.meta.Generation}
+	for _, rule := range r.rules {
+		if rule.why != "" {
+			rt.dropped = append(rt.dropped, rule.name+": "+rule.why)
 			continue
 		}
-		paths, why := matches(rule.Matches)
-		if why != "" {
-			rt.dropped = append(rt.dropped, name+": "+why)
-			continue
-		}
-		url, reason, why := backend(in, r, rule.BackendRefs)
+		url, reason, why := backend(in, r, rule.refs)
 		if reason != "" {
-			rt.unresolved(reason, name+": "+why)
+			rt.unresolved(reason, rule.name+": "+why)
 			continue
 		}
-		for _, p := range paths {
+		for _, p := range rule.paths {
 			p.URL = url
 			rt.paths = append(rt.paths, p)
 		}
@@ -288,11 +292,11 @@ func matchPath(m *gwv1.HTTPPathMatch) (path, string) {
 // backend resolves a rule's one weighted backend to an origin URL, or says
 // why it does not resolve (a Gateway API ResolvedRefs reason). A rule with
 // no backend answers 500, as Gateway API prescribes.
-func backend(in Input, r *gwv1.HTTPRoute, refs []gwv1.HTTPBackendRef) (string, gwv1.RouteConditionReason, string) {
+func backend(in Input, r routeObject, refs []gwv1.BackendRef) (string, gwv1.RouteConditionReason, string) {
 	var ref *gwv1.BackendRef
 	for i := range refs {
 		if ptr.Deref(refs[i].Weight, 1) > 0 {
-			ref = &refs[i].BackendRef
+			ref = &refs[i]
 		}
 	}
 	if ref == nil {
@@ -302,9 +306,9 @@ func backend(in Input, r *gwv1.HTTPRoute, refs []gwv1.HTTPBackendRef) (string, g
 	if group != "" || kind != "Service" {
 		return "", gwv1.RouteReasonInvalidKind, fmt.Sprintf("backend %s of kind %s/%s: only Services are supported", ref.Name, group, kind)
 	}
-	ns := string(ptr.Deref(ref.Namespace, gwv1.Namespace(r.Namespace)))
-	if ns != r.Namespace && !sharing.ServiceGrantedTo(in.Grants[ns], sharing.From{Group: gatewayapi.Group, Kind: "HTTPRoute", Namespace: r.Namespace}, string(ref.Name)) {
-		return "", gwv1.RouteReasonRefNotPermitted, fmt.Sprintf("Service %s/%s is in another namespace, and no ReferenceGrant there allows HTTPRoutes of namespace %s to use it", ns, ref.Name, r.Namespace)
+	ns := string(ptr.Deref(ref.Namespace, gwv1.Namespace(r.meta.Namespace)))
+	if ns != r.meta.Namespace && !sharing.ServiceGrantedTo(in.Grants[ns], sharing.From{Group: gatewayapi.Group, Kind: string(r.kind), Namespace: r.meta.Namespace}, string(ref.Name)) {
+		return "", gwv1.RouteReasonRefNotPermitted, fmt.Sprintf("Service %s/%s is in another namespace, and no ReferenceGrant there allows %ss of namespace %s to use it", ns, ref.Name, r.kind, r.meta.Namespace)
 	}
 	svc := in.Services[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}]
 	if svc == nil {
@@ -312,9 +316,16 @@ func backend(in Input, r *gwv1.HTTPRoute, refs []gwv1.HTTPBackendRef) (string, g
 	}
 	port := int32(ptr.Deref(ref.Port, 0))
 	for _, p := range svc.Spec.Ports {
-		if p.Port == port {
+		if p.Port != port {
+			continue
+		}
+		if !r.http2 {
 			return originURL(scheme(ptr.Deref(p.AppProtocol, "")), string(ref.Name), ns, in.ClusterDomain, port), "", ""
 		}
+		if why := http2Port(p); why != "" {
+			return "", gwv1.RouteReasonUnsupportedProtocol, fmt.Sprintf("Service %s/%s port %d: %s", ns, ref.Name, port, why)
+		}
+		return originURL("https", string(ref.Name), ns, in.ClusterDomain, port), "", ""
 	}
 	return "", gwv1.RouteReasonBackendNotFound, fmt.Sprintf("Service %s/%s has no port %d", ns, ref.Name, port)
 }

@@ -1,5 +1,5 @@
 // Package translate turns a Gateway of this provider's GatewayClass and the
-// HTTPRoutes attached to it into what the Gateway is: one CloudflareTunnel
+// HTTPRoutes and GRPCRoutes attached to it into what the Gateway is: one CloudflareTunnel
 // (made for it, or named by its tunnels.cloudflare.com/tunnel annotation),
 // one PublicHostname per concrete hostname its routes serve, each with the
 // routes' paths sent straight to their backend Services, and the status of
@@ -17,7 +17,6 @@ import (
 	gwv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/gatewayapi"
 )
 
 // ControllerName is the controller name of this provider's GatewayClasses.
@@ -31,8 +30,7 @@ type Input struct {
 	Gateway *gwv1.Gateway
 	// HTTPRoutes naming the Gateway among their parents, of any namespace.
 	HTTPRoutes []gwv1.HTTPRoute
-	// GRPCRoutes naming the Gateway among their parents: not supported by
-	// this provider's Gateways, and told so.
+	// GRPCRoutes naming the Gateway among their parents, of any namespace.
 	GRPCRoutes []gwv1.GRPCRoute
 	// Namespaces are the labels of the routes' namespaces, for listeners
 	// that select namespaces by label.
@@ -43,12 +41,22 @@ type Input struct {
 	Grants map[string][]gwv1beta1.ReferenceGrant
 	// ClusterDomain of Service DNS names; "" is cluster.local.
 	ClusterDomain string
+	// Class is the Gateway's GatewayClass, whose parametersRef applies
+	// when the Gateway names no parameters of its own.
+	Class *gwv1.GatewayClass
+	// Parameters are the GatewayParameters the Gateway or its class names
+	// (see ParametersOf); nil when they name none, or none that exist.
+	Parameters *v1alpha1.GatewayParameters
 }
 
 // RouteStatus is this controller's parent entries of one route.
 type RouteStatus struct {
+	// Kind of the route: HTTPRoute or GRPCRoute.
+	Kind            gwv1.Kind
 	Namespace, Name string
-	Parents         []gwv1.RouteParentStatus
+	// Hostnames the route publishes through the Gateway.
+	Hostnames []string
+	Parents   []gwv1.RouteParentStatus
 }
 
 // Result is what a Gateway should be.
@@ -73,32 +81,44 @@ type Result struct {
 	// serving them names a backend that does not exist (a typo loses
 	// nothing).
 	Keep []string
-	// Routes are the parent entries this controller writes.
+	// Routes are the parent entries this controller writes of the
+	// HTTPRoutes.
 	Routes []RouteStatus
 	// GRPCRoutes are the parent entries of the GRPCRoutes.
 	GRPCRoutes []RouteStatus
+	// DNS says who writes the hostnames' DNS records.
+	DNS DNS
+	// Held are hostnames whose PublicHostname stays as it is if it has a
+	// required Access check (see Protected), and goes otherwise: a route
+	// naming them has an Access annotation that cannot be used, or their
+	// routes ask for different checks. Security fails closed: nothing is
+	// published without the check asked for, and a protected hostname is
+	// not taken down by a typo.
+	Held []string
 }
 
 // Translate decides what a Gateway is.
 func Translate(in Input) Result {
 	gw := in.Gateway
-	res := Result{Tunnel: TunnelName(gw), MakeTunnel: tunnelFor(gw)}
-	res.Accepted = gatewayAccepted(gw)
 	ls := newListeners(gw)
-	routes := slices.Clone(in.HTTPRoutes)
-	slices.SortFunc(routes, func(a, b gwv1.HTTPRoute) int { return gatewayapi.OlderFirst(&a.ObjectMeta, &b.ObjectMeta) })
-	hosts := newHosts()
-	for i := range routes {
-		r := &routes[i]
+	s := settingsOf(in, ls)
+	res := Result{Tunnel: TunnelName(gw), MakeTunnel: tunnelFor(gw, s), DNS: s.dns}
+	res.Accepted = ls.acceptedWithListeners(gatewayAccepted(gw, s))
+	hosts, claims := newHosts(), kindClaims{}
+	var statuses []RouteStatus
+	for _, r := range routeObjects(in) {
 		rt := translateRoute(in, ls, r)
+		claims.settleKinds(rt)
 		hosts.add(rt)
-		res.Routes = append(res.Routes, rt.status)
+		rt.status.Hostnames = rt.hosts
+		statuses = append(statuses, rt.status)
 		res.Keep = append(res.Keep, rt.keep...)
 	}
-	hosts.settle(&res.Routes)
-	res.Published = hosts.publicHostnames(gw, res.Tunnel)
+	hosts.settle(&statuses)
+	res.Routes, res.GRPCRoutes = byKind(statuses)
+	res.Published = hosts.publicHostnames(gw, res.Tunnel, s.dns.publicHostnameDNS())
+	res.Held = hosts.held()
 	res.Listeners = ls.status(gw)
-	res.GRPCRoutes = grpcRoutes(gw, in.GRPCRoutes)
 	if res.Accepted.Status != metav1.ConditionTrue {
 		res.KeepAll, res.Published = true, nil
 	}
@@ -125,38 +145,18 @@ func condition(t string, ok bool, reason, msg string, generation int64) metav1.C
 	return metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: generation}
 }
 
-// ClassAccepted is the Accepted condition of a GatewayClass of this
-// provider's controller name: it takes no parameters (a Gateway names its
-// tunnel, or has one made, by itself).
-func ClassAccepted(gc *gwv1.GatewayClass) metav1.Condition {
-	if gc.Spec.ParametersRef != nil {
-		return condition(string(gwv1.GatewayClassConditionStatusAccepted), false, string(gwv1.GatewayClassReasonInvalidParameters),
-			"parametersRef is not supported: this provider's GatewayClass takes no parameters; remove it", gc.Generation)
-	}
-	return condition(string(gwv1.GatewayClassConditionStatusAccepted), true, string(gwv1.GatewayClassReasonAccepted),
-		"its Gateways are CloudflareTunnels and their HTTPRoutes are published through them", gc.Generation)
-}
-
-// grpcRoutes are the parent entries of GRPCRoutes naming the Gateway: not
-// accepted, since no listener supports the kind (GRPCRoutes are not
-// published through this provider's Gateways yet).
-func grpcRoutes(gw *gwv1.Gateway, routes []gwv1.GRPCRoute) []RouteStatus {
-	var out []RouteStatus
-	for _, r := range routes {
-		st := RouteStatus{Namespace: r.Namespace, Name: r.Name}
-		for _, ref := range r.Spec.ParentRefs {
-			if !gatewayapi.RefersTo(ref, r.Namespace, gw) {
-				continue
-			}
-			st.Parents = append(st.Parents, gwv1.RouteParentStatus{ParentRef: ref, ControllerName: ControllerName, Conditions: []metav1.Condition{
-				condition(string(gwv1.RouteConditionAccepted), false, string(gwv1.RouteReasonNotAllowedByListeners),
-					"GRPCRoutes are not supported by Gateways of class "+string(gw.Spec.GatewayClassName)+": its listeners take HTTPRoutes only; nothing of the route is published", r.Generation),
-				condition(string(gwv1.RouteConditionResolvedRefs), true, string(gwv1.RouteReasonResolvedRefs), "not evaluated: the route is not accepted", r.Generation),
-			}})
-		}
-		if len(st.Parents) > 0 {
-			out = append(out, st)
+// byKind splits the routes' entries into the HTTPRoutes' and the
+// GRPCRoutes'; a route naming the Gateway in none of its parent
+// references has none.
+func byKind(sts []RouteStatus) (http, grpc []RouteStatus) {
+	for _, st := range sts {
+		switch {
+		case len(st.Parents) == 0:
+		case st.Kind == KindGRPCRoute:
+			grpc = append(grpc, st)
+		default:
+			http = append(http, st)
 		}
 	}
-	return out
+	return http, grpc
 }

@@ -84,12 +84,17 @@ type published struct {
 	Hostname, Origin string
 	Paths            []publishedPath
 	Access           bool
+	// HTTP2: HTTP/2 to the origins (a GRPCRoute's).
+	HTTP2 bool
 }
 
 func summary(phs []*v1alpha1.PublicHostname) []published {
 	var out []published
 	for _, ph := range phs {
 		p := published{Hostname: ph.Spec.Hostname, Access: ph.Spec.Access != nil}
+		if o := ph.Spec.OriginRequest; o != nil {
+			p.HTTP2 = ptr.Deref(o.HTTP2Origin, false)
+		}
 		if ph.Spec.Origin != nil {
 			p.Origin = ptr.Deref(ph.Spec.Origin.URL, "")
 		}
@@ -298,14 +303,14 @@ func TestStatus(t *testing.T) {
 	}{
 		"Ready": {tunnel: TunnelState{Found: true, ID: "abc", Ready: true}, want: map[string]string{
 			"Accepted": "True/Accepted", "Programmed": "True/Programmed", "address": "Hostname/abc.cfargotunnel.com",
-			"http.Accepted": "True/Accepted", "http.ResolvedRefs": "True/ResolvedRefs", "http.Programmed": "True/Programmed", "http.kinds": "HTTPRoute",
-			"https.Accepted": "True/Accepted", "https.ResolvedRefs": "True/ResolvedRefs", "https.Programmed": "True/Programmed", "https.kinds": "HTTPRoute",
+			"http.Accepted": "True/Accepted", "http.ResolvedRefs": "True/ResolvedRefs", "http.Programmed": "True/Programmed", "http.kinds": "HTTPRouteGRPCRoute",
+			"https.Accepted": "True/Accepted", "https.ResolvedRefs": "True/ResolvedRefs", "https.Programmed": "True/Programmed", "https.kinds": "HTTPRouteGRPCRoute",
 			"tcp.Accepted": "False/UnsupportedProtocol", "tcp.ResolvedRefs": "True/ResolvedRefs", "tcp.Programmed": "False/Invalid", "tcp.kinds": "",
 		}},
 		"Pending": {tunnel: TunnelState{Found: true}, want: map[string]string{
 			"Accepted": "True/Accepted", "Programmed": "False/Pending",
-			"http.Accepted": "True/Accepted", "http.ResolvedRefs": "True/ResolvedRefs", "http.Programmed": "False/Pending", "http.kinds": "HTTPRoute",
-			"https.Accepted": "True/Accepted", "https.ResolvedRefs": "True/ResolvedRefs", "https.Programmed": "False/Pending", "https.kinds": "HTTPRoute",
+			"http.Accepted": "True/Accepted", "http.ResolvedRefs": "True/ResolvedRefs", "http.Programmed": "False/Pending", "http.kinds": "HTTPRouteGRPCRoute",
+			"https.Accepted": "True/Accepted", "https.ResolvedRefs": "True/ResolvedRefs", "https.Programmed": "False/Pending", "https.kinds": "HTTPRouteGRPCRoute",
 			"tcp.Accepted": "False/UnsupportedProtocol", "tcp.ResolvedRefs": "True/ResolvedRefs", "tcp.Programmed": "False/Invalid", "tcp.kinds": "",
 		}},
 	}
@@ -331,30 +336,12 @@ func TestMadeOrNamedTunnel(t *testing.T) {
 	}
 }
 
-// TestGRPCRoutesAreToldTheyAreNotSupported: a GRPCRoute naming the Gateway
-// gets an entry saying no listener takes it; one naming another Gateway
-// gets none.
-func TestGRPCRoutesAreToldTheyAreNotSupported(t *testing.T) {
-	mine := gwv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "g", Generation: 3}}
-	mine.Spec.ParentRefs = []gwv1.ParentReference{{Name: "public"}}
-	other := gwv1.GRPCRoute{ObjectMeta: metav1.ObjectMeta{Namespace: "edge", Name: "o"}}
-	other.Spec.ParentRefs = []gwv1.ParentReference{{Name: "another"}}
-	res := Translate(Input{Gateway: gateway(), GRPCRoutes: []gwv1.GRPCRoute{mine, other}})
-	want := map[string][]verdict{"edge/g": {{"Accepted": "False/NotAllowedByListeners", "ResolvedRefs": "True/ResolvedRefs"}}}
-	if diff := cmp.Diff(want, verdicts(res.GRPCRoutes)); diff != "" {
-		t.Errorf("GRPCRoute status (-want +got):\n%s", diff)
-	}
-	if g := res.GRPCRoutes[0].Parents[0].Conditions[0].ObservedGeneration; g != 3 {
-		t.Errorf("observedGeneration %d, want 3", g)
-	}
-}
-
 // TestDNSMode: the Gateway's dns annotation sets its hostnames' DNS; a
 // value it cannot honour is not accepted and publishes nothing new.
 func TestDNSMode(t *testing.T) {
 	webAPI := services(service("apps", "web", 8080))
 	route := httpRoute("apps", "r", 1, []string{"a.example.com"}, pathRule(gwv1.PathMatchPathPrefix, "/", backendRef("web", 8080)))
-	for value, want := range map[string]string{"": v1alpha1.DNSManaged, "DNSRecord": v1alpha1.DNSManaged, "None": v1alpha1.DNSNone} {
+	for value, want := range map[string]string{"": v1alpha1.DNSManaged, "DNSRecord": v1alpha1.DNSManaged, "None": v1alpha1.DNSNone, "ExternalDNS": v1alpha1.DNSNone} {
 		gw := gateway(allRoutes)
 		if value != "" {
 			gw.Annotations = map[string]string{v1alpha1.AnnotationDNS: value}
@@ -363,24 +350,27 @@ func TestDNSMode(t *testing.T) {
 		if len(res.Published) != 1 || res.Published[0].Spec.DNS != want || res.KeepAll {
 			t.Errorf("dns %q: published %+v, keepAll %v; want DNS %s", value, res.Published, res.KeepAll, want)
 		}
+		if mode := modeOr(value); res.DNS.Mode != mode {
+			t.Errorf("dns %q: mode %s, want %s", value, res.DNS.Mode, mode)
+		}
 	}
 	gw := gateway(allRoutes)
-	gw.Annotations = map[string]string{v1alpha1.AnnotationDNS: "ExternalDNS"}
+	gw.Annotations = map[string]string{v1alpha1.AnnotationDNS: "Route53"}
 	res := Translate(Input{Gateway: gw, Services: webAPI, HTTPRoutes: []gwv1.HTTPRoute{route}})
 	if res.Accepted.Status != metav1.ConditionFalse || res.Accepted.Reason != string(gwv1.GatewayReasonInvalidParameters) || !res.KeepAll || len(res.Published) > 0 {
-		t.Errorf("ExternalDNS: accepted %+v, keepAll %v, published %d", res.Accepted, res.KeepAll, len(res.Published))
+		t.Errorf("Route53: accepted %+v, keepAll %v, published %d", res.Accepted, res.KeepAll, len(res.Published))
 	}
 }
 
-// Infrastructure parameters are not supported yet: refused, never ignored
-// in silence, and what is published stays.
+// Infrastructure parameters of a kind this provider does not read are
+// refused, never ignored in silence, and what is published stays.
 func TestInfrastructureParametersAreRefused(t *testing.T) {
 	webAPI := services(service("apps", "web", 8080))
 	route := httpRoute("apps", "r", 1, []string{"a.example.com"}, pathRule(gwv1.PathMatchPathPrefix, "/", backendRef("web", 8080)))
 	gw := gateway(allRoutes)
 	gw.Spec.Infrastructure = &gwv1.GatewayInfrastructure{ParametersRef: &gwv1.LocalParametersReference{Group: "example.com", Kind: "ConnectorSettings", Name: "big"}}
 	res := Translate(Input{Gateway: gw, Services: webAPI, HTTPRoutes: []gwv1.HTTPRoute{route}})
-	if res.Accepted.Status != metav1.ConditionFalse || res.Accepted.Reason != string(gwv1.GatewayReasonInvalidParameters) || !strings.Contains(res.Accepted.Message, `spec.infrastructure.parametersRef names "ConnectorSettings" "big"`) || !res.KeepAll || len(res.Published) > 0 {
+	if res.Accepted.Status != metav1.ConditionFalse || res.Accepted.Reason != string(gwv1.GatewayReasonInvalidParameters) || !strings.Contains(res.Accepted.Message, `spec.infrastructure.parametersRef names "ConnectorSettings" of group "example.com"`) || !res.KeepAll || len(res.Published) > 0 {
 		t.Errorf("parametersRef: accepted %+v, keepAll %v, published %d", res.Accepted, res.KeepAll, len(res.Published))
 	}
 	gw.Spec.Infrastructure = &gwv1.GatewayInfrastructure{Labels: map[gwv1.LabelKey]gwv1.LabelValue{"team": "a"}}

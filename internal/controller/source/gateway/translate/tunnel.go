@@ -13,20 +13,23 @@ import (
 
 // tunnelFor is the CloudflareTunnel made for a Gateway that names none:
 // named after the Gateway in its namespace, its Cloudflare name
-// "<namespace>-<name>" (tunnel names are the account's, not a namespace's).
-func tunnelFor(gw *gwv1.Gateway) *v1alpha1.CloudflareTunnel {
+// "<namespace>-<name>" (tunnel names are the account's, not a namespace's),
+// with the settings of its parameters, shared as its listeners admit.
+func tunnelFor(gw *gwv1.Gateway, s settings) *v1alpha1.CloudflareTunnel {
 	if gw.Annotations[v1alpha1.AnnotationTunnel] != "" {
 		return nil
 	}
-	return &v1alpha1.CloudflareTunnel{
+	t := &v1alpha1.CloudflareTunnel{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.CloudflareTunnelKind},
 		ObjectMeta: metav1.ObjectMeta{
 			Name: gw.Name, Namespace: gw.Namespace,
 			Labels:          map[string]string{LabelGateway: publish.LabelValue(gw.Name)},
 			OwnerReferences: []metav1.OwnerReference{owner(gw)},
 		},
-		Spec: v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To(fmt.Sprintf("%s-%s", gw.Namespace, gw.Name))},
+		Spec: v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To(fmt.Sprintf("%s-%s", gw.Namespace, gw.Name)), AllowedNamespaces: s.shared.DeepCopy()},
 	}
+	applyParameters(&t.Spec, s.spec)
+	return t
 }
 
 // owner is the controller reference to a Gateway of what is made for it.
@@ -39,23 +42,26 @@ func owner(gw *gwv1.Gateway) metav1.OwnerReference {
 
 // gatewayAccepted is the Gateway's Accepted condition: requested addresses
 // are not supported (a tunnel's address is Cloudflare's).
-func gatewayAccepted(gw *gwv1.Gateway) metav1.Condition {
+func gatewayAccepted(gw *gwv1.Gateway, s settings) metav1.Condition {
 	if len(gw.Spec.Addresses) > 0 {
 		return condition(string(gwv1.GatewayConditionAccepted), false, string(gwv1.GatewayReasonUnsupportedAddress),
 			"spec.addresses cannot be honoured: a tunnel's address is <tunnel ID>.cfargotunnel.com, chosen by Cloudflare; remove spec.addresses", gw.Generation)
 	}
-	if _, problem := dnsMode(gw); problem != "" {
-		return condition(string(gwv1.GatewayConditionAccepted), false, string(gwv1.GatewayReasonInvalidParameters), problem, gw.Generation)
-	}
-	if i := gw.Spec.Infrastructure; i != nil && i.ParametersRef != nil {
+	if s.problem != "" {
 		// Never ignored in silence: settings the user asked for would not
 		// be applied.
 		return condition(string(gwv1.GatewayConditionAccepted), false, string(gwv1.GatewayReasonInvalidParameters),
-			fmt.Sprintf("spec.infrastructure.parametersRef names %s %s, which is not supported yet: connector settings are a CloudflareTunnel's; make one and name it with the annotation %s, or remove parametersRef; nothing new is published, and what is published stays", publish.Clip(string(i.ParametersRef.Kind)), publish.Clip(i.ParametersRef.Name), v1alpha1.AnnotationTunnel), gw.Generation)
+			s.problem+"; nothing new is published, and what is published stays", gw.Generation)
 	}
 	msg := "the Gateway is CloudflareTunnel " + TunnelName(gw)
 	if gw.Annotations[v1alpha1.AnnotationTunnel] == "" {
 		msg += ", made for it"
+	}
+	if s.ref != nil {
+		msg += ", with GatewayParameters " + s.ref.Namespace + "/" + s.ref.Name + " (" + s.ref.Field + ")"
+	}
+	if s.sharedNote != "" {
+		msg += "; " + s.sharedNote
 	}
 	return condition(string(gwv1.GatewayConditionAccepted), true, string(gwv1.GatewayReasonAccepted), msg, gw.Generation)
 }
@@ -114,19 +120,4 @@ func listenerAccepted(l gwv1.ListenerStatus) metav1.ConditionStatus {
 		}
 	}
 	return metav1.ConditionUnknown
-}
-
-// dnsMode is the PublicHostname DNS mode of the Gateway's
-// tunnels.cloudflare.com/dns annotation: DNSRecord (the default) makes each
-// hostname's proxied CNAME, None leaves DNS to the user. ExternalDNS is not
-// supported for Gateways yet.
-func dnsMode(gw *gwv1.Gateway) (string, string) {
-	switch v, ok := gw.Annotations[v1alpha1.AnnotationDNS]; {
-	case !ok || v == v1alpha1.DNSModeDNSRecord:
-		return v1alpha1.DNSManaged, ""
-	case v == v1alpha1.DNSModeNone:
-		return v1alpha1.DNSNone, ""
-	default:
-		return "", fmt.Sprintf("annotation %s must be %s or %s, not %s (%s is not supported for Gateways yet); nothing new is published, and what is published stays", v1alpha1.AnnotationDNS, v1alpha1.DNSModeDNSRecord, v1alpha1.DNSModeNone, publish.Clip(v), v1alpha1.DNSModeExternalDNS)
-	}
 }

@@ -1,0 +1,83 @@
+package translate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+)
+
+// Lost are the hostnames of the Gateway's PublicHostnames that their
+// tunnel refused because an older claim, another source's, holds them
+// (Accepted=False, HostnameConflict: the engine's one verdict on
+// conflicts), each with why. The holder is named when it is of the
+// Gateway's namespace (the tunnel names it by name alone); one of
+// another namespace is another tenant's, and not named.
+func Lost(phs []*v1alpha1.PublicHostname, tunnel string) map[string]string {
+	out := map[string]string{}
+	for _, ph := range phs {
+		c := ph.GetCondition(v1alpha1.TypeAccepted)
+		if ph.DeletionTimestamp != nil || c.Status != corev1.ConditionFalse || c.Reason != v1alpha1.ReasonHostnameConflict {
+			continue
+		}
+		holder := "an older claim"
+		if t := ph.Status.Tunnel; t != nil && t.ClaimedBy != "" {
+			holder = "PublicHostname " + t.ClaimedBy + ", the older claim"
+			if strings.Contains(t.ClaimedBy, "/") {
+				holder = "a PublicHostname of another namespace, the older claim"
+			}
+		}
+		out[ph.Spec.Hostname] = fmt.Sprintf("hostname %s is already published through CloudflareTunnel %s by %s; this route's rules for it are not published", ph.Spec.Hostname, tunnel, holder)
+	}
+	return out
+}
+
+// ShowLost tells every route serving a lost hostname, on each parent
+// entry that accepted it: with other hostnames still published, it stays
+// Accepted and is PartiallyInvalid (reason HostnameConflict); with none,
+// it is not Accepted (reason HostnameConflict).
+func ShowLost(sts []RouteStatus, lost map[string]string) {
+	if len(lost) == 0 {
+		return
+	}
+	for i := range sts {
+		st := &sts[i]
+		var msgs []string
+		for _, h := range st.Hostnames {
+			if m, ok := lost[h]; ok {
+				msgs = append(msgs, m)
+			}
+		}
+		if len(msgs) == 0 {
+			continue
+		}
+		all := len(msgs) == len(st.Hostnames)
+		for j := range st.Parents {
+			lostOn(&st.Parents[j], strings.Join(msgs, "; "), all)
+		}
+	}
+}
+
+func lostOn(p *gwv1.RouteParentStatus, msg string, all bool) {
+	accepted := &p.Conditions[0]
+	if accepted.Status != metav1.ConditionTrue {
+		return
+	}
+	reason := string(v1alpha1.ReasonHostnameConflict)
+	if all {
+		accepted.Status, accepted.Reason, accepted.Message = metav1.ConditionFalse, reason, msg
+		p.Conditions = slices.DeleteFunc(p.Conditions, func(c metav1.Condition) bool { return c.Type == string(gwv1.RouteConditionPartiallyInvalid) })
+		return
+	}
+	if i := slices.IndexFunc(p.Conditions, func(c metav1.Condition) bool { return c.Type == string(gwv1.RouteConditionPartiallyInvalid) }); i >= 0 {
+		p.Conditions[i].Message += "; " + msg
+		return
+	}
+	p.Conditions = append(p.Conditions, metav1.Condition{Type: string(gwv1.RouteConditionPartiallyInvalid), Status: metav1.ConditionTrue,
+		Reason: reason, Message: msg, ObservedGeneration: accepted.ObservedGeneration})
+}
