@@ -193,13 +193,19 @@ func parentConditions(t *testing.T, r *gwv1.HTTPRoute) []string {
 	if err := p.Get(r); err != nil {
 		t.Fatal(err)
 	}
+	return ourConditions(r.Status.Parents, r.Generation)
+}
+
+// ourConditions are the conditions of generation in this provider's parent
+// entries of a route of either kind, "Type=Status/Reason", sorted.
+func ourConditions(parents []gwv1.RouteParentStatus, generation int64) []string {
 	var out []string
-	for _, ps := range r.Status.Parents {
+	for _, ps := range parents {
 		if ps.ControllerName != translate.ControllerName {
 			continue
 		}
 		for _, c := range ps.Conditions {
-			if c.ObservedGeneration == r.Generation {
+			if c.ObservedGeneration == generation {
 				out = append(out, fmt.Sprintf("%s=%s/%s", c.Type, c.Status, c.Reason))
 			}
 		}

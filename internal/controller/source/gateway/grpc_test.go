@@ -14,7 +14,6 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gateway/translate"
 )
 
 // origin is a tunnel rule's service and whether cloudflared speaks HTTP/2
@@ -54,19 +53,7 @@ func grpcConditions(t *testing.T, r *gwv1.GRPCRoute) []string {
 	if err := p.Get(r); err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, ps := range r.Status.Parents {
-		if ps.ControllerName != translate.ControllerName {
-			continue
-		}
-		for _, c := range ps.Conditions {
-			if c.ObservedGeneration == r.Generation {
-				out = append(out, fmt.Sprintf("%s=%s/%s", c.Type, c.Status, c.Reason))
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
+	return ourConditions(r.Status.Parents, r.Generation)
 }
 
 func waitGRPCConditions(t *testing.T, r *gwv1.GRPCRoute, want ...string) {
