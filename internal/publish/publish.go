@@ -74,6 +74,10 @@ const (
 	// Access check's policy, or its application in Cloudflare.
 	WaitingForAccessPolicy      = "AccessPolicy"
 	WaitingForAccessApplication = "AccessApplication"
+	// WaitingForHostname: a managed Access check waits for the hostname
+	// to be held (its tunnel's claim and its DNS record): no Access
+	// application is made for a hostname that is not.
+	WaitingForHostname = "Hostname"
 )
 
 func (p Problem) String() string { return p.Field + ": " + p.Message }

@@ -66,6 +66,9 @@ func (r *Reconciler) withAccess(ctx context.Context, ph *v1alpha1.PublicHostname
 	if !tgt.Made {
 		return unprotected, waiting("spec.access", "waiting for CloudflareTunnel %s's credentials, which the Access application uses", TunnelName(ph)), nil
 	}
+	if p, _, err := r.holding(ctx, ph); p != nil || err != nil {
+		return unprotected, p, err
+	}
 	app, p, err := r.applyApplication(ctx, ph, tgt)
 	if p != nil || err != nil {
 		return unprotected, p, err
@@ -73,9 +76,9 @@ func (r *Reconciler) withAccess(ctx context.Context, ph *v1alpha1.PublicHostname
 	at := app.Status.AtProvider
 	if at.AUD == "" || !strings.HasSuffix(at.TeamDomain, teamDomainSuffix) || meta.GetExternalName(app) == "" {
 		if c := app.GetCondition(xpv2.TypeSynced); c.Status == "False" {
-			return unprotected, &publish.Problem{Field: "spec.access", Message: fmt.Sprintf("AccessApplication %s: %s; nothing is published without its Access check", app.Name, c.Message)}, nil
+			return unprotected, &publish.Problem{Field: "spec.access", Message: fmt.Sprintf("AccessApplication %s: %s; no rule goes out without its Access check", app.Name, c.Message)}, nil
 		}
-		return unprotected, waiting("spec.access", "waiting for AccessApplication %s to be made in Cloudflare; nothing is published without its Access check", app.Name), nil
+		return unprotected, waiting("spec.access", "waiting for AccessApplication %s to be made in Cloudflare; no rule goes out without its Access check", app.Name), nil
 	}
 	spec.Access = &v1alpha1.Access{Required: ptr.To(ptr.Deref(spec.Access.Required, true)), TeamName: strings.TrimSuffix(at.TeamDomain, teamDomainSuffix), AudTags: []string{at.AUD}}
 	return spec, nil, nil
@@ -83,6 +86,100 @@ func (r *Reconciler) withAccess(ctx context.Context, ph *v1alpha1.PublicHostname
 
 func waiting(field, format string, args ...any) *publish.Problem {
 	return &publish.Problem{Field: field, Message: fmt.Sprintf(format, args...), Waiting: true, WaitingFor: publish.WaitingForAccessApplication}
+}
+
+// holding says whether the PublicHostname holds its hostname, which its
+// Access application needs: its tunnel's answer accepts its claim and,
+// unless its DNS is managed elsewhere, its DNS record is made in
+// Cloudflare. Otherwise a problem says what it waits for, and lost whether
+// the hostname is another's (the claim lost, or the record refused).
+func (r *Reconciler) holding(ctx context.Context, ph *v1alpha1.PublicHostname) (p *publish.Problem, lost bool, err error) {
+	t := ph.Status.Tunnel
+	switch {
+	case t == nil || t.Tunnel != TunnelName(ph):
+		return holdWait("waiting for CloudflareTunnel %s to accept the hostname", TunnelName(ph)), false, nil
+	case !t.Accepted:
+		return holdWait("the hostname is not this PublicHostname's on CloudflareTunnel %s (%s)", TunnelName(ph), t.Reason), true, nil
+	case ph.Spec.DNS == v1alpha1.DNSNone:
+		return nil, false, nil
+	}
+	host, _ := publish.Hostname(ph.Spec.Hostname)
+	have, err := r.records(ctx, ph)
+	if err != nil {
+		return nil, false, err
+	}
+	for i := range have {
+		rec := &have[i]
+		switch {
+		case !strings.EqualFold(rec.Spec.ForProvider.Name, host) || meta.WasDeleted(rec):
+		case Refused(rec):
+			return holdWait("its DNS record is refused (%s)", rec.GetCondition(xpv2.TypeSynced).Reason), true, nil
+		case meta.GetExternalName(rec) != "" && rec.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue:
+			return nil, false, nil
+		}
+	}
+	return holdWait("waiting for its DNS record to be made in Cloudflare"), false, nil
+}
+
+// holdWait is the problem of a hostname not (yet) held.
+func holdWait(format string, args ...any) *publish.Problem {
+	return &publish.Problem{Field: "spec.access", Message: fmt.Sprintf(format, args...) + "; an Access application is made only for a hostname this PublicHostname holds, and no rule goes out without it", Waiting: true, WaitingFor: publish.WaitingForHostname}
+}
+
+// dropUnwanted deletes the application of a PublicHostname that no longer
+// asks for managed Access, or whose hostname is another's.
+func (r *Reconciler) dropUnwanted(ctx context.Context, ph *v1alpha1.PublicHostname) error {
+	if !ManagedAccess(ph.Spec) {
+		return r.dropApplication(ctx, ph, false)
+	}
+	if _, lost, err := r.holding(ctx, ph); err != nil || !lost {
+		return err
+	}
+	return r.dropApplication(ctx, ph, true)
+}
+
+// dropApplication deletes the AccessApplication this PublicHostname made
+// and no longer wants — its spec asks for no managed Access, or the
+// hostname is another's — once no rule its tunnel serves for it carries
+// the application's audience: the check goes before the application, so
+// the hostname is never open while the user still asks for it.
+func (r *Reconciler) dropApplication(ctx context.Context, ph *v1alpha1.PublicHostname, lost bool) error {
+	app := &ztv1alpha1.AccessApplication{}
+	err := r.kube.Get(ctx, types.NamespacedName{Namespace: ph.Namespace, Name: ApplicationName(ph)}, app)
+	if kerrors.IsNotFound(err) || apimeta.IsNoMatchError(err) || (err == nil && (!metav1.IsControlledBy(app, ph) || meta.WasDeleted(app))) {
+		return nil
+	}
+	if err != nil {
+		return errors.Wrap(err, "cannot get AccessApplication")
+	}
+	if aud := app.Status.AtProvider.AUD; !lost && aud != "" && !CheckGone(ph, aud) {
+		return nil
+	}
+	if err := r.kube.Delete(ctx, app, client.Preconditions{UID: &app.UID}); client.IgnoreNotFound(err) != nil {
+		return errors.Wrapf(err, "cannot delete AccessApplication %s", app.Name)
+	}
+	why := "the spec no longer asks for managed Access"
+	if lost {
+		why = "the hostname is not this PublicHostname's"
+	}
+	r.record.Event(ph, event.Normal("DeletingAccessApplication", fmt.Sprintf("Deleting AccessApplication %s: %s", app.Name, why)))
+	return nil
+}
+
+// CheckGone says whether the tunnel serves the PublicHostname's current
+// rules (its answer is for them, with a configuration version) and none of
+// them checks audience aud.
+func CheckGone(ph *v1alpha1.PublicHostname, aud string) bool {
+	t := ph.Status.Tunnel
+	if t == nil || !t.Accepted || t.ConfigVersion == 0 || t.ObservedGeneration != ph.Status.RulesGeneration {
+		return false
+	}
+	for _, rule := range ph.Status.Rules {
+		if a := rule.OriginRequest; a != nil && a.Access != nil && slices.Contains(a.Access.AudTag, aud) {
+			return false
+		}
+	}
+	return true
 }
 
 // missingPolicy names the first AccessPolicy the spec names that does not
@@ -94,7 +191,7 @@ func (r *Reconciler) missingPolicy(ctx context.Context, ph *v1alpha1.PublicHostn
 		p := &ztv1alpha1.AccessPolicy{}
 		err := r.kube.Get(ctx, key, p)
 		if kerrors.IsNotFound(err) {
-			return &publish.Problem{Field: field, Message: fmt.Sprintf("no AccessPolicy %q in namespace %s; nothing is published without its Access check", key.Name, key.Namespace), Waiting: true, WaitingFor: publish.WaitingForAccessPolicy}, nil
+			return &publish.Problem{Field: field, Message: fmt.Sprintf("no AccessPolicy %q in namespace %s; no rule goes out without its Access check", key.Name, key.Namespace), Waiting: true, WaitingFor: publish.WaitingForAccessPolicy}, nil
 		}
 		if err != nil {
 			return nil, errors.Wrap(err, "cannot get AccessPolicy")
@@ -107,7 +204,7 @@ func (r *Reconciler) missingPolicy(ctx context.Context, ph *v1alpha1.PublicHostn
 			return nil, errors.Wrap(err, "cannot get Namespace")
 		}
 		if !sharing.AllowedBy(p.Spec.AllowedNamespaces, p.Namespace, ph.Namespace, ns.Labels) {
-			return &publish.Problem{Field: field, Message: fmt.Sprintf("AccessPolicy %s is not shared with namespace %s (its spec.allowedNamespaces); nothing is published without its Access check", key, ph.Namespace)}, nil
+			return &publish.Problem{Field: field, Message: fmt.Sprintf("AccessPolicy %s is not shared with namespace %s (its spec.allowedNamespaces); no rule goes out without its Access check", key, ph.Namespace)}, nil
 		}
 	}
 	return nil, nil
@@ -159,7 +256,7 @@ func (r *Reconciler) applyApplication(ctx context.Context, ph *v1alpha1.PublicHo
 		return nil, nil, errors.Wrap(err, "cannot get AccessApplication")
 	}
 	if !metav1.IsControlledBy(cur, ph) {
-		return nil, &publish.Problem{Field: "spec.access.policies", Message: fmt.Sprintf("AccessApplication %s exists and is not this PublicHostname's; it is left alone, and nothing is published without an Access check", cur.Name)}, nil
+		return nil, &publish.Problem{Field: "spec.access.policies", Message: fmt.Sprintf("AccessApplication %s exists and is not this PublicHostname's; it is left alone, and no rule goes out without an Access check", cur.Name)}, nil
 	}
 	before := cur.DeepCopy()
 	cur.Spec.ForProvider.Name, cur.Spec.ForProvider.Domain = want.Spec.ForProvider.Name, want.Spec.ForProvider.Domain

@@ -38,6 +38,8 @@ func ProblemReason(problems []publish.Problem) xpv2.ConditionReason {
 		return ReasonWaitingForAccessPolicy
 	case publish.WaitingForAccessApplication:
 		return ReasonWaitingForAccessApplication
+	case publish.WaitingForHostname:
+		return ReasonWaitingForHostname
 	}
 	return ReasonWaitingForService
 }
@@ -90,7 +92,12 @@ func AcceptedCondition(ph *v1alpha1.PublicHostname) xpv2.Condition {
 // ReadyCondition: the hostname is valid, its tunnel publishes its rules, and
 // its DNS record (if it has one) is ready.
 func ReadyCondition(ph *v1alpha1.PublicHostname) xpv2.Condition {
-	for _, t := range []xpv2.ConditionType{v1alpha1.TypeValid, v1alpha1.TypeAccepted, v1alpha1.TypeDNSReady} {
+	order := []xpv2.ConditionType{v1alpha1.TypeValid, v1alpha1.TypeAccepted, v1alpha1.TypeDNSReady}
+	if ph.GetCondition(v1alpha1.TypeValid).Reason == ReasonWaitingForHostname {
+		// Valid waits on the claim and the record: theirs is the reason.
+		order = []xpv2.ConditionType{v1alpha1.TypeAccepted, v1alpha1.TypeDNSReady, v1alpha1.TypeValid}
+	}
+	for _, t := range order {
 		if c := ph.GetCondition(t); c.Status != corev1.ConditionTrue {
 			return cond(xpv2.TypeReady, false, c.Reason, c.Message)
 		}

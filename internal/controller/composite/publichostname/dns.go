@@ -32,7 +32,8 @@ import (
 )
 
 // applyDNS converges the hostname's DNS record and says whether it is ready.
-func (r *Reconciler) applyDNS(ctx context.Context, ph *v1alpha1.PublicHostname, tgt target.Target) (xpv2.Condition, error) {
+// ahead: the record is made before the hostname has rules (resolve).
+func (r *Reconciler) applyDNS(ctx context.Context, ph *v1alpha1.PublicHostname, tgt target.Target, ahead bool) (xpv2.Condition, error) {
 	host, _ := publish.Hostname(ph.Spec.Hostname)
 	have, err := r.records(ctx, ph)
 	if err != nil {
@@ -50,7 +51,7 @@ func (r *Reconciler) applyDNS(ctx context.Context, ph *v1alpha1.PublicHostname, 
 		// hold its DNS record.
 		want = false
 	}
-	if want && len(ph.Status.Rules) == 0 && len(have) == 0 {
+	if want && len(ph.Status.Rules) == 0 && len(have) == 0 && !ahead {
 		// Never valid: nothing to point the name at yet.
 		return cond(v1alpha1.TypeDNSReady, false, ReasonNoRules, "no DNS record yet: the hostname has no valid rules to publish"), nil
 	}
@@ -74,13 +75,16 @@ func (r *Reconciler) applyDNS(ctx context.Context, ph *v1alpha1.PublicHostname, 
 	if !tgt.Made || tgt.ID == "" {
 		return cond(v1alpha1.TypeDNSReady, false, v1alpha1.ReasonWaitingForTunnel, "waiting for the tunnel's ID, the DNS record's target"), nil
 	}
-	if mine == nil && answer.Rules == 0 {
+	if mine == nil && answer.Rules == 0 && !ahead {
 		// The tunnel has not seen this hostname's rules yet. A record made
 		// now would point the name at a tunnel that does not serve it; one
 		// taken over from an older version would end the tunnel's carrying
 		// over of that version's rules before these can replace them.
 		return cond(v1alpha1.TypeDNSReady, false, v1alpha1.ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to take the hostname's rules before its DNS record is made", TunnelName(ph))), nil
 	}
+	// Ahead of its rules for an Access application, which is made only
+	// for a hostname whose record is this PublicHostname's: the name then
+	// leads to the tunnel's 404 until the rules with the check come.
 	if mine == nil {
 		if mine, err = r.adopt(ctx, ph, host); err != nil {
 			return xpv2.Condition{}, err

@@ -53,6 +53,10 @@ const (
 	// application made for the hostname; nothing is published meanwhile.
 	ReasonWaitingForAccessPolicy      xpv2.ConditionReason = "WaitingForAccessPolicy"
 	ReasonWaitingForAccessApplication xpv2.ConditionReason = "WaitingForAccessApplication"
+	// ReasonWaitingForHostname: a managed Access check waits until the
+	// hostname is this PublicHostname's (its tunnel's claim won, its DNS
+	// record made); a hostname it does not hold gets no application.
+	ReasonWaitingForHostname xpv2.ConditionReason = "WaitingForHostname"
 	ReasonTunnelNotFound              xpv2.ConditionReason = "TunnelNotFound"
 	ReasonTunnelDeleting              xpv2.ConditionReason = "TunnelDeleting"
 	ReasonPublished                   xpv2.ConditionReason = "Published"
@@ -157,7 +161,7 @@ func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (re
 		// its DNS record must not point there either.
 		return reconcile.Result{RequeueAfter: time.Minute}, r.unpublish(ctx, ph, refusal.Message)
 	}
-	valid, err := r.resolve(ctx, ph, tgt)
+	valid, ahead, err := r.resolve(ctx, ph, tgt)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -167,8 +171,11 @@ func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (re
 		ph.SetConditions(cond(xpv2.TypeReady, false, ReasonTunnelDeleting, msg))
 		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
-	dns, err := r.applyDNS(ctx, ph, tgt)
+	dns, err := r.applyDNS(ctx, ph, tgt, ahead)
 	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := r.dropUnwanted(ctx, ph); err != nil {
 		return reconcile.Result{}, err
 	}
 	if DNSRefused(dns) {
@@ -213,11 +220,15 @@ func (r *Reconciler) unpublish(ctx context.Context, ph *v1alpha1.PublicHostname,
 // longer allows those either); resolve reports it on Valid. A spec that
 // resolves returns its Valid condition instead, for apply to set once it
 // knows whether the rules are published (ValidCondition).
-func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, tgt target.Target) ([]xpv2.Condition, error) {
+//
+// ahead says the spec is complete but for the Access application, which
+// waits for the hostname to be held: its DNS record is then made ahead of
+// its rules (the tunnel answers 404 for the name meanwhile).
+func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, tgt target.Target) (valid []xpv2.Condition, ahead bool, err error) {
 	cft := tgt.Tunnel
 	spec, accessProblem, err := r.withAccess(ctx, ph, tgt)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	services := map[string]*corev1.Service{}
 	for _, s := range ServiceOrigins(ph.Spec) {
@@ -230,7 +241,7 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, t
 			continue
 		}
 		if err != nil {
-			return nil, errors.Wrap(err, "cannot get Service")
+			return nil, false, errors.Wrap(err, "cannot get Service")
 		}
 		services[s.Name] = svc
 	}
@@ -239,13 +250,15 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, t
 		// cloudflared starts only with every CA file it is told to use, so
 		// a rule must not name one that is not there.
 		if msg, err := r.checkCAPool(ctx, ph.Namespace, pool); err != nil {
-			return nil, err
+			return nil, false, err
 		} else if msg != "" {
 			res.Rules = nil
 			res.Problems = append(res.Problems, publish.Problem{Field: "spec.originRequest.caPoolSecretRef", Message: msg, Waiting: true, WaitingFor: publish.WaitingForSecret})
 		}
 	}
+	unprotected := res.Rules
 	if accessProblem != nil {
+		ahead = accessProblem.WaitingFor == publish.WaitingForHostname && len(res.Problems) == 0
 		// Fails closed: without its application the spec publishes
 		// nothing, and rules published before it asked for Access go.
 		res.Rules, res.Problems = nil, append([]publish.Problem{*accessProblem}, res.Problems...)
@@ -255,8 +268,9 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, t
 	}
 	allowed, err := r.originGuard(ctx, ph, cft)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
+	ahead = ahead && allowed(unprotected) == nil
 	if allowed(ph.Status.Rules) != nil {
 		// The config no longer allows what was published: it goes,
 		// rather than stop the tunnel's whole configuration at the
@@ -266,26 +280,29 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, t
 	if len(res.Problems) == 0 {
 		if err := allowed(res.Rules); err != nil {
 			r.refuseOrigin(ph, err)
-			return nil, nil
+			return nil, false, nil
 		}
 		ph.Status.Rules = res.Rules
 		ph.Status.CAPools = res.CAPools
 		ph.Status.RulesGeneration = ph.Generation
-		return []xpv2.Condition{cond(v1alpha1.TypeValid, true, ReasonValid, fmt.Sprintf("%s for %s", publish.RuleCount(len(res.Rules)), ph.Spec.Hostname))}, nil
+		return []xpv2.Condition{cond(v1alpha1.TypeValid, true, ReasonValid, fmt.Sprintf("%s for %s", publish.RuleCount(len(res.Rules)), ph.Spec.Hostname))}, false, nil
 	}
 	reason, msgs := ProblemReason(res.Problems), make([]string, 0, len(res.Problems))
 	for _, p := range res.Problems {
 		msgs = append(msgs, p.String())
 	}
 	msg := strings.Join(msgs, "; ")
-	if len(ph.Status.Rules) > 0 {
+	switch {
+	case len(ph.Status.Rules) > 0 && accessProblem != nil && Protected(ph.Status.Rules):
+		msg += "; the last rules, each with its Access check, stay published"
+	case len(ph.Status.Rules) > 0:
 		msg += "; the rules of the last valid spec stay published"
-	} else {
+	default:
 		msg += "; nothing is published until this is fixed"
 	}
 	r.warnOnce(ph, v1alpha1.TypeValid, reason, msg)
 	ph.SetConditions(cond(v1alpha1.TypeValid, false, reason, msg))
-	return nil, nil
+	return nil, ahead, nil
 }
 
 // warnOnce records a Warning unless the condition already says it.

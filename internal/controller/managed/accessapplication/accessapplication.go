@@ -34,6 +34,7 @@ var kind = mr.Kind[*v1alpha1.AccessApplication]{
 	AccessPolicyRefs: policyRefs,
 	AccessPolicyIDs:  usedPolicyIDs,
 	Hostnames:        hostnames,
+	EdgeHostnames:    hostnames,
 	ObservedID:       func(cr *v1alpha1.AccessApplication) string { return cr.Status.AtProvider.ID },
 }
 

@@ -98,6 +98,10 @@ type Kind[T resource.ModernManaged] struct {
 	// Hostnames lists the hostnames the resource publishes or routes, for
 	// the provider config's allowed hostname suffixes.
 	Hostnames func(mg T) []string
+	// EdgeHostnames lists the hostnames the resource puts an edge object
+	// on (an Access application's domain and destinations): one another
+	// namespace holds is refused (holder.go).
+	EdgeHostnames func(mg T) []string
 	// Origins lists the origins the resource's rules send requests to,
 	// for the provider config's allowed origins. Whose rules they are is
 	// not known at this layer (a tunnel's configuration holds every
@@ -140,7 +144,11 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 		ext := k.External(Connection{Cloudflare: c, Kube: kube, Config: *cfg, Metrics: s.Metrics, PollInterval: o.PollInterval})
 		guarded := &tenancyGuard[T]{TypedExternalClient: ext, kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs, virtualNetworkIDs: k.VirtualNetworkIDs, accessPolicyIDs: k.AccessPolicyIDs, accessGroupIDs: k.AccessGroupIDs, accessServiceTokenIDs: k.AccessServiceTokenIDs, observedID: observedIDOf(k.ObservedID), settle: 2 * o.PollInterval}
 		railed := &guardrails[T]{TypedExternalClient: guarded, config: *cfg, hostnames: k.Hostnames, networks: k.Networks, origins: k.Origins, clusterDomain: s.ClusterDomain}
-		return &notesReasons[T]{&recordsWrites[T]{TypedExternalClient: &confirmsDeletes[T]{TypedExternalClient: railed, deleted: deleted}, written: written}}, nil
+		var edge managed.TypedExternalClient[T] = railed
+		if k.EdgeHostnames != nil {
+			edge = &holderGuard[T]{TypedExternalClient: railed, kube: kube, kind: k.GVK.Kind, config: *cfg, hostnames: k.EdgeHostnames, observedID: observedIDOf(k.ObservedID)}
+		}
+		return &notesReasons[T]{&recordsWrites[T]{TypedExternalClient: &confirmsDeletes[T]{TypedExternalClient: edge, deleted: deleted}, written: written}}, nil
 	})
 
 	opts := []managed.ReconcilerOption{
@@ -180,6 +188,11 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), k.NewObj(), ExternalNameIndex, externalNames); err != nil {
 		return errors.Wrapf(err, "cannot index %s by external-name", k.GVK.Kind)
+	}
+	if k.Hostnames != nil {
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), k.NewObj(), HostnameIndex, hostnameValues(k.Hostnames)); err != nil {
+			return errors.Wrapf(err, "cannot index %s by hostname", k.GVK.Kind)
+		}
 	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), k.NewObj(), index.Controller, index.ControllerUID); err != nil {
 		return errors.Wrapf(err, "cannot index %s by controller", k.GVK.Kind)

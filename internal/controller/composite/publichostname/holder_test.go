@@ -1,0 +1,240 @@
+package publichostname_test
+
+// Who may put an Access application on a hostname: only its holder, the
+// PublicHostname whose claim won and whose DNS record is its own.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+)
+
+// appsFor are the Access applications Cloudflare has whose domain is
+// host, or a path under it.
+func appsFor(t *testing.T, host string) []cloudflare.AccessApplication {
+	t.Helper()
+	all, err := p.Cloudflare.ListAccessApplications(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []cloudflare.AccessApplication
+	for _, a := range all {
+		if d := strings.ToLower(a.Domain); d == host || strings.HasPrefix(d, host+"/") {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// noApplication fails unless the PublicHostname has no AccessApplication.
+func noApplication(t *testing.T, ph *v1alpha1.PublicHostname) {
+	t.Helper()
+	app := &ztv1alpha1.AccessApplication{}
+	err := p.Client.Get(context.Background(), types.NamespacedName{Namespace: ph.Namespace, Name: publichostname.ApplicationName(ph)}, app)
+	if !kerrors.IsNotFound(err) {
+		t.Errorf("PublicHostname %s, which does not hold its hostname, has AccessApplication %+v (error %v)", ph.Name, app.Spec.ForProvider, err)
+	}
+}
+
+// The newer of two claims on one tunnel, both asking for managed Access
+// with different policies, makes no application: the older one's policies
+// alone decide who gets in, and the newer is told it waits for the
+// hostname. Its own Ready says why (the claim), not the application.
+func TestTheLoserOfAClaimMakesNoAccessApplication(t *testing.T) {
+	ns, _ := setup(t)
+	staff := accessPolicy(ns, "staff", ztv1alpha1.AccessRule{EmailDomain: ptr.To("example.com")})
+	outsiders := accessPolicy(ns, "outsiders", ztv1alpha1.AccessRule{EmailDomain: ptr.To("example.net")})
+	p.Create(t, staff)
+	p.Create(t, outsiders)
+	host := "held-" + ns + ".example.com"
+	withPolicy := func(name string) func(*v1alpha1.PublicHostname) {
+		return func(ph *v1alpha1.PublicHostname) {
+			ph.Spec.Access = &v1alpha1.Access{Policies: []v1alpha1.AccessPolicyName{{Name: name}}}
+		}
+	}
+	first := hostname(ns, "first", host, withPolicy("staff"))
+	p.Create(t, first)
+	waitReady(t, first)
+	time.Sleep(time.Second) // creation timestamps have one-second resolution
+	second := hostname(ns, "second", host, withPolicy("outsiders"))
+	p.Create(t, second)
+
+	eventually(t, "the newer claim waiting for the hostname, told why", func() error {
+		if err := p.Get(second); err != nil {
+			return err
+		}
+		v, r := second.GetCondition(v1alpha1.TypeValid), second.GetCondition(xpv2.TypeReady)
+		if v.Reason != publichostname.ReasonWaitingForHostname || !strings.Contains(v.Message, "HostnameConflict") {
+			return fmt.Errorf("Valid=%s %s: %s", v.Status, v.Reason, v.Message)
+		}
+		if r.Status != corev1.ConditionFalse || r.Reason != v1alpha1.ReasonHostnameConflict {
+			return fmt.Errorf("Ready=%s %s: %s", r.Status, r.Reason, r.Message)
+		}
+		return nil
+	})
+	noApplication(t, second)
+	if apps := appsFor(t, host); len(apps) != 1 {
+		t.Errorf("Access applications for %s: %+v, want the holder's only", host, apps)
+	}
+	if !lettingIn(t, host, "bob@example.com") || lettingIn(t, host, "eve@example.net") {
+		t.Error("the loser's policy decides who gets into the holder's hostname")
+	}
+	p.DeleteAndWait(t, second)
+	p.DeleteAndWait(t, first)
+	p.DeleteAndWait(t, staff)
+	p.DeleteAndWait(t, outsiders)
+}
+
+// A name whose DNS record was made elsewhere before the PublicHostname
+// asked for it (by hand, no ownership marker): the record is refused, and
+// no Access application is made for a hostname whose DNS is another's.
+func TestARecordMadeElsewhereMeansNoAccessApplication(t *testing.T) {
+	ns, _ := setup(t)
+	host := "taken-" + ns + ".example.com"
+	if _, err := p.Cloudflare.CreateDNSRecord(context.Background(), sim.ZoneID("example.com"), cloudflare.DNSRecord{Name: host, Type: "CNAME", Content: "legacy.example.net", TTL: 300, Comment: "managed by hand"}); err != nil {
+		t.Fatal(err)
+	}
+	staff := accessPolicy(ns, "staff", ztv1alpha1.AccessRule{EmailDomain: ptr.To("example.com")})
+	p.Create(t, staff)
+	ph := hostname(ns, "taken", host, func(ph *v1alpha1.PublicHostname) {
+		ph.Spec.Access = &v1alpha1.Access{Policies: []v1alpha1.AccessPolicyName{{Name: "staff"}}}
+	})
+	p.Create(t, ph)
+	eventually(t, "the record refused, Access waiting for the hostname", func() error {
+		if err := p.Get(ph); err != nil {
+			return err
+		}
+		d, v := ph.GetCondition(v1alpha1.TypeDNSReady), ph.GetCondition(v1alpha1.TypeValid)
+		if d.Status != corev1.ConditionFalse || d.Reason != common.ReasonNameTaken {
+			return fmt.Errorf("DNSReady=%s %s: %s", d.Status, d.Reason, d.Message)
+		}
+		if v.Reason != publichostname.ReasonWaitingForHostname || !strings.Contains(v.Message, "refused") {
+			return fmt.Errorf("Valid=%s %s: %s", v.Status, v.Reason, v.Message)
+		}
+		return nil
+	})
+	noApplication(t, ph)
+	if apps := appsFor(t, host); len(apps) != 0 {
+		t.Errorf("Access applications for a hostname whose DNS is another's: %+v", apps)
+	}
+	p.DeleteAndWait(t, ph)
+	p.DeleteAndWait(t, staff)
+}
+
+// Access taken off a protected hostname: the rules without the check are
+// published first, then the application goes from Kubernetes and
+// Cloudflare (no rule ever names an audience no application has), and
+// nothing is left to keep its policy in use.
+func TestRemovingAccessDeletesTheApplicationAfterTheCheck(t *testing.T) {
+	ns, tunnelID := setup(t)
+	staff := accessPolicy(ns, "staff", ztv1alpha1.AccessRule{EmailDomain: ptr.To("example.com")})
+	p.Create(t, staff)
+	host := "opened-" + ns + ".example.com"
+	ph := hostname(ns, "opened", host, func(ph *v1alpha1.PublicHostname) {
+		ph.Spec.Access = &v1alpha1.Access{Policies: []v1alpha1.AccessPolicyName{{Name: "staff"}}}
+	})
+	p.Create(t, ph)
+	waitReady(t, ph)
+	app := &ztv1alpha1.AccessApplication{}
+	if err := p.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: publichostname.ApplicationName(ph)}, app); err != nil {
+		t.Fatal(err)
+	}
+	id := meta.GetExternalName(app)
+	order := p.Sim.WatchExposure(host)
+	p.Edit(t, ph, func() { ph.Spec.Access = nil })
+	eventually(t, "the application gone from Kubernetes and Cloudflare", func() error {
+		err := p.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: app.Name}, &ztv1alpha1.AccessApplication{})
+		if !kerrors.IsNotFound(err) {
+			return fmt.Errorf("AccessApplication %s still there (%v)", app.Name, err)
+		}
+		if _, err := p.Cloudflare.GetAccessApplication(context.Background(), id); err == nil {
+			return fmt.Errorf("Access application %s still in Cloudflare", id)
+		}
+		return nil
+	})
+	waitReady(t, ph)
+	if c, _ := config(t, tunnelID); len(rulesFor(c, host)) == 0 || rulesFor(c, host)[0].OriginRequest != nil && rulesFor(c, host)[0].OriginRequest.Access != nil {
+		t.Errorf("rules %+v, want published without an Access check", rulesFor(c, host))
+	}
+	if writes, _ := p.Sim.StopWatch(order); len(order.Stale()) != 0 {
+		t.Errorf("%d writes checked; the application went before the rules naming its audience: %q", writes, order.Stale())
+	}
+	p.DeleteAndWait(t, staff) // not held in use by a leaked application
+	p.DeleteAndWait(t, ph)
+}
+
+// A tenant's AccessApplication made for a path of a hostname nobody held
+// yet is taken back once another namespace publishes that hostname: the
+// tenant's application is refused NotAllowed without naming the holder,
+// deleted from Cloudflare, and the holder's own application protects it.
+func TestAnApplicationOnAHostnameAnotherNamespaceComesToHoldIsRefused(t *testing.T) {
+	ns, tunnelID := setup(t)
+	tenant := p.Namespace(t)
+	host := "squat-" + ns + ".example.com"
+	squat := &ztv1alpha1.AccessApplication{
+		ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: "squat"},
+		Spec:       ztv1alpha1.AccessApplicationSpec{ForProvider: ztv1alpha1.AccessApplicationParameters{Name: "squat", Domain: host + "/admin"}},
+	}
+	p.Create(t, squat)
+	eventually(t, "the tenant's application made while nobody holds the hostname", func() error {
+		if err := p.Get(squat); err != nil {
+			return err
+		}
+		if meta.GetExternalName(squat) == "" || squat.GetCondition(xpv2.TypeReady).Status != corev1.ConditionTrue {
+			return fmt.Errorf("not made yet: %+v", squat.GetCondition(xpv2.TypeSynced))
+		}
+		return nil
+	})
+	squatID := meta.GetExternalName(squat)
+
+	staff := accessPolicy(ns, "staff", ztv1alpha1.AccessRule{EmailDomain: ptr.To("example.com")})
+	p.Create(t, staff)
+	ph := hostname(ns, "owner", host, func(ph *v1alpha1.PublicHostname) {
+		ph.Spec.Access = &v1alpha1.Access{Policies: []v1alpha1.AccessPolicyName{{Name: "staff"}}}
+	})
+	p.Create(t, ph)
+	eventually(t, "the tenant's application refused NotAllowed", func() error {
+		if err := p.Get(squat); err != nil {
+			return err
+		}
+		c := squat.GetCondition(xpv2.TypeSynced)
+		if c.Status != corev1.ConditionFalse || c.Reason != common.ReasonNotAllowed || !strings.Contains(c.Message, "held by another namespace") {
+			return fmt.Errorf("Synced=%s %s: %s", c.Status, c.Reason, c.Message)
+		}
+		if other := strings.ReplaceAll(c.Message, host, ""); strings.Contains(other, ns) || strings.Contains(other, "owner") {
+			return fmt.Errorf("the refusal names the holder: %s", c.Message)
+		}
+		return nil
+	})
+	waitReady(t, ph)
+	if _, err := p.Cloudflare.GetAccessApplication(context.Background(), squatID); err == nil {
+		t.Errorf("the tenant's application %s still gates the holder's hostname", squatID)
+	}
+	if err := protected(t, tunnelID, host, ""); err != nil {
+		t.Error(err)
+	}
+	if !lettingIn(t, host, "bob@example.com") {
+		t.Error("the holder's users are not let in")
+	}
+	p.DeleteAndWait(t, squat)
+	p.DeleteAndWait(t, ph)
+	p.DeleteAndWait(t, staff)
+}
