@@ -57,14 +57,14 @@ const (
 	// hostname is this PublicHostname's (its tunnel's claim won, its DNS
 	// record made); a hostname it does not hold gets no application.
 	ReasonWaitingForHostname xpv2.ConditionReason = "WaitingForHostname"
-	ReasonTunnelNotFound              xpv2.ConditionReason = "TunnelNotFound"
-	ReasonTunnelDeleting              xpv2.ConditionReason = "TunnelDeleting"
-	ReasonPublished                   xpv2.ConditionReason = "Published"
-	ReasonDNSNotReady                 xpv2.ConditionReason = "RecordNotReady"
-	ReasonDNSNone                     xpv2.ConditionReason = "NotManaged"
-	ReasonNotAccepted                 xpv2.ConditionReason = "NotAccepted"
-	ReasonNoRules                     xpv2.ConditionReason = "NoRules"
-	ReasonReconcileError              xpv2.ConditionReason = "ReconcileError"
+	ReasonTunnelNotFound     xpv2.ConditionReason = "TunnelNotFound"
+	ReasonTunnelDeleting     xpv2.ConditionReason = "TunnelDeleting"
+	ReasonPublished          xpv2.ConditionReason = "Published"
+	ReasonDNSNotReady        xpv2.ConditionReason = "RecordNotReady"
+	ReasonDNSNone            xpv2.ConditionReason = "NotManaged"
+	ReasonNotAccepted        xpv2.ConditionReason = "NotAccepted"
+	ReasonNoRules            xpv2.ConditionReason = "NoRules"
+	ReasonReconcileError     xpv2.ConditionReason = "ReconcileError"
 	// ReasonDeleting: the hostname is being deleted and its finalizer
 	// waits for its DNS record to leave Cloudflare.
 	ReasonDeleting xpv2.ConditionReason = "Deleting"
