@@ -22,7 +22,9 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 )
 
 func accessOwnershipEntries() []entry {
@@ -89,14 +91,26 @@ func gatesAnotherNamespacesHostname(t *testing.T, c *corpus) string {
 	return "Synced=False NotAllowed: " + oneLine(cond.Message)
 }
 
-// protectsAHostnameItLost: an Ingress asking for managed Access on the
-// healthy Ingress's hostname, whose DNS record is another namespace's:
-// its PublicHostname waits for the hostname and makes no application.
+// protectsAHostnameItLost: an Ingress asking for managed Access on a
+// hostname whose DNS record was made elsewhere (by hand, before it): the
+// record is refused, and its PublicHostname waits for the hostname and
+// makes no application.
 func protectsAHostnameItLost(t *testing.T, c *corpus) string {
+	host := "lost-" + c.ns + ".example.com"
+	foreign, err := p.Cloudflare.CreateDNSRecord(context.Background(), sim.ZoneID("example.com"), cloudflare.DNSRecord{Name: host, Type: "CNAME", Content: "legacy.example.net", TTL: 300, Comment: "managed by hand"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.made[foreign.ID] = true
+	defer func() {
+		if err := p.Cloudflare.DeleteDNSRecord(context.Background(), sim.ZoneID("example.com"), foreign.ID); err != nil {
+			t.Error(err)
+		}
+	}()
 	pol := c.staffPolicy(t, "lost-staff")
 	ing := c.ingress("protect-theirs", ann(tv1alpha1.AnnotationPublic, "true", tv1alpha1.AnnotationAccessPolicies, "lost-staff"), func(i *networkingv1.Ingress) {
 		i.Spec.DefaultBackend = nil
-		i.Spec.Rules = []networkingv1.IngressRule{hostRule(c.h.host, "/", networkingv1.PathTypePrefix, backend("web", number(80)))}
+		i.Spec.Rules = []networkingv1.IngressRule{hostRule(host, "/", networkingv1.PathTypePrefix, backend("web", number(80)))}
 	})
 	p.Create(t, ing)
 	var valid xpv2.Condition
@@ -109,7 +123,7 @@ func protectsAHostnameItLost(t *testing.T, c *corpus) string {
 		for _, x := range l.Items {
 			if metav1.IsControlledBy(&x, ing) {
 				ph = x
-				if valid = x.GetCondition(tv1alpha1.TypeValid); valid.Reason == publichostname.ReasonWaitingForHostname {
+				if valid = x.GetCondition(tv1alpha1.TypeValid); valid.Reason == publichostname.ReasonWaitingForHostname && strings.Contains(valid.Message, "DNS record is refused") {
 					return nil
 				}
 				return fmt.Errorf("Valid=%s %s: %s", valid.Status, valid.Reason, valid.Message)
@@ -127,11 +141,12 @@ func protectsAHostnameItLost(t *testing.T, c *corpus) string {
 			answer = c.knownBug(t, "PublicHostname %s made AccessApplication %s for a hostname it does not hold", ph.Name, a.Name)
 		}
 	}
-	if ids := cloudflareApps(t, c.h.host); len(ids) != 0 {
-		answer = c.knownBug(t, "Access applications on the healthy hostname: %v", ids)
+	if ids := cloudflareApps(t, host); len(ids) != 0 {
+		answer = c.knownBug(t, "Access applications on a hostname whose DNS is another's: %v", ids)
 	}
 	p.DeleteAndWait(t, ing)
 	p.DeleteAndWait(t, pol)
+	c.allowMade(host)
 	return answer
 }
 
