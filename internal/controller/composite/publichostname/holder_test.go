@@ -239,3 +239,34 @@ func TestAnApplicationOnAHostnameAnotherNamespaceComesToHoldIsRefused(t *testing
 	p.DeleteAndWait(t, ph)
 	p.DeleteAndWait(t, staff)
 }
+
+// A protected hostname whose spec then names a policy that does not exist
+// keeps its last rules, each with its Access check, and says so: not
+// "nothing is published" while Cloudflare still serves them.
+func TestAProtectedHostnameWaitingSaysItsCheckedRulesStay(t *testing.T) {
+	ns, tunnelID := setup(t)
+	staff := accessPolicy(ns, "staff", ztv1alpha1.AccessRule{EmailDomain: ptr.To("example.com")})
+	p.Create(t, staff)
+	host := "kept-" + ns + ".example.com"
+	ph := hostname(ns, "kept", host, func(ph *v1alpha1.PublicHostname) {
+		ph.Spec.Access = &v1alpha1.Access{Policies: []v1alpha1.AccessPolicyName{{Name: "staff"}}}
+	})
+	p.Create(t, ph)
+	waitReady(t, ph)
+	p.Edit(t, ph, func() { ph.Spec.Access.Policies = append(ph.Spec.Access.Policies, v1alpha1.AccessPolicyName{Name: "missing"}) })
+	eventually(t, "Valid saying the checked rules stay", func() error {
+		if err := p.Get(ph); err != nil {
+			return err
+		}
+		c := ph.GetCondition(v1alpha1.TypeValid)
+		if c.Reason != publichostname.ReasonWaitingForAccessPolicy || !strings.Contains(c.Message, "the last rules, each with its Access check, stay published") || strings.Contains(c.Message, "nothing is published") {
+			return fmt.Errorf("Valid=%s %s: %s", c.Status, c.Reason, c.Message)
+		}
+		return nil
+	})
+	if err := protected(t, tunnelID, host, ""); err != nil {
+		t.Error(err)
+	}
+	p.DeleteAndWait(t, ph)
+	p.DeleteAndWait(t, staff)
+}
