@@ -134,6 +134,11 @@ const Rule = "without an allow list, one NetworkRoute may route at most a /8 of 
 // Check refuses a network wider than one route may be. A network that is
 // not a CIDR is left to the resource's own validation.
 func Check(network string) *Refusal {
+	// An IPv6 route too wide of its own is told so in IPv6 terms, even
+	// when it holds the NAT64 prefixes too (::/1).
+	if own, err := netip.ParsePrefix(strings.TrimSpace(network)); err == nil && !own.Addr().Is4() && own.Bits() < WidestIPv6 {
+		return &Refusal{Network: network, Reach: own.Masked()}
+	}
 	p, via, ok := Reach(network)
 	if !ok || p.Bits() >= widest(p) {
 		return nil

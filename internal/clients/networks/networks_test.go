@@ -51,6 +51,7 @@ func TestCheck(t *testing.T) {
 		"A/8":                {network: "10.0.0.0/8"},
 		"AHost":              {network: "10.1.2.3/32"},
 		"EveryIPv6":          {network: "::/0", refused: true},
+		"LowerHalfOfIPv6":    {network: "::/1", refused: true},
 		"UpperHalfOfIPv6":    {network: "8000::/1", refused: true},
 		"ULAWhole":           {network: "fc00::/7", refused: true},
 		"A/15OfIPv6":         {network: "fd00::/15", refused: true},
@@ -72,7 +73,18 @@ func TestCheck(t *testing.T) {
 			if r != nil && !strings.Contains(r.Error(), tc.network) {
 				t.Errorf("refusal %q does not name the network", r.Error())
 			}
+
 		})
+	}
+}
+
+// A wide IPv6 route holding the NAT64 prefix is told of its IPv6 width.
+func TestARefusalSaysItsOwnFamilyFirst(t *testing.T) {
+	if r := Check("::/1"); r == nil || !strings.Contains(r.Error(), "at most a /16 of IPv6, and this is a /1") {
+		t.Errorf("Check(::/1) = %v", r)
+	}
+	if r := Check("64:ff9b::/96"); r == nil || !strings.Contains(r.Error(), "through NAT64") || !strings.Contains(r.Error(), "0.0.0.0/0") {
+		t.Errorf("Check(64:ff9b::/96) = %v", r)
 	}
 }
 
