@@ -14,10 +14,12 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
@@ -25,6 +27,7 @@ import (
 	tunnelsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	zerotrustv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/admit"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/rotation"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 )
 
@@ -213,4 +216,88 @@ func TestFutureRotationRefusedAtAdmission(t *testing.T) {
 			t.Errorf("a Tunnel with a current request was refused: %v", err)
 		}
 	})
+	t.Run("ServiceTokenInTheFutureRefused", func(t *testing.T) {
+		err := c.Create(ctx, serviceToken(ns.Name, "future", future))
+		if err == nil || !strings.Contains(err.Error(), "spec.forProvider.rotation.requestedAt 2099-01-01T00:00:00Z is more than 5m0s ahead") {
+			t.Errorf("an AccessServiceToken with a 2099 request: %v, want refused", err)
+		}
+	})
+	t.Run("ServiceTokenNowAdmitted", func(t *testing.T) {
+		if err := c.Create(ctx, serviceToken(ns.Name, "now", metav1.Now())); err != nil {
+			t.Errorf("an AccessServiceToken with a current request was refused: %v", err)
+		}
+	})
+}
+
+func serviceToken(ns, name string, at metav1.Time) *zerotrustv1alpha1.AccessServiceToken {
+	st := &zerotrustv1alpha1.AccessServiceToken{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	st.Spec.ForProvider.Name = name
+	st.Spec.ForProvider.Rotation = &zerotrustv1alpha1.AccessServiceTokenRotation{RequestedAt: at}
+	return st
+}
+
+// TestUnmeantRotationTimesRefusedAtAdmission: the API server itself (the
+// CRDs' CEL rules, no webhook) refuses a rotation request before
+// rotation.Earliest — the zero time, which the controllers would read as
+// unset and write back as null — on every kind that takes one, and admits
+// rotation.Earliest itself.
+func TestUnmeantRotationTimesRefusedAtAdmission(t *testing.T) {
+	ctx := context.Background()
+	c := env.Client
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "unmeant-"}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]func(name string, at metav1.Time) client.Object{
+		"CloudflareTunnel": func(name string, at metav1.Time) client.Object {
+			return &tunnelsv1alpha1.CloudflareTunnel{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: name},
+				Spec:       tunnelsv1alpha1.CloudflareTunnelSpec{TokenRotation: &tunnelsv1alpha1.TokenRotationRequest{RequestedAt: at}},
+			}
+		},
+		"Tunnel": func(name string, at metav1.Time) client.Object {
+			tu := &zerotrustv1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: name}}
+			tu.Spec.ForProvider.Name = name
+			tu.Spec.ForProvider.TokenRotation = &zerotrustv1alpha1.TokenRotation{RequestedAt: at}
+			return tu
+		},
+		"AccessServiceToken": func(name string, at metav1.Time) client.Object { return serviceToken(ns.Name, name, at) },
+	}
+	// The zero time as a user types it: metav1.Time would send null.
+	zero := func(obj client.Object) client.Object {
+		u := &unstructured.Unstructured{}
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.SetUnstructuredContent(m)
+		gvk, err := apiutil.GVKForObject(obj, c.Scheme())
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.SetGroupVersionKind(gvk)
+		for _, path := range [][]string{{"spec", "tokenRotation"}, {"spec", "forProvider", "tokenRotation"}, {"spec", "forProvider", "rotation"}} {
+			if _, ok, _ := unstructured.NestedMap(m, path...); ok {
+				if err := unstructured.SetNestedField(u.Object, "0001-01-01T00:00:00Z", append(path, "requestedAt")...); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		return u
+	}
+	for kind, obj := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			err := c.Create(ctx, zero(obj("zero", metav1.Now())))
+			if err == nil || !strings.Contains(err.Error(), "requestedAt must be 2020-01-01T00:00:00Z or later") {
+				t.Errorf("the zero time: %v, want refused", err)
+			}
+			err = c.Create(ctx, obj("before", metav1.NewTime(rotation.Earliest.Add(-time.Second))))
+			if err == nil || !strings.Contains(err.Error(), "requestedAt must be "+rotation.Earliest.Format(time.RFC3339)+" or later") {
+				t.Errorf("a second before rotation.Earliest: %v, want refused", err)
+			}
+			if err := c.Create(ctx, obj("earliest", metav1.NewTime(rotation.Earliest))); err != nil {
+				t.Errorf("rotation.Earliest itself was refused: %v", err)
+			}
+		})
+	}
 }

@@ -1,8 +1,10 @@
 // Package admit is the provider's validating admission webhook. It refuses
 // a token rotation request (spec.tokenRotation.requestedAt of a
-// CloudflareTunnel, spec.forProvider.tokenRotation.requestedAt of a Tunnel)
-// later than now plus rotation.MaxRequestSkew, which CEL cannot: it has no
-// clock. The rule is rotation.CheckRequest, the one the controllers apply;
+// CloudflareTunnel, spec.forProvider.tokenRotation.requestedAt of a Tunnel,
+// spec.forProvider.rotation.requestedAt of an AccessServiceToken) later
+// than now plus rotation.MaxRequestSkew, which CEL cannot: it has no
+// clock. (A request before rotation.Earliest is refused by the CRDs' CEL
+// rules, and here too, the same way.) The rule is rotation.CheckRequest, the one the controllers apply;
 // they keep applying it where the webhook did not run (not installed, or
 // the provider down: the webhook's failurePolicy is Ignore).
 package admit
@@ -30,12 +32,14 @@ import (
 const (
 	CloudflareTunnelPath = "/validate-tunnels-cloudflare-com-v1alpha1-cloudflaretunnel"
 	TunnelPath           = "/validate-zerotrust-tunnels-cloudflare-com-v1alpha1-tunnel"
+	ServiceTokenPath     = "/validate-zerotrust-tunnels-cloudflare-com-v1alpha1-accessservicetoken"
 )
 
 // The request fields, as the refusal names them.
 const (
 	CloudflareTunnelField = "spec.tokenRotation.requestedAt"
 	TunnelField           = "spec.forProvider.tokenRotation.requestedAt"
+	ServiceTokenField     = "spec.forProvider.rotation.requestedAt"
 )
 
 // Setup serves the webhook's handlers on mgr's webhook server; now is the
@@ -44,7 +48,10 @@ func Setup(mgr ctrl.Manager, now func() time.Time) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &tunnelsv1alpha1.CloudflareTunnel{}).WithValidator(CloudflareTunnelValidator(now)).Complete(); err != nil {
 		return xperrors.Wrap(err, "cannot serve the CloudflareTunnel webhook")
 	}
-	return xperrors.Wrap(ctrl.NewWebhookManagedBy(mgr, &zerotrustv1alpha1.Tunnel{}).WithValidator(TunnelValidator(now)).Complete(), "cannot serve the Tunnel webhook")
+	if err := ctrl.NewWebhookManagedBy(mgr, &zerotrustv1alpha1.Tunnel{}).WithValidator(TunnelValidator(now)).Complete(); err != nil {
+		return xperrors.Wrap(err, "cannot serve the Tunnel webhook")
+	}
+	return xperrors.Wrap(ctrl.NewWebhookManagedBy(mgr, &zerotrustv1alpha1.AccessServiceToken{}).WithValidator(ServiceTokenValidator(now)).Complete(), "cannot serve the AccessServiceToken webhook")
 }
 
 // CloudflareTunnelValidator refuses a CloudflareTunnel's rotation request
@@ -66,6 +73,17 @@ func TunnelValidator(now func() time.Time) admission.Validator[*zerotrustv1alpha
 			return nil
 		}
 		return &t.Spec.ForProvider.TokenRotation.RequestedAt
+	}}
+}
+
+// ServiceTokenValidator refuses an AccessServiceToken's rotation request
+// too far in the future.
+func ServiceTokenValidator(now func() time.Time) admission.Validator[*zerotrustv1alpha1.AccessServiceToken] {
+	return rotationValidator[*zerotrustv1alpha1.AccessServiceToken]{field: ServiceTokenField, now: now, request: func(t *zerotrustv1alpha1.AccessServiceToken) *metav1.Time {
+		if t.Spec.ForProvider.Rotation == nil {
+			return nil
+		}
+		return &t.Spec.ForProvider.Rotation.RequestedAt
 	}}
 }
 

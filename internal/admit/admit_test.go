@@ -35,6 +35,14 @@ func tunnel(req *metav1.Time) *zerotrustv1alpha1.Tunnel {
 	return t
 }
 
+func serviceToken(req *metav1.Time) *zerotrustv1alpha1.AccessServiceToken {
+	t := &zerotrustv1alpha1.AccessServiceToken{}
+	if req != nil {
+		t.Spec.ForProvider.Rotation = &zerotrustv1alpha1.AccessServiceTokenRotation{RequestedAt: *req}
+	}
+	return t
+}
+
 // refusal is the message a request is refused with at testNow.
 func refusal(field string, req time.Time) string {
 	return (&rotation.FutureRequestError{Field: field, RequestedAt: req, Now: testNow}).AtAdmission()
@@ -47,6 +55,7 @@ func TestRotationRequests(t *testing.T) {
 		old     *metav1.Time // the stored request, on update
 		req     *metav1.Time
 		refused bool
+		tooOld  bool // refused before rotation.Earliest
 	}{
 		"CreateUnset":                 {},
 		"CreatePast":                  {req: at(testNow.Add(-24 * time.Hour))},
@@ -54,6 +63,11 @@ func TestRotationRequests(t *testing.T) {
 		"CreateWithinSkew":            {req: at(testNow.Add(rotation.MaxRequestSkew))},
 		"CreateBeyondSkew":            {req: at(beyond), refused: true},
 		"CreateMistypedYear":          {req: at(time.Date(2099, 12, 5, 10, 0, 0, 0, time.UTC)), refused: true},
+		"CreateZeroTime":              {req: at(time.Time{}), refused: true, tooOld: true},
+		"CreateJustBeforeEarliest":    {req: at(rotation.Earliest.Add(-time.Second)), refused: true, tooOld: true},
+		"CreateEarliest":              {req: at(rotation.Earliest)},
+		"UpdateUnchangedZeroTime":     {update: true, old: at(time.Time{}), req: at(time.Time{})},
+		"UpdateToZeroTime":            {update: true, old: at(testNow), req: at(time.Time{}), refused: true, tooOld: true},
 		"UpdateUnset":                 {update: true},
 		"UpdateUnchangedFuture":       {update: true, old: at(beyond), req: at(beyond)},
 		"UpdateToAnotherFuture":       {update: true, old: at(beyond), req: at(beyond.Add(time.Hour)), refused: true},
@@ -89,12 +103,26 @@ func TestRotationRequests(t *testing.T) {
 				return err
 			},
 		},
+		"AccessServiceToken": {
+			field: ServiceTokenField,
+			create: func(req *metav1.Time) error {
+				_, err := ServiceTokenValidator(clock).ValidateCreate(context.Background(), serviceToken(req))
+				return err
+			},
+			update: func(old, req *metav1.Time) error {
+				_, err := ServiceTokenValidator(clock).ValidateUpdate(context.Background(), serviceToken(old), serviceToken(req))
+				return err
+			},
+		},
 	}
 	for kind, k := range kinds {
 		for name, tc := range cases {
 			t.Run(kind+"/"+name, func(t *testing.T) {
 				want := ""
-				if tc.refused {
+				switch {
+				case tc.tooOld:
+					want = (&rotation.TooOldRequestError{Field: k.field, RequestedAt: tc.req.Time}).Error()
+				case tc.refused:
 					want = refusal(k.field, tc.req.Time)
 				}
 				var err error

@@ -9,6 +9,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/networks"
 )
 
 // notAllowedPrefix starts every NotAllowedError message.
@@ -76,12 +77,28 @@ func (c Config) CheckHostname(hostname string) error {
 	return &NotAllowedError{Source: c.Source, What: "hostname", Value: hostname, Field: "spec.allow.hostnameSuffixes", Allowed: c.Allow.HostnameSuffixes}
 }
 
-// everything are the networks that route every address of a family.
-var everything = []string{"0.0.0.0/0", "::/0"}
+// NetworkNotAllowedError says a provider config without allowed networks
+// refuses a NetworkRoute's network: too wide alone, or beyond what its
+// namespace's routes may reach together (networks.Within).
+type NetworkNotAllowedError struct {
+	// Source names the config.
+	Source string
+	*networks.Refusal
+}
+
+// ConditionReason of a refused network: NotAllowed.
+func (e *NetworkNotAllowedError) ConditionReason() xpv2.ConditionReason {
+	return common.ReasonNotAllowed
+}
+
+func (e *NetworkNotAllowedError) Error() string {
+	return fmt.Sprintf(notAllowedPrefix+"%s does not allow %s. With spec.allow.networks empty, %s. Nothing was written to Cloudflare; route narrower networks, or ask the config's owner to list a network containing this one in spec.allow.networks (the only way to route more)",
+		e.Source, e.Refusal.Error(), networks.Rule)
+}
 
 // CheckNetwork refuses a NetworkRoute's network outside every allowed
-// CIDR; with none listed, one that routes every address of its family
-// (0.0.0.0/0, ::/0), which only an entry of its own allows.
+// CIDR; with none listed, one wider than one route may be
+// (networks.Check), which only an entry containing it allows.
 func (c Config) CheckNetwork(network string) error {
 	n, err := netip.ParsePrefix(strings.TrimSpace(network))
 	if err != nil {
@@ -91,10 +108,10 @@ func (c Config) CheckNetwork(network string) error {
 	n = n.Masked()
 	allowed := c.Allow.Networks
 	if len(allowed) == 0 {
-		if n.Bits() != 0 {
-			return nil
+		if r := networks.Check(network); r != nil {
+			return &NetworkNotAllowedError{Source: c.Source, Refusal: r}
 		}
-		return &NotAllowedError{Source: c.Source, What: "network", Value: network, Field: "spec.allow.networks", Allowed: []string{"any network but " + strings.Join(everything, " and ") + " (list them to allow them)"}}
+		return nil
 	}
 	for _, a := range allowed {
 		p, err := netip.ParsePrefix(strings.TrimSpace(a))
@@ -107,6 +124,21 @@ func (c Config) CheckNetwork(network string) error {
 		}
 	}
 	return &NotAllowedError{Source: c.Source, What: "network", Value: network, Field: "spec.allow.networks", Allowed: allowed}
+}
+
+// CheckNamespaceNetworks refuses mine, with no allowed networks listed,
+// when the namespace's routes older than it (others) already reach so
+// much of its family that it would go beyond what they may reach together
+// (networks.Within). With networks listed, each route is judged by them
+// alone (CheckNetwork).
+func (c Config) CheckNamespaceNetworks(mine networks.Route, others []networks.Route) error {
+	if len(c.Allow.Networks) != 0 {
+		return nil
+	}
+	if r := networks.Within(mine, others); r != nil {
+		return &NetworkNotAllowedError{Source: c.Source, Refusal: r}
+	}
+	return nil
 }
 
 // CheckDefaultVirtualNetwork refuses to make a virtual network the

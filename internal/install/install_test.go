@@ -315,7 +315,7 @@ func checkWebhook(t *testing.T, dep *appsv1.Deployment, svc *corev1.Service, vwc
 	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].TargetPort.String() != "webhook" {
 		t.Errorf("Service %s ports %+v, want one with targetPort webhook", svc.Name, svc.Spec.Ports)
 	}
-	paths := map[string]string{"tunnels.cloudflare.com/cloudflaretunnels": admit.CloudflareTunnelPath, "zerotrust.tunnels.cloudflare.com/tunnels": admit.TunnelPath}
+	paths := map[string]string{"tunnels.cloudflare.com/cloudflaretunnels": admit.CloudflareTunnelPath, "zerotrust.tunnels.cloudflare.com/tunnels": admit.TunnelPath, "zerotrust.tunnels.cloudflare.com/accessservicetokens": admit.ServiceTokenPath}
 	for _, w := range vwc.Webhooks {
 		s := w.ClientConfig.Service
 		if s == nil || s.Name != svc.Name || s.Namespace != svc.Namespace || s.Port == nil || *s.Port != svc.Spec.Ports[0].Port {

@@ -3,7 +3,8 @@
 // writes. A request (requestedAt) asks for a run token issued at or after
 // that time: it is served at most once, by one rotation; a request the last
 // rotation already satisfies is reported as served, not rotated again; and a
-// request in the future is refused. Pure functions: the controllers act.
+// request in the future, or before Earliest, is refused. Pure functions: the
+// controllers act.
 package rotation
 
 import (
@@ -26,6 +27,15 @@ import (
 // for every real request after it.
 const MaxRequestSkew = 5 * time.Minute
 
+// Earliest is the earliest request served: no tunnel's run token or
+// service token's secret this provider rotates was issued before it, so an
+// earlier request asks for nothing that can be meant; the zero time
+// (0001-01-01T00:00:00Z) is an unset time, and would be written back as
+// null, which the API server refuses. The CRDs' CEL rules refuse an
+// earlier request at admission (apis/: the same date); the controllers
+// refuse one stored before those rules.
+var Earliest = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // TypeTokenRotation is the condition that says what became of the request.
 const TypeTokenRotation xpv2.ConditionType = "TokenRotation"
 
@@ -42,6 +52,9 @@ const (
 	// ReasonRequestInFuture: the request is later than now plus
 	// MaxRequestSkew, and is not served.
 	ReasonRequestInFuture xpv2.ConditionReason = "RotationRequestInFuture"
+	// ReasonRequestTooOld: the request is before Earliest, and is not
+	// served.
+	ReasonRequestTooOld xpv2.ConditionReason = "RotationRequestTooOld"
 )
 
 // A FutureRequestError refuses a request later than Now plus
@@ -60,6 +73,9 @@ func (e *FutureRequestError) Error() string {
 		e.Field, stamp(e.RequestedAt), stamp(e.Limit()), MaxRequestSkew)
 }
 
+// ConditionReason of the refusal: RotationRequestInFuture.
+func (e *FutureRequestError) ConditionReason() xpv2.ConditionReason { return ReasonRequestInFuture }
+
 // AtAdmission is the refusal as admission says it: what is wrong, and the
 // time to set instead.
 func (e *FutureRequestError) AtAdmission() string {
@@ -67,12 +83,44 @@ func (e *FutureRequestError) AtAdmission() string {
 		e.Field, stamp(e.RequestedAt), MaxRequestSkew, stamp(e.Now), stamp(e.Now))
 }
 
-// CheckRequest refuses a request later than now plus MaxRequestSkew.
+// A TooOldRequestError refuses a request before Earliest. Field is the
+// request's field path, for the message.
+type TooOldRequestError struct {
+	Field       string
+	RequestedAt time.Time
+}
+
+func (e *TooOldRequestError) Error() string {
+	return fmt.Sprintf("%s %s is before %s, earlier than any token this provider rotates was issued (0001-01-01T00:00:00Z is an unset time), so no rotation is made for it; set it to the current time to rotate now",
+		e.Field, stamp(e.RequestedAt), stamp(Earliest))
+}
+
+// ConditionReason of the refusal: RotationRequestTooOld.
+func (e *TooOldRequestError) ConditionReason() xpv2.ConditionReason { return ReasonRequestTooOld }
+
+// CheckRequest refuses a request later than now plus MaxRequestSkew, or
+// before Earliest.
 func CheckRequest(field string, requestedAt, now time.Time) error {
 	if requestedAt.After(now.Add(MaxRequestSkew)) {
 		return &FutureRequestError{Field: field, RequestedAt: requestedAt, Now: now}
 	}
+	if requestedAt.Before(Earliest) {
+		return &TooOldRequestError{Field: field, RequestedAt: requestedAt}
+	}
 	return nil
+}
+
+// refusalReason is the TokenRotation reason of a refused request.
+func refusalReason(err error) xpv2.ConditionReason {
+	if _, ok := err.(*TooOldRequestError); ok {
+		return ReasonRequestTooOld
+	}
+	return ReasonRequestInFuture
+}
+
+// Refused says whether a TokenRotation reason refuses the request.
+func Refused(reason xpv2.ConditionReason) bool {
+	return reason == ReasonRequestInFuture || reason == ReasonRequestTooOld
 }
 
 // Served says whether a request needs no rotation: it is the request the
@@ -106,7 +154,7 @@ func Condition(field string, req *metav1.Time, last Last, now time.Time) (c xpv2
 		return condition(true, ReasonTokenRotated, fmt.Sprintf("the run token was last rotated at %s; set %s to rotate it again", stamp(last.RotatedAt.Time), field)), true
 	}
 	if err := CheckRequest(field, req.Time, now); err != nil {
-		return condition(false, ReasonRequestInFuture, err.Error()), true
+		return condition(false, refusalReason(err), err.Error()), true
 	}
 	this := last.RequestedAt != nil && last.RequestedAt.Time.Equal(req.Time)
 	switch {

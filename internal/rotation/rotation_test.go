@@ -1,6 +1,7 @@
 package rotation
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,33 @@ const field = "spec.tokenRotation.requestedAt"
 var now = time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
 
 func at(d time.Duration) *metav1.Time { t := metav1.NewTime(now.Add(d)); return &t }
+
+// TestRequestsThatCannotBeMeant: the zero time (an unset time, written
+// back as null) and anything before Earliest are refused with their own
+// reason, and Earliest itself is served.
+func TestRequestsThatCannotBeMeant(t *testing.T) {
+	for name, at := range map[string]time.Time{"ZeroTime": {}, "JustBeforeEarliest": Earliest.Add(-time.Second), "TheUnixEpoch": time.Unix(0, 0)} {
+		t.Run(name, func(t *testing.T) {
+			err := CheckRequest(field, at, now)
+			var old *TooOldRequestError
+			if !errors.As(err, &old) || old.ConditionReason() != ReasonRequestTooOld {
+				t.Fatalf("CheckRequest(%s) = %v, want a TooOldRequestError", at, err)
+			}
+			for _, want := range []string{field, at.UTC().Format(time.RFC3339), Earliest.Format(time.RFC3339), "current time"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("%q does not say %q", err, want)
+				}
+			}
+			c, _ := Condition(field, &metav1.Time{Time: at}, Last{}, now)
+			if c.Status != corev1.ConditionFalse || c.Reason != ReasonRequestTooOld || !Refused(c.Reason) {
+				t.Errorf("condition %+v, want False %s", c, ReasonRequestTooOld)
+			}
+		})
+	}
+	if err := CheckRequest(field, Earliest, now); err != nil {
+		t.Errorf("Earliest itself refused: %v", err)
+	}
+}
 
 func TestCheckRequest(t *testing.T) {
 	cases := map[string]struct {

@@ -128,9 +128,10 @@ const (
 // way (that group cannot import this one).
 type AllowedNamespaces = ztv1alpha1.AllowedNamespaces
 
-// TokenRotationRequest asks for a token rotation. Any change to a time not
-// in the future is admitted (a mistyped time can be corrected); the
-// provider decides what it does, and the TokenRotation condition says so.
+// TokenRotationRequest asks for a token rotation. Any change to a time
+// from 2020 on and not in the future is admitted (a mistyped time can be
+// corrected); the provider decides what it does, and the TokenRotation
+// condition says so.
 type TokenRotationRequest struct {
 	// RequestedAt asks for a run token issued at or after this time: a
 	// time after the last rotation rotates the token, once; a time at or
@@ -139,8 +140,11 @@ type TokenRotationRequest struct {
 	// (a mistyped year would otherwise rotate at once and stand for every
 	// later request): the provider's admission webhook refuses it, and
 	// where the webhook does not run the condition does. An unchanged
-	// value is always admitted. An RFC 3339 time, e.g.
+	// value is always admitted. A time before 2020-01-01T00:00:00Z (such
+	// as 0001-01-01T00:00:00Z, which reads as unset) asks for nothing that
+	// can be meant and is refused by the API server. An RFC 3339 time, e.g.
 	// 2026-12-02T10:00:00Z: the current time is the value to set.
+	// +kubebuilder:validation:XValidation:rule="self >= timestamp('2020-01-01T00:00:00Z')",message="requestedAt must be 2020-01-01T00:00:00Z or later: an earlier time (0001-01-01T00:00:00Z is an unset time) asks for no rotation that can be meant. Set it to the current time to rotate now"
 	RequestedAt metav1.Time `json:"requestedAt"`
 }
 

@@ -118,9 +118,13 @@ type Allowances struct {
 	Origins []string `json:"origins,omitempty"`
 
 	// Networks lists the CIDRs inside which NetworkRoutes may route
-	// ("10.0.0.0/8" allows 10.1.2.3/32 and 10.1.0.0/16). Empty allows any
-	// network but 0.0.0.0/0 and ::/0 (everything), which only an entry of
-	// its own allows.
+	// ("10.0.0.0/8" allows 10.1.2.3/32 and 10.1.0.0/16), each route judged
+	// by them alone. Empty bounds what a namespace routes: one route at
+	// most a /8 of IPv4 or a /16 of IPv6, the namespace's routes through
+	// this config together at most two of those per family (the oldest
+	// keep theirs), and a NAT64 (64:ff9b::/96, 64:ff9b:1::/48) or
+	// IPv4-mapped route counted as the IPv4 addresses it reaches; only an
+	// entry allows more.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:items:MaxLength=43

@@ -21,8 +21,13 @@ type AccessServiceTokenRotation struct {
 	// RequestedAt asks for a client secret issued at or after this time:
 	// a time after the last rotation rotates the secret, once; a time at
 	// or before it is already served. A time more than 5 minutes ahead of
-	// the provider's clock is refused, not served. An RFC 3339 time, e.g.
-	// 2026-12-02T10:00:00Z: the current time is the value to set.
+	// the provider's clock is refused, not served: at admission by the
+	// provider's webhook, else by the condition. A time before
+	// 2020-01-01T00:00:00Z (such as 0001-01-01T00:00:00Z, which reads as
+	// unset) is refused by the API server. An unchanged value is always
+	// admitted. An RFC 3339 time, e.g. 2026-12-02T10:00:00Z: the current
+	// time is the value to set.
+	// +kubebuilder:validation:XValidation:rule="self >= timestamp('2020-01-01T00:00:00Z')",message="requestedAt must be 2020-01-01T00:00:00Z or later: an earlier time (0001-01-01T00:00:00Z is an unset time) asks for no rotation that can be meant. Set it to the current time to rotate now"
 	RequestedAt metav1.Time `json:"requestedAt"`
 
 	// PreviousSecretExpiresAfter is how long after a rotation the replaced

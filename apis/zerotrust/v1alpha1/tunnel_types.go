@@ -37,17 +37,21 @@ type TunnelParameters struct {
 	TokenRotation *TokenRotation `json:"tokenRotation,omitempty"`
 }
 
-// TokenRotation asks for a new tunnel secret. Any change to a time not in
-// the future is admitted (a mistyped time can be corrected); the provider
-// decides what it does, and the TokenRotation condition says so.
+// TokenRotation asks for a new tunnel secret. Any change to a time from
+// 2020 on and not in the future is admitted (a mistyped time can be
+// corrected); the provider decides what it does, and the TokenRotation
+// condition says so.
 type TokenRotation struct {
 	// RequestedAt asks for a run token issued at or after this time: a
 	// time after the last rotation rotates the tunnel secret, once; a time
 	// at or before it is already served. A time more than 5 minutes ahead
 	// of the provider's clock is refused, not served: at admission by the
 	// provider's webhook, else by the condition. An unchanged value is
-	// always admitted. An RFC 3339 time, e.g. 2026-12-02T10:00:00Z: the
-	// current time is the value to set.
+	// always admitted. A time before 2020-01-01T00:00:00Z (such as
+	// 0001-01-01T00:00:00Z, which reads as unset) is refused by the API
+	// server. An RFC 3339 time, e.g. 2026-12-02T10:00:00Z: the current time
+	// is the value to set.
+	// +kubebuilder:validation:XValidation:rule="self >= timestamp('2020-01-01T00:00:00Z')",message="requestedAt must be 2020-01-01T00:00:00Z or later: an earlier time (0001-01-01T00:00:00Z is an unset time) asks for no rotation that can be meant. Set it to the current time to rotate now"
 	RequestedAt metav1.Time `json:"requestedAt"`
 
 	// RolledOutAt says every connector now runs the new token (a

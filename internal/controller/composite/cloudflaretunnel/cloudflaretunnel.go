@@ -105,8 +105,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return r.delete(ctx, cr)
 	}
 	if !controllerutil.ContainsFinalizer(cr, finalizer) {
+		// A patch of the finalizers alone: an update would write back the
+		// whole spec, and a request stored as the zero time reads back as
+		// null, which the API server refuses (rotation.Earliest) — the
+		// tunnel would wait for a finalizer it never gets, saying nothing.
+		before := client.MergeFromWithOptions(cr.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		controllerutil.AddFinalizer(cr, finalizer)
-		if err := r.kube.Update(ctx, cr); err != nil {
+		if err := r.kube.Patch(ctx, cr, before); err != nil {
 			return reconcile.Result{}, errors.Wrap(err, "cannot add finalizer")
 		}
 	}

@@ -18,6 +18,8 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -949,4 +951,82 @@ func TestAFutureRotationIsRefusedAndCanBeCorrected(t *testing.T) {
 	waitNewToken(t, cr, fresh)
 	p.Sim.SetConnectors(cr.Status.TunnelID, 0)
 	p.DeleteAndWait(t, cr)
+}
+
+// TestAZeroTimeStoredBeforeTheRuleIsAnsweredNotWedged (issue 48, bug 9):
+// the API server refuses a rotation request before rotation.Earliest, but
+// one stored before that rule existed (here: with the rule lifted for the
+// create) is answered — the tunnel is made, the request refused with
+// TokenRotation=False RotationRequestTooOld and a Warning, nothing asked
+// of the Tunnel — and the CloudflareTunnel is deleted as any other: its
+// finalizer is patched alone, never written back with a zero time the API
+// server would refuse as null.
+func TestAZeroTimeStoredBeforeTheRuleIsAnsweredNotWedged(t *testing.T) {
+	ctx := context.Background()
+	ns := p.Namespace(t)
+	const name = "zero-time"
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1alpha1.SchemeGroupVersion.String(), "kind": "CloudflareTunnel",
+		"metadata": map[string]any{"namespace": ns, "name": name},
+		"spec": map[string]any{"tunnelName": name + "-" + ns, "replicas": int64(0),
+			"tokenRotation": map[string]any{"requestedAt": "0001-01-01T00:00:00Z"}},
+	}}
+	withoutTheRule(t, func() error { return p.Client.Create(ctx, u.DeepCopy()) })
+
+	cr := &v1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	c := waitCondition(t, cr, rotation.TypeTokenRotation, corev1.ConditionFalse, rotation.ReasonRequestTooOld)
+	for _, want := range []string{"spec.tokenRotation.requestedAt 0001-01-01T00:00:00Z", "set it to the current time"} {
+		if !strings.Contains(c.Message, want) {
+			t.Errorf("TokenRotation message %q does not say %q", c.Message, want)
+		}
+	}
+	waitEventOn(t, ns, name, string(rotation.ReasonRequestTooOld))
+	waitCondition(t, cr, cloudflaretunnel.TypeTokenStored, corev1.ConditionTrue, "")
+	tun := &ztv1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if err := p.Get(tun); err != nil || tun.Spec.ForProvider.TokenRotation != nil {
+		t.Errorf("the Tunnel (%v) is asked %+v, want nothing", err, tun.Spec.ForProvider.TokenRotation)
+	}
+	p.DeleteAndWait(t, cr)
+}
+
+// withoutTheRule runs create with the CloudflareTunnel CRD's rule on
+// requestedAt lifted, as before the rule existed, until create succeeds;
+// then puts the rule back and waits until the API server applies it again.
+func withoutTheRule(t *testing.T, create func() error) {
+	t.Helper()
+	ctx := context.Background()
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+	key := client.ObjectKey{Name: "cloudflaretunnels." + v1alpha1.SchemeGroupVersion.Group}
+	path := []string{"schema", "openAPIV3Schema", "properties", "spec", "properties", "tokenRotation", "properties", "requestedAt", "x-kubernetes-validations"}
+	var rule []any
+	edit := func(set func(version map[string]any)) {
+		eventually(t, "the CRD edited", func() error {
+			if err := p.Client.Get(ctx, key, crd); err != nil {
+				return err
+			}
+			versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+			for _, v := range versions {
+				set(v.(map[string]any))
+			}
+			if err := unstructured.SetNestedSlice(crd.Object, versions, "spec", "versions"); err != nil {
+				return err
+			}
+			return p.Client.Update(ctx, crd)
+		})
+	}
+	edit(func(v map[string]any) {
+		if r, ok, _ := unstructured.NestedSlice(v, path...); ok {
+			rule = r
+		}
+		unstructured.RemoveNestedField(v, path...)
+	})
+	if rule == nil {
+		t.Fatal("the CRD has no rule on requestedAt")
+	}
+	restore := func() {
+		edit(func(v map[string]any) { _ = unstructured.SetNestedSlice(v, rule, path...) })
+	}
+	defer restore()
+	eventually(t, "a create without the rule", create)
 }

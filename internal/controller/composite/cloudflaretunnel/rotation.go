@@ -24,9 +24,9 @@ const rotationRequestField = "spec.tokenRotation.requestedAt"
 // CloudflareTunnel's request, and once the Tunnel has rotated for it and
 // the connectors have rolled out onto the new token, when that happened (so
 // the Tunnel removes the connectors of the old token). A new request starts
-// without it. A request that is not passed down (passedDown: one in the
-// future, or one already served) leaves the Tunnel with what it was asked
-// before, unless that too is in the future.
+// without it. A request that is not passed down (passedDown: one refused,
+// or one already served) leaves the Tunnel with what it was asked before,
+// unless that too is refused.
 func TokenRotationFor(req *v1alpha1.TokenRotationRequest, current *ztv1alpha1.TokenRotation, done *ztv1alpha1.TokenRotationObservation, rotatedAt *metav1.Time, rolledOut bool, now metav1.Time) *ztv1alpha1.TokenRotation {
 	if req != nil && !passedDown(req.RequestedAt, done, rotatedAt, now.Time) {
 		req = nil
@@ -48,8 +48,8 @@ func TokenRotationFor(req *v1alpha1.TokenRotationRequest, current *ztv1alpha1.To
 }
 
 // passedDown says whether the Tunnel is asked for a request: not when it is
-// in the future (reportRotation says so), nor when a rotation already
-// served it, other than the one serving it now (whose rollout and cleanup
+// refused (in the future, or before rotation.Earliest: reportRotation says
+// so), nor when a rotation already served it, other than the one serving it now (whose rollout and cleanup
 // follow). What the Tunnel did (done) says that; a Tunnel with no rotation
 // of its own (one that replaces a Tunnel deleted by hand) has only when
 // this CloudflareTunnel last saw the token rotated (rotatedAt, its status).
@@ -125,10 +125,10 @@ func (r *Reconciler) reportRotation(cr *v1alpha1.CloudflareTunnel, done *ztv1alp
 		return
 	}
 	if prev := cr.GetCondition(rotation.TypeTokenRotation); prev.Reason != c.Reason || prev.Message != c.Message {
-		switch c.Reason {
-		case rotation.ReasonRequestInFuture:
+		switch {
+		case rotation.Refused(c.Reason):
 			r.record.Event(cr, event.Warning(event.Reason(c.Reason), errors.New(c.Message)))
-		case rotation.ReasonAlreadyServed:
+		case c.Reason == rotation.ReasonAlreadyServed:
 			r.record.Event(cr, event.Normal(event.Reason(c.Reason), c.Message))
 		}
 	}

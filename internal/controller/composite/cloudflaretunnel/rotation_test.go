@@ -15,8 +15,12 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/tunnel"
 )
 
+// since2026 puts the tests' seconds after rotation.Earliest, before which
+// a request is refused.
+const since2026 = 1767225600
+
 func TestTokenRotationFor(t *testing.T) {
-	at := func(s int64) metav1.Time { return metav1.NewTime(time.Unix(s, 0)) }
+	at := func(s int64) metav1.Time { return metav1.NewTime(time.Unix(since2026+s, 0)) }
 	p := func(s int64) *metav1.Time { t := at(s); return &t }
 	now := at(500)
 	req := &v1alpha1.TokenRotationRequest{RequestedAt: at(100)}

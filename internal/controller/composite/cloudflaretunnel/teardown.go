@@ -190,8 +190,10 @@ func (r *Reconciler) delete(ctx context.Context, cr *v1alpha1.CloudflareTunnel) 
 	}
 	r.batch.forget(cr.UID)
 	r.rules.forget(cr.UID)
+	// A patch of the finalizers alone, as when it was added.
+	before := client.MergeFromWithOptions(cr.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(cr, finalizer)
-	return reconcile.Result{}, errors.Wrap(r.kube.Update(ctx, cr), "cannot remove finalizer")
+	return reconcile.Result{}, errors.Wrap(r.kube.Patch(ctx, cr, before), "cannot remove finalizer")
 }
 
 // deleteOwned deletes obj if this CloudflareTunnel controls it (nothing else

@@ -21,6 +21,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/networks"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/networkroute/claim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
@@ -130,6 +131,10 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.NetworkRoute) (mana
 		// during deletion: one cleared by a change must not strand it).
 		return managed.ExternalObservation{}, err
 	}
+	if err := e.withinNamespaceShare(ctx, cr); err != nil && !meta.WasDeleted(cr) {
+		// Deleting what it made only ever routes less.
+		return managed.ExternalObservation{}, err
+	}
 	r, adopted, err := mr.Locate(ctx, cr, mr.Lookup[cloudflare.CIDRRoute]{
 		Get:     e.teamnet.GetCIDRRoute,
 		Find:    func(ctx context.Context) (*cloudflare.CIDRRoute, error) { return e.find(ctx, cr, false) },
@@ -157,6 +162,40 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.NetworkRoute) (mana
 		ResourceLateInitialized: adopted || lateInit,
 		Diff:                    diff,
 	}, nil
+}
+
+// withinNamespaceShare refuses cr, when its provider config lists no
+// allowed networks, if the namespace's older routes through the same
+// config already route so much that cr would take the namespace beyond
+// what its routes may route together (clients.Config.CheckNamespaceNetworks).
+func (e *external) withinNamespaceShare(ctx context.Context, cr *v1alpha1.NetworkRoute) error {
+	if len(e.conn.Config.Allow.Networks) != 0 {
+		return nil
+	}
+	l := &v1alpha1.NetworkRouteList{}
+	if err := e.conn.Kube.List(ctx, l, client.InNamespace(cr.GetNamespace())); err != nil {
+		return errors.Wrap(err, "cannot list the namespace's NetworkRoutes to bound what they route together")
+	}
+	return e.conn.Config.CheckNamespaceNetworks(shareOf(cr), Siblings(cr, l.Items))
+}
+
+// Siblings are the routes of items that share cr's routing budget: of its
+// namespace, through the same provider config, and not being deleted.
+func Siblings(cr *v1alpha1.NetworkRoute, items []v1alpha1.NetworkRoute) []networks.Route {
+	ref := ptr.Deref(cr.GetProviderConfigReference(), xpv2.ProviderConfigReference{})
+	out := make([]networks.Route, 0, len(items))
+	for i := range items {
+		o := &items[i]
+		if o.GetNamespace() != cr.GetNamespace() || meta.WasDeleted(o) || ptr.Deref(o.GetProviderConfigReference(), xpv2.ProviderConfigReference{}) != ref {
+			continue
+		}
+		out = append(out, shareOf(o))
+	}
+	return out
+}
+
+func shareOf(cr *v1alpha1.NetworkRoute) networks.Route {
+	return networks.Route{Name: cr.GetName(), Network: cr.Spec.ForProvider.Network, Created: cr.GetCreationTimestamp().Time}
 }
 
 // LateInitialize fills an unset comment with the user part of Cloudflare's,

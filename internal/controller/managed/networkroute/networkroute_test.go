@@ -16,6 +16,8 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
+	tunnelsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
@@ -288,6 +290,66 @@ func TestANetworkRouteForEveryAddressIsRefused(t *testing.T) {
 		if n := len(liveRoutes(t, network)); n != 0 {
 			t.Errorf("%d routes for %s in Cloudflare", n, network)
 		}
+		p.DeleteAndWait(t, cr)
+	}
+}
+
+// TestHalvesOfEveryAddressAreRefused: without allowed networks, no route
+// takes a share that routes every WARP client's traffic to one tunnel in
+// another spelling than ::/0: the halves of IPv6, or all of IPv4 through
+// NAT64 (the well-known prefix, or the local-use one).
+func TestHalvesOfEveryAddressAreRefused(t *testing.T) {
+	ns := p.Namespace(t)
+	readyTunnel(t, ns, "mine")
+	for name, network := range map[string]string{"low-v6": "::/1", "high-v6": "8000::/1", "nat64": "64:ff9b::/96", "nat64-local": "64:ff9b:1::/48"} {
+		cr := routeTo(ns, name, network, "mine")
+		p.Create(t, cr)
+		p.WaitSynced(t, cr, "refused by the guardrail", func(c xpv2.Condition) bool {
+			return c.Status == corev1.ConditionFalse && c.Reason == common.ReasonNotAllowed && strings.Contains(c.Message, "spec.allow.networks")
+		})
+		p.WaitWarning(t, ns, name, "CannotObserveExternalResource", "spec.allow.networks")
+		if n := len(liveRoutes(t, network)); n != 0 {
+			t.Errorf("%d routes for %s in Cloudflare", n, network)
+		}
+		p.DeleteAndWait(t, cr)
+	}
+}
+
+// TestANamespaceRoutesAtMostItsShare: a namespace's routes together take at
+// most two /8s of IPv4 without allowed networks, NAT64 routes counted as
+// the IPv4 they reach; the oldest keep theirs, the newest is refused until
+// an older one goes; a config that lists networks judges each route alone.
+func TestANamespaceRoutesAtMostItsShare(t *testing.T) {
+	ns := p.Namespace(t)
+	readyTunnel(t, ns, "mine")
+	first, second := routeTo(ns, "first", "44.0.0.0/8", "mine"), routeTo(ns, "second", "45.0.0.0/8", "mine")
+	for _, cr := range []*v1alpha1.NetworkRoute{first, second} {
+		p.Create(t, cr)
+		p.WaitReady(t, cr)
+	}
+	// 46.0.0.0/8 through NAT64.
+	third := routeTo(ns, "third", "64:ff9b::2e00:0/104", "mine")
+	p.Create(t, third)
+	p.WaitSynced(t, third, "refused for what the namespace routes", func(c xpv2.Condition) bool {
+		return c.Status == corev1.ConditionFalse && c.Reason == common.ReasonNotAllowed && strings.Contains(c.Message, "together") && strings.Contains(c.Message, "spec.allow.networks")
+	})
+	if n := len(liveRoutes(t, "64:ff9b::2e00:0/104")); n != 0 {
+		t.Errorf("%d routes for the refused network in Cloudflare", n)
+	}
+	p.WaitReady(t, second)
+
+	p.DeleteAndWait(t, first)
+	p.Edit(t, third, func() { meta.AddAnnotations(third, map[string]string{"test/nudge": "first deleted"}) })
+	p.WaitReady(t, third)
+
+	p.ClusterConfig(t, "wide-"+ns, func(s *tunnelsv1alpha1.ProviderConfigSpec) {
+		s.Allow = &tunnelsv1alpha1.Allowances{Networks: []string{"32.0.0.0/3", "64:ff9b::/96"}}
+	})
+	listed := routeTo(ns, "listed", "47.0.0.0/8", "mine")
+	listed.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "wide-" + ns}
+	p.Create(t, listed)
+	p.WaitReady(t, listed)
+	for _, cr := range []*v1alpha1.NetworkRoute{listed, third, second} {
 		p.DeleteAndWait(t, cr)
 	}
 }

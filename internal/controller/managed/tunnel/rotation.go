@@ -36,10 +36,10 @@ const (
 	// connectors that ran with the old one.
 	rotationCleanup rotationStep = "remove stale connectors"
 	// rotationRefused: the request is later than now plus
-	// rotation.MaxRequestSkew. Nothing is rotated; Update returns the
+	// rotation.MaxRequestSkew, or before rotation.Earliest. Nothing is rotated; Update returns the
 	// refusal, so it is a Warning event as well as the TokenRotation
 	// condition, and the resource's other fields are still updated.
-	rotationRefused rotationStep = "refused (requestedAt is in the future)"
+	rotationRefused rotationStep = "refused (requestedAt is in the future or before rotation.Earliest)"
 )
 
 // requestField is the request's field, for messages.
@@ -52,7 +52,8 @@ const tunnelSecretBytes = 32
 // nextRotationStep decides what a token rotation needs, from what is asked
 // (spec) and what was done (status), at now. A rotation under way is
 // finished whatever is asked now, so the connection Secret never stays on a
-// token Cloudflare no longer accepts; a request in the future is refused;
+// token Cloudflare no longer accepts; a request in the future or too old is
+// refused;
 // each request is served once (a retried reconcile finds it in status), and
 // one the last rotation already satisfies is not served again
 // (rotation.Served); stale connectors are removed only once the rollout

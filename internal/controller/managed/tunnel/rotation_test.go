@@ -16,8 +16,12 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 )
 
+// since2026 puts the tests' seconds after rotation.Earliest, before which
+// a request is refused.
+const since2026 = 1767225600
+
 func TestNextRotationStep(t *testing.T) {
-	at := func(s int64) metav1.Time { return metav1.NewTime(time.Unix(s, 0)) }
+	at := func(s int64) metav1.Time { return metav1.NewTime(time.Unix(since2026+s, 0)) }
 	p := func(s int64) *metav1.Time { t := at(s); return &t }
 	const now = 1000
 	asked := func(req int64, rolledOut *metav1.Time) *v1alpha1.TokenRotation {
@@ -54,7 +58,7 @@ func TestNextRotationStep(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := nextRotationStep(tc.want, tc.got, time.Unix(now, 0)); got != tc.step {
+			if got := nextRotationStep(tc.want, tc.got, time.Unix(since2026+now, 0)); got != tc.step {
 				t.Errorf("%s: nextRotationStep = %q, want %q", tc.reason, got, tc.step)
 			}
 		})
@@ -116,13 +120,13 @@ func (f *rotatingTunnels) RotateTunnelSecret(_ context.Context, id, _ string) (*
 // request.
 func TestARotationSurvivesALostStatusWrite(t *testing.T) {
 	stored := &v1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "edge", Annotations: map[string]string{meta.AnnotationKeyExternalName: "id"}}}
-	stored.Spec.ForProvider.TokenRotation = &v1alpha1.TokenRotation{RequestedAt: metav1.NewTime(time.Unix(900, 0))}
+	stored.Spec.ForProvider.TokenRotation = &v1alpha1.TokenRotation{RequestedAt: metav1.NewTime(time.Unix(since2026+900, 0))}
 	kube := &test.MockClient{MockStatusUpdate: func(_ context.Context, obj client.Object, _ ...client.SubResourceUpdateOption) error {
 		stored = obj.(*v1alpha1.Tunnel).DeepCopy() // what the API server holds
 		return nil
 	}}
 	tunnels := &rotatingTunnels{token: "token-0"}
-	e := &external{tunnels: tunnels, kube: kube, now: func() time.Time { return time.Unix(1000, 0) }}
+	e := &external{tunnels: tunnels, kube: kube, now: func() time.Time { return time.Unix(since2026+1000, 0) }}
 
 	first := stored.DeepCopy()
 	details, err := e.rotate(context.Background(), first)
