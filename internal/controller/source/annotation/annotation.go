@@ -207,25 +207,3 @@ func audTag(s string) bool {
 	}
 	return true
 }
-
-// AccessOr is the Access check an object's access annotations ask for
-// (those an Ingress takes; a Gateway API route's) when it has any, else
-// def.
-// It fails closed: an annotation that cannot be used is a problem (the
-// route publishes nothing new), and no annotation value means "no check",
-// so a route cannot drop def by mistake or on purpose.
-func AccessOr(def *v1alpha1.Access, annotations map[string]string) (*v1alpha1.Access, string) {
-	if !HasAccess(annotations) {
-		return def.DeepCopy(), ""
-	}
-	r := Read(annotations)
-	a := r.Access()
-	if len(r.Problems) == 0 {
-		return a, ""
-	}
-	msgs := make([]string, 0, len(r.Problems))
-	for _, p := range r.Problems {
-		msgs = append(msgs, fmt.Sprintf("annotation %s: %s", p.Annotation, p.Message))
-	}
-	return nil, strings.Join(msgs, "; ")
-}
