@@ -7,6 +7,7 @@ package annotation
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -174,6 +175,11 @@ func (r *Reader) managedAccess(list string, explicit, hasRequired bool) *v1alpha
 		pol, valid := policyName(name)
 		if !valid {
 			r.problem(v1alpha1.AnnotationAccessPolicies, "%s is not an AccessPolicy: name one as <name>, or <namespace>/<name> for one another namespace shares"+closed, Clip(name))
+			ok = false
+			continue
+		}
+		if slices.Contains(a.Policies, pol) {
+			r.problem(v1alpha1.AnnotationAccessPolicies, "names %s twice: an Access application links each policy once"+closed, Clip(name))
 			ok = false
 			continue
 		}
