@@ -198,11 +198,13 @@ func TestARouteCannotLowerTheBindingsAccess(t *testing.T) {
 	if len(phs) != 1 {
 		t.Fatalf("PublicHostnames %v, want one", phs)
 	}
-	for _, h := range get(t, b).Status.Hostnames {
-		if h.Hostname == host && h.State != v1alpha1.HostnamePublished {
-			t.Errorf("%s is %s (%s), want Published with the binding's check", host, h.State, h.Message)
+	eventually(t, host+" Published with the binding's check", func() error {
+		if s := states(get(t, b))["HTTPRoute/optout "+host]; s != v1alpha1.HostnamePublished {
+			return fmt.Errorf("%s is %s", host, s)
 		}
-	}
+		return nil
+	})
+	protectedBy(t, w.tunnelID, host)
 
 	p.Edit(t, r, func() { r.Annotations = nil })
 	answer(t, r, true)
