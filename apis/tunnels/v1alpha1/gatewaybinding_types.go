@@ -132,8 +132,8 @@ type GatewayBindingSpec struct {
 	// Access application made for it
 	// and is published only with its audience tag. A route's
 	// tunnels.cloudflare.com/access-policies annotation (or access-team and
-	// access-aud) replaces it for that route's hostnames; no annotation
-	// value turns it off.
+	// access-aud) stands for that route's hostnames only when it lets in
+	// nobody this check keeps out; no annotation value lowers it.
 	// +optional
 	Access *Access `json:"access,omitempty"`
 }

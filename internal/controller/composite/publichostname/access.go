@@ -188,6 +188,9 @@ func (r *Reconciler) missingPolicy(ctx context.Context, ph *v1alpha1.PublicHostn
 	for i, pol := range ph.Spec.Access.Policies {
 		field := fmt.Sprintf("spec.access.policies[%d]", i)
 		key := policyKey(ph.Namespace, pol)
+		if j := slices.IndexFunc(ph.Spec.Access.Policies[:i], func(q v1alpha1.AccessPolicyName) bool { return policyKey(ph.Namespace, q) == key }); j >= 0 {
+			return &publish.Problem{Field: field, Message: fmt.Sprintf("names AccessPolicy %s again (as spec.access.policies[%d]): an Access application links each policy once; nothing is published without its Access check", key, j)}, nil
+		}
 		p := &ztv1alpha1.AccessPolicy{}
 		err := r.kube.Get(ctx, key, p)
 		if kerrors.IsNotFound(err) {

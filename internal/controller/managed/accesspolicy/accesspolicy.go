@@ -125,26 +125,26 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.AccessPolicy) (manag
 	return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update Access policy")
 }
 
-// Delete waits while AccessApplications of any namespace use the policy
-// (PolicyInUse, naming them): Cloudflare would refuse the deletion anyway,
-// and the names tell the user what to change. A policy used by
-// applications made elsewhere is refused by Cloudflare, and reported the
-// same way.
+// Delete waits while AccessApplications use the policy (PolicyInUse, see
+// Users): Cloudflare would refuse the deletion anyway, and the names tell
+// the user what to change. A policy still linked by applications no
+// AccessApplication here accounts for is refused by Cloudflare, and
+// reported the same way.
 func (e *external) Delete(ctx context.Context, cr *v1alpha1.AccessPolicy) (managed.ExternalDelete, error) {
 	id := meta.GetExternalName(cr)
-	users, err := Users(ctx, e.kube, cr.Namespace, cr.Name, id)
+	use, err := Users(ctx, e.kube, cr, id)
 	if err != nil {
 		return managed.ExternalDelete{}, err
 	}
-	if len(users) > 0 {
-		return managed.ExternalDelete{}, &InUseError{ID: id, Users: users}
+	if !use.Empty() {
+		return managed.ExternalDelete{}, &InUseError{ID: id, Use: use}
 	}
 	err = e.access.DeleteAccessPolicy(ctx, id)
 	switch {
 	case cloudflare.IsNotFound(err):
 		return managed.ExternalDelete{}, nil
 	case cloudflare.IsConflict(err):
-		return managed.ExternalDelete{}, &InUseError{ID: id, Users: []string{"Access applications made outside this cluster (Cloudflare refused the deletion)"}}
+		return managed.ExternalDelete{}, &InUseError{ID: id, Use: Use{Elsewhere: true}}
 	}
 	return managed.ExternalDelete{}, errors.Wrap(err, "cannot delete Access policy")
 }

@@ -7,6 +7,7 @@ package annotation
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -177,6 +178,11 @@ func (r *Reader) managedAccess(list string, explicit, hasRequired bool) *v1alpha
 			ok = false
 			continue
 		}
+		if slices.Contains(a.Policies, pol) {
+			r.problem(v1alpha1.AnnotationAccessPolicies, "names %s twice: an Access application links each policy once"+closed, Clip(name))
+			ok = false
+			continue
+		}
 		a.Policies = append(a.Policies, pol)
 	}
 	if len(a.Policies) == 0 && ok {
@@ -206,26 +212,4 @@ func audTag(s string) bool {
 		}
 	}
 	return true
-}
-
-// AccessOr is the Access check an object's access annotations ask for
-// (those an Ingress takes; a Gateway API route's) when it has any, else
-// def.
-// It fails closed: an annotation that cannot be used is a problem (the
-// route publishes nothing new), and no annotation value means "no check",
-// so a route cannot drop def by mistake or on purpose.
-func AccessOr(def *v1alpha1.Access, annotations map[string]string) (*v1alpha1.Access, string) {
-	if !HasAccess(annotations) {
-		return def.DeepCopy(), ""
-	}
-	r := Read(annotations)
-	a := r.Access()
-	if len(r.Problems) == 0 {
-		return a, ""
-	}
-	msgs := make([]string, 0, len(r.Problems))
-	for _, p := range r.Problems {
-		msgs = append(msgs, fmt.Sprintf("annotation %s: %s", p.Annotation, p.Message))
-	}
-	return nil, strings.Join(msgs, "; ")
 }

@@ -27,6 +27,7 @@ func TestAccess(t *testing.T) {
 		"Policies":             {ann: map[string]string{policies: " staff, admins ,"}, want: &v1alpha1.Access{Required: ptr.To(true), Policies: []v1alpha1.AccessPolicyName{{Name: "staff"}, {Name: "admins"}}}},
 		"PoliciesNotRequired":  {ann: map[string]string{policies: "staff", required: "false"}, want: &v1alpha1.Access{Required: ptr.To(false), Policies: []v1alpha1.AccessPolicyName{{Name: "staff"}}}},
 		"ASharedPolicy":        {ann: map[string]string{policies: "platform/employees, staff"}, want: &v1alpha1.Access{Required: ptr.To(true), Policies: []v1alpha1.AccessPolicyName{{Name: "employees", Namespace: "platform"}, {Name: "staff"}}}},
+		"APolicyTwice":         {ann: map[string]string{policies: "staff, admins, staff"}, problems: []string{policies}},
 		"ABadNamespace":        {ann: map[string]string{policies: "Platform_Team/employees"}, problems: []string{policies}},
 		"TwoSlashes":           {ann: map[string]string{policies: "a/b/c"}, problems: []string{policies}},
 		"NoPolicyIsNoWayOut":   {ann: map[string]string{policies: " , "}, problems: []string{policies}},

@@ -92,9 +92,11 @@ func lets(t *testing.T, host string, in, out string) {
 }
 
 // The binding's spec.access protects every hostname it publishes, each
-// behind an Access application of its own; a route's annotation replaces
-// it for that route's hostnames; a bad annotation is told on the binding
-// and publishes nothing without its check, keeping what was protected.
+// behind an Access application of its own; a route's annotation naming
+// other policies cannot swap it (an application lets in whoever any of its
+// policies admits): its hostname keeps the binding's check, and the binding
+// says so; a bad annotation is told on the binding and publishes nothing
+// without its check, keeping what was protected.
 func TestABindingsHostnamesBehindAccess(t *testing.T) {
 	t.Parallel() // each in its own namespace, after TestWaitsForGatewayAPI
 	w := setup(t)
@@ -111,13 +113,14 @@ func TestABindingsHostnamesBehindAccess(t *testing.T) {
 	})
 	p.Create(t, b)
 
-	waitCondition(t, b, xpv2.TypeReady, corev1.ConditionTrue, "Available")
+	waitCondition(t, b, gatewaybinding.TypeProgrammed, corev1.ConditionFalse, gatewaybinding.ReasonAccessWeakeningRefused)
+	waitEvent(t, ns, b.Name, gatewaybinding.ReasonAccessWeakeningRefused, "HTTPRoute/admin")
 	shopAud, adminAud := protectedBy(t, w.tunnelID, shopHost), protectedBy(t, w.tunnelID, adminHost)
 	if shopAud == adminAud {
 		t.Errorf("both hostnames carry the audience %s: each needs an application of its own", shopAud)
 	}
-	lets(t, shopHost, "ada@example.com", "eve@example.net")   // the binding's staff policy
-	lets(t, adminHost, "root@example.com", "ada@example.com") // the route's admins policy, not staff
+	lets(t, shopHost, "ada@example.com", "eve@example.net")  // the binding's staff policy
+	lets(t, adminHost, "ada@example.com", "eve@example.net") // still the binding's, not the route's admins
 
 	// A bad annotation on the admin route, and a new route with one: told
 	// on the binding, and nothing goes out without its check.
@@ -143,7 +146,7 @@ func TestABindingsHostnamesBehindAccess(t *testing.T) {
 	if auds := audiences(t, w.tunnelID, adminHost); len(auds) == 0 || auds[0] != adminAud {
 		t.Errorf("%s rules carry %v after a bad annotation, want them kept with %s", adminHost, auds, adminAud)
 	}
-	lets(t, adminHost, "root@example.com", "ada@example.com")
+	lets(t, adminHost, "ada@example.com", "eve@example.net")
 	if auds := audiences(t, w.tunnelID, newHost); len(auds) > 0 || slices.Contains(publicHostnames(t, b), newHost) {
 		t.Errorf("%s published (rules %v, PublicHostnames %v) with a bad Access annotation", newHost, auds, publicHostnames(t, b))
 	}
@@ -153,14 +156,60 @@ func TestABindingsHostnamesBehindAccess(t *testing.T) {
 		}
 	}
 
-	// Fixed: the new route's hostname goes out behind its own application.
-	p.Edit(t, fresh, func() { fresh.Annotations[v1alpha1.AnnotationAccessPolicies] = "admins" })
+	// Fixed: the new route's hostname goes out behind its own application,
+	// with the binding's policies said again.
+	p.Edit(t, fresh, func() { fresh.Annotations[v1alpha1.AnnotationAccessPolicies] = "staff" })
 	answer(t, fresh, true)
-	p.Edit(t, admin, func() { admin.Annotations[v1alpha1.AnnotationAccessPolicies] = "admins" })
+	p.Edit(t, admin, func() { admin.Annotations = nil })
 	answer(t, admin, true)
 	waitCondition(t, b, xpv2.TypeReady, corev1.ConditionTrue, "Available")
-	protectedBy(t, w.tunnelID, newHost)
-	lets(t, newHost, "root@example.com", "ada@example.com")
+	if protectedBy(t, w.tunnelID, newHost) == shopAud {
+		t.Errorf("%s shares %s's application", newHost, shopHost)
+	}
+	lets(t, newHost, "ada@example.com", "eve@example.net")
+}
+
+// A route's access-policies with access-required "false" (a variation of
+// the team and audience opting out) under a binding that requires
+// its policies: the hostname is published with the binding's required
+// check and no other, told on the binding (Programmed=False,
+// AccessWeakeningRefused, and a Warning event naming the route); never
+// open. Dropping the annotation clears it.
+func TestARouteCannotLowerTheBindingsAccess(t *testing.T) {
+	t.Parallel() // each in its own namespace, after TestWaitsForGatewayAPI
+	w := setup(t)
+	ns := w.ns
+	accessPolicy(t, ns, "staff", ztv1alpha1.AccessRule{EmailDomain: ptr.To("example.com")})
+	accessPolicy(t, ns, "everyone", ztv1alpha1.AccessRule{Everyone: ptr.To(true)})
+	host := "optout-" + ns + ".example.com"
+	r := route(ns, "optout", "web", host)
+	r.Annotations = map[string]string{v1alpha1.AnnotationAccessPolicies: "everyone", v1alpha1.AnnotationAccessRequired: "false"}
+	createRoute(t, r, true)
+	b := binding(ns, func(b *v1alpha1.GatewayBinding) {
+		b.Spec.Access = &v1alpha1.Access{Policies: []v1alpha1.AccessPolicyName{{Name: "staff"}}}
+	})
+	p.Create(t, b)
+
+	waitCondition(t, b, gatewaybinding.TypeProgrammed, corev1.ConditionFalse, gatewaybinding.ReasonAccessWeakeningRefused)
+	waitEvent(t, ns, b.Name, gatewaybinding.ReasonAccessWeakeningRefused, "HTTPRoute/optout")
+	protectedBy(t, w.tunnelID, host) // fails at once on a rule without a required check
+	lets(t, host, "ada@example.com", "eve@example.net")
+	phs := publicHostnames(t, b)
+	if len(phs) != 1 {
+		t.Fatalf("PublicHostnames %v, want one", phs)
+	}
+	eventually(t, host+" Published with the binding's check", func() error {
+		if s := states(get(t, b))["HTTPRoute/optout "+host]; s != v1alpha1.HostnamePublished {
+			return fmt.Errorf("%s is %s", host, s)
+		}
+		return nil
+	})
+	protectedBy(t, w.tunnelID, host)
+
+	p.Edit(t, r, func() { r.Annotations = nil })
+	answer(t, r, true)
+	waitCondition(t, b, xpv2.TypeReady, corev1.ConditionTrue, "Available")
+	lets(t, host, "ada@example.com", "eve@example.net")
 }
 
 // Two routes of a binding naming one hostname with different Access checks
@@ -172,10 +221,11 @@ func TestRoutesDisagreeingOnAccessPublishNothing(t *testing.T) {
 	ns := w.ns
 	accessPolicy(t, ns, "staff", ztv1alpha1.AccessRule{EmailDomain: ptr.To("example.com")})
 	host, other := "both-"+ns+".example.com", "other-"+ns+".example.com"
-	createRoute(t, route(ns, "older", "web", host, other), true)
-	b := binding(ns, func(b *v1alpha1.GatewayBinding) {
-		b.Spec.Access = &v1alpha1.Access{Policies: []v1alpha1.AccessPolicyName{{Name: "staff"}}}
-	})
+	// No spec.access: each route's own check stands (annotation.Inherit).
+	older := route(ns, "older", "web", host, other)
+	older.Annotations = map[string]string{v1alpha1.AnnotationAccessPolicies: "staff"}
+	createRoute(t, older, true)
+	b := binding(ns)
 	p.Create(t, b)
 	waitCondition(t, b, xpv2.TypeReady, corev1.ConditionTrue, "Available")
 	protectedBy(t, w.tunnelID, host)

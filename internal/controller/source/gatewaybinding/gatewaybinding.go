@@ -221,6 +221,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	obs := Observe(append(res.Hostnames, keptHostnames(phs, res)...), phs, b.Spec.DNS.Mode, tunnelID)
+	obs.Programmed = withRefused(obs.Programmed, res.Refused)
 	dns, err := r.applyDNS(ctx, b, obs, tunnelID, res.KeepExisting)
 	if err != nil {
 		return reconcile.Result{}, err
@@ -441,6 +442,9 @@ func (r *Reconciler) report(b *v1alpha1.GatewayBinding, res translate.Result, ob
 		if !c.cond.OK && (string(cur.Reason) != c.cond.Reason || cur.Message != c.cond.Message) {
 			r.warn(b, c.cond.Reason, c.cond.Message)
 		}
+	}
+	if c, cur := obs.Programmed, b.GetCondition(TypeProgrammed); c.Reason == ReasonAccessWeakeningRefused && (string(cur.Reason) != c.Reason || cur.Message != c.Message) {
+		r.warn(b, c.Reason, c.Message)
 	}
 	old := map[string]string{}
 	for _, h := range b.Status.Hostnames {

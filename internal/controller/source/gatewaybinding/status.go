@@ -36,6 +36,10 @@ const (
 	// ReasonInvalidAnnotation: a route's annotation cannot be used (an
 	// Access annotation, say); the route publishes nothing new.
 	ReasonInvalidAnnotation = "InvalidAnnotation"
+	// ReasonAccessWeakeningRefused: a route's access annotations ask for a
+	// weaker check than the binding's spec.access; its hostnames are
+	// published with the binding's check.
+	ReasonAccessWeakeningRefused = "AccessWeakeningRefused"
 )
 
 // Observation is what became of a binding's hostnames.
@@ -121,6 +125,16 @@ func Observe(hosts []v1alpha1.BoundHostname, phs []v1alpha1.PublicHostname, mode
 func inConfiguration(ph *v1alpha1.PublicHostname) bool {
 	t := ph.Status.Tunnel
 	return t != nil && t.Accepted && t.ObservedGeneration == ph.Generation && t.ConfigVersion > 0
+}
+
+// withRefused says on Programmed that routes asked for a weaker Access
+// check than the binding's (translate.Result.Refused), unless an annotation
+// that cannot be used says more.
+func withRefused(c translate.Condition, refused []string) translate.Condition {
+	if len(refused) == 0 || c.Reason == ReasonInvalidAnnotation {
+		return c
+	}
+	return translate.Condition{Reason: ReasonAccessWeakeningRefused, Message: "a route may add to the binding's Access check, never lower it: " + strings.Join(refused, "; ")}
 }
 
 func programmed(n int, pending, conflicts, invalid []string) translate.Condition {

@@ -105,7 +105,8 @@ func FuzzAccessAnnotation(f *testing.F) {
 		}
 		open := httpRoute("apps", "open", 1, hosts, pathRule(gwv1.PathMatchPathPrefix, "/x", backendRef("web", 8080)))
 		res := Translate(Input{Gateway: gw, Services: services(service("apps", "web", 8080), service(gw.Namespace, "web", 8080)), HTTPRoutes: []gwv1.HTTPRoute{r, open}})
-		access, problem := annotation.AccessOr(nil, ann)
+		c := annotation.ChildAccess(nil, "", ann)
+		access, problem := c.Access, c.Problem
 		if problem == "" && ns != gw.Namespace && access != nil {
 			// What the route may name, said again independently of
 			// routeAccess: its own namespace's policies only.

@@ -71,7 +71,10 @@ func translateRoute(in Input, ls listeners, r routeObject) *route {
 	}
 	rt.rules(in, r)
 	accessInvalid := false
-	a, problem := annotation.AccessOr(nil, r.meta.Annotations)
+	// The Gateway asks for no Access of its own: a route's check stands
+	// (annotation.Inherit under no parent).
+	c := annotation.ChildAccess(nil, "the Gateway's", r.meta.Annotations)
+	a, problem := c.Access, c.Problem
 	if problem == "" {
 		a, problem = routeAccess(a, r.meta.Namespace, in.Gateway.Namespace)
 	}

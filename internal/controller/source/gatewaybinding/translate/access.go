@@ -63,7 +63,13 @@ type publisher struct {
 // route adds an accepted route's hostnames.
 func (p *publisher) route(route *gwv1.HTTPRoute, hosts []gatewayapi.Hostname) {
 	id := "HTTPRoute/" + route.Name
-	access, problem := annotation.AccessOr(p.binding.Spec.Access, route.Annotations)
+	c := annotation.ChildAccess(p.binding.Spec.Access, "the binding's spec.access", route.Annotations)
+	access, problem := c.Access, c.Problem
+	if c.Refused != "" {
+		// Published with the binding's check all the same: the route is
+		// told, never let out.
+		p.res.Refused = append(p.res.Refused, id+": "+c.Refused)
+	}
 	if problem != "" {
 		// What the route published with an Access check stays as it
 		// was; nothing is published without the check.

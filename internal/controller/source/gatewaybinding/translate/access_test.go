@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -18,6 +19,15 @@ func policies(names ...string) *v1alpha1.Access {
 		a.Policies = append(a.Policies, v1alpha1.AccessPolicyName{Name: n})
 	}
 	return a
+}
+
+var (
+	tagA = strings.Repeat("a", 64)
+	tagB = strings.Repeat("b", 64)
+)
+
+func explicit(required bool, tags ...string) *v1alpha1.Access {
+	return &v1alpha1.Access{Required: ptr.To(required), TeamName: "acme", AudTags: tags}
 }
 
 func annotated(r gwv1.HTTPRoute, kv ...string) gwv1.HTTPRoute {
@@ -41,6 +51,8 @@ func TestAccess(t *testing.T) {
 	type want struct {
 		Hosts []host
 		Held  Held
+		// Refused are the routes whose weaker check was refused.
+		Refused []string
 	}
 	cases := map[string]struct {
 		binding *v1alpha1.Access
@@ -59,13 +71,34 @@ func TestAccess(t *testing.T) {
 				{"b.example.com", "HTTPRoute/b", v1alpha1.HostnamePending, policies("staff")},
 			}},
 		},
-		"TheRoutesAnnotationWinsForItsHostnames": {
+		"ARouteCannotSwapTheBindingsPolicies": {
 			binding: policies("staff"),
 			routes:  []gwv1.HTTPRoute{accepted("a", 1, traefik, "web", "a.example.com"), annotated(accepted("b", 2, traefik, "web", "b.example.com"), ann, "admins, oncall")},
 			want: want{Hosts: []host{
 				{"a.example.com", "HTTPRoute/a", v1alpha1.HostnamePending, policies("staff")},
-				{"b.example.com", "HTTPRoute/b", v1alpha1.HostnamePending, policies("admins", "oncall")},
-			}},
+				{"b.example.com", "HTTPRoute/b", v1alpha1.HostnamePending, policies("staff")},
+			}, Refused: []string{"HTTPRoute/b"}},
+		},
+		"ARouteCannotAddAPolicy": {
+			binding: policies("staff"),
+			routes:  []gwv1.HTTPRoute{annotated(accepted("a", 1, traefik, "web", "a.example.com"), ann, "staff, contractors")},
+			want:    want{Hosts: []host{{"a.example.com", "HTTPRoute/a", v1alpha1.HostnamePending, policies("staff")}}, Refused: []string{"HTTPRoute/a"}},
+		},
+		"AccessRequiredFalseWithATeamKeepsTheBindingsCheck": {
+			binding: policies("staff"),
+			routes: []gwv1.HTTPRoute{annotated(accepted("a", 1, traefik, "web", "a.example.com"),
+				v1alpha1.AnnotationAccessTeam, "acme", v1alpha1.AnnotationAccessAudTags, tagA, v1alpha1.AnnotationAccessRequired, "false")},
+			want: want{Hosts: []host{{"a.example.com", "HTTPRoute/a", v1alpha1.HostnamePending, policies("staff")}}, Refused: []string{"HTTPRoute/a"}},
+		},
+		"ARouteMayNarrowTheBindingsAudienceTags": {
+			binding: explicit(true, tagA, tagB),
+			routes:  []gwv1.HTTPRoute{annotated(accepted("a", 1, traefik, "web", "a.example.com"), v1alpha1.AnnotationAccessTeam, "acme", v1alpha1.AnnotationAccessAudTags, tagB)},
+			want:    want{Hosts: []host{{"a.example.com", "HTTPRoute/a", v1alpha1.HostnamePending, explicit(true, tagB)}}},
+		},
+		"ARouteMayRequireWhatTheBindingLeavesOptional": {
+			binding: explicit(false, tagA),
+			routes:  []gwv1.HTTPRoute{annotated(accepted("a", 1, traefik, "web", "a.example.com"), ann, "admins")},
+			want:    want{Hosts: []host{{"a.example.com", "HTTPRoute/a", v1alpha1.HostnamePending, policies("admins")}}},
 		},
 		"ARouteAnnotationWithoutABindingDefault": {
 			routes: []gwv1.HTTPRoute{annotated(accepted("a", 1, traefik, "web", "a.example.com"), ann, "staff")},
@@ -94,14 +127,14 @@ func TestAccess(t *testing.T) {
 			want:    want{Hosts: []host{{"a.example.com", "HTTPRoute/a", v1alpha1.HostnamePending, policies("staff")}}},
 		},
 		"TwoRoutesDisagreeingOnAHostnamesCheckPublishItNot": {
-			binding: policies("staff"),
+			binding: explicit(false, tagA),
 			routes: []gwv1.HTTPRoute{
 				accepted("a", 1, traefik, "web", "a.example.com", "only-a.example.com"),
 				annotated(accepted("b", 2, traefik, "web", "a.example.com"), ann, "admins"),
 			},
 			want: want{Hosts: []host{
 				{"a.example.com", "HTTPRoute/a", v1alpha1.HostnameConflict, nil},
-				{"only-a.example.com", "HTTPRoute/a", v1alpha1.HostnamePending, policies("staff")},
+				{"only-a.example.com", "HTTPRoute/a", v1alpha1.HostnamePending, explicit(false, tagA)},
 				{"a.example.com", "HTTPRoute/b", v1alpha1.HostnameConflict, nil},
 			}, Held: Held{PublicHostnames: []string{phName("a.example.com")}}},
 		},
@@ -134,6 +167,9 @@ func TestAccess(t *testing.T) {
 				}
 				got.Hosts = append(got.Hosts, g)
 			}
+			for _, r := range res.Refused {
+				got.Refused = append(got.Refused, strings.SplitN(r, ":", 2)[0])
+			}
 			if len(res.Published) != len(byName) {
 				t.Errorf("published %d PublicHostnames under %d names", len(res.Published), len(byName))
 			}
@@ -148,7 +184,8 @@ func TestAccess(t *testing.T) {
 // names it, so the binding's condition and event say what to fix.
 func TestRouteAccessNamesTheAnnotation(t *testing.T) {
 	r := annotated(accepted("a", 1, traefik, "web"), v1alpha1.AnnotationAccessPolicies, "")
-	a, problem := annotation.AccessOr(fixture().Binding.Spec.Access, r.Annotations)
+	c := annotation.ChildAccess(fixture().Binding.Spec.Access, "the binding's spec.access", r.Annotations)
+	a, problem := c.Access, c.Problem
 	want := "annotation " + v1alpha1.AnnotationAccessPolicies + ": names no AccessPolicy: the AccessPolicy objects of the namespace (or <namespace>/<name> of one shared with it), comma-separated; the hostnames are not published without their Access check"
 	if a != nil || problem != want {
 		t.Errorf("routeAccess: got %v, %q; want nil, %q", a, problem, want)

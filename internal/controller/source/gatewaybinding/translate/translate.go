@@ -94,6 +94,10 @@ type Result struct {
 	KeepRoutes []string
 	// Held are kept only while they carry an Access check.
 	Held Held
+	// Refused are the routes whose access annotations ask for a weaker
+	// check than the binding's spec.access, and why: their hostnames are
+	// published with the binding's check (annotation.Inherit).
+	Refused []string
 }
 
 // Translate decides what a binding publishes.
