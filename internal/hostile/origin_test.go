@@ -106,7 +106,7 @@ func wildcardIngress(t *testing.T, c *corpus) string {
 		ing.Spec.Rules = []networkingv1.IngressRule{hostRule("*."+zone, "/", networkingv1.PathTypePrefix, backend("web", number(80)))}
 	})
 	p.Create(t, ing)
-	msg := waitWarning(t, ing, translate.NoteWildcardPrivateRoute, []string{"*." + zone, "every name under " + zone})
+	msg := waitWarning(t, ing, translate.NoteWildcardPrivateRoute, []string{"*." + zone, "every name under"})
 	eventually(t, 60*time.Second, "the wildcard's route", func() error {
 		if rs := p.HostnameRoutes(t, zone); len(rs) != 1 {
 			return fmt.Errorf("%d routes for %s", len(rs), zone)

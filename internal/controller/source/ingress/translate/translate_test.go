@@ -754,11 +754,13 @@ func TestAWildcardHostIsNoted(t *testing.T) {
 			got = append(got, n)
 		}
 	}
-	if len(got) != 1 || !strings.Contains(got[0].Message, "every name under example.com") || got[0].Field != "spec.rules[].host" {
+	if len(got) != 1 || !strings.Contains(got[0].Message, `every name under "example.com"`) || got[0].Field != "spec.rules[].host" {
 		t.Errorf("notes %+v, want one %s for example.com", wild.Notes, NoteWildcardPrivateRoute)
 	}
 	byAnnotation := Translate(input(ingress("wild", map[string]string{tv1alpha1.AnnotationHostname: "*.apps.example.com"}, ptr.To(backend("web", 80)))))
-	if len(byAnnotation.Notes) != 1 || byAnnotation.Notes[0].Field != tv1alpha1.AnnotationHostname {
+	if !slices.ContainsFunc(byAnnotation.Notes, func(n Note) bool {
+		return n.Reason == NoteWildcardPrivateRoute && n.Field == tv1alpha1.AnnotationHostname
+	}) {
 		t.Errorf("notes %+v, want one on the hostname annotation", byAnnotation.Notes)
 	}
 	named := Translate(input(ingress("named", nil, nil, rule("a.example.com", prefix("", "web", 80)))))
