@@ -42,6 +42,20 @@ func (c Config) CheckOrigin(o string, from origin.Source) error {
 	return nil
 }
 
+// FollowOrigin is CheckOrigin that also judges where the Services an
+// origin names lead (origin.Follow), as look reads them. A refusal is an
+// OriginNotAllowedError; look's error is returned as it is.
+func (c Config) FollowOrigin(o string, from origin.Source, look origin.Lookup) error {
+	r, err := origin.Follow(o, from, c.Allow.Origins, look)
+	if err != nil {
+		return err
+	}
+	if r != nil {
+		return &OriginNotAllowedError{Source: c.Source, Refusal: r}
+	}
+	return nil
+}
+
 // OriginRule is the rule that refused an origin, if err is such a refusal.
 func OriginRule(err error) (origin.Rule, bool) {
 	var e *OriginNotAllowedError

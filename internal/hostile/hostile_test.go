@@ -997,13 +997,13 @@ func coreEntries() []entry {
 				return c.ingress("grpc-port", ann(vpcA, "grpc-"+c.ns), func(i *networkingv1.Ingress) { i.Spec.DefaultBackend = backend("web", named("grpc")) })
 			},
 			check: noService("grpc-")},
-		{name: "Ingress/HostOfAnotherIngress", answer: warned, reason: "HostnameConflict", want: []string{"is already claimed by Ingress"},
+		{name: "Ingress/HostOfAnotherIngress", answer: warned, reason: "HostnameConflict", want: []string{"is already claimed by an Ingress of another namespace"},
 			obj: func(c *corpus) client.Object {
 				return c.ingress("steal-host", ann(publicA, "true"), func(i *networkingv1.Ingress) {
 					i.Spec.Rules = []networkingv1.IngressRule{hostRule(c.h.host, "/", networkingv1.PathTypePrefix, backend("web", number(80)))}
 				})
 			}},
-		{name: "Ingress/HostOfAnotherIngressUpperCaseTrailingDot", answer: warned, reason: "HostnameConflict", want: []string{"is already claimed by Ingress"},
+		{name: "Ingress/HostOfAnotherIngressUpperCaseTrailingDot", answer: warned, reason: "HostnameConflict", want: []string{"is already claimed by an Ingress of another namespace"},
 			obj: func(c *corpus) client.Object {
 				return c.ingress("steal-upper", ann(publicA, "true", hostnameA, strings.ToUpper(c.h.host)+"."))
 			}},

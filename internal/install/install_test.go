@@ -602,6 +602,7 @@ var needs = []need{
 	// Kubernetes
 	{group: "", resource: "secrets", verbs: verbs("get list watch create patch delete"), why: "config + cloudflaretunnel + publichostname: Watches; credentials; connection publisher (Get, Create, Patch); token Secret delete; publichostname: Get CA Secrets"},
 	{group: "", resource: "services", verbs: verbs("get list watch"), why: "ingress + publichostname: Get and Watch backends; service: For (private routes of cluster IPs)"},
+	{group: "discovery.k8s.io", resource: "endpointslices", verbs: verbs("get list watch"), why: "publichostname: List and Watches (the origin guardrail judges endpoints written by hand)"},
 	{group: "", resource: "events", verbs: verbs("create patch"), why: "GetEventRecorderFor (core/v1 events)"},
 	{group: "", resource: "namespaces", verbs: verbs("get list watch"), why: "sharing: a namespace's labels against a shared tunnel's selector (ingress, service, publichostname, cloudflaretunnel: Watches); mr: the cluster's default owner ID (APIReader Get of kube-system)"},
 	{group: "apps", resource: "deployments", verbs: verbs("get list watch create update patch delete"), why: "cloudflaretunnel: Owns, server-side apply (patch), the managed-fields upgrade (patch), delete"},

@@ -50,6 +50,7 @@ func TestProviderPermissionsBySelfSubjectAccessReview(t *testing.T) {
 		{verb: "delete", group: "zerotrust.tunnels.cloudflare.com", resource: "networkroutes", namespace: "team-a"},
 		{verb: "update", group: "zerotrust.tunnels.cloudflare.com", resource: "virtualnetworks", namespace: "team-a"},
 		{verb: "watch", resource: "services"},
+		{verb: "watch", group: "discovery.k8s.io", resource: "endpointslices"},
 		{verb: "update", group: "dns.tunnels.cloudflare.com", resource: "dnsrecords", sub: "status", namespace: "team-a"},
 		{verb: "update", group: "tunnels.cloudflare.com", resource: "cloudflaretunnels", sub: "status", namespace: "team-a"},
 		// A Gateway of class cloudflare is a CloudflareTunnel made for it.

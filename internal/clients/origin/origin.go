@@ -12,9 +12,10 @@
 // never allowed: a rule for one publishes the node's cloud credentials to
 // the internet.
 //
-// The check reads what the rule says, not what DNS answers when cloudflared
-// connects: a listed name whose records point at a metadata address, or an
-// ExternalName Service, is resolved by DNS, which this cannot see.
+// Check reads what the rule says; Follow also judges where the cluster's
+// Services it names lead (an ExternalName Service's name, endpoints written
+// by hand), as the caller read them. Neither sees what public DNS answers
+// for a listed name.
 package origin
 
 import (
@@ -93,6 +94,11 @@ func Check(origin string, from Source, allowed []string) *Refusal {
 	if r != nil {
 		return r
 	}
+	return check(origin, t, from, allowed)
+}
+
+// check is Check of an origin read.
+func check(origin string, t target, from Source, allowed []string) *Refusal {
 	if why := never(t); why != "" {
 		return &Refusal{Origin: origin, Rule: RuleMetadata, Why: why + "; it is never published, whatever spec.allow.origins lists"}
 	}
@@ -174,17 +180,30 @@ func parse(origin string) (target, *Refusal) {
 		}
 		return target{addr: a.WithZone("")}, nil
 	}
+	t, why := parseHost(h)
+	if why == "" && t.addr.Is6() {
+		why = "an IPv6 address in a URL is written in brackets"
+	}
+	if why != "" {
+		return unreadable("%s", why)
+	}
+	return t, nil
+}
+
+// parseHost reads a host: an IP address or a DNS name. It says why not
+// when it is neither in a form the guardrail reads safely.
+func parseHost(h string) (target, string) {
 	h = strings.TrimSuffix(strings.ToLower(h), ".")
-	if a, err := netip.ParseAddr(h); err == nil && a.Is4() {
-		return target{addr: a}, nil
+	if a, err := netip.ParseAddr(h); err == nil && a.Zone() == "" {
+		return target{addr: a}, ""
 	}
 	if numeric(h) {
-		return unreadable("%s reads as an IP address in a spelling resolvers accept (decimal, octal, hexadecimal, or fewer than four parts) but the guardrail does not; write it as a dotted-decimal address", clip(h))
+		return target{}, fmt.Sprintf("%s reads as an IP address in a spelling resolvers accept (decimal, octal, hexadecimal, or fewer than four parts) but the guardrail does not; write it as a dotted-decimal address", clip(h))
 	}
 	if !dnsName(h) {
-		return unreadable("the host is not a DNS name (letters, digits, '-' and '_' in dot-separated labels of 1-63) or an IP address")
+		return target{}, "the host is not a DNS name (letters, digits, '-' and '_' in dot-separated labels of 1-63) or an IP address"
 	}
-	return target{host: h}, nil
+	return target{host: h}, ""
 }
 
 // numeric says whether a host is all numbers in the dot-separated forms

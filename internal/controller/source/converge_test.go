@@ -386,7 +386,7 @@ func keys(ms []Owned) []string {
 func TestYieldedBy(t *testing.T) {
 	lost := func(ph *v1alpha1.PublicHostname) *v1alpha1.PublicHostname {
 		ph.SetConditions(xpv2.Condition{Type: "Accepted", Status: corev1.ConditionFalse, Reason: "HostnameConflict"})
-		ph.Status.Tunnel = &v1alpha1.PublishedStatus{ClaimedBy: "team-a/api"}
+		ph.Status.Tunnel = &v1alpha1.PublishedStatus{ClaimedBy: "team/api"}
 		return ph
 	}
 	w := newWorld(
@@ -399,7 +399,7 @@ func TestYieldedBy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(map[string]string{"mine.example.com": "team-a/api"}, got); diff != "" {
+	if diff := cmp.Diff(map[string]string{"mine.example.com": "api"}, got); diff != "" {
 		t.Errorf("YieldedBy: only the owner's own PublicHostnames, by UID, count: -want +got:\n%s", diff)
 	}
 }

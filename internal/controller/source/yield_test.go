@@ -16,7 +16,7 @@ import (
 // ph is a source's PublicHostname for host with the tunnel's answer: held,
 // lost to holder, or none yet ("").
 func ph(host, answer, holder string) *v1alpha1.PublicHostname {
-	p := &v1alpha1.PublicHostname{Spec: v1alpha1.PublicHostnameSpec{Hostname: host}}
+	p := &v1alpha1.PublicHostname{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a"}, Spec: v1alpha1.PublicHostnameSpec{Hostname: host}}
 	switch answer {
 	case "held":
 		p.SetConditions(xpv2.Condition{Type: v1alpha1.TypeAccepted, Status: "True", Reason: "Accepted"})
@@ -43,7 +43,12 @@ func TestYielded(t *testing.T) {
 		"WaitingKeeps": {phs: []*v1alpha1.PublicHostname{ph("api.example.com", "waiting", "")}, want: map[string]string{}},
 		"LostYieldsToTheHolder": {
 			phs:  []*v1alpha1.PublicHostname{ph("API.example.com", "lost", "team-a/api"), ph("www.example.com", "held", "")},
-			want: map[string]string{"api.example.com": "team-a/api"},
+			want: map[string]string{"api.example.com": "api"},
+		},
+		// Another namespace's holder is another tenant's: not named.
+		"AnotherNamespacesHolderIsNotNamed": {
+			phs:  []*v1alpha1.PublicHostname{ph("api.example.com", "lost", "team-b/api")},
+			want: map[string]string{"api.example.com": ""},
 		},
 		// One route serves a wildcard and its apex: it goes only when
 		// both lost.
@@ -53,7 +58,7 @@ func TestYielded(t *testing.T) {
 		},
 		"BothOfAPairLost": {
 			phs:  []*v1alpha1.PublicHostname{ph("*.wild.example.com", "lost", ""), ph("wild.example.com", "lost", "team-a/wild")},
-			want: map[string]string{"wild.example.com": "team-a/wild"},
+			want: map[string]string{"wild.example.com": "wild"},
 		},
 		"OneBeingDeletedIsNoClaim": {phs: []*v1alpha1.PublicHostname{deleting}, want: map[string]string{}},
 	}

@@ -139,7 +139,11 @@ func Answer(cr *v1alpha1.CloudflareTunnel, ph *v1alpha1.PublicHostname, d publis
 	st := v1alpha1.PublishedStatus{Tunnel: publichostname.AnswerName(types.NamespacedName{Namespace: cr.Namespace, Name: cr.Name}, ph.Namespace), ObservedGeneration: ph.Status.RulesGeneration}
 	if holder, lost := d.Lost[claimName(cr, ph)]; lost {
 		st.Reason, st.ClaimedBy = "HostnameConflict", holder
-		st.Message = fmt.Sprintf("hostname %s is already published through CloudflareTunnel %s by PublicHostname %s, the older claim; this one is not published", ph.Spec.Hostname, cr.Name, holder)
+		by := "a PublicHostname of another namespace"
+		if n := publichostname.SameNamespaceName(holder, cr.Namespace, ph.Namespace); n != "" {
+			by = "PublicHostname " + n
+		}
+		st.Message = fmt.Sprintf("hostname %s is already published through CloudflareTunnel %s by %s, the older claim; this one is not published", ph.Spec.Hostname, cr.Name, by)
 		return st
 	}
 	st.Accepted, st.Rules = true, len(ph.Status.Rules)

@@ -270,16 +270,26 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, t
 	if err != nil {
 		return nil, false, err
 	}
-	ahead = ahead && allowed(unprotected) == nil
-	if allowed(ph.Status.Rules) != nil {
-		// The config no longer allows what was published: it goes,
-		// rather than stop the tunnel's whole configuration at the
-		// Tunnel's own guardrail.
+	if ahead {
+		refused, err := allowed(unprotected)
+		if err != nil {
+			return nil, false, err
+		}
+		ahead = refused == nil
+	}
+	if refused, err := allowed(ph.Status.Rules); err != nil {
+		return nil, false, err
+	} else if refused != nil {
+		// The config no longer allows what was published (or a Service
+		// it names now leads elsewhere): it goes, rather than stop the
+		// tunnel's whole configuration at the Tunnel's own guardrail.
 		ph.Status.Rules, ph.Status.CAPools = nil, nil
 	}
 	if len(res.Problems) == 0 {
-		if err := allowed(res.Rules); err != nil {
-			r.refuseOrigin(ph, err)
+		if refused, err := allowed(res.Rules); err != nil {
+			return nil, false, err
+		} else if refused != nil {
+			r.refuseOrigin(ph, refused)
 			return nil, false, nil
 		}
 		ph.Status.Rules = res.Rules

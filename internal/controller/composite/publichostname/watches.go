@@ -5,9 +5,12 @@ package publichostname
 
 import (
 	"context"
+	"net/url"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -25,6 +28,7 @@ import (
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/origin"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
@@ -48,9 +52,12 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		// The tunnel's ID is the DNS record's target; its deletion and
 		// recreation change what the hostname waits for.
 		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.onTunnel), builder.WithPredicates(target.Changed())).
-		// A Service's named ports resolve origins; a CA Secret appearing
-		// lets a hostname that names it be published.
+		// A Service's named ports resolve origins, and where it leads
+		// (an ExternalName, endpoints written by hand) is judged by the
+		// origin guardrail; a CA Secret appearing lets a hostname that
+		// names it be published.
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.onService)).
+		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.onEndpointSlice)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.onSecret)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.onNamespace), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		// A provider config's allowed origins decide which origins are
@@ -131,7 +138,40 @@ func Index(mgr ctrl.Manager) error {
 	if err := idx.IndexField(context.Background(), &v1alpha1.PublicHostname{}, secretIndex, secretsOf); err != nil {
 		return errors.Wrap(err, "cannot index PublicHostnames by Secret")
 	}
-	return errors.Wrap(idx.IndexField(context.Background(), &v1alpha1.PublicHostname{}, serviceIndex, servicesOf), "cannot index PublicHostnames by Service")
+	if err := idx.IndexField(context.Background(), &v1alpha1.PublicHostname{}, serviceIndex, servicesOf); err != nil {
+		return errors.Wrap(err, "cannot index PublicHostnames by Service")
+	}
+	return errors.Wrap(idx.IndexField(context.Background(), &corev1.Service{}, externalNameIndex, externalNameOf), "cannot index Services by the Service their external name names")
+}
+
+// externalNameIndex indexes ExternalName Services by the Service their
+// external name names, as ServiceKey gives it: a change to that one changes
+// where they lead.
+const externalNameIndex = "tunnels.cloudflare.com/external-name"
+
+func externalNameOf(o client.Object) []string {
+	svc, ok := o.(*corev1.Service)
+	if !ok || svc.Spec.Type != corev1.ServiceTypeExternalName {
+		return nil
+	}
+	if k, ok := ServiceKey(svc.Spec.ExternalName); ok {
+		return []string{k}
+	}
+	return nil
+}
+
+// ServiceKey is "<namespace>/<name>" of the Service a cluster DNS name
+// ([<pod>.]<name>.<namespace>.svc[.<domain>]) names, whatever the cluster
+// domain: it finds what to wake, so a name it reads too widely only wakes
+// a hostname more.
+func ServiceKey(host string) (string, bool) {
+	labels := strings.Split(strings.TrimSuffix(strings.ToLower(host), "."), ".")
+	for i := len(labels) - 1; i >= 2; i-- {
+		if labels[i] == "svc" {
+			return labels[i-1] + "/" + labels[i-2], true
+		}
+	}
+	return "", false
 }
 
 func secretsOf(o client.Object) []string {
@@ -175,6 +215,34 @@ func Answered(ph *v1alpha1.PublicHostname) types.NamespacedName {
 	return types.NamespacedName{Namespace: ph.Namespace, Name: ph.Status.Tunnel.Tunnel}
 }
 
+// HolderName is how a PublicHostname that lost its hostname to an older
+// claim may name the holder the tunnel answered with: by name when it is of
+// the same namespace, "" when it is another namespace's (another tenant's
+// object, not named to this one) or not known.
+func HolderName(ph *v1alpha1.PublicHostname) string {
+	t := ph.Status.Tunnel
+	if t == nil || t.ClaimedBy == "" {
+		return ""
+	}
+	return SameNamespaceName(t.ClaimedBy, Answered(ph).Namespace, ph.Namespace)
+}
+
+// SameNamespaceName is name, as an object of namespace rel names it (by
+// name alone in rel, "<namespace>/<name>" in another), when it is of
+// namespace ns; "" when it is not.
+func SameNamespaceName(name, rel, ns string) string {
+	if n, name2, ok := strings.Cut(name, "/"); ok {
+		if n == ns {
+			return name2
+		}
+		return ""
+	}
+	if rel == ns {
+		return name
+	}
+	return ""
+}
+
 func tunnelsOf(o client.Object) []string {
 	ph, ok := o.(*v1alpha1.PublicHostname)
 	if !ok {
@@ -187,6 +255,9 @@ func tunnelsOf(o client.Object) []string {
 	return out
 }
 
+// servicesOf are the Services a PublicHostname's origins name, as
+// ServiceKey gives them: by reference, or by their cluster DNS name in a
+// URL.
 func servicesOf(o client.Object) []string {
 	ph, ok := o.(*v1alpha1.PublicHostname)
 	if !ok {
@@ -194,7 +265,27 @@ func servicesOf(o client.Object) []string {
 	}
 	var out []string
 	for _, s := range ServiceOrigins(ph.Spec) {
-		out = append(out, s.Name)
+		out = append(out, ph.Namespace+"/"+s.Name)
+	}
+	for _, u := range urlOrigins(ph.Spec) {
+		if p, err := url.Parse(u); err == nil {
+			if k, ok := ServiceKey(p.Hostname()); ok {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+func urlOrigins(spec v1alpha1.PublicHostnameSpec) []string {
+	var out []string
+	if spec.Origin != nil && spec.Origin.URL != nil {
+		out = append(out, *spec.Origin.URL)
+	}
+	for _, p := range spec.Paths {
+		if p.Origin.URL != nil {
+			out = append(out, *p.Origin.URL)
+		}
 	}
 	return out
 }
@@ -245,7 +336,42 @@ func (r *Reconciler) onSecret(ctx context.Context, o client.Object) []reconcile.
 }
 
 func (r *Reconciler) onService(ctx context.Context, o client.Object) []reconcile.Request {
-	return r.requests(ctx, o.GetNamespace(), client.MatchingFields{serviceIndex: o.GetName()})
+	return r.naming(ctx, o.GetNamespace()+"/"+o.GetName())
+}
+
+func (r *Reconciler) onEndpointSlice(ctx context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[discoveryv1.LabelServiceName]
+	if name == "" {
+		return nil
+	}
+	return r.naming(ctx, o.GetNamespace()+"/"+name)
+}
+
+// naming are the PublicHostnames whose origins lead through Service key:
+// they name it, or name an ExternalName Service leading to it.
+func (r *Reconciler) naming(ctx context.Context, key string) []reconcile.Request {
+	keys, frontier := []string{key}, []string{key}
+	for hop := 0; hop < origin.MaxHops && len(frontier) > 0; hop++ {
+		var next []string
+		for _, k := range frontier {
+			l := &corev1.ServiceList{}
+			if err := r.kube.List(ctx, l, client.MatchingFields{externalNameIndex: k}); err != nil {
+				r.log.Debug("cannot list Services", "error", err)
+				continue
+			}
+			for _, svc := range l.Items {
+				if k := svc.Namespace + "/" + svc.Name; !slices.Contains(keys, k) {
+					keys, next = append(keys, k), append(next, k)
+				}
+			}
+		}
+		frontier = next
+	}
+	var reqs []reconcile.Request
+	for _, k := range keys {
+		reqs = append(reqs, r.requests(ctx, "", client.MatchingFields{serviceIndex: k})...)
+	}
+	return reqs
 }
 
 func (r *Reconciler) requests(ctx context.Context, ns string, sel client.MatchingFields) []reconcile.Request {

@@ -16,6 +16,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress/translate"
 )
@@ -39,11 +40,17 @@ func claimedHostnames(o client.Object) []string {
 // A wildcard and its apex are one claim: Cloudflare stores a wildcard
 // private route without its "*.", so only one Ingress can route the pair;
 // one Ingress may hold both.
-func conflictMessage(h string, written []string, winner string) string {
-	if len(written) == 1 && written[0] != h {
-		return fmt.Sprintf("hostname %s is routed privately as %s (Cloudflare stores a wildcard route without its \"*.\"), which Ingress %s already claims; this Ingress does not route it. To publish a hostname and its wildcard, put both in one Ingress", written[0], h, winner)
+// The winner, "<namespace>/<name>", is named only when it is of ns, the
+// loser's namespace: another namespace's Ingress is another tenant's.
+func conflictMessage(h string, written []string, winner, ns string) string {
+	by := "an Ingress of another namespace"
+	if n := publichostname.SameNamespaceName(winner, "", ns); n != "" {
+		by = "Ingress " + n
 	}
-	return fmt.Sprintf("hostname %s is already claimed by Ingress %s; this Ingress does not route it", h, winner)
+	if len(written) == 1 && written[0] != h {
+		return fmt.Sprintf("hostname %s is routed privately as %s (Cloudflare stores a wildcard route without its \"*.\"), which %s already claims; this Ingress does not route it. To publish a hostname and its wildcard, put both in one Ingress", written[0], h, by)
+	}
+	return fmt.Sprintf("hostname %s is already claimed by %s; this Ingress does not route it", h, by)
 }
 
 // lostHostnames are the hostnames an older Ingress already claims: the

@@ -82,7 +82,8 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		// until its PublicHostnames take them over.
 		Owns(&dnsv1alpha1.DNSRecord{}).
 		// A tunnel appearing, or getting its ID, moves its Ingresses on.
-		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfTunnel), builder.WithPredicates(target.Changed())).
+		// Its connections coming or going are said on public Ingresses.
+		Watches(&v1alpha1.CloudflareTunnel{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfTunnel), builder.WithPredicates(predicate.Or(target.Changed(), connectionChanged()))).
 		// A backend Service appearing, changing its ports or going away
 		// changes the rules and VPC services of the Ingresses naming it.
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.ingressesOfService)).
@@ -315,7 +316,7 @@ func (r *Reconciler) desired(ctx context.Context, ing *networkingv1.Ingress, res
 		return desired{}, err
 	}
 	for h, winner := range lost {
-		r.warn(ing, "HostnameConflict", conflictMessage(h, res.Written[h], winner))
+		r.warn(ing, "HostnameConflict", conflictMessage(h, res.Written[h], winner, ing.Namespace))
 	}
 	yielded, err := source.YieldedBy(ctx, r.kube, ownerOf(ing))
 	if err != nil {
@@ -352,6 +353,7 @@ func (r *Reconciler) report(ctx context.Context, ing *networkingv1.Ingress, res 
 		return reconcile.Result{}, err
 	}
 	r.reportManagedFailures(ing, source.TunnelOf(tgt.Tunnel), ms)
+	r.reportConnection(ing, res.Public && tgt.ID != "", tgt.Tunnel)
 	return result, nil
 }
 

@@ -5,6 +5,7 @@ package ingress
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,10 +13,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	k8sevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
@@ -145,6 +149,64 @@ func (r *Reconciler) updateAddress(ctx context.Context, ing *networkingv1.Ingres
 	// A merge patch, for the reason of finalizerPatch: an Ingress's status
 	// update writes its metadata too.
 	return errors.Wrap(r.kube.Status().Patch(ctx, ing, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})), "cannot update Ingress address")
+}
+
+// Reasons of the events that say a public Ingress's tunnel serves nothing.
+const (
+	ReasonTunnelNotConnected = "TunnelNotConnected"
+	ReasonTunnelDown         = "TunnelDown"
+)
+
+// ConnectionNotice is what a public Ingress says about its tunnel's
+// connections to Cloudflare, from the CloudflareTunnel's status.tunnelStatus:
+// a tunnel that never connected (Cloudflare's "inactive", the usual state
+// for the moments after it is made) is a Normal event, one that had
+// connections and has none ("down") a Warning; a connected one, nothing.
+// Either way the hostnames keep their DNS records and the address, which
+// are right, and answer with Cloudflare's error 1033 until cloudflared
+// connects.
+func ConnectionNotice(status, tunnel string) (warning bool, reason, msg string) {
+	switch status {
+	case "inactive":
+		return false, ReasonTunnelNotConnected, fmt.Sprintf("CloudflareTunnel %s has never connected to Cloudflare: this Ingress's hostnames are published but answer with Cloudflare's error 1033 until cloudflared connects (see the CloudflareTunnel's Ready condition)", tunnel)
+	case "down":
+		return true, ReasonTunnelDown, fmt.Sprintf("CloudflareTunnel %s has no connections to Cloudflare: this Ingress's hostnames answer with Cloudflare's error 1033 until cloudflared connects again (see the CloudflareTunnel's Ready condition)", tunnel)
+	}
+	return false, "", ""
+}
+
+// reportConnection says on a public Ingress, once per change, that its
+// tunnel has no connections (ConnectionNotice).
+func (r *Reconciler) reportConnection(ing *networkingv1.Ingress, public bool, cft *v1alpha1.CloudflareTunnel) {
+	key := string(ing.UID) + "/connection"
+	status, name := "", ""
+	if public && cft != nil {
+		status, name = cft.Status.TunnelStatus, cft.Namespace+"/"+cft.Name
+	}
+	warning, reason, msg := ConnectionNotice(status, name)
+	if msg == "" {
+		r.reported.Delete(key)
+		return
+	}
+	if last, ok := r.reported.Load(key); ok && last == msg {
+		return
+	}
+	r.reported.Store(key, msg)
+	if warning {
+		r.warn(ing, reason, msg)
+		return
+	}
+	r.record.Event(ing, event.Normal(event.Reason(reason), msg))
+}
+
+// connectionChanged passes a CloudflareTunnel update that changes whether
+// it has connections, which its public Ingresses say.
+func connectionChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e k8sevent.UpdateEvent) bool {
+		o, okOld := e.ObjectOld.(*v1alpha1.CloudflareTunnel)
+		n, okNew := e.ObjectNew.(*v1alpha1.CloudflareTunnel)
+		return okOld && okNew && o.Status.TunnelStatus != n.Status.TunnelStatus
+	}}
 }
 
 // reportManagedFailures repeats a managed resource's failure (a hostname

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	ingressctl "github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress"
 )
 
 // warnings are the Warning events on the object name in ns.
@@ -85,4 +86,71 @@ func TestABrokenTunnelIsSaidOnTheSource(t *testing.T) {
 		}
 	}
 	deleteIngress(t, ing)
+}
+
+// waitNormal waits for a Normal event of reason on the object name in ns.
+func waitNormal(t *testing.T, ns, name, reason, contains string) {
+	t.Helper()
+	eventually(t, "Normal "+reason+" on "+name, func() error {
+		evs := &corev1.EventList{}
+		if err := p.Client.List(context.Background(), evs, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range evs.Items {
+			if e.InvolvedObject.Name == name && e.Type == corev1.EventTypeNormal && e.Reason == reason && strings.Contains(e.Message, contains) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no Normal %s event saying %q", reason, contains)
+	})
+}
+
+// TestATunnelWithoutConnectionsIsSaidOnItsIngress: a public Ingress on a
+// tunnel that never connected says so (a Normal event: the moments after a
+// tunnel is made look the same), and a Warning once the tunnel, connected
+// for a while, has no connections left.
+func TestATunnelWithoutConnectionsIsSaidOnItsIngress(t *testing.T) {
+	ns, tunnelID := setup(t)
+	ing := ingress(ns, "unconnected", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPublic: "true"}, "unconnected-"+ns+".example.com")
+	p.Create(t, ing)
+	waitNormal(t, ns, ing.Name, ingressctl.ReasonTunnelNotConnected, "CloudflareTunnel "+ns+"/edge has never connected")
+	cr := &v1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"}}
+	for _, step := range []struct {
+		connectors int
+		status     string
+	}{{1, "healthy"}, {0, "down"}} {
+		if !p.Sim.SetConnectors(tunnelID, step.connectors) {
+			t.Fatal("no tunnel in the simulator")
+		}
+		eventually(t, "the CloudflareTunnel "+step.status, func() error {
+			if err := p.Get(cr); err != nil {
+				return err
+			}
+			if cr.Status.TunnelStatus != step.status {
+				return fmt.Errorf("status %q", cr.Status.TunnelStatus)
+			}
+			return nil
+		})
+	}
+	waitEvent(t, ns, ing.Name, ingressctl.ReasonTunnelDown, "has no connections to Cloudflare")
+	deleteIngress(t, ing)
+}
+
+func TestConnectionNotice(t *testing.T) {
+	cases := map[string]struct {
+		warning bool
+		reason  string
+	}{
+		"inactive": {false, ingressctl.ReasonTunnelNotConnected},
+		"down":     {true, ingressctl.ReasonTunnelDown},
+		"healthy":  {false, ""},
+		"degraded": {false, ""},
+		"":         {false, ""},
+	}
+	for status, tc := range cases {
+		warning, reason, msg := ingressctl.ConnectionNotice(status, "team-a/edge")
+		if warning != tc.warning || reason != tc.reason || (reason != "") != strings.Contains(msg, "team-a/edge") {
+			t.Errorf("ConnectionNotice(%q) = %v %q %q", status, warning, reason, msg)
+		}
+	}
 }

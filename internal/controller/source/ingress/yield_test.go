@@ -3,6 +3,7 @@ package ingress_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,6 +99,13 @@ func TestTheHolderOfAPublicHostnameHoldsItsPrivateRoute(t *testing.T) {
 	steal := ingress(teamB, "steal", map[string]string{v1alpha1.AnnotationTunnel: edge, v1alpha1.AnnotationPublic: "true"}, host)
 	p.Create(t, steal)
 	waitEvent(t, teamB, "steal", "HostnameConflict", "private route")
+	// The holder is another tenant's: not named to team-b.
+	waitEvent(t, teamB, "steal", "HostnameConflict", "by a PublicHostname of another namespace")
+	for _, e := range warnings(t, teamB, "steal") {
+		if strings.Contains(e.Message, teamA) || strings.Contains(e.Message, "PublicHostname api") {
+			t.Errorf("team-b's Ingress is told of team-a's object: %s %s", e.Reason, e.Message)
+		}
+	}
 	eventually(t, "no private route for the loser", func() error {
 		if rs := routesOf(t, teamB, "steal"); len(rs) != 0 {
 			return fmt.Errorf("team-b has HostnameRoute %s", rs[0].Name)

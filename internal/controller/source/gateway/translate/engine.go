@@ -10,6 +10,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
 )
 
 // Lost are the hostnames of the Gateway's PublicHostnames that their
@@ -27,9 +28,9 @@ func Lost(phs []*v1alpha1.PublicHostname, tunnel string) map[string]string {
 		}
 		holder := "an older claim"
 		if t := ph.Status.Tunnel; t != nil && t.ClaimedBy != "" {
-			holder = "PublicHostname " + t.ClaimedBy + ", the older claim"
-			if strings.Contains(t.ClaimedBy, "/") {
-				holder = "a PublicHostname of another namespace, the older claim"
+			holder = "a PublicHostname of another namespace, the older claim"
+			if n := publichostname.HolderName(ph); n != "" {
+				holder = "PublicHostname " + n + ", the older claim"
 			}
 		}
 		out[ph.Spec.Hostname] = fmt.Sprintf("hostname %s is already published through CloudflareTunnel %s by %s; this route's rules for it are not published", ph.Spec.Hostname, tunnel, holder)

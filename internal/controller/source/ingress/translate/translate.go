@@ -163,6 +163,9 @@ const (
 	NoteBackendPortNotFound    = "BackendPortNotFound"
 	NoteTLSIgnored             = "TLSIgnored"
 	NotePlainHTTPToTLSPort     = "PlainHTTPToPort443"
+	// NoteWildcardPrivateRoute: a wildcard host's private route covers
+	// every name below it.
+	NoteWildcardPrivateRoute = "WildcardPrivateRoute"
 )
 
 // host is one hostname in its two forms.
@@ -265,6 +268,13 @@ func (t *translator) translate() Result {
 	for _, h := range hosts {
 		if _, seen := r.Written[h.route]; !seen {
 			r.Hostnames = append(r.Hostnames, h.route)
+		}
+		if strings.HasPrefix(h.public, "*.") {
+			field := "spec.rules[].host"
+			if _, ok := ing.Annotations[tv1alpha1.AnnotationHostname]; ok {
+				field = tv1alpha1.AnnotationHostname
+			}
+			t.note(NoteWildcardPrivateRoute, field, "host %s is routed privately as %s (Cloudflare stores a wildcard route without its \"*.\"), which sends WARP clients' requests for every name under %s to this tunnel, names other Ingresses or teams serve included; list the hosts one by one to route only those", clip(h.public), clip(h.route), clip(h.route))
 		}
 		if !slices.Contains(r.Written[h.route], h.public) {
 			r.Written[h.route] = append(r.Written[h.route], h.public)

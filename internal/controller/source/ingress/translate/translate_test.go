@@ -742,3 +742,31 @@ func TestManagedAccessAnnotation(t *testing.T) {
 		t.Errorf("rules offered before the application exists: %+v", got.Rules)
 	}
 }
+
+// TestAWildcardHostIsNoted: a wildcard host's private route covers every
+// name under it, which a Note (a Warning event) says; a host named one by
+// one is no Note.
+func TestAWildcardHostIsNoted(t *testing.T) {
+	wild := Translate(input(ingress("wild", nil, nil, rule("*.Example.com", prefix("", "web", 80)))))
+	var got []Note
+	for _, n := range wild.Notes {
+		if n.Reason == NoteWildcardPrivateRoute {
+			got = append(got, n)
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0].Message, `every name under "example.com"`) || got[0].Field != "spec.rules[].host" {
+		t.Errorf("notes %+v, want one %s for example.com", wild.Notes, NoteWildcardPrivateRoute)
+	}
+	byAnnotation := Translate(input(ingress("wild", map[string]string{tv1alpha1.AnnotationHostname: "*.apps.example.com"}, ptr.To(backend("web", 80)))))
+	if !slices.ContainsFunc(byAnnotation.Notes, func(n Note) bool {
+		return n.Reason == NoteWildcardPrivateRoute && n.Field == tv1alpha1.AnnotationHostname
+	}) {
+		t.Errorf("notes %+v, want one on the hostname annotation", byAnnotation.Notes)
+	}
+	named := Translate(input(ingress("named", nil, nil, rule("a.example.com", prefix("", "web", 80)))))
+	for _, n := range named.Notes {
+		if n.Reason == NoteWildcardPrivateRoute {
+			t.Errorf("a named host noted: %+v", n)
+		}
+	}
+}
