@@ -106,8 +106,8 @@ func TunnelConfig(rules ...[]ztv1alpha1.IngressRule) *ztv1alpha1.TunnelConfig {
 
 // sortRules orders rules as cloudflared should try them (first match wins):
 // exact hosts before wildcards, longer (more specific) wildcards first, then
-// by host; within a host by PathPrecedence. It is stable: rules that rank
-// the same keep their order.
+// by host; within a host by PathPrecedence. It is stable: expressions
+// keep their order.
 func sortRules(rs []ztv1alpha1.IngressRule) {
 	slices.SortStableFunc(rs, func(a, b ztv1alpha1.IngressRule) int {
 		ha, hb := ptr.Deref(a.Hostname, ""), ptr.Deref(b.Hostname, "")
@@ -121,7 +121,16 @@ func sortRules(rs []ztv1alpha1.IngressRule) {
 		if c := strings.Compare(ha, hb); c != 0 {
 			return c
 		}
-		return PathPrecedence(ptr.Deref(a.Path, ""), ptr.Deref(b.Path, ""))
+		pa, pb := ptr.Deref(a.Path, ""), ptr.Deref(b.Path, "")
+		if c := PathPrecedence(pa, pb); c != 0 {
+			return c
+		}
+		if k, _ := ClassifyPath(pa); k == PathRegex {
+			return 0
+		}
+		// The same literal twice (never from one claim): the lowest
+		// service stays, whatever order they came in.
+		return strings.Compare(a.Service, b.Service)
 	})
 }
 
