@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 
@@ -75,7 +76,8 @@ func Config(claims []Claim) *ztv1alpha1.TunnelConfig {
 
 // TunnelConfig aggregates rules into one configuration document. Rules
 // without hostname or service are dropped: the only hostless rule of the
-// document is the catch-all.
+// document is the catch-all. Of two rules for the same hostname and path
+// the first in precedence stays: the other could never match.
 func TunnelConfig(rules ...[]ztv1alpha1.IngressRule) *ztv1alpha1.TunnelConfig {
 	var all []ztv1alpha1.IngressRule
 	for _, rs := range rules {
@@ -87,10 +89,13 @@ func TunnelConfig(rules ...[]ztv1alpha1.IngressRule) *ztv1alpha1.TunnelConfig {
 	}
 	sortRules(all)
 	out := make([]ztv1alpha1.IngressRule, 0, len(all)+1)
+	seen := map[[2]string]bool{}
 	for _, r := range all {
-		if n := len(out); n > 0 && *out[n-1].Hostname == *r.Hostname && ptr.Deref(out[n-1].Path, "") == ptr.Deref(r.Path, "") {
+		k := [2]string{*r.Hostname, ptr.Deref(r.Path, "")}
+		if seen[k] {
 			continue
 		}
+		seen[k] = true
 		if r.Path != nil && *r.Path == "" {
 			r.Path = nil
 		}
@@ -101,8 +106,8 @@ func TunnelConfig(rules ...[]ztv1alpha1.IngressRule) *ztv1alpha1.TunnelConfig {
 
 // sortRules orders rules as cloudflared should try them (first match wins):
 // exact hosts before wildcards, longer (more specific) wildcards first, then
-// by host; within a host longer path literals first, Exact before Prefix of
-// the same literal, path-less last; then by path and service for determinism.
+// by host; within a host by PathPrecedence. It is stable: expressions
+// keep their order.
 func sortRules(rs []ztv1alpha1.IngressRule) {
 	slices.SortStableFunc(rs, func(a, b ztv1alpha1.IngressRule) int {
 		ha, hb := ptr.Deref(a.Hostname, ""), ptr.Deref(b.Hostname, "")
@@ -117,17 +122,14 @@ func sortRules(rs []ztv1alpha1.IngressRule) {
 			return c
 		}
 		pa, pb := ptr.Deref(a.Path, ""), ptr.Deref(b.Path, "")
-		la, ea := pathRank(pa)
-		lb, eb := pathRank(pb)
-		if la != lb {
-			return lb - la
-		}
-		if ea != eb {
-			return boolCmp(eb, ea)
-		}
-		if c := strings.Compare(pa, pb); c != 0 {
+		if c := PathPrecedence(pa, pb); c != 0 {
 			return c
 		}
+		if k, _ := ClassifyPath(pa); k == PathRegex {
+			return 0
+		}
+		// The same literal twice (never from one claim): the lowest
+		// service stays, whatever order they came in.
 		return strings.Compare(a.Service, b.Service)
 	})
 }
@@ -142,23 +144,83 @@ func boolCmp(a, b bool) int {
 	return -1
 }
 
-// pathRank is the length of the literal a path regex matches (as made by
-// path: quoted, anchored) and whether it is exact; a missing path ranks -1.
-// A regular expression of the user's ranks by its length.
-func pathRank(p string) (int, bool) {
+// PathKind is what a rule's path matches, read from cloudflared's form of
+// it (see path): the rule's kind is what it matches, however it was asked
+// for, so a RegularExpression written as an anchored literal is that
+// literal.
+type PathKind int
+
+// Path kinds, in precedence order.
+const (
+	// PathExact: "^<quoted literal>$", that literal only.
+	PathExact PathKind = iota
+	// PathPrefix: "^<quoted literal>(/|$)", the literal and what lies
+	// below it, by whole segments.
+	PathPrefix
+	// PathRegex: any other expression.
+	PathRegex
+	// PathAny: no path (a Prefix "/"), every path.
+	PathAny
+)
+
+// ClassifyPath is the kind of a rule's path and, for Exact and Prefix, the
+// literal it is made of.
+func ClassifyPath(p string) (PathKind, string) {
 	if p == "" {
-		return -1, false
+		return PathAny, ""
 	}
-	lit, prefix := strings.CutSuffix(strings.TrimPrefix(p, "^"), prefixSuffix)
-	n := 0
-	for i := 0; i < len(lit); i++ {
-		switch {
-		case lit[i] == '\\':
-			i++ // an escaped character is one literal character
-		case lit[i] == '$' && i == len(lit)-1 && !prefix:
-			return n, true
+	if lit, ok := quotedLiteral(p, "$"); ok {
+		return PathExact, lit
+	}
+	if lit, ok := quotedLiteral(p, prefixSuffix); ok {
+		return PathPrefix, lit
+	}
+	return PathRegex, ""
+}
+
+// quotedLiteral is the literal s when p is "^" + regexp.QuoteMeta(s) +
+// suffix, exactly: anything else is an expression of its own.
+func quotedLiteral(p, suffix string) (string, bool) {
+	body, ok := strings.CutPrefix(p, "^")
+	if !ok {
+		return "", false
+	}
+	if body, ok = strings.CutSuffix(body, suffix); !ok {
+		return "", false
+	}
+	var lit strings.Builder
+	for i := 0; i < len(body); i++ {
+		if body[i] == '\\' {
+			if i++; i == len(body) {
+				return "", false
+			}
 		}
-		n++
+		lit.WriteByte(body[i])
 	}
-	return n, false
+	if regexp.QuoteMeta(lit.String()) != body {
+		return "", false
+	}
+	return lit.String(), true
+}
+
+// PathPrecedence orders two paths of one hostname as Gateway API orders
+// matches: Exact before everything, then Prefix, the longest first; then
+// regular expressions (whose precedence Gateway API leaves to the
+// implementation: after every literal, so an expression never takes a
+// path a literal names, but before the path-less rule, a Prefix "/", which
+// an expression would otherwise never see); the path-less rule last.
+// Expressions rank the same: the caller's order, oldest claim first,
+// decides between them (the sort is stable).
+func PathPrecedence(a, b string) int {
+	ka, la := ClassifyPath(a)
+	kb, lb := ClassifyPath(b)
+	switch {
+	case ka != kb:
+		return int(ka) - int(kb)
+	case ka == PathRegex || ka == PathAny:
+		return 0
+	case len(la) != len(lb):
+		return len(lb) - len(la)
+	}
+	return strings.Compare(la, lb)
 }

@@ -81,3 +81,53 @@ func FuzzRules(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPathPrecedence feeds three paths of any kinds, in the order their
+// claims were made (oldest first), and checks that a literal is never
+// shadowed: the first rule cloudflared would try that matches an Exact
+// path's literal is that Exact rule, and the first that matches a Prefix's
+// literal is that Prefix or an Exact of the same literal, whatever newer
+// expression or prefix asks for the hostname too.
+func FuzzPathPrecedence(f *testing.F) {
+	f.Add("/(login|zzzzzzzzzzzzzzzzzzzzzzzz)", "RegularExpression", "/login", "Exact", "/", "Prefix")
+	f.Add("/login", "Prefix", "^/log.*", "RegularExpression", "/login", "Exact")
+	f.Add("/a", "Exact", "/a/b", "Prefix", "/a", "Prefix")
+	f.Add("^/a\\$$", "RegularExpression", "/a$", "Exact", ".*", "RegularExpression")
+	f.Fuzz(func(t *testing.T, p1, t1, p2, t2, p3, t3 string) {
+		s := v1alpha1.PublicHostnameSpec{TunnelRef: v1alpha1.TunnelReference{Name: "edge"}, Hostname: "app.example.com"}
+		for i, p := range [][2]string{{p1, t1}, {p2, t2}, {p3, t3}} {
+			s.Paths = append(s.Paths, v1alpha1.PathOrigin{Path: p[0], PathType: p[1], Origin: v1alpha1.Origin{URL: ptr.To("http_status:" + string(rune('1'+i)) + "00")}})
+		}
+		got := Rules(s, Env{Namespace: "ns"})
+		if len(got.Problems) > 0 {
+			return
+		}
+		cfg := TunnelConfig(got.Rules).Ingress
+		first := func(path string) int {
+			for i, r := range cfg {
+				if r.Path == nil || regexp.MustCompile(*r.Path).MatchString(path) {
+					return i
+				}
+			}
+			return -1
+		}
+		sawExpression := false
+		for i, r := range cfg[:len(cfg)-1] {
+			kind, lit := ClassifyPath(ptr.Deref(r.Path, ""))
+			switch kind {
+			case PathRegex:
+				sawExpression = true
+				continue
+			case PathAny:
+				continue
+			}
+			if sawExpression {
+				t.Fatalf("literal %q after an expression: %v", lit, cfg)
+			}
+			j := first(lit)
+			if fk, fl := ClassifyPath(ptr.Deref(cfg[j].Path, "")); j != i && (kind == PathExact || fk != PathExact || fl != lit) {
+				t.Fatalf("%q (rule %d) is shadowed by rule %d %q: %v", lit, i, j, ptr.Deref(cfg[j].Path, ""), cfg)
+			}
+		}
+	})
+}

@@ -88,9 +88,9 @@ func TestRules(t *testing.T) {
 				}
 			}),
 			want: []ztv1alpha1.IngressRule{
-				rule("app.example.com", "^/db/.*", "tcp://db.team-a.svc.cluster.local:5432", nil),
 				rule("app.example.com", "^/rdp$", "rdp://win.team-a.svc.cluster.local:3389", nil),
 				rule("app.example.com", "^/ssh(/|$)", "ssh://bastion.team-a.svc.cluster.local:22", nil),
+				rule("app.example.com", "^/db/.*", "tcp://db.team-a.svc.cluster.local:5432", nil),
 			},
 		},
 		"PathsBeforeTheOrigin": {

@@ -207,14 +207,14 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.kube.Get(ctx, req.NamespacedName, gw); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	ours, err := r.ours(ctx, gw)
+	class, err := r.class(ctx, gw)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if meta.WasDeleted(gw) || !ours {
+	if meta.WasDeleted(gw) || !translate.Ours(class) {
 		// A Gateway deleted, or no longer of a class of ours (its class
 		// deleted or changed): what it published goes.
-		return r.release(ctx, gw)
+		return r.release(ctx, gw, class)
 	}
 	if !controllerutil.ContainsFinalizer(gw, finalizer) {
 		controllerutil.AddFinalizer(gw, finalizer)
@@ -254,13 +254,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	return r.writeStatus(ctx, gw, st)
 }
 
-// ours says whether the Gateway's class is one of this provider's.
-func (r *Reconciler) ours(ctx context.Context, gw *gwv1.Gateway) (bool, error) {
+// class is the Gateway's GatewayClass; nil when it does not exist.
+func (r *Reconciler) class(ctx context.Context, gw *gwv1.Gateway) (*gwv1.GatewayClass, error) {
 	gc := &gwv1.GatewayClass{}
 	if err := r.kube.Get(ctx, types.NamespacedName{Name: string(gw.Spec.GatewayClassName)}, gc); err != nil {
-		return false, client.IgnoreNotFound(err)
+		return nil, client.IgnoreNotFound(err)
 	}
-	return gc.Spec.ControllerName == translate.ControllerName && !meta.WasDeleted(gc), nil
+	return gc, nil
 }
 
 // read gathers what the translation needs: the routes naming the Gateway,
@@ -468,11 +468,22 @@ func (r *Reconciler) writeStatus(ctx context.Context, gw *gwv1.Gateway, want gwv
 }
 
 // release deletes what the Gateway made, the PublicHostnames first (their
-// rules leave the tunnel while it runs), then its tunnel, takes its
-// entries out of the routes' status, and lets it go.
-func (r *Reconciler) release(ctx context.Context, gw *gwv1.Gateway) (reconcile.Result, error) {
+// rules leave the tunnel while it runs), then its tunnel, and lets it go.
+// This provider's entries leave the routes' status at once, and the
+// Gateway's status says at once that it no longer serves (see Abandoned):
+// deleting what was made can take minutes, and nothing may claim to serve
+// meanwhile. Once let go, the status is cleared for no controller, or left
+// to the class's other controller.
+func (r *Reconciler) release(ctx context.Context, gw *gwv1.Gateway, class *gwv1.GatewayClass) (reconcile.Result, error) {
 	if !controllerutil.ContainsFinalizer(gw, finalizer) {
 		return reconcile.Result{}, nil
+	}
+	if err := r.writeRoutes(ctx, gw, nil, nil); err != nil {
+		return reconcile.Result{}, err
+	}
+	r.count(types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name})
+	if err := r.abandon(ctx, gw, class); err != nil {
+		return reconcile.Result{}, err
 	}
 	gone, err := r.hostnames().Release(ctx, ownerOf(gw))
 	if err != nil || !gone {
@@ -485,11 +496,7 @@ func (r *Reconciler) release(ctx context.Context, gw *gwv1.Gateway) (reconcile.R
 	if err := externaldns.Delete(ctx, r.kube, gw.Namespace, gw.Name, gw.UID); err != nil {
 		return reconcile.Result{}, err
 	}
-	if err := r.writeRoutes(ctx, gw, nil, nil); err != nil {
-		return reconcile.Result{}, err
-	}
-	r.count(types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name})
-	if !meta.WasDeleted(gw) {
+	if !meta.WasDeleted(gw) && !translate.Another(class) {
 		gw.Status = gwv1.GatewayStatus{}
 		if err := r.kube.Status().Update(ctx, gw); err != nil {
 			return reconcile.Result{}, errors.Wrap(err, "cannot clear Gateway status")
@@ -497,4 +504,23 @@ func (r *Reconciler) release(ctx context.Context, gw *gwv1.Gateway) (reconcile.R
 	}
 	controllerutil.RemoveFinalizer(gw, finalizer)
 	return reconcile.Result{}, errors.Wrap(client.IgnoreNotFound(r.kube.Update(ctx, gw)), "cannot remove finalizer")
+}
+
+// abandon writes the status of a Gateway no longer of this provider's
+// class, when it changed.
+func (r *Reconciler) abandon(ctx context.Context, gw *gwv1.Gateway, class *gwv1.GatewayClass) error {
+	if meta.WasDeleted(gw) {
+		return nil
+	}
+	want, write := translate.Abandoned(gw, class)
+	if !write {
+		return nil
+	}
+	want.Conditions = translate.MergeConditions(gw.Status.Conditions, want.Conditions, metav1.Now())
+	if equalStatus(gw.Status, want) {
+		return nil
+	}
+	r.warn(gw, translate.GatewayWarnings(gw.Status, want))
+	gw.Status = want
+	return errors.Wrap(r.kube.Status().Update(ctx, gw), "cannot update Gateway status")
 }

@@ -9,21 +9,32 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
 )
 
-// Lost are the hostnames of the Gateway's PublicHostnames that their
-// tunnel refused because an older claim, another source's, holds them
-// (Accepted=False, HostnameConflict: the engine's one verdict on
-// conflicts), each with why. The holder is named when it is of the
-// Gateway's namespace (the tunnel names it by name alone); one of
-// another namespace is another tenant's, and not named.
+// Lost are the hostnames of the Gateway's PublicHostnames that another
+// source holds, each with why: their tunnel refused them because an older
+// claim holds them (Accepted=False, HostnameConflict: the engine's one
+// verdict on conflicts on a tunnel), or their DNS record is another's
+// (DNSReady=False, NameTaken or Conflict: another source, on another
+// tunnel or none, holds the name; the rules are withheld). The holder is
+// named when it is of the Gateway's namespace (the tunnel names it by name
+// alone); one of another namespace is another tenant's, and not named, and
+// neither is the holder of a DNS record.
 func Lost(phs []*v1alpha1.PublicHostname, tunnel string) map[string]string {
 	out := map[string]string{}
 	for _, ph := range phs {
+		if ph.DeletionTimestamp != nil {
+			continue
+		}
+		if dns := ph.GetCondition(v1alpha1.TypeDNSReady); dns.Status == corev1.ConditionFalse && common.Taken(dns.Reason) {
+			out[ph.Spec.Hostname] = fmt.Sprintf("hostname %s is held by another source: its DNS record is not this Gateway's to make (%s), so CloudflareTunnel %s does not publish this route's rules for it", ph.Spec.Hostname, dns.Reason, tunnel)
+			continue
+		}
 		c := ph.GetCondition(v1alpha1.TypeAccepted)
-		if ph.DeletionTimestamp != nil || c.Status != corev1.ConditionFalse || c.Reason != v1alpha1.ReasonHostnameConflict {
+		if c.Status != corev1.ConditionFalse || c.Reason != v1alpha1.ReasonHostnameConflict {
 			continue
 		}
 		holder := "an older claim"

@@ -10,6 +10,7 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 )
 
@@ -34,7 +35,13 @@ func TestLostHostnamesAreShown(t *testing.T) {
 		answered("b.example.com", true, "Accepted", ""),
 		answered("c.example.com", false, v1alpha1.ReasonHostnameConflict, "team/ingress-c"),
 		answered("d.example.com", false, v1alpha1.ReasonWaitingForTunnel, ""),
+		dnsTaken(answered("e.example.com", true, "Accepted", ""), common.ReasonConflict),
+		dnsTaken(answered("f.example.com", true, "Accepted", ""), common.ReasonTransient),
 	}, "public")
+	if e := lost["e.example.com"]; !strings.Contains(e, "held by another source") || !strings.Contains(e, "Conflict") {
+		t.Errorf("Lost[e.example.com] = %q", e)
+	}
+	delete(lost, "e.example.com")
 	if len(lost) != 2 || !strings.Contains(lost["a.example.com"], "by PublicHostname ingress-web-a") || !strings.Contains(lost["c.example.com"], "a PublicHostname of another namespace") || strings.Contains(lost["c.example.com"], "team") {
 		t.Fatalf("Lost: %v", lost)
 	}
@@ -46,11 +53,19 @@ func TestLostHostnamesAreShown(t *testing.T) {
 	}})
 	ShowLost(res.Routes, lost)
 	want := map[string][]verdict{
-		"apps/ab": {{"Accepted": "True/Accepted", "ResolvedRefs": "True/ResolvedRefs", "PartiallyInvalid": "True/HostnameConflict"}},
+		// ab lost b.example.com's "/" to b, older, first: one
+		// PartiallyInvalid says both, with the first reason.
+		"apps/ab": {{"Accepted": "True/Accepted", "ResolvedRefs": "True/ResolvedRefs", "PartiallyInvalid": "True/PathConflict"}},
 		"apps/c":  {{"Accepted": "False/HostnameConflict", "ResolvedRefs": "True/ResolvedRefs"}},
 		"apps/b":  {{"Accepted": "True/Accepted", "ResolvedRefs": "True/ResolvedRefs"}},
 	}
 	if diff := cmp.Diff(want, verdicts(res.Routes)); diff != "" {
 		t.Errorf("route status (-want +got):\n%s", diff)
 	}
+}
+
+// dnsTaken is ph with its DNS record refused for reason.
+func dnsTaken(ph *v1alpha1.PublicHostname, reason xpv2.ConditionReason) *v1alpha1.PublicHostname {
+	ph.SetConditions(xpv2.Condition{Type: v1alpha1.TypeDNSReady, Status: corev1.ConditionFalse, Reason: reason})
+	return ph
 }

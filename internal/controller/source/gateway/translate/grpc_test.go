@@ -173,7 +173,8 @@ func TestGRPCRoutes(t *testing.T) {
 }
 
 // TestGRPCRouteEntries: a GRPCRoute naming another Gateway gets no entry;
-// a refused one's message names the other route and the hostname; the
+// a refused one's message names the other route (of its namespace) and
+// the hostname; the
 // entry carries the route's generation.
 func TestGRPCRouteEntries(t *testing.T) {
 	svcs := services(service("apps", "grpc", 8443), service("apps", "web", 8080))
@@ -187,7 +188,7 @@ func TestGRPCRouteEntries(t *testing.T) {
 		t.Fatalf("GRPCRoute entries: %+v", res.GRPCRoutes)
 	}
 	c := res.GRPCRoutes[0].Parents[0].Conditions[0]
-	if c.ObservedGeneration != 3 || !strings.Contains(c.Message, "hostname a.example.com is served by HTTPRoute apps/web") {
+	if c.ObservedGeneration != 3 || !strings.Contains(c.Message, "hostname a.example.com is served by HTTPRoute web,") {
 		t.Errorf("Accepted: %+v", c)
 	}
 }

@@ -19,11 +19,14 @@ import (
 // merged, the oldest route's first (Gateway API gives a path two routes
 // name to the oldest), and the Access check they all ask for.
 type host struct {
-	name   string
-	paths  []path
-	seen   map[string]bool
+	name  string
+	paths []path
+	// owner of each path (by pathKey): the oldest route naming it.
+	owner  map[string]*route
 	access *v1alpha1.Access
 	routes []*route
+	// lost are the paths newer routes name that an older route holds.
+	lost []lostPath
 	// conflict: the routes ask for different Access checks; the hostname
 	// is not published.
 	conflict bool
@@ -50,7 +53,7 @@ func (hs *hosts) add(rt *route) {
 	for _, name := range rt.hosts {
 		h, ok := hs.byName[name]
 		if !ok {
-			h = &host{name: name, seen: map[string]bool{}, access: rt.access, http2: rt.http2}
+			h = &host{name: name, owner: map[string]*route{}, access: rt.access, http2: rt.http2}
 			hs.byName[name] = h
 			hs.order = append(hs.order, name)
 		} else if !gatewayapi.SameAccess(h.access, rt.access) {
@@ -58,20 +61,71 @@ func (hs *hosts) add(rt *route) {
 		}
 		h.routes = append(h.routes, rt)
 		for _, p := range rt.paths {
-			key := p.Type + " " + p.Path
-			if !h.seen[key] {
-				h.seen[key] = true
-				h.paths = append(h.paths, p)
+			key := pathKey(p)
+			if holder, taken := h.owner[key]; taken {
+				if holder != rt {
+					h.lost = append(h.lost, lostPath{route: rt, path: p, holder: holder})
+				}
+				continue
+			}
+			h.owner[key] = rt
+			h.paths = append(h.paths, p)
+		}
+	}
+}
+
+// lostPath is a path a route names that an older route of the hostname
+// holds: Gateway API gives it to the oldest route.
+type lostPath struct {
+	route, holder *route
+	path          path
+}
+
+// pathKey is what a path matches, as the tunnel's rule will have it: a
+// Prefix's trailing slashes do not count ("/api/" is "/api", "/" and ""
+// are every path), so two spellings of one path are one path.
+func pathKey(p path) string {
+	if p.Type == v1alpha1.PathTypePrefix {
+		return p.Type + " " + strings.TrimRight(p.Path, "/")
+	}
+	return p.Type + " " + p.Path
+}
+
+// ReasonPathConflict (PartiallyInvalid=True): a path of the route is an
+// older route's on the same hostname; the route's rule for it is not
+// published.
+const ReasonPathConflict gwv1.RouteConditionReason = "PathConflict"
+
+// settlePaths tells each route that lost a path to an older route.
+func (h *host) settlePaths(statuses *[]RouteStatus) {
+	for _, l := range h.lost {
+		msg := fmt.Sprintf("hostname %s: path %s %s is held by %s, older (Gateway API gives a path to the oldest route); this route's rule for it is not published", h.name, l.path.Type, publish.Clip(l.path.Path), l.route.name(l.holder))
+		for i := range *statuses {
+			st := &(*statuses)[i]
+			if st.Kind == l.route.kind && st.Namespace+"/"+st.Name == l.route.id {
+				conflicted(st, ReasonPathConflict, msg)
 			}
 		}
 	}
 }
 
-// settle tells the routes of a hostname they disagree on its Access
-// check: it is published with none of them.
+// name names route other to rt's namespace: by kind and name when it is of
+// rt's namespace; another namespace's route is another tenant's, and not
+// named.
+func (rt *route) name(other *route) string {
+	if other.status.Namespace == rt.status.Namespace {
+		return string(other.kind) + " " + other.status.Name
+	}
+	return "a route of another namespace"
+}
+
+// settle tells the routes of a hostname the paths they lost to older
+// routes, and that they disagree on its Access check: it is published with
+// none of them.
 func (hs *hosts) settle(statuses *[]RouteStatus) {
 	for _, name := range hs.order {
 		h := hs.byName[name]
+		h.settlePaths(statuses)
 		if holders := hs.holders[name]; len(holders) > 0 {
 			msg := fmt.Sprintf("hostname %s: the Access annotation of %s cannot be used; it is not published until it is corrected", name, strings.Join(holders, " and "))
 			for _, rt := range h.routes {
@@ -105,6 +159,12 @@ func markRoute(statuses *[]RouteStatus, rt *route, msg string) {
 // partiallyInvalid adds msg to every accepted parent entry's
 // PartiallyInvalid condition.
 func partiallyInvalid(st *RouteStatus, msg string) {
+	conflicted(st, gwv1.RouteReasonUnsupportedValue, msg)
+}
+
+// conflicted adds msg to every accepted parent entry's PartiallyInvalid
+// condition, made with reason when the entry has none yet.
+func conflicted(st *RouteStatus, reason gwv1.RouteConditionReason, msg string) {
 	for i := range st.Parents {
 		p := &st.Parents[i]
 		if p.Conditions[0].Status != metav1.ConditionTrue {
@@ -113,7 +173,7 @@ func partiallyInvalid(st *RouteStatus, msg string) {
 		idx := slices.IndexFunc(p.Conditions, func(c metav1.Condition) bool { return c.Type == string(gwv1.RouteConditionPartiallyInvalid) })
 		if idx < 0 {
 			p.Conditions = append(p.Conditions, metav1.Condition{Type: string(gwv1.RouteConditionPartiallyInvalid), Status: metav1.ConditionTrue,
-				Reason: string(gwv1.RouteReasonUnsupportedValue), ObservedGeneration: p.Conditions[0].ObservedGeneration, Message: "left out: " + msg})
+				Reason: string(reason), ObservedGeneration: p.Conditions[0].ObservedGeneration, Message: "left out: " + msg})
 			continue
 		}
 		p.Conditions[idx].Message += "; " + msg

@@ -143,7 +143,7 @@ type kindClaims map[string]*route
 func (c kindClaims) settleKinds(rt *route) {
 	for _, h := range rt.hosts {
 		if other, ok := c[h]; ok && other.kind != rt.kind {
-			rt.refuse(gwv1.RouteConditionReason(v1alpha1.ReasonHostnameConflict), fmt.Sprintf("hostname %s is served by %s %s, older: Gateway API accepts only one of an HTTPRoute and a GRPCRoute whose hostnames meet; nothing of this route is published", h, other.kind, other.id))
+			rt.refuse(gwv1.RouteConditionReason(v1alpha1.ReasonHostnameConflict), fmt.Sprintf("hostname %s is served by %s, older: Gateway API accepts only one of an HTTPRoute and a GRPCRoute whose hostnames meet; nothing of this route is published", h, rt.name(other)))
 			return
 		}
 	}

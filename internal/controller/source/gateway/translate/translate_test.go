@@ -208,7 +208,7 @@ func TestTranslate(t *testing.T) {
 				httpRoute("apps", "old", 2, []string{"a.example.com"}, pathRule(gwv1.PathMatchPathPrefix, "/api", backendRef("api", 9090)), pathRule(gwv1.PathMatchPathPrefix, "/", backendRef("web", 8080))),
 			}},
 			published: []published{{Hostname: "a.example.com", Origin: webURL, Paths: []publishedPath{{"Prefix", "/api", apiURL}}}},
-			routes:    map[string][]verdict{"apps/old": {accepted}, "apps/young": {accepted}},
+			routes:    map[string][]verdict{"apps/old": {accepted}, "apps/young": {{"Accepted": "True/Accepted", "ResolvedRefs": "True/ResolvedRefs", "PartiallyInvalid": "True/PathConflict"}}},
 			attached:  2,
 		},
 		"RoutesDisagreeingOnAccessPublishNeither": {

@@ -107,8 +107,8 @@ func RouteWarnings(ns string, old, want []gwv1.RouteParentStatus) []Warning {
 }
 
 // RouteState is what the provider's source metrics say of a route, from
-// this controller's entries: a hostname another source holds is a
-// conflict; anything else refused, unresolved or left out is a problem,
+// this controller's entries: a hostname another source holds, or a path
+// an older route holds, is a conflict; anything else refused, unresolved or left out is a problem,
 // which outweighs it.
 func RouteState(parents []gwv1.RouteParentStatus) metrics.SourceState {
 	problem, conflict := false, false
@@ -117,7 +117,7 @@ func RouteState(parents []gwv1.RouteParentStatus) metrics.SourceState {
 			if !bad(c) {
 				continue
 			}
-			if c.Reason == string(v1alpha1.ReasonHostnameConflict) {
+			if c.Reason == string(v1alpha1.ReasonHostnameConflict) || c.Reason == string(ReasonPathConflict) {
 				conflict = true
 			} else {
 				problem = true

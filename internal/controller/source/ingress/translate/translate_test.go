@@ -554,8 +554,8 @@ func TestTunnelConfig(t *testing.T) {
 		},
 	)
 	want := []string{
-		"a.example.com ^/longer(/|$) http://a:4",
 		"a.example.com ^/x$ http://a:3",
+		"a.example.com ^/longer(/|$) http://a:4",
 		"a.example.com ^/x(/|$) http://a:2",
 		"b.example.com ^/a(/|$) http://b:2",
 		"b.example.com http://b:0",
