@@ -37,18 +37,17 @@ type host struct {
 type hosts struct {
 	byName map[string]*host
 	order  []string
-	// holders are, per hostname, the routes ("<kind> <namespace>/<name>")
-	// whose Access annotation cannot be used: the hostname is held (see
-	// Result.Held).
-	holders map[string][]string
+	// holders are, per hostname, the routes whose Access annotation
+	// cannot be used: the hostname is held (see Result.Held).
+	holders map[string][]*route
 }
 
-func newHosts() *hosts { return &hosts{byName: map[string]*host{}, holders: map[string][]string{}} }
+func newHosts() *hosts { return &hosts{byName: map[string]*host{}, holders: map[string][]*route{}} }
 
 // add merges an attached route's hostnames and paths.
 func (hs *hosts) add(rt *route) {
 	for _, name := range rt.held {
-		hs.holders[name] = append(hs.holders[name], string(rt.kind)+" "+rt.id)
+		hs.holders[name] = append(hs.holders[name], rt)
 	}
 	for _, name := range rt.hosts {
 		h, ok := hs.byName[name]
@@ -127,23 +126,39 @@ func (hs *hosts) settle(statuses *[]RouteStatus) {
 		h := hs.byName[name]
 		h.settlePaths(statuses)
 		if holders := hs.holders[name]; len(holders) > 0 {
-			msg := fmt.Sprintf("hostname %s: the Access annotation of %s cannot be used; it is not published until it is corrected", name, strings.Join(holders, " and "))
 			for _, rt := range h.routes {
-				markRoute(statuses, rt, msg)
+				markRoute(statuses, rt, fmt.Sprintf("hostname %s: the Access annotation of %s cannot be used; it is not published until it is corrected", name, rt.names(holders)))
 			}
 		}
 		if !h.conflict {
 			continue
 		}
-		var ids []string
 		for _, rt := range h.routes {
-			ids = append(ids, string(rt.kind)+" "+rt.id)
-		}
-		msg := fmt.Sprintf("hostname %s: %s ask for different Access checks (annotation %s and its siblings); it is not published until they agree", name, strings.Join(ids, " and "), v1alpha1.AnnotationAccessPolicies)
-		for _, rt := range h.routes {
-			markRoute(statuses, rt, msg)
+			markRoute(statuses, rt, fmt.Sprintf("hostname %s: %s ask for different Access checks (annotation %s and its siblings); it is not published until they agree", name, rt.names(h.routes), v1alpha1.AnnotationAccessPolicies))
 		}
 	}
+}
+
+// names names others to rt's namespace (name): another tenant's routes
+// are counted, never named.
+func (rt *route) names(others []*route) string {
+	var out []string
+	foreign := 0
+	for _, o := range others {
+		if o.status.Namespace == rt.status.Namespace {
+			out = append(out, rt.name(o))
+		} else {
+			foreign++
+		}
+	}
+	switch foreign {
+	case 0:
+	case 1:
+		out = append(out, "a route of another namespace")
+	default:
+		out = append(out, fmt.Sprintf("%d routes of other namespaces", foreign))
+	}
+	return strings.Join(out, " and ")
 }
 
 // markRoute adds msg to the PartiallyInvalid condition of route rt.
