@@ -253,7 +253,9 @@ func TestAProtectedHostnameWaitingSaysItsCheckedRulesStay(t *testing.T) {
 	})
 	p.Create(t, ph)
 	waitReady(t, ph)
-	p.Edit(t, ph, func() { ph.Spec.Access.Policies = append(ph.Spec.Access.Policies, v1alpha1.AccessPolicyName{Name: "missing"}) })
+	p.Edit(t, ph, func() {
+		ph.Spec.Access.Policies = append(ph.Spec.Access.Policies, v1alpha1.AccessPolicyName{Name: "missing"})
+	})
 	eventually(t, "Valid saying the checked rules stay", func() error {
 		if err := p.Get(ph); err != nil {
 			return err
