@@ -29,7 +29,7 @@ sim_state() { curl -sf "$SIM_BASE/__sim/state"; }
 # would (the token is read from a file, never put on a command line).
 cf() { local method=$1 path=$2; shift 2; curl -sf -X "$method" -H @"$out/sim-auth-header" "$SIM_URL${path#/}" "$@"; }
 
-kinds=cloudflaretunnels,publichostnames,gatewaybindings,tunnels,hostnameroutes,networkroutes,vpcservices,dnsrecords
+kinds=cloudflaretunnels,publichostnames,gatewaybindings,tunnels,hostnameroutes,networkroutes,vpcservices,dnsrecords,accessapplications,accesspolicies
 snapshot() { # FILE
   kc get "$kinds" -A -o json >"$tour/kube.json"
   sim_state >"$tour/sim.json"
@@ -279,15 +279,83 @@ if wanted 8; then
 fi
 
 if wanted 9; then
+  scene "A hostname protected by a shared Access policy; a tenant's attempt on it refused" \
+    "The platform team shares its policy \"employees\" with labelled namespaces; a PublicHostname names it and gets its Access application and the check on its rules. Another namespace's bare AccessApplication for the same hostname is refused. Then the policy is taken off, and the application goes."
+  apply <<'YAML'
+apiVersion: v1
+kind: Namespace
+metadata: {name: platform}
+---
+apiVersion: zerotrust.tunnels.cloudflare.com/v1alpha1
+kind: AccessPolicy
+metadata: {name: employees, namespace: platform}
+spec:
+  allowedNamespaces:
+    from: Selector
+    selector: {matchLabels: {tour.example.com/employees: "true"}}
+  forProvider:
+    name: employees
+    decision: allow
+    include: [{emailDomain: example.com}]
+YAML
+  run kc label namespace $ns tour.example.com/employees=true --overwrite
+  apply <<'YAML'
+apiVersion: tunnels.cloudflare.com/v1alpha1
+kind: PublicHostname
+metadata: {name: grafana, namespace: redis-cf-tunnel}
+spec:
+  tunnelRef: {name: redis-cache-azure-development}
+  hostname: grafana.example.com
+  origin: {service: {name: web, port: http}}
+  access:
+    policies: [{name: employees, namespace: platform}]
+YAML
+  expect "the PublicHostname is Ready" 120 condition publichostname grafana $ns Ready True
+  expect "an Access application for grafana.example.com with the policy employees" 30 cf_has "access application" grafana.example.com employees
+  expect "every rule of grafana.example.com requires its Access token" 30 cf_has rule grafana.example.com ", Access "
+  expect "a proxied DNS record for grafana.example.com" 30 cf_has dns grafana.example.com
+  apply <<'YAML'
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-d}
+---
+apiVersion: zerotrust.tunnels.cloudflare.com/v1alpha1
+kind: AccessPolicy
+metadata: {name: only-me, namespace: team-d}
+spec:
+  forProvider:
+    name: team-d only
+    decision: allow
+    include: [{email: mallory@example.net}]
+---
+apiVersion: zerotrust.tunnels.cloudflare.com/v1alpha1
+kind: AccessApplication
+metadata: {name: grafana, namespace: team-d}
+spec:
+  forProvider:
+    name: not yours
+    domain: grafana.example.com
+    policies: [{policyIdRef: {name: only-me}}]
+YAML
+  expect "team-d's application is refused: Synced=False, NotAllowed" 90 condition accessapplication grafana team-d Synced False NotAllowed
+  one_app() { [[ "$(sim_state | python3 hack/tour/state.py count /dev/stdin "access application" grafana.example.com)" == 1 ]]; }
+  expect "the account still holds one application for grafana.example.com, the platform's" 5 eval 'one_app && cf_has "access application" grafana.example.com employees'
+  run kc -n $ns patch publichostname grafana --type merge -p '{"spec":{"access":null}}'
+  expect "the rules of grafana.example.com no longer ask for a token" 120 eval 'cf_has rule grafana.example.com && ! cf_has rule grafana.example.com ", Access "'
+  expect "the Access application for grafana.example.com is gone from the account" 120 cf_lacks "access application" grafana.example.com
+  changed
+fi
+
+if wanted 10; then
   scene "Everything deleted, the account empty" \
     "Deleting the namespaces deletes every object the provider made in Cloudflare, and nothing else."
-  for n in team-b team-c; do kc get namespace $n >/dev/null 2>&1 && run kc delete namespace $n --wait=false; done
+  for n in team-b team-c team-d platform; do kc get namespace $n >/dev/null 2>&1 && run kc delete namespace $n --wait=false; done
   run kc delete namespace $ns --wait=false
   expect "the cloudflared Deployment is gone" 120 eval "! kc -n $ns get deployment $cft-cloudflared"
   say "curl -X POST $SIM_BASE/__sim/tunnels/$tunnel_id/connectors -d '{\"count\":0}'   # its pods stopped, so their connections close (played)"
   curl -sf -X POST "$SIM_BASE/__sim/tunnels/$tunnel_id/connectors" -d '{"count": 0}' >/dev/null
   gone() { ! kc get namespace "$1"; }
-  expect "the namespaces are gone" 300 eval "gone $ns && gone team-b && gone team-c"
+  expect "the namespaces are gone" 300 eval "gone $ns && gone team-b && gone team-c && gone team-d && gone platform"
   expect "the Cloudflare account holds nothing" 60 eval 'sim_state >"$tour/sim-now.json" && python3 hack/tour/state.py empty "$tour/sim-now.json"'
   changed
 fi

@@ -4,7 +4,8 @@ snapshots (make tour).
 
   state.py snapshot KUBE_JSON SIM_JSON > snap.json
   state.py diff BEFORE AFTER          # + added, - gone, ~ changed
-  state.py has SIM_JSON KIND VALUE    # exit 0 when the account holds it
+  state.py has SIM_JSON KIND VALUE [DETAIL]  # exit 0 when the account holds it
+  state.py count SIM_JSON KIND VALUE  # how many it holds
   state.py empty SIM_JSON             # exit 0 when the account holds nothing
 """
 import json
@@ -31,7 +32,7 @@ def sim_lines(s):
         out[f"cf   tunnel {t['name']}"] = f"{t['status']}, {t['connectors']} connectors"
         for r in json.loads(t["config"]).get("ingress", []) if t.get("config") else []:
             if r.get("hostname"):
-                out[f"cf   rule {r['hostname']}{r.get('path', '')}"] = r["service"]
+                out[f"cf   rule {r['hostname']}{r.get('path', '')}"] = r["service"] + access_check(r)
     for r in s["hostname_routes"]:
         if not r["deleted_at"]:
             out[f"cf   hostname route {r['hostname']}"] = f"tunnel {r['tunnel_name']}"
@@ -42,14 +43,38 @@ def sim_lines(s):
         out[f"cf   vpc service {v['name']}"] = f"{v['type']} {v['host'].get('hostname')}"
     for d in s["dns_records"]:
         out[f"cf   dns {d['name']}"] = f"{d['type']} {d['content']} (id {d['id'][:8]})"
+    access = s.get("access", {})
+    for a in access.get("applications", []) or []:
+        names = ", ".join(p["name"] for p in a.get("policies", []) or [])
+        out[f"cf   access application {a['domain']}"] = f"{a['name']}: policies {names} (aud {a['aud'][:8]})"
+    for p in access.get("policies", []) or []:
+        out[f"cf   access policy {p['name']}"] = f"{p['decision']}, used by {p.get('app_count', 0)} application(s)"
     return out
 
 
-def has(s, kind, value):
-    """Whether the account holds kind value; a rule's value may stop short
-    of its path (rule app.example.com matches every rule of that host)."""
+def access_check(rule):
+    """What cloudflared checks before the origin: ", Access aud <tag>" for
+    a rule that requires an Access token."""
+    a = (rule.get("originRequest") or {}).get("access") or {}
+    if not a.get("required"):
+        return ""
+    return f", Access {a.get('teamName', '')} aud {','.join(t[:8] for t in a.get('audTag', []))}"
+
+
+def has(s, kind, value, detail=""):
+    """Whether the account holds kind value (whose description contains
+    detail); a rule's value may stop short of its path (rule app.example.com
+    matches every rule of that host)."""
     key = f"cf   {kind} {value}"
-    return any(k == key or (kind == "rule" and k.startswith(key)) for k in sim_lines(s))
+    return any((k == key or (kind == "rule" and k.startswith(key))) and detail in v for k, v in sim_lines(s).items())
+
+
+def count(s, kind, value):
+    """How many objects of kind the account holds for value (applications
+    for one domain, say)."""
+    if kind == "access application":
+        return sum(1 for a in s.get("access", {}).get("applications", []) or [] if a["domain"] == value)
+    return sum(1 for k in sim_lines(s) if k == f"cf   {kind} {value}")
 
 
 def main():
@@ -76,7 +101,10 @@ def main():
             print("    (nothing changed)")
     elif cmd == "has":
         with open(sys.argv[2]) as c:
-            sys.exit(0 if has(json.load(c), sys.argv[3], sys.argv[4]) else 1)
+            sys.exit(0 if has(json.load(c), *sys.argv[3:6]) else 1)
+    elif cmd == "count":
+        with open(sys.argv[2]) as c:
+            print(count(json.load(c), sys.argv[3], sys.argv[4]))
     elif cmd == "empty":
         with open(sys.argv[2]) as c:
             left = sim_lines(json.load(c))

@@ -164,28 +164,25 @@ func (r *Reconciler) originSource(ctx context.Context, ph *v1alpha1.PublicHostna
 	return from, nil
 }
 
-// gatewayOrigins are the backends of the HTTPRoutes attached to the
-// Gateway controlling a hostname (this provider's Gateway controller makes
-// it): each Service of a route's own namespace, and of another where a
-// ReferenceGrant there lets that namespace's HTTPRoutes use it. They are
-// read here, not taken from the Gateway, for the reason the GatewayBinding's
-// grant is.
+// gatewayOrigins are the backends of the HTTPRoutes and GRPCRoutes
+// attached to the Gateway controlling a hostname (this provider's Gateway
+// controller makes it): each Service of a route's own namespace, and of
+// another where a ReferenceGrant there lets that namespace's routes of that
+// kind use it. They are read here, not taken from the Gateway, for the
+// reason the GatewayBinding's grant is.
 func (r *Reconciler) gatewayOrigins(ctx context.Context, ph *v1alpha1.PublicHostname, c *metav1.OwnerReference, from origin.Source) (origin.Source, error) {
 	gw := &gwv1.Gateway{}
 	if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ph.Namespace, Name: c.Name}, gw); err != nil || gw.UID != c.UID {
 		return from, errors.Wrap(client.IgnoreNotFound(ignoreNoMatch(err)), "cannot get the Gateway controlling the hostname")
 	}
-	routes := &gwv1.HTTPRouteList{}
-	if err := r.kube.List(ctx, routes); err != nil {
-		return from, errors.Wrap(ignoreNoMatch(err), "cannot list HTTPRoutes")
+	attached, err := r.gatewayRoutes(ctx, gw)
+	if err != nil {
+		return from, err
 	}
 	grants := map[string][]gwv1beta1.ReferenceGrant{}
-	for _, rt := range routes.Items {
-		if !slices.ContainsFunc(rt.Spec.ParentRefs, func(ref gwv1.ParentReference) bool { return gatewayapi.RefersTo(ref, rt.Namespace, gw) }) {
-			continue
-		}
-		for _, svc := range gatewayapi.ServiceBackends(&rt) {
-			if svc.Namespace != rt.Namespace {
+	for _, rt := range attached {
+		for _, svc := range rt.backends {
+			if svc.Namespace != rt.namespace {
 				if _, ok := grants[svc.Namespace]; !ok {
 					l := &gwv1beta1.ReferenceGrantList{}
 					if err := r.kube.List(ctx, l, client.InNamespace(svc.Namespace)); err != nil {
@@ -193,7 +190,7 @@ func (r *Reconciler) gatewayOrigins(ctx context.Context, ph *v1alpha1.PublicHost
 					}
 					grants[svc.Namespace] = l.Items
 				}
-				if !sharing.ServiceGrantedTo(grants[svc.Namespace], sharing.From{Group: gwv1.GroupName, Kind: "HTTPRoute", Namespace: rt.Namespace}, svc.Name) {
+				if !sharing.ServiceGrantedTo(grants[svc.Namespace], sharing.From{Group: gwv1.GroupName, Kind: rt.kind, Namespace: rt.namespace}, svc.Name) {
 					continue
 				}
 			}
@@ -201,6 +198,39 @@ func (r *Reconciler) gatewayOrigins(ctx context.Context, ph *v1alpha1.PublicHost
 		}
 	}
 	return from, nil
+}
+
+// routeBackends are one route's kind, namespace and Service backends.
+type routeBackends struct {
+	kind, namespace string
+	backends        []gatewayapi.ServiceBackend
+}
+
+// gatewayRoutes are the HTTPRoutes and GRPCRoutes naming gw as a parent.
+func (r *Reconciler) gatewayRoutes(ctx context.Context, gw *gwv1.Gateway) ([]routeBackends, error) {
+	attached := func(refs []gwv1.ParentReference, ns string) bool {
+		return slices.ContainsFunc(refs, func(ref gwv1.ParentReference) bool { return gatewayapi.RefersTo(ref, ns, gw) })
+	}
+	var out []routeBackends
+	https := &gwv1.HTTPRouteList{}
+	if err := r.kube.List(ctx, https); err != nil {
+		return nil, errors.Wrap(ignoreNoMatch(err), "cannot list HTTPRoutes")
+	}
+	for i, rt := range https.Items {
+		if attached(rt.Spec.ParentRefs, rt.Namespace) {
+			out = append(out, routeBackends{kind: "HTTPRoute", namespace: rt.Namespace, backends: gatewayapi.ServiceBackends(&https.Items[i])})
+		}
+	}
+	grpcs := &gwv1.GRPCRouteList{}
+	if err := r.kube.List(ctx, grpcs); err != nil {
+		return out, errors.Wrap(ignoreNoMatch(err), "cannot list GRPCRoutes")
+	}
+	for i, rt := range grpcs.Items {
+		if attached(rt.Spec.ParentRefs, rt.Namespace) {
+			out = append(out, routeBackends{kind: "GRPCRoute", namespace: rt.Namespace, backends: gatewayapi.GRPCServiceBackends(&grpcs.Items[i])})
+		}
+	}
+	return out, nil
 }
 
 func ignoreNoMatch(err error) error {
