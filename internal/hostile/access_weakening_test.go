@@ -94,9 +94,9 @@ func optsOutOfTheBindingsAccess(t *testing.T, c *corpus) string {
 	ns, host := c.ns, "optout-"+c.ns+".example.com"
 	const controller = "example.com/traefik"
 	pol := &ztv1alpha1.AccessPolicy{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "staff"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guard"},
 		Spec: ztv1alpha1.AccessPolicySpec{ForProvider: ztv1alpha1.AccessPolicyParameters{
-			Name: "staff-" + ns, Decision: "allow", Include: []ztv1alpha1.AccessRule{{EmailDomain: ptr.To("example.com")}},
+			Name: "guard-" + ns, Decision: "allow", Include: []ztv1alpha1.AccessRule{{EmailDomain: ptr.To("example.com")}},
 		}},
 	}
 	class := &gwv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "traefik-" + ns}, Spec: gwv1.GatewayClassSpec{ControllerName: controller}}
@@ -110,7 +110,7 @@ func optsOutOfTheBindingsAccess(t *testing.T, c *corpus) string {
 	r.Spec.Hostnames = []gwv1.Hostname{gwv1.Hostname(host)}
 	b := c.binding("guarded", func(b *tv1alpha1.GatewayBinding) {
 		b.Spec.Origin.Service.Port = intstr.FromInt32(80)
-		b.Spec.Access = &tv1alpha1.Access{Policies: []tv1alpha1.AccessPolicyName{{Name: "staff"}}}
+		b.Spec.Access = &tv1alpha1.Access{Policies: []tv1alpha1.AccessPolicyName{{Name: "guard"}}}
 	})
 	for _, o := range []client.Object{pol, class, gw, traefik, r} {
 		p.Create(t, o)
@@ -135,8 +135,8 @@ func optsOutOfTheBindingsAccess(t *testing.T, c *corpus) string {
 			return fmt.Errorf("%d PublicHostnames", len(l.Items))
 		}
 		a := l.Items[0].Spec.Access
-		if a == nil || !ptr.Deref(a.Required, true) || len(a.Policies) != 1 || a.Policies[0].Name != "staff" {
-			answer = c.knownBug(t, "%s published with %+v, not the binding's required staff policy", host, a)
+		if a == nil || !ptr.Deref(a.Required, true) || len(a.Policies) != 1 || a.Policies[0].Name != "guard" {
+			answer = c.knownBug(t, "%s published with %+v, not the binding's required guard policy", host, a)
 		}
 		return nil
 	})
