@@ -228,6 +228,9 @@ func resolved(cr *v1alpha1.AccessApplication) error {
 	if u := Unresolved(cr.Spec.ForProvider); len(u) > 0 {
 		return errors.Errorf("%s: no policy ID yet; set policyId, or wait for the AccessPolicy referenced to be created", strings.Join(u, ", "))
 	}
+	if r := Repeated(cr.Spec.ForProvider); r != "" {
+		return errors.New(r)
+	}
 	return nil
 }
 

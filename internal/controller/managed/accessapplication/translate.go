@@ -73,6 +73,26 @@ func Unresolved(p v1alpha1.AccessApplicationParameters) []string {
 	return out
 }
 
+// Repeated names the first policy the spec lists twice (the same ID once
+// resolved), which Cloudflare would refuse: "" when none is.
+func Repeated(p v1alpha1.AccessApplicationParameters) string {
+	seen := map[string]int{}
+	for i, ref := range p.Policies {
+		id := ""
+		if ref.PolicyID != nil {
+			id = *ref.PolicyID
+		}
+		if id == "" {
+			continue
+		}
+		if j, ok := seen[id]; ok {
+			return fmt.Sprintf("spec.forProvider.policies[%d] and [%d] name the same Access policy %s; list each policy once", j, i, id)
+		}
+		seen[id] = i
+	}
+	return ""
+}
+
 // Diff describes how the application Cloudflare holds differs from p; ""
 // when it is up to date. Hostnames compare case-insensitively; what the
 // spec leaves unset (session duration) is Cloudflare's.

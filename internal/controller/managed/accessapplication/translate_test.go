@@ -113,3 +113,19 @@ func TestDiff(t *testing.T) {
 		})
 	}
 }
+
+// A policy listed twice is refused before any write, naming both places,
+// instead of meeting Cloudflare's refusal.
+func TestARepeatedPolicyIsNamedAndNeverWritten(t *testing.T) {
+	if r := Repeated(params()); r != "" {
+		t.Errorf("Repeated() = %q for distinct policies", r)
+	}
+	p := params(func(p *v1alpha1.AccessApplicationParameters) {
+		p.Policies = append(p.Policies, v1alpha1.AccessApplicationPolicy{PolicyID: ptr.To("p-employees")})
+	})
+	cr := &v1alpha1.AccessApplication{Spec: v1alpha1.AccessApplicationSpec{ForProvider: p}}
+	err := resolved(cr)
+	if err == nil || !strings.Contains(err.Error(), "policies[0] and [2]") || !strings.Contains(err.Error(), "p-employees") {
+		t.Errorf("resolved() = %v, want a refusal naming policies[0] and [2]", err)
+	}
+}
