@@ -128,8 +128,9 @@ func (r *Refusal) Error() string {
 		what, Budget(r.Reach), f, widest(r.Reach), r.Routed, size(r.Reach))
 }
 
-// Rule says the default a refusal applies, for a message.
-const Rule = "without an allow list, one NetworkRoute may route at most a /8 of IPv4 or a /16 of IPv6, a namespace's routes together at most two of those per family, and a NAT64 or IPv4-mapped route counts as the IPv4 addresses it reaches"
+// Rule says the default a refusal applies (with no allow list), for a
+// message.
+const Rule = "one NetworkRoute may route at most a /8 of IPv4 or a /16 of IPv6, a namespace's routes together at most two of those per family, and a NAT64 or IPv4-mapped route counts as the IPv4 addresses it reaches"
 
 // Check refuses a network wider than one route may be. A network that is
 // not a CIDR is left to the resource's own validation.
