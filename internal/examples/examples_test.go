@@ -577,7 +577,7 @@ func (r *run) check(t *testing.T, kinds []kind) {
 	const timeout = 150 * time.Second
 	onlyRefusals := r.alone && needsFolderMates[r.files[0]] != ""
 	deadline := time.Now().Add(timeout)
-	played := &playground{tunnels: map[string]bool{}}
+	played := &playground{tunnels: map[string]string{}}
 	for {
 		played.play(t, r)
 		objs := r.observe(t, kinds)
@@ -758,8 +758,11 @@ func namesOurGateway(t *testing.T, rt unstructured.Unstructured) bool {
 // cloudflared's Deployments, cloudflared's connections, and Traefik
 // accepting its Gateways' HTTPRoutes.
 type playground struct {
-	mu      sync.Mutex
-	tunnels map[string]bool
+	mu sync.Mutex
+	// tunnels maps a tunnel ID to the token checksum its connectors were
+	// started with: a rollout onto another token replaces them, as new
+	// cloudflared pods replace old ones.
+	tunnels map[string]string
 }
 
 func (pg *playground) play(t *testing.T, r *run) {
@@ -793,11 +796,18 @@ func (pg *playground) runTunnel(ct *v1alpha1.CloudflareTunnel) {
 			_ = p.Client.Status().Update(ctx, dep)
 		}
 	}
-	id := ct.Status.TunnelID
+	id, checksum := ct.Status.TunnelID, dep.Spec.Template.Annotations[cloudflaretunnel.AnnotationTokenHash]
 	pg.mu.Lock()
 	defer pg.mu.Unlock()
-	if id != "" && !pg.tunnels[id] && p.Sim.SetConnectors(id, 2) {
-		pg.tunnels[id] = true
+	started, ok := pg.tunnels[id]
+	if id == "" || (ok && started == checksum) {
+		return
+	}
+	if ok {
+		p.Sim.SetConnectors(id, 0) // the old pods stop
+	}
+	if p.Sim.SetConnectors(id, 2) {
+		pg.tunnels[id] = checksum
 	}
 }
 
