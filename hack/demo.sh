@@ -30,12 +30,14 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-step "Building the local cluster (kube-apiserver, etcd, controller-manager, scheduler, kubectl, KWOK) — the first run takes 10-20 minutes, later runs seconds"
+step "Building the local cluster (kube-apiserver, etcd, controller-manager, scheduler, kubectl, KWOK), the provider and the Cloudflare simulator — the first run takes 10-20 minutes, later runs seconds"
+# The provider builds beside the cluster's binaries: on a cold machine one's
+# module downloads overlap the other's compile.
+go build -o _output/bin/ ./cmd/provider ./cmd/cloudflare-sim 2>"$out/build.log" &
+build=$!
 bins="$(bash hack/local-cluster-bins.sh)"
 kubectl="$bins/kubectl"
-step "Building the provider and the Cloudflare simulator"
-go build -o _output/bin/provider ./cmd/provider
-go build -o _output/bin/cloudflare-sim ./cmd/cloudflare-sim
+wait "$build" || { cat "$out/build.log" >&2; die "the provider did not build"; }
 
 step "Starting the local cluster"
 kubeconfig="$(CLUSTER_DIR="$out/cluster" KWOK_NODES=2 BIN_DIR="$bins" bash hack/local-cluster-up.sh 2>"$out/cluster-up.log")" || { cat "$out/cluster-up.log" >&2; die "the cluster did not start"; }

@@ -5,7 +5,10 @@
 # no control plane (hack/race-packages.sh) run under the race detector, in
 # the background while the integration packages run: those mostly wait on
 # their controllers, so the race build's CPU fits beside them instead of
-# adding its minutes after them.
+# adding its minutes after them. The integration packages run
+# TEST_PARALLEL at a time (default 4, twice the cores of the machine CI runs
+# on): each mostly waits on its controllers' polls, so more of them at once
+# fill the cores instead of queueing (docs/development.md has the figures).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 GO="${GO:-go}"
@@ -16,7 +19,7 @@ rest="$($GO list ./... | grep -vxF -f <(printf '%s\n' "$race"))"
 $GO test -race -count=1 -shuffle=on -timeout 20m -coverprofile=_output/cover-race.out $race >_output/test-race.log 2>&1 &
 racepid=$!
 # shellcheck disable=SC2086
-$GO test -count=1 -shuffle=on -timeout 30m -coverprofile=_output/cover.out $rest
+$GO test -p "${TEST_PARALLEL:-4}" -count=1 -shuffle=on -timeout 30m -coverprofile=_output/cover.out $rest
 rc=$?
 wait "$racepid"
 racerc=$?
