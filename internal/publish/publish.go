@@ -386,9 +386,14 @@ func (b *builder) originRequest(o *v1alpha1.OriginOptions) (*ztv1alpha1.OriginRe
 	if h := o.HTTPHostHeader; h != nil && (strings.TrimSpace(*h) == "" || strings.ContainsAny(*h, " \t\r\n/")) {
 		b.problem(f+".httpHostHeader", "%s is not a host", Clip(*h))
 	}
-	for name, v := range map[string]*int64{"connectTimeoutSeconds": o.ConnectTimeoutSeconds, "tlsTimeoutSeconds": o.TLSTimeoutSeconds} {
-		if v != nil && (*v < 1 || *v > 300) {
-			b.problem(f+"."+name, "must be 1-300 seconds, not %d", *v)
+	// In a fixed order: the problems become a condition's message, which
+	// must not change between two reconciles of the same spec.
+	for _, t := range []struct {
+		name string
+		v    *int64
+	}{{"connectTimeoutSeconds", o.ConnectTimeoutSeconds}, {"tlsTimeoutSeconds", o.TLSTimeoutSeconds}} {
+		if t.v != nil && (*t.v < 1 || *t.v > 300) {
+			b.problem(f+"."+t.name, "must be 1-300 seconds, not %d", *t.v)
 		}
 	}
 	var pool *v1alpha1.LocalSecretKeySelector
