@@ -17,6 +17,7 @@ import (
 	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/expose"
 )
 
 const (
@@ -71,7 +72,7 @@ func input(i *networkingv1.Ingress, svcs ...*corev1.Service) Input {
 	for _, s := range svcs {
 		m[s.Name] = s
 	}
-	return Input{Ingress: i, Tunnel: Tunnel{Name: "edge", TunnelID: tunnelID, ProviderConfigRef: pc}, Services: m}
+	return Input{Ingress: i, Tunnel: expose.Tunnel{Name: "edge", TunnelID: tunnelID, ProviderConfigRef: pc}, Services: m}
 }
 
 func service(name string, ports map[string]int32) *corev1.Service {
@@ -88,7 +89,7 @@ type summary struct {
 	Public                                                  bool
 }
 
-func summarize(r Result) summary {
+func summarize(r expose.Result) summary {
 	s := summary{Hostnames: r.Hostnames, Public: r.Public}
 	for _, x := range r.Routes {
 		s.Routes = append(s.Routes, x.Spec.ForProvider.Hostname)
@@ -141,10 +142,10 @@ func TestRedisExample(t *testing.T) {
 		}
 	}
 	ref := &xpv2.NamespacedReference{Name: "redis-cache-azure-development", Policy: &xpv2.Policy{Resolve: ptr.To(xpv2.ResolvePolicyAlways)}}
-	want := Result{
+	want := expose.Result{
 		Hostnames: []string{host},
 		Written:   map[string][]string{host: {host}},
-		Notes:     []Note{{Reason: NoteBackendServiceNotFound, Field: "spec.defaultBackend", Message: `Service "redis" not found in namespace redis-cf-tunnel: traffic for it fails until it exists`}},
+		Notes:     []expose.Note{{Reason: expose.NoteBackendServiceNotFound, Field: "spec.defaultBackend", Message: `Service "redis" not found in namespace redis-cf-tunnel: traffic for it fails until it exists`}},
 		Routes: []*ztv1alpha1.HostnameRoute{{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "zerotrust.tunnels.cloudflare.com/v1alpha1", Kind: "HostnameRoute"},
 			ObjectMeta: meta(KindHostnameRoute, host),
@@ -186,12 +187,12 @@ func TestNotes(t *testing.T) {
 		want []string // reason field
 	}{
 		"Clean":               {in: input(ingress("ok", pub, nil, rule("app.example.com", prefix("/", "web", 80))), web)},
-		"ServiceMissing":      {in: input(ingress("gone", pub, nil, rule("app.example.com", prefix("/", "ghost", 80))), web), want: []string{NoteBackendServiceNotFound + " spec.rules[0].http.paths[0].backend"}},
-		"PortMissing":         {in: input(ingress("port", pub, nil, rule("app.example.com", prefix("/", "web", 8080))), web), want: []string{NoteBackendPortNotFound + " spec.rules[0].http.paths[0].backend"}},
-		"PlainHTTPToPort443":  {in: input(ingress("tls443", pub, nil, rule("app.example.com", prefix("/", "web", 443))), web), want: []string{NotePlainHTTPToTLSPort + " spec.rules[0].http.paths[0].backend"}},
-		"TLSSection":          {in: input(withTLS, web), want: []string{NoteTLSIgnored + " spec.tls"}},
-		"NoServicesToLookAt":  {in: Input{Ingress: ingress("idx", pub, nil, rule("app.example.com", prefix("/", "ghost", 80))), Tunnel: Tunnel{Name: "edge", TunnelID: tunnelID}}},
-		"PrivateDefaultGhost": {in: input(ingress("priv", nil, ptr.To(backend("ghost", 6379))), web), want: []string{NoteBackendServiceNotFound + " spec.defaultBackend"}},
+		"ServiceMissing":      {in: input(ingress("gone", pub, nil, rule("app.example.com", prefix("/", "ghost", 80))), web), want: []string{expose.NoteBackendServiceNotFound + " spec.rules[0].http.paths[0].backend"}},
+		"PortMissing":         {in: input(ingress("port", pub, nil, rule("app.example.com", prefix("/", "web", 8080))), web), want: []string{expose.NoteBackendPortNotFound + " spec.rules[0].http.paths[0].backend"}},
+		"PlainHTTPToPort443":  {in: input(ingress("tls443", pub, nil, rule("app.example.com", prefix("/", "web", 443))), web), want: []string{expose.NotePlainHTTPToTLSPort + " spec.rules[0].http.paths[0].backend"}},
+		"TLSSection":          {in: input(withTLS, web), want: []string{expose.NoteTLSIgnored + " spec.tls"}},
+		"NoServicesToLookAt":  {in: Input{Ingress: ingress("idx", pub, nil, rule("app.example.com", prefix("/", "ghost", 80))), Tunnel: expose.Tunnel{Name: "edge", TunnelID: tunnelID}}},
+		"PrivateDefaultGhost": {in: input(ingress("priv", nil, ptr.To(backend("ghost", 6379))), web), want: []string{expose.NoteBackendServiceNotFound + " spec.defaultBackend"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -640,7 +641,7 @@ func FuzzTranslate(f *testing.F) {
 		if portNum%2 == 0 {
 			ing.Spec.DefaultBackend = &be
 		}
-		in := Input{Ingress: ing, Tunnel: Tunnel{Name: "", TunnelID: tunnelID}, Services: map[string]*corev1.Service{svc: service(svc, map[string]int32{portName: portNum})}}
+		in := Input{Ingress: ing, Tunnel: expose.Tunnel{Name: "", TunnelID: tunnelID}, Services: map[string]*corev1.Service{svc: service(svc, map[string]int32{portName: portNum})}}
 		got := Translate(in)
 		if diff := cmp.Diff(got, Translate(in)); diff != "" {
 			t.Fatalf("Translate() not deterministic:\n%s", diff)
@@ -748,24 +749,24 @@ func TestManagedAccessAnnotation(t *testing.T) {
 // one is no Note.
 func TestAWildcardHostIsNoted(t *testing.T) {
 	wild := Translate(input(ingress("wild", nil, nil, rule("*.Example.com", prefix("", "web", 80)))))
-	var got []Note
+	var got []expose.Note
 	for _, n := range wild.Notes {
-		if n.Reason == NoteWildcardPrivateRoute {
+		if n.Reason == expose.NoteWildcardPrivateRoute {
 			got = append(got, n)
 		}
 	}
 	if len(got) != 1 || !strings.Contains(got[0].Message, `every name under "example.com"`) || got[0].Field != "spec.rules[].host" {
-		t.Errorf("notes %+v, want one %s for example.com", wild.Notes, NoteWildcardPrivateRoute)
+		t.Errorf("notes %+v, want one %s for example.com", wild.Notes, expose.NoteWildcardPrivateRoute)
 	}
 	byAnnotation := Translate(input(ingress("wild", map[string]string{tv1alpha1.AnnotationHostname: "*.apps.example.com"}, ptr.To(backend("web", 80)))))
-	if !slices.ContainsFunc(byAnnotation.Notes, func(n Note) bool {
-		return n.Reason == NoteWildcardPrivateRoute && n.Field == tv1alpha1.AnnotationHostname
+	if !slices.ContainsFunc(byAnnotation.Notes, func(n expose.Note) bool {
+		return n.Reason == expose.NoteWildcardPrivateRoute && n.Field == tv1alpha1.AnnotationHostname
 	}) {
 		t.Errorf("notes %+v, want one on the hostname annotation", byAnnotation.Notes)
 	}
 	named := Translate(input(ingress("named", nil, nil, rule("a.example.com", prefix("", "web", 80)))))
 	for _, n := range named.Notes {
-		if n.Reason == NoteWildcardPrivateRoute {
+		if n.Reason == expose.NoteWildcardPrivateRoute {
 			t.Errorf("a named host noted: %+v", n)
 		}
 	}

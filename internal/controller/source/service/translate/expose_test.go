@@ -6,12 +6,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	ingress "github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/expose"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
@@ -178,7 +177,7 @@ func TestExpose(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := summarizeExposure(Expose(ExposeInput{Service: tc.svc, Tunnel: ingress.Tunnel{Name: "edge"}}))
+			got := summarizeExposure(Expose(ExposeInput{Service: tc.svc, Tunnel: expose.Tunnel{Name: "edge"}}))
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Expose(): -want, +got:\n%s", diff)
 			}
@@ -191,16 +190,18 @@ func TestExpose(t *testing.T) {
 func TestExposedObjectsBelongToTheService(t *testing.T) {
 	ann := on(map[string]string{v1alpha1.AnnotationVPCService: "cache", v1alpha1.AnnotationHostname: "redis.example.com", v1alpha1.AnnotationPublic: "true"})
 	svc := service(ann, ports(port("redis", 6379)))
-	res := Expose(ExposeInput{Service: svc, Tunnel: ingress.Tunnel{Name: "edge"}})
+	res := Expose(ExposeInput{Service: svc, Tunnel: expose.Tunnel{Name: "edge"}})
 	if len(res.Problems) > 0 {
 		t.Fatalf("Expose(): problems %v", res.Problems)
 	}
-	// The Ingress of the same name, annotations and backend.
-	ing := ingress.Translate(ingress.Input{Ingress: &networkingv1.Ingress{
-		ObjectMeta: metav1.ObjectMeta{Namespace: svc.Namespace, Name: svc.Name, UID: "u2", Annotations: ann},
-		Spec: networkingv1.IngressSpec{DefaultBackend: &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-			Name: "redis", Port: networkingv1.ServiceBackendPort{Number: 6379}}}},
-	}, Tunnel: ingress.Tunnel{Name: "edge"}})
+	// An Ingress of the same name, annotations and backend, as the core
+	// sees it.
+	ing := expose.Translate(expose.Input{
+		Namespace: svc.Namespace, Annotations: ann,
+		Owner:   expose.Owner{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Name: svc.Name, UID: "u2", Label: publish.LabelIngress},
+		Tunnel:  expose.Tunnel{Name: "edge"},
+		Routing: expose.Routing{Default: &expose.Backend{Field: "spec.defaultBackend", Service: &expose.ServicePort{Name: "redis", Number: 6379}}},
+	})
 	ingressNames := map[string]bool{}
 	for _, o := range objects(ing) {
 		ingressNames[o.GetName()] = true
@@ -224,7 +225,7 @@ func TestExposedObjectsBelongToTheService(t *testing.T) {
 	}
 }
 
-func objects(r ingress.Result) []metav1.Object {
+func objects(r expose.Result) []metav1.Object {
 	var out []metav1.Object
 	for _, o := range r.Routes {
 		out = append(out, o)

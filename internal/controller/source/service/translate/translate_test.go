@@ -52,8 +52,11 @@ func summarize(r Result) outcome {
 			o.VNets = append(o.VNets, ref.Name)
 		}
 	}
-	for _, p := range r.Problems {
-		o.Reasons = append(o.Reasons, p.Reason)
+	for range r.Problems {
+		o.Reasons = append(o.Reasons, ReasonInvalidAnnotation)
+	}
+	if r.NoClusterIP != "" {
+		o.Reasons = append(o.Reasons, ReasonNoClusterIP)
 	}
 	return o
 }
