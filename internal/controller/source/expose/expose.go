@@ -40,20 +40,20 @@ func (t *translator) serviceDomain() string {
 type Tunnel struct {
 	// Name of the CloudflareTunnel, which is also its Tunnel MR's name.
 	// Defaults to the tunnel annotation's value.
-	Name string
+	Name string `json:"name"`
 	// Namespace of the CloudflareTunnel and its Tunnel MR; "" is the
 	// source's.
-	Namespace string
+	Namespace string `json:"namespace,omitempty"`
 	// TunnelID is the Cloudflare tunnel ID (the Tunnel MR's external-name);
 	// "" while not known yet.
-	TunnelID string
+	TunnelID string `json:"tunnelID,omitempty"`
 	// ProviderConfigRef is the credentials every MR made for this tunnel
 	// uses; nil leaves the MR's default (ClusterProviderConfig "default").
-	ProviderConfigRef *xpv2.ProviderConfigReference
+	ProviderConfigRef *xpv2.ProviderConfigReference `json:"providerConfigRef,omitempty"`
 	// AdoptByName is the CloudflareTunnel's spec.adoptByName, which its
 	// sources' VPC services follow: after a rebuild they take over the
 	// services of their names as the tunnel does its own.
-	AdoptByName bool
+	AdoptByName bool `json:"adoptByName,omitempty"`
 }
 
 // Input is everything a translation depends on: the source as the core
@@ -147,43 +147,44 @@ type Owner struct {
 	BlockOwnerDeletion bool
 }
 
-// Result is what one source asks of its tunnel by name.
+// Result is what one source asks of its tunnel by name. Its JSON names
+// are those the translators' golden corpora (testdata/golden) write.
 type Result struct {
 	// Hostnames routed privately: normalised, sorted, distinct.
-	Hostnames []string
-	Routes    []*ztv1alpha1.HostnameRoute
-	Services  []*connv1alpha1.VPCService
+	Hostnames []string                    `json:"hostnames,omitempty"`
+	Routes    []*ztv1alpha1.HostnameRoute `json:"routes,omitempty"`
+	Services  []*connv1alpha1.VPCService  `json:"vpcServices,omitempty"`
 	// Published are the public hostnames of a public source, one per
 	// hostname: each makes its DNS record and its tunnel rules.
-	Published []*tv1alpha1.PublicHostname
+	Published []*tv1alpha1.PublicHostname `json:"publicHostnames,omitempty"`
 	// Rules the published hostnames ask of the tunnel, ordered as the
 	// tunnel's configuration orders them, without the catch-all.
-	Rules  []ztv1alpha1.IngressRule
-	Public bool
+	Rules  []ztv1alpha1.IngressRule `json:"rules,omitempty"`
+	Public bool                     `json:"public,omitempty"`
 	// DNSMode of the published hostnames (tv1alpha1.DNSModeDNSRecord,
 	// DNSModeExternalDNS or DNSModeNone), and the provider-specific key that
 	// marks the records of an ExternalDNS DNSEndpoint proxied.
-	DNSMode               string
-	ExternalDNSProxiedKey string
+	DNSMode               string `json:"dnsMode,omitempty"`
+	ExternalDNSProxiedKey string `json:"externalDNSProxiedKey,omitempty"`
 	// Problems in the input; what depends on a bad part is not produced.
 	// Field is an annotation key or a field path such as
 	// "spec.rules[0].http.paths[1].backend".
-	Problems []publish.Problem
+	Problems []publish.Problem `json:"problems,omitempty"`
 	// Notes are things the user should know that change nothing in the
 	// result (a backend Service not there yet, TLS settings Cloudflare's
 	// edge replaces).
-	Notes []Note
+	Notes []Note `json:"notes,omitempty"`
 	// Written maps each routed hostname (Hostnames) to the forms the
 	// source wrote it in (lower case, wildcard kept), so a message can
 	// name what the user wrote.
-	Written map[string][]string
+	Written map[string][]string `json:"written,omitempty"`
 }
 
 // A Note is a Warning about input that is accepted as it is.
 type Note struct {
-	Reason  string
-	Field   string
-	Message string
+	Reason  string `json:"reason"`
+	Field   string `json:"field"`
+	Message string `json:"message"`
 }
 
 func (n Note) String() string { return n.Field + ": " + n.Message }
