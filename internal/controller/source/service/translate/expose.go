@@ -32,7 +32,7 @@ type ExposeInput struct {
 // Service.
 type Exposure struct {
 	// Wanted: the Service names a tunnel for a hostname.
-	Wanted bool
+	Wanted bool `json:"wanted,omitempty"`
 	expose.Result
 }
 

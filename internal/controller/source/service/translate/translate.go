@@ -32,28 +32,29 @@ type Input struct {
 	ProviderConfigRef *xpv2.ProviderConfigReference
 }
 
-// Result is the desired private routes of one Service.
+// Result is the desired private routes of one Service. Its JSON names
+// are those of the golden corpus (testdata/golden).
 type Result struct {
 	// Wanted: the Service asks for a private route (its annotation is
 	// "true"), whether or not one can be made.
-	Wanted bool
+	Wanted bool `json:"wanted,omitempty"`
 	// Tunnel is the CloudflareTunnel the annotation names; "" when none.
-	Tunnel string
+	Tunnel string `json:"tunnel,omitempty"`
 	// TunnelNamespace is its namespace: the Service's, or another's that
 	// shares it.
-	TunnelNamespace string
+	TunnelNamespace string `json:"tunnelNamespace,omitempty"`
 	// Routes are the NetworkRoutes wanted, one per cluster IP.
-	Routes []*ztv1alpha1.NetworkRoute
+	Routes []*ztv1alpha1.NetworkRoute `json:"routes,omitempty"`
 	// Problems are annotations the translation cannot follow (a typo, say),
 	// each a Warning event (ReasonInvalidAnnotation) whose message names
 	// the annotation (Field). With them, KeepExisting: whatever the Service
 	// already routes stays as it is, since bad input never deletes what
 	// works.
-	Problems     []publish.Problem
-	KeepExisting bool
+	Problems     []publish.Problem `json:"problems,omitempty"`
+	KeepExisting bool              `json:"keepExisting,omitempty"`
 	// NoClusterIP says why the Service has no address of its own to route
 	// (a Warning event, ReasonNoClusterIP); "" when it has one.
-	NoClusterIP string
+	NoClusterIP string `json:"noClusterIP,omitempty"`
 }
 
 // Reasons of the translation's Warning events.
