@@ -136,7 +136,8 @@ type Resource struct{ Kind, Name string }
 type Owner struct {
 	APIVersion, Kind, Name string
 	UID                    types.UID
-	// Label is the label key holding the owner's name (publish.LabelService).
+	// Label is the label key holding the owner's name (publish.LabelIngress,
+	// publish.LabelService).
 	Label string
 	// KindPrefix goes before each kind in the objects' names, so a Service
 	// and an Ingress of one name never make objects of the same name.
