@@ -56,7 +56,7 @@ func (t *translator) vpcHost(hosts []host) (string, bool) {
 	return "", false
 }
 
-// namesPublicHost says whether the Ingress's hostnames are public ones: it
+// namesPublicHost says whether the source's hostnames are public ones: it
 // asks to be published (a public annotation that is not "false", even one
 // that is not valid: what it published stays), or the caller says so.
 func (t *translator) namesPublicHost() bool {
