@@ -28,6 +28,9 @@ func TestLayers(t *testing.T) {
 		}},
 		{layer: "internal/controller/composite", forbidden: []string{module + "internal/controller/source"}},
 		{layer: "internal/controller/managed", forbidden: []string{module + "internal/controller/source", module + "internal/controller/composite"}},
+		// The Service source shares the annotation sources' core
+		// (source/expose) with the Ingress source, not its translator.
+		{layer: "internal/controller/source/service", forbidden: []string{module + "internal/controller/source/ingress"}},
 	}
 	checked := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {

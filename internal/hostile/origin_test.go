@@ -16,7 +16,7 @@ import (
 
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/origin"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/expose"
 )
 
 // originEntries are the issue-48 cases of their topic.
@@ -106,7 +106,7 @@ func wildcardIngress(t *testing.T, c *corpus) string {
 		ing.Spec.Rules = []networkingv1.IngressRule{hostRule("*."+zone, "/", networkingv1.PathTypePrefix, backend("web", number(80)))}
 	})
 	p.Create(t, ing)
-	msg := waitWarning(t, ing, translate.NoteWildcardPrivateRoute, []string{"*." + zone, "every name under"})
+	msg := waitWarning(t, ing, expose.NoteWildcardPrivateRoute, []string{"*." + zone, "every name under"})
 	eventually(t, 60*time.Second, "the wildcard's route", func() error {
 		if rs := p.HostnameRoutes(t, zone); len(rs) != 1 {
 			return fmt.Errorf("%d routes for %s", len(rs), zone)
@@ -118,5 +118,5 @@ func wildcardIngress(t *testing.T, c *corpus) string {
 	if strings.Contains(msg, "\n") {
 		t.Errorf("a multi-line message: %q", msg)
 	}
-	return "Warning " + translate.NoteWildcardPrivateRoute + ": " + oneLine(msg)
+	return "Warning " + expose.NoteWildcardPrivateRoute + ": " + oneLine(msg)
 }

@@ -195,11 +195,8 @@ func Hostname(raw string) (string, string) {
 	return h, ""
 }
 
-// path turns a path into cloudflared's, a Go regular expression matched
-// UNANCHORED against the request path. A literal is quoted and anchored:
-// Exact "/foo" is "^/foo$"; Prefix "/foo" is "^/foo(/|$)", Kubernetes'
-// element-wise prefix (it matches "/foo/bar" but not "/foobar"). A prefix of
-// "/" matches everything and is left out.
+// path turns a path into cloudflared's (LiteralPath), or takes a regular
+// expression as it is once it compiles.
 func (b *builder) path(field string, p v1alpha1.PathOrigin) (*string, bool) {
 	switch p.PathType {
 	case v1alpha1.PathTypeRegularExpression:
@@ -213,24 +210,37 @@ func (b *builder) path(field string, p v1alpha1.PathOrigin) (*string, bool) {
 		b.problem(field+".pathType", "must be Prefix, Exact or RegularExpression, not %s", Clip(p.PathType))
 		return nil, false
 	}
-	if !strings.HasPrefix(p.Path, "/") {
-		b.problem(field+".path", "%s must start with '/'", Clip(p.Path))
+	re, bad := LiteralPath(p.Path, p.PathType == v1alpha1.PathTypeExact)
+	if bad != "" {
+		b.problem(field+".path", "%s", bad)
 		return nil, false
+	}
+	return re, true
+}
+
+// LiteralPath turns an Exact or Prefix path into cloudflared's, a Go regular
+// expression matched UNANCHORED against the request path, or says why it
+// cannot. The literal is quoted and anchored: Exact "/foo" is "^/foo$";
+// Prefix "/foo" is "^/foo(/|$)", Kubernetes' element-wise prefix (it
+// matches "/foo/bar" but not "/foobar"). A prefix of "/" matches
+// everything and is nil.
+func LiteralPath(path string, exact bool) (*string, string) {
+	if !strings.HasPrefix(path, "/") {
+		return nil, Clip(path) + " must start with '/'"
 	}
 	// Go's regular expressions are UTF-8: a quoted literal with a stray byte
 	// would not compile in cloudflared and stop the whole tunnel's config.
-	if !utf8.ValidString(p.Path) {
-		b.problem(field+".path", "%s is not valid UTF-8", Clip(p.Path))
-		return nil, false
+	if !utf8.ValidString(path) {
+		return nil, Clip(path) + " is not valid UTF-8"
 	}
-	if p.PathType == v1alpha1.PathTypeExact {
-		return ptr.To("^" + regexp.QuoteMeta(p.Path) + "$"), true
+	if exact {
+		return ptr.To("^" + regexp.QuoteMeta(path) + "$"), ""
 	}
-	prefix := strings.TrimRight(p.Path, "/")
+	prefix := strings.TrimRight(path, "/")
 	if prefix == "" {
-		return nil, true
+		return nil, ""
 	}
-	return ptr.To("^" + regexp.QuoteMeta(prefix) + prefixSuffix), true
+	return ptr.To("^" + regexp.QuoteMeta(prefix) + prefixSuffix), ""
 }
 
 const prefixSuffix = "(/|$)"

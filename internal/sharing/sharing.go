@@ -8,7 +8,6 @@ package sharing
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
 // Reasons a source is refused a tunnel.
@@ -51,21 +51,12 @@ func Parse(v, sourceNamespace string) (Ref, string) {
 		ns, name = sourceNamespace, v
 	}
 	if cross && len(validation.IsDNS1123Label(ns)) > 0 {
-		return Ref{}, fmt.Sprintf("%s is not a namespace: name a tunnel as <name> or <namespace>/<name>", clip(ns))
+		return Ref{}, fmt.Sprintf("%s is not a namespace: name a tunnel as <name> or <namespace>/<name>", publish.Clip(ns))
 	}
 	if len(validation.IsDNS1123Subdomain(name)) > 0 {
-		return Ref{}, fmt.Sprintf("%s is not a CloudflareTunnel name: name a tunnel as <name> or <namespace>/<name>", clip(name))
+		return Ref{}, fmt.Sprintf("%s is not a CloudflareTunnel name: name a tunnel as <name> or <namespace>/<name>", publish.Clip(name))
 	}
 	return Ref{Namespace: ns, Name: name}, ""
-}
-
-// clip quotes user input for a message, shortened so that a huge annotation
-// cannot blow up events and conditions.
-func clip(s string) string {
-	if len(s) > 64 {
-		s = s[:64] + "..."
-	}
-	return strconv.Quote(s)
 }
 
 // Allows says whether sources in ns (its labels: nil when they are not

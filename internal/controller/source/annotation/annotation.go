@@ -8,41 +8,27 @@ package annotation
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
-
-// Problem is one annotation that cannot be used, and why.
-type Problem struct {
-	Annotation string
-	Message    string
-}
 
 // Reader reads one object's annotations and collects their problems.
 type Reader struct {
-	ann      map[string]string
-	Problems []Problem
+	ann map[string]string
+	// Problems name the annotation in their Field.
+	Problems []publish.Problem
 }
 
 // Read reads an object's annotations.
 func Read(ann map[string]string) *Reader { return &Reader{ann: ann} }
 
 func (r *Reader) problem(key, format string, args ...any) {
-	r.Problems = append(r.Problems, Problem{Annotation: key, Message: fmt.Sprintf(format, args...)})
-}
-
-// Clip quotes a user's value for a message, cut to a readable length.
-func Clip(s string) string {
-	const max = 64
-	if len(s) > max {
-		s = s[:max] + "..."
-	}
-	return strconv.Quote(s)
+	r.Problems = append(r.Problems, publish.Problem{Field: key, Message: fmt.Sprintf(format, args...)})
 }
 
 // Bool is a "true" or "false" annotation; nil when absent or bad (a
@@ -58,7 +44,7 @@ func (r *Reader) Bool(key string) *bool {
 	case "false":
 		return ptr.To(false)
 	}
-	r.problem(key, `must be "true" or "false", not %s`, Clip(v))
+	r.problem(key, `must be "true" or "false", not %s`, publish.Clip(v))
 	return nil
 }
 
@@ -119,7 +105,7 @@ func (r *Reader) team(team string, present bool) {
 	case !present:
 		r.problem(v1alpha1.AnnotationAccessTeam, "required with the other access annotations: the Zero Trust team name (the <team> of <team>.cloudflareaccess.com)"+closed)
 	case !teamName(strings.TrimSpace(team)):
-		r.problem(v1alpha1.AnnotationAccessTeam, "%s is not a Zero Trust team name (the <team> of <team>.cloudflareaccess.com)"+closed, Clip(team))
+		r.problem(v1alpha1.AnnotationAccessTeam, "%s is not a Zero Trust team name (the <team> of <team>.cloudflareaccess.com)"+closed, publish.Clip(team))
 	}
 }
 
@@ -137,7 +123,7 @@ func (r *Reader) audTags(auds string) []string {
 	}
 	for _, tag := range tags {
 		if !audTag(tag) {
-			r.problem(v1alpha1.AnnotationAccessAudTags, "%s is not an Access audience tag (64 hexadecimal digits)"+closed, Clip(tag))
+			r.problem(v1alpha1.AnnotationAccessAudTags, "%s is not an Access audience tag (64 hexadecimal digits)"+closed, publish.Clip(tag))
 		}
 	}
 	return tags
@@ -174,12 +160,12 @@ func (r *Reader) managedAccess(list string, explicit, hasRequired bool) *v1alpha
 		}
 		pol, valid := policyName(name)
 		if !valid {
-			r.problem(v1alpha1.AnnotationAccessPolicies, "%s is not an AccessPolicy: name one as <name>, or <namespace>/<name> for one another namespace shares"+closed, Clip(name))
+			r.problem(v1alpha1.AnnotationAccessPolicies, "%s is not an AccessPolicy: name one as <name>, or <namespace>/<name> for one another namespace shares"+closed, publish.Clip(name))
 			ok = false
 			continue
 		}
 		if slices.Contains(a.Policies, pol) {
-			r.problem(v1alpha1.AnnotationAccessPolicies, "names %s twice: an Access application links each policy once"+closed, Clip(name))
+			r.problem(v1alpha1.AnnotationAccessPolicies, "names %s twice: an Access application links each policy once"+closed, publish.Clip(name))
 			ok = false
 			continue
 		}

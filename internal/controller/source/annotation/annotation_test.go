@@ -46,7 +46,7 @@ func TestAccess(t *testing.T) {
 			got := r.Access()
 			var named []string
 			for _, p := range r.Problems {
-				named = append(named, p.Annotation)
+				named = append(named, p.Field)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Access (-want +got):\n%s", diff)

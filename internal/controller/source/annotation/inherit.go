@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
 // Child is the Access check a child is published with.
@@ -42,7 +43,7 @@ func ChildAccess(parent *v1alpha1.Access, parentName string, annotations map[str
 	if len(r.Problems) > 0 {
 		msgs := make([]string, 0, len(r.Problems))
 		for _, p := range r.Problems {
-			msgs = append(msgs, fmt.Sprintf("annotation %s: %s", p.Annotation, p.Message))
+			msgs = append(msgs, fmt.Sprintf("annotation %s: %s", p.Field, p.Message))
 		}
 		return Child{Problem: strings.Join(msgs, "; ")}
 	}
@@ -100,11 +101,11 @@ func weaker(parent, child *v1alpha1.Access) string {
 	case len(child.Policies) > 0:
 		return "AccessPolicies of an application made here instead of the applications asked for"
 	case child.TeamName != parent.TeamName:
-		return fmt.Sprintf("team %s instead of %s", Clip(child.TeamName), Clip(parent.TeamName))
+		return fmt.Sprintf("team %s instead of %s", publish.Clip(child.TeamName), publish.Clip(parent.TeamName))
 	}
 	for _, tag := range child.AudTags {
 		if !slices.Contains(parent.AudTags, tag) {
-			return fmt.Sprintf("audience tag %s, which the check asked for does not accept", Clip(tag))
+			return fmt.Sprintf("audience tag %s, which the check asked for does not accept", publish.Clip(tag))
 		}
 	}
 	if len(child.AudTags) == 0 {

@@ -41,6 +41,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/expose"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/hostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
@@ -275,7 +276,7 @@ func (r *Reconciler) refused(ctx context.Context, ing *networkingv1.Ingress, why
 
 // translate reads the backend Services and translates the Ingress for tgt,
 // repeating its problems and notes on it.
-func (r *Reconciler) translate(ctx context.Context, ing *networkingv1.Ingress, tgt target.Target) (translate.Result, error) {
+func (r *Reconciler) translate(ctx context.Context, ing *networkingv1.Ingress, tgt target.Target) (expose.Result, error) {
 	// Only the Services the backends name: listing the namespace would copy
 	// every Service on each reconcile, which grows with the cluster.
 	services := map[string]*corev1.Service{}
@@ -285,13 +286,13 @@ func (r *Reconciler) translate(ctx context.Context, ing *networkingv1.Ingress, t
 			if kerrors.IsNotFound(err) {
 				continue
 			}
-			return translate.Result{}, errors.Wrap(err, "cannot get Service")
+			return expose.Result{}, errors.Wrap(err, "cannot get Service")
 		}
 		services[name] = svc
 	}
 	res := translate.Translate(translate.Input{
 		Ingress:       ing,
-		Tunnel:        translate.Tunnel{Name: tgt.Ref.Name, Namespace: tgt.Ref.Namespace, TunnelID: tgt.ID, ProviderConfigRef: tgt.ProviderConfig, AdoptByName: tgt.AdoptByName},
+		Tunnel:        expose.Tunnel{Name: tgt.Ref.Name, Namespace: tgt.Ref.Namespace, TunnelID: tgt.ID, ProviderConfigRef: tgt.ProviderConfig, AdoptByName: tgt.AdoptByName},
 		Services:      services,
 		ClusterDomain: r.clusterDomain,
 	})
@@ -310,7 +311,7 @@ func (r *Reconciler) translate(ctx context.Context, ing *networkingv1.Ingress, t
 // routes and VPC services are made and updated but nothing is deleted, and
 // its public hostnames stay as they are (a hostname is published whole,
 // with its origin options and Access check, or keeps what it had).
-func (r *Reconciler) desired(ctx context.Context, ing *networkingv1.Ingress, res translate.Result) (desired, error) {
+func (r *Reconciler) desired(ctx context.Context, ing *networkingv1.Ingress, res expose.Result) (desired, error) {
 	lost, err := lostHostnames(ctx, r.kube, ing, res.Hostnames)
 	if err != nil {
 		return desired{}, err
@@ -337,7 +338,7 @@ func (r *Reconciler) desired(ctx context.Context, ing *networkingv1.Ingress, res
 
 // report writes what the Ingress's objects say back where its author and
 // ExternalDNS look: its DNSEndpoint, its address, its objects' failures.
-func (r *Reconciler) report(ctx context.Context, ing *networkingv1.Ingress, res translate.Result, d desired, ms []Owned, tgt target.Target) (reconcile.Result, error) {
+func (r *Reconciler) report(ctx context.Context, ing *networkingv1.Ingress, res expose.Result, d desired, ms []Owned, tgt target.Target) (reconcile.Result, error) {
 	result := reconcile.Result{}
 	if !d.keepExisting {
 		written, err := r.applyDNSEndpoint(ctx, ing, res, ms, tgt.ID)
@@ -420,7 +421,7 @@ func (d desired) drops(m Owned) bool { return source.YieldedRoute(d.yielded, m) 
 // desiredFrom is what an Ingress should have: nothing for the hostnames an
 // older Ingress claims (lost), and no private route for those whose public
 // claim lost (yielded): their PublicHostnames stay, waiting in line.
-func desiredFrom(res translate.Result, lost, yielded map[string]string, publish bool) desired {
+func desiredFrom(res expose.Result, lost, yielded map[string]string, publish bool) desired {
 	d := desired{yielded: yielded}
 	for _, o := range res.Routes {
 		h := hostname.Normalize(o.Spec.ForProvider.Hostname)

@@ -25,6 +25,7 @@ import (
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/expose"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress/translate"
 )
@@ -68,7 +69,7 @@ func (r *Reconciler) deleteDNSEndpoint(ctx context.Context, ing *networkingv1.In
 // ExternalDNS mode: a proxied CNAME to the tunnel for each hostname its
 // tunnel accepted. In the other modes it removes the Ingress's DNSEndpoint,
 // if it has one.
-func (r *Reconciler) applyDNSEndpoint(ctx context.Context, ing *networkingv1.Ingress, res translate.Result, ms []Owned, tunnelID string) (bool, error) {
+func (r *Reconciler) applyDNSEndpoint(ctx context.Context, ing *networkingv1.Ingress, res expose.Result, ms []Owned, tunnelID string) (bool, error) {
 	if !res.Public || res.DNSMode != v1alpha1.DNSModeExternalDNS {
 		return true, r.dropDNSEndpoint(ctx, ing)
 	}

@@ -25,7 +25,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/expose"
 )
 
 func published(host string) *v1alpha1.PublicHostname {
@@ -33,7 +33,7 @@ func published(host string) *v1alpha1.PublicHostname {
 }
 
 func TestDesiredFrom(t *testing.T) {
-	res := translate.Result{
+	res := expose.Result{
 		Routes:    []*ztv1alpha1.HostnameRoute{{ObjectMeta: metav1.ObjectMeta{Name: "r"}, Spec: ztv1alpha1.HostnameRouteSpec{ForProvider: ztv1alpha1.HostnameRouteParameters{Hostname: "a.example.com"}}}},
 		Published: []*v1alpha1.PublicHostname{published("a.example.com"), published("b.example.com")},
 	}

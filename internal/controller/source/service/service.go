@@ -38,7 +38,7 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
-	ingresstranslate "github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/expose"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/service/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
@@ -210,7 +210,7 @@ type wants struct {
 // routes stay as they are).
 func (r *Reconciler) wanted(ctx context.Context, o source.Owner, svc *corev1.Service, tgt target.Target) (wants, error) {
 	routes := translate.PrivateRoutes(translate.Input{Service: svc, ProviderConfigRef: tgt.ProviderConfig})
-	exposure := translate.Expose(translate.ExposeInput{Service: svc, ClusterDomain: r.clusterDomain, Tunnel: ingresstranslate.Tunnel{
+	exposure := translate.Expose(translate.ExposeInput{Service: svc, ClusterDomain: r.clusterDomain, Tunnel: expose.Tunnel{
 		Name: tgt.Ref.Name, Namespace: tgt.Ref.Namespace, TunnelID: tgt.ID, ProviderConfigRef: tgt.ProviderConfig, AdoptByName: tgt.AdoptByName,
 	}})
 	w := wants{
@@ -311,7 +311,10 @@ func (r *Reconciler) publish(ctx context.Context, o source.Owner, svc *corev1.Se
 // says whether there were any.
 func (r *Reconciler) reportProblems(svc *corev1.Service, routes translate.Result, exposure translate.Exposure) bool {
 	for _, p := range routes.Problems {
-		r.warn(svc, p.Reason, p.Message)
+		r.warn(svc, translate.ReasonInvalidAnnotation, p.Message)
+	}
+	if routes.NoClusterIP != "" {
+		r.warn(svc, translate.ReasonNoClusterIP, routes.NoClusterIP)
 	}
 	for _, p := range exposure.Problems {
 		r.warn(svc, translate.ReasonInvalidAnnotation, p.String())
@@ -319,7 +322,7 @@ func (r *Reconciler) reportProblems(svc *corev1.Service, routes translate.Result
 	for _, n := range exposure.Notes {
 		r.warn(svc, n.Reason, n.String())
 	}
-	return len(routes.Problems) > 0 || routes.KeepExisting || len(exposure.Problems) > 0
+	return len(routes.Problems) > 0 || routes.NoClusterIP != "" || routes.KeepExisting || len(exposure.Problems) > 0
 }
 
 // release deletes everything made for the Service o (and for any earlier

@@ -9,8 +9,9 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
-	ingress "github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/expose"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/service/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
 // Issue 34, bug 5: a Service whose public claim on a hostname lost makes no
@@ -21,9 +22,9 @@ func TestDesiredExposureYieldsTheRouteOfALostPublicClaim(t *testing.T) {
 		return &ztv1alpha1.HostnameRoute{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: ztv1alpha1.HostnameRouteSpec{ForProvider: ztv1alpha1.HostnameRouteParameters{Hostname: host}}}
 	}
 	ph := &v1alpha1.PublicHostname{ObjectMeta: metav1.ObjectMeta{Name: "x-host"}, Spec: v1alpha1.PublicHostnameSpec{Hostname: "X.example.com"}}
-	res := translate.Exposure{Wanted: true, Result: ingress.Result{Routes: []*ztv1alpha1.HostnameRoute{route("x-route", "x.example.com")}, Published: []*v1alpha1.PublicHostname{ph}}}
+	res := translate.Exposure{Wanted: true, Result: expose.Result{Routes: []*ztv1alpha1.HostnameRoute{route("x-route", "x.example.com")}, Published: []*v1alpha1.PublicHostname{ph}}}
 	withProblem := res
-	withProblem.Problems = []ingress.Problem{{Field: "f", Message: "bad"}}
+	withProblem.Problems = []publish.Problem{{Field: "f", Message: "bad"}}
 	cases := map[string]struct {
 		res       translate.Exposure
 		yielded   map[string]string

@@ -22,7 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/hostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/expose"
 )
 
 const fzTunnelID = "de5136fc-0000-4000-8000-0000000000ff"
@@ -74,7 +74,7 @@ func fzPort(v string) (int32, bool) {
 	return int32(n), n >= 1 && n <= 65535
 }
 
-func fzProblemFields(r Result) []string {
+func fzProblemFields(r expose.Result) []string {
 	var fs []string
 	for _, p := range r.Problems {
 		if !slices.Contains(fs, p.Field) {
@@ -88,7 +88,7 @@ func fzProblemFields(r Result) []string {
 // checkProblemMessages: user input in a message is quoted and clipped, so
 // a huge or multi-line annotation can neither blow up events nor forge
 // lines in them.
-func checkProblemMessages(t *testing.T, r Result) {
+func checkProblemMessages(t *testing.T, r expose.Result) {
 	t.Helper()
 	for _, p := range r.Problems {
 		if len(p.String()) > 600 {
@@ -140,7 +140,7 @@ func FuzzAnnotations(f *testing.F) {
 				}}}},
 			}}},
 		}
-		in := Input{Ingress: ing, Tunnel: Tunnel{TunnelID: fzTunnelID}}
+		in := Input{Ingress: ing, Tunnel: expose.Tunnel{TunnelID: fzTunnelID}}
 		got := Translate(in)
 		if diff := cmp.Diff(got, Translate(in)); diff != "" {
 			t.Fatalf("Translate() not deterministic:\n%s", diff)
@@ -263,76 +263,12 @@ func FuzzAnnotations(f *testing.F) {
 	})
 }
 
-func summarizeFz(r Result) string {
+func summarizeFz(r expose.Result) string {
 	var recs []string
 	for _, x := range r.Published {
 		recs = append(recs, x.Spec.Hostname)
 	}
 	return fmt.Sprintf("hostnames %v published %v rules %v problems %v", r.Hostnames, recs, ruleStrings(r.Rules), r.Problems)
-}
-
-// FuzzParseHost: parseHost accepts exactly what the hostname oracle
-// accepts; what it accepts is canonical (re-parsing the public form, in any
-// case, with a trailing dot, gives the same host) and its route form is what
-// Cloudflare stores (cloudflare.NormalizeHostname of it is itself), a valid
-// DNS subdomain without wildcard, so a route made from it settles.
-func FuzzParseHost(f *testing.F) {
-	for _, s := range []string{
-		"redis.team-a.svc.cluster.local", "*.example.com", "APP.Example.COM.", " a.example.com ", "a..example.com",
-		"*.*.example.com", "*", "*.", ".example.com", "-a.example.com", "a-.example.com", "bücher.example.com",
-		"xn--bcher-kva.example.com", strings.Repeat("a", 63) + ".com", strings.Repeat("a", 64) + ".com",
-		strings.Repeat("a.", 126) + "a", strings.Repeat("a.", 127) + "a", "a_b.example.com", "1.2.3.4", "a.example.com\n",
-		"\u212a.example.com", "a.example.com..", "\u00a0a.example.com",
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, raw string) {
-		h, msg := parseHost(raw)
-		want, ok := fzHost(raw)
-		if (msg == "") != ok {
-			t.Fatalf("parseHost(%q) = %+v, %q; the oracle says valid=%t", raw, h, msg, ok)
-		}
-		if !ok {
-			if msg == "" || len(msg) > 200 {
-				t.Fatalf("parseHost(%q): message %q", raw, msg)
-			}
-			return
-		}
-		if h.public != want {
-			t.Fatalf("parseHost(%q).public = %q, want %q", raw, h.public, want)
-		}
-		if h.route != strings.TrimPrefix(want, "*.") || h.route != hostname.Normalize(h.public) || hostname.Normalize(h.route) != h.route {
-			t.Fatalf("parseHost(%q).route = %q: not the normalised, settled form of %q", raw, h.route, h.public)
-		}
-		if errs := validation.IsDNS1123Subdomain(h.route); len(errs) > 0 {
-			t.Fatalf("route hostname %q: %v", h.route, errs)
-		}
-		for _, again := range []string{h.public, strings.ToUpper(h.public), h.public + ".", " " + h.public + "\t"} {
-			if h2, msg := parseHost(again); msg != "" || h2 != h {
-				t.Fatalf("parseHost(%q) = %+v %q, want %+v like parseHost(%q)", again, h2, msg, h, raw)
-			}
-		}
-	})
-}
-
-// FuzzVPCPort: the vpc-port annotation is a decimal port 1-65535 or a
-// Problem; a valid one is exactly the number written.
-func FuzzVPCPort(f *testing.F) {
-	for _, s := range []string{"6379", "1", "65535", "0", "65536", "0080", "00000000000000001", "+80", "-1", " 80", "80 ", "http", "1e3", "0x50", "٣", "", "99999999999999999999", "6379\n"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, v string) {
-		tr := &translator{ing: &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{tv1alpha1.AnnotationVPCPort: v}}}}
-		n, set, ok := tr.vpcPort()
-		want, wantOK := fzPort(v)
-		if !set || ok != wantOK || (ok && n != want) {
-			t.Fatalf("vpcPort(%q) = %d, %t, %t; want %d, valid=%t", v, n, set, ok, want, wantOK)
-		}
-		if ok != (len(tr.problems) == 0) {
-			t.Fatalf("vpcPort(%q): valid=%t with problems %v", v, ok, tr.problems)
-		}
-		checkProblemMessages(t, Result{Problems: tr.problems})
-	})
 }
 
 // Hosts of the two Ingresses of FuzzRuleOrdering. They overlap in what they
@@ -483,8 +419,8 @@ func FuzzRuleOrdering(f *testing.F) {
 		}
 		ingA, oa := fzIngress("one", fzHostsA, pa, types, sel, withDefault)
 		ingB, ob := fzIngress("two", fzHostsB, pb, types>>8, sel>>8, withDefault && bits&16 == 0)
-		ra := Translate(Input{Ingress: ingA, Tunnel: Tunnel{TunnelID: fzTunnelID}})
-		rb := Translate(Input{Ingress: ingB, Tunnel: Tunnel{TunnelID: fzTunnelID}})
+		ra := Translate(Input{Ingress: ingA, Tunnel: expose.Tunnel{TunnelID: fzTunnelID}})
+		rb := Translate(Input{Ingress: ingB, Tunnel: expose.Tunnel{TunnelID: fzTunnelID}})
 		cfg := TunnelConfig(ra.Rules, rb.Rules)
 		if diff := cmp.Diff(cfg, TunnelConfig(rb.Rules, ra.Rules)); diff != "" {
 			t.Fatalf("TunnelConfig depends on the order of the Ingresses:\n%s", diff)

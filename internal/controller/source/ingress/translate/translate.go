@@ -1,27 +1,19 @@
 // Package translate turns an Ingress on a Cloudflare tunnel into the managed
-// resources (HostnameRoute, VPCService, DNSRecord) and public ingress rules it
-// needs. It is pure — no clients, no I/O — so the Ingress controller only
-// applies what it returns, and every translation decision is table-tested and
-// fuzzed here.
+// resources (HostnameRoute, VPCService) and public hostnames it needs: it
+// reads the Ingress's rules, paths and backends into the annotation
+// sources' core (expose), which decides. It is pure — no clients, no I/O —
+// so the Ingress controller only applies what it returns, and every
+// translation decision is tested (golden corpus, tables, fuzzing) here.
 package translate
 
 import (
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
 
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation"
 
-	connv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
-	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/expose"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
 // Labels on every object made from an Ingress, so the controller can list
@@ -42,373 +34,80 @@ const (
 // CatchAllService ends every remote configuration.
 const CatchAllService = publish.CatchAllService
 
-// serviceDomain is the in-cluster DNS suffix of Services; cloudflared runs
-// in the cluster and resolves it through the cluster's DNS.
-func (t *translator) serviceDomain() string {
-	d := t.in.ClusterDomain
-	if d == "" {
-		d = publish.DefaultClusterDomain
-	}
-	return "svc." + d
-}
-
-// Tunnel is the CloudflareTunnel an Ingress is exposed through.
-type Tunnel struct {
-	// Name of the CloudflareTunnel, which is also its Tunnel MR's name.
-	// Defaults to the tunnel annotation's value.
-	Name string
-	// Namespace of the CloudflareTunnel and its Tunnel MR; "" is the
-	// Ingress's.
-	Namespace string
-	// TunnelID is the Cloudflare tunnel ID (the Tunnel MR's external-name);
-	// "" while not known yet.
-	TunnelID string
-	// ProviderConfigRef is the credentials every MR made for this tunnel
-	// uses; nil leaves the MR's default (ClusterProviderConfig "default").
-	ProviderConfigRef *xpv2.ProviderConfigReference
-	// AdoptByName is the CloudflareTunnel's spec.adoptByName, which its
-	// Ingresses' VPC services follow: after a rebuild they take over the
-	// services of their names as the tunnel does its own.
-	AdoptByName bool
-}
-
 // Input is everything a translation depends on.
 type Input struct {
 	Ingress *networkingv1.Ingress
-	Tunnel  Tunnel
+	Tunnel  expose.Tunnel
 	// Services of the Ingress's namespace by name, to resolve named ports.
 	Services map[string]*corev1.Service
 	// ClusterDomain of Service DNS names; "" is cluster.local.
 	ClusterDomain string
-	// Owner is the source the objects are made for when it is not the
-	// Ingress itself: a Service, translated through an Ingress built from
-	// its annotations so both sources give the same answers. nil is the
-	// Ingress.
-	Owner *Owner
-	// NamesPublicHost: the hostname annotation names a public hostname even
-	// where the annotations given no longer ask to publish it (a Service
-	// whose public hostname a Problem withholds), so no VPC service reaches
-	// it.
-	NamesPublicHost bool
-}
-
-// Owner is the source objects are made for: their controller reference,
-// the label that lists them, and what distinguishes their names from those
-// of an Ingress of the same name.
-type Owner struct {
-	APIVersion, Kind, Name string
-	UID                    types.UID
-	// Label is the label key holding the owner's name (publish.LabelService).
-	Label string
-	// KindPrefix goes before each kind in the objects' names, so a Service
-	// and an Ingress of one name never make objects of the same name.
-	KindPrefix string
-	// BlockOwnerDeletion in the objects' controller reference: it needs
-	// the right to set the owner's finalizers, which the provider has for
-	// Ingresses (it sets its own) and not for Services.
-	BlockOwnerDeletion bool
-}
-
-// A Problem is bad input. Field is an annotation key or a field path such as
-// "spec.rules[0].http.paths[1].backend".
-type Problem struct {
-	Field   string
-	Message string
-}
-
-func (p Problem) String() string { return p.Field + ": " + p.Message }
-
-// Result is the desired state for one Ingress.
-type Result struct {
-	// Hostnames routed privately: normalised, sorted, distinct.
-	Hostnames []string
-	Routes    []*ztv1alpha1.HostnameRoute
-	Services  []*connv1alpha1.VPCService
-	// Published are the public hostnames of a public Ingress, one per
-	// hostname: each makes its DNS record and its tunnel rules.
-	Published []*tv1alpha1.PublicHostname
-	// Rules the published hostnames ask of the tunnel, ordered as the
-	// tunnel's configuration orders them, without the catch-all.
-	Rules  []ztv1alpha1.IngressRule
-	Public bool
-	// DNSMode of the published hostnames (tv1alpha1.DNSModeDNSRecord,
-	// DNSModeExternalDNS or DNSModeNone), and the provider-specific key that
-	// marks the records of an ExternalDNS DNSEndpoint proxied.
-	DNSMode               string
-	ExternalDNSProxiedKey string
-	// Problems in the input; what depends on a bad part is not produced.
-	Problems []Problem
-	// Notes are things the user should know that change nothing in the
-	// result (a backend Service not there yet, TLS settings Cloudflare's
-	// edge replaces).
-	Notes []Note
-	// Written maps each routed hostname (Hostnames) to the forms the
-	// Ingress wrote it in (lower case, wildcard kept), so a message can
-	// name what the user wrote.
-	Written map[string][]string
-}
-
-// A Note is a Warning about input that is accepted as it is.
-type Note struct {
-	Reason  string
-	Field   string
-	Message string
-}
-
-func (n Note) String() string { return n.Field + ": " + n.Message }
-
-// Reasons of Notes.
-const (
-	NoteBackendServiceNotFound = "BackendServiceNotFound"
-	NoteBackendPortNotFound    = "BackendPortNotFound"
-	NoteTLSIgnored             = "TLSIgnored"
-	NotePlainHTTPToTLSPort     = "PlainHTTPToPort443"
-	// NoteWildcardPrivateRoute: a wildcard host's private route covers
-	// every name below it.
-	NoteWildcardPrivateRoute = "WildcardPrivateRoute"
-)
-
-// host is one hostname in its two forms.
-type host struct {
-	public string // lower case, wildcard kept: DNS record names and rule hostnames
-	route  string // hostname.Normalize: what Cloudflare stores for routes
-	// internal: the default hostname of an Ingress that names none, a
-	// cluster-internal name no public zone holds.
-	internal bool
-}
-
-type translator struct {
-	in     Input
-	ing    *networkingv1.Ingress
-	tunnel string
-	// tunnelNamespace is the tunnel's namespace: the Ingress's, or that of
-	// a tunnel shared with it.
-	tunnelNamespace string
-	problems        []Problem
-	notes           []Note
-}
-
-func (t *translator) note(reason, field, format string, args ...any) {
-	t.notes = append(t.notes, Note{Reason: reason, Field: field, Message: fmt.Sprintf(format, args...)})
-}
-
-func (t *translator) problem(field, format string, args ...any) {
-	t.problems = append(t.problems, Problem{Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
 // Translate computes the MRs and public rules an Ingress on a tunnel needs.
-func Translate(in Input) Result {
-	t := &translator{in: in, ing: in.Ingress}
-	r := t.translate()
-	// The same backend may be looked at for several purposes; report it once.
-	seen := map[Problem]bool{}
-	for _, p := range t.problems {
-		if !seen[p] {
-			seen[p] = true
-			r.Problems = append(r.Problems, p)
-		}
-	}
-	seenNote := map[Note]bool{}
-	for _, n := range t.notes {
-		if !seenNote[n] {
-			seenNote[n] = true
-			r.Notes = append(r.Notes, n)
-		}
-	}
-	return r
-}
-
-func (t *translator) translate() Result {
-	ing := t.ing
+func Translate(in Input) expose.Result {
+	ing := in.Ingress
 	if ing == nil {
-		t.problem("ingress", "no Ingress")
-		return Result{}
+		return expose.Result{Problems: []publish.Problem{{Field: "ingress", Message: "no Ingress"}}}
 	}
-	ann := ing.Annotations
-	raw := strings.TrimSpace(ann[tv1alpha1.AnnotationTunnel])
-	if raw == "" {
-		t.problem(tv1alpha1.AnnotationTunnel, "required: the name of a CloudflareTunnel in this namespace")
-		return Result{}
+	r := expose.Translate(expose.Input{
+		Namespace:     ing.Namespace,
+		Annotations:   ing.Annotations,
+		Owner:         owner(ing),
+		Tunnel:        in.Tunnel,
+		Routing:       routing(ing),
+		Services:      in.Services,
+		ClusterDomain: in.ClusterDomain,
+	})
+	if len(r.Hostnames) > 0 && len(ing.Spec.TLS) > 0 {
+		// Cloudflare terminates TLS at its edge with its own certificate
+		// for the hostname, so the Secrets a tls section names are not used.
+		r.Notes = append(r.Notes, expose.Note{Reason: expose.NoteTLSIgnored, Field: "spec.tls", Message: "ignored: Cloudflare terminates TLS at its edge with a certificate of its own for each public hostname, so the Secrets named here are not used"})
 	}
-	ref, bad := sharing.Parse(raw, ing.Namespace)
-	if t.in.Tunnel.Name != "" {
-		// The caller's lookup is authoritative.
-		ref, bad = sharing.Ref{Namespace: t.in.Tunnel.Namespace, Name: t.in.Tunnel.Name}, ""
-		if ref.Namespace == "" {
-			ref.Namespace = ing.Namespace
-		}
-	}
-	if bad != "" {
-		t.problem(tv1alpha1.AnnotationTunnel, "%s", bad)
-		return Result{}
-	}
-	t.tunnel, t.tunnelNamespace = ref.Name, ref.Namespace
-	if ing.Name == "" || ing.Namespace == "" {
-		t.problem("metadata", "the Ingress needs a name and a namespace")
-		return Result{}
-	}
-
-	// Annotations independent of the hostnames are checked first, so that one
-	// bad annotation is reported even when another one stops translation.
-	public := t.public()
-	vpcName, vpc := t.vpcService()
-	vpcPort, vpcPortSet, vpcPortOK := t.vpcPort()
-	t.checkBackendKinds()
-
-	hosts, ok := t.hostnames()
-	if !ok || len(hosts) == 0 {
-		return Result{}
-	}
-	if public && hosts[0].internal {
-		t.problem(tv1alpha1.AnnotationPublic, "the Ingress names no hostname (no spec.rules[].host and no %s annotation), so it is reached privately as %s; set a public hostname to publish it; no DNS record or public rule is made",
-			tv1alpha1.AnnotationHostname, hosts[0].public)
-		public = false
-	}
-	r := Result{Public: public, Written: map[string][]string{}}
-	for _, h := range hosts {
-		if _, seen := r.Written[h.route]; !seen {
-			r.Hostnames = append(r.Hostnames, h.route)
-		}
-		if strings.HasPrefix(h.public, "*.") {
-			field := "spec.rules[].host"
-			if _, ok := ing.Annotations[tv1alpha1.AnnotationHostname]; ok {
-				field = tv1alpha1.AnnotationHostname
-			}
-			t.note(NoteWildcardPrivateRoute, field, "host %s is routed privately as %s (Cloudflare stores a wildcard route without its \"*.\"), which sends WARP clients' requests for every name under %s to this tunnel, names other Ingresses or teams serve included; list the hosts one by one to route only those", clip(h.public), clip(h.route), clip(h.route))
-		}
-		if !slices.Contains(r.Written[h.route], h.public) {
-			r.Written[h.route] = append(r.Written[h.route], h.public)
-		}
-	}
-	t.checkTLS()
-	slices.Sort(r.Hostnames)
-	for _, h := range r.Hostnames {
-		r.Routes = append(r.Routes, t.route(h))
-	}
-
-	if vpc && vpcPortOK {
-		port := vpcPort
-		ok := vpcPortSet
-		if !vpcPortSet {
-			port, ok = t.vpcBackendPort()
-		}
-		if host, hostOK := t.vpcHost(hosts); ok && hostOK {
-			r.Services = append(r.Services, t.vpcServiceMR(vpcName, int64(port), host))
-		}
-	}
-
-	if !public {
-		return r
-	}
-	before := len(t.problems)
-	r.DNSMode, r.ExternalDNSProxiedKey = t.dns()
-	opts, access := t.originOptions(), t.access()
-	t.protocol()
-	if len(t.problems) > before {
-		// A bad origin option or Access annotation publishes nothing: the
-		// hostnames keep the rules they had (with their Access check, if
-		// they had one), never a guess and never without the check.
-		return r
-	}
-	r.Published = t.published(hosts, opts, access)
-	if r.DNSMode != tv1alpha1.DNSModeDNSRecord {
-		// The PublicHostnames publish the rules; the records are
-		// external-dns's (the controller writes its DNSEndpoint) or the
-		// user's.
-		for _, ph := range r.Published {
-			ph.Spec.DNS = tv1alpha1.DNSNone
-		}
-	}
-	for _, ph := range r.Published {
-		spec, managed := ph.Spec, access != nil && len(access.Policies) > 0
-		if managed {
-			// The audience tag is known once the PublicHostname's Access
-			// application exists: the rest of the spec is checked here,
-			// and its rules are the PublicHostname's to publish then.
-			spec.Access = nil
-		}
-		res := publish.Rules(spec, publish.Env{Namespace: t.ing.Namespace, ClusterDomain: t.in.ClusterDomain, TunnelNamespace: t.tunnelNamespace})
-		for _, p := range res.Problems {
-			t.problem("PublicHostname "+ph.Name+" "+p.Field, "%s", p.Message)
-		}
-		if !managed {
-			r.Rules = append(r.Rules, res.Rules...)
-		}
-	}
-	cfg := publish.TunnelConfig(r.Rules)
-	r.Rules = cfg.Ingress[:len(cfg.Ingress)-1]
 	return r
 }
 
-// dns parses the DNS mode annotation (DNSRecord by default) and the
-// ExternalDNS proxied key. A bad value is a Problem, which publishes
-// nothing new: the hostnames keep the DNS they have.
-func (t *translator) dns() (string, string) {
-	mode := tv1alpha1.DNSModeDNSRecord
-	if v, ok := t.ing.Annotations[tv1alpha1.AnnotationDNS]; ok {
-		switch {
-		case strings.EqualFold(v, tv1alpha1.DNSModeDNSRecord):
-		case strings.EqualFold(v, tv1alpha1.DNSModeExternalDNS):
-			mode = tv1alpha1.DNSModeExternalDNS
-		case strings.EqualFold(v, tv1alpha1.DNSModeNone):
-			mode = tv1alpha1.DNSModeNone
-		default:
-			t.problem(tv1alpha1.AnnotationDNS, "must be %s, %s or %s, not %s", tv1alpha1.DNSModeDNSRecord, tv1alpha1.DNSModeExternalDNS, tv1alpha1.DNSModeNone, clip(v))
+// owner is the Ingress as the owner of what is made for it; it blocks the
+// Ingress's deletion, which the provider may (it sets its finalizer).
+func owner(ing *networkingv1.Ingress) expose.Owner {
+	return expose.Owner{APIVersion: networkingv1.SchemeGroupVersion.String(), Kind: "Ingress", Name: ing.Name, UID: ing.UID, Label: LabelIngress, BlockOwnerDeletion: true}
+}
+
+// routing is the Ingress's rules and default backend as the core reads
+// them, each with the field it is written in. An ImplementationSpecific
+// path is a Prefix.
+func routing(ing *networkingv1.Ingress) expose.Routing {
+	r := expose.Routing{HostsField: "spec.rules[].host"}
+	if b := ing.Spec.DefaultBackend; b != nil {
+		d := backendOf("spec.defaultBackend", b)
+		r.Default = &d
+	}
+	for i, rule := range ing.Spec.Rules {
+		out := expose.Rule{Host: rule.Host, HostField: fmt.Sprintf("spec.rules[%d].host", i)}
+		if rule.HTTP != nil {
+			for j, p := range rule.HTTP.Paths {
+				field := fmt.Sprintf("spec.rules[%d].http.paths[%d]", i, j)
+				out.Paths = append(out.Paths, expose.Path{
+					Field:   field,
+					Path:    p.Path,
+					Exact:   p.PathType != nil && *p.PathType == networkingv1.PathTypeExact,
+					Backend: backendOf(field+".backend", &p.Backend),
+				})
+			}
 		}
+		r.Rules = append(r.Rules, out)
 	}
-	key := tv1alpha1.DefaultExternalDNSProxiedKey
-	if v, ok := t.ing.Annotations[tv1alpha1.AnnotationExternalDNSProxiedKey]; ok {
-		if v == "" || len(v) > 253 || strings.ContainsFunc(v, func(r rune) bool { return r <= ' ' || r > '~' }) {
-			t.problem(tv1alpha1.AnnotationExternalDNSProxiedKey, "must be a provider-specific property name (1-253 printable characters, no spaces), not %s", clip(v))
-		} else {
-			key = v
-		}
-	}
-	return mode, key
+	return r
 }
 
-// public parses the public annotation; anything but true/false is a Problem
-// and means private, the safe side.
-func (t *translator) public() bool {
-	v, ok := t.ing.Annotations[tv1alpha1.AnnotationPublic]
-	switch {
-	case !ok || strings.EqualFold(v, "false"):
-		return false
-	case strings.EqualFold(v, "true"):
-		return true
+// backendOf is an Ingress backend as the core reads it.
+func backendOf(field string, b *networkingv1.IngressBackend) expose.Backend {
+	out := expose.Backend{Field: field}
+	if b.Resource != nil {
+		out.Resource = &expose.Resource{Kind: b.Resource.Kind, Name: b.Resource.Name}
 	}
-	t.problem(tv1alpha1.AnnotationPublic, `must be "true" or "false", not %s; treated as "false"`, clip(v))
-	return false
-}
-
-// vpcService returns the VPC service name, and whether one is wanted and valid.
-// "true"/"false" are rejected even though they are valid names: they betray
-// an annotation meant as a switch, and would create a service literally named
-// "true".
-func (t *translator) vpcService() (string, bool) {
-	v, ok := t.ing.Annotations[tv1alpha1.AnnotationVPCService]
-	if !ok {
-		return "", false
+	if s := b.Service; s != nil {
+		out.Service = &expose.ServicePort{Name: s.Name, Number: s.Port.Number, PortName: s.Port.Name}
 	}
-	if v == "true" || v == "false" || len(validation.IsDNS1123Label(v)) > 0 {
-		t.problem(tv1alpha1.AnnotationVPCService,
-			"must name the VPC service (1-63 lower-case letters, digits and '-', starting and ending with a letter or digit), not %s; no VPC service is created", clip(v))
-		return "", false
-	}
-	return v, true
-}
-
-// vpcPort returns the vpc-port annotation: its value, whether it is set, and
-// whether it is valid (unset is valid).
-func (t *translator) vpcPort() (int32, bool, bool) {
-	v, ok := t.ing.Annotations[tv1alpha1.AnnotationVPCPort]
-	if !ok {
-		return 0, false, true
-	}
-	n, err := strconv.ParseUint(v, 10, 16)
-	if err != nil || n == 0 {
-		t.problem(tv1alpha1.AnnotationVPCPort, "must be a port number 1-65535, not %s; no VPC service is created", clip(v))
-		return 0, true, false
-	}
-	return int32(n), true, true
+	return out
 }

@@ -3,15 +3,14 @@ package translate
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	ingress "github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/expose"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
@@ -19,30 +18,27 @@ import (
 // and public hostname needs.
 type ExposeInput struct {
 	Service *corev1.Service
-	// Tunnel the Service names, as the Ingress translator takes it.
-	Tunnel ingress.Tunnel
+	// Tunnel the Service names.
+	Tunnel expose.Tunnel
 	// ClusterDomain of Service DNS names; "" is cluster.local.
 	ClusterDomain string
 }
 
 // Exposure is what a Service asks of its tunnel by name: a private hostname
 // route, optionally a Workers VPC service and a public hostname. It is the
-// Ingress translator's Result for an Ingress whose one backend is the
-// Service, so both sources take the same annotations and give the same
-// answers; objects are named, labelled and owned for the Service.
+// annotation sources' core answer (expose) for a source whose one backend
+// is the Service, so an Ingress and a Service take the same annotations and
+// give the same answers; objects are named, labelled and owned for the
+// Service.
 type Exposure struct {
 	// Wanted: the Service names a tunnel for a hostname.
-	Wanted bool
-	ingress.Result
+	Wanted bool `json:"wanted,omitempty"`
+	expose.Result
 }
 
 // KindPrefix goes before the kind in the names of objects made for a
 // Service, so they never collide with those of an Ingress of its name.
 const KindPrefix = "svc-"
-
-// protocols a Service may be reached with, as the Ingress's origin-protocol
-// annotation names them.
-var protocols = []string{v1alpha1.ProtocolHTTP, v1alpha1.ProtocolHTTPS, v1alpha1.ProtocolHTTP2, v1alpha1.ProtocolTCP, v1alpha1.ProtocolSSH, v1alpha1.ProtocolRDP}
 
 // WantsExposure says whether a Service asks for a hostname: it names a
 // tunnel, and either does not ask for a private route of its cluster IPs
@@ -67,11 +63,11 @@ func WantsExposure(svc *corev1.Service) bool {
 type exposer struct {
 	in       ExposeInput
 	svc      *corev1.Service
-	problems []ingress.Problem
+	problems []publish.Problem
 }
 
 func (e *exposer) problem(field, format string, args ...any) {
-	e.problems = append(e.problems, ingress.Problem{Field: field, Message: fmt.Sprintf(format, args...)})
+	e.problems = append(e.problems, publish.Problem{Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
 // Expose is the hostname route, VPC service and public hostname in.Service
@@ -106,15 +102,17 @@ func Expose(in ExposeInput) Exposure {
 	case set:
 		ann[v1alpha1.AnnotationOriginProtocol] = proto
 	}
-	res := ingress.Translate(ingress.Input{
-		Ingress:       e.ingress(ann, port),
-		Tunnel:        in.Tunnel,
-		Services:      map[string]*corev1.Service{svc.Name: svc},
-		ClusterDomain: in.ClusterDomain,
-		Owner: &ingress.Owner{
+	res := expose.Translate(expose.Input{
+		Namespace:   svc.Namespace,
+		Annotations: ann,
+		Owner: expose.Owner{
 			APIVersion: "v1", Kind: "Service", Name: svc.Name, UID: svc.UID,
 			Label: publish.LabelService, KindPrefix: KindPrefix,
 		},
+		Tunnel:        in.Tunnel,
+		Routing:       e.routing(port),
+		Services:      map[string]*corev1.Service{svc.Name: svc},
+		ClusterDomain: in.ClusterDomain,
 		// The hostname stays public while a Problem withholds its
 		// publishing: the VPC service reaches the Service's cluster name.
 		NamesPublicHost: public,
@@ -123,46 +121,24 @@ func Expose(in ExposeInput) Exposure {
 		e.problem(v1alpha1.AnnotationDNS, "%s is for Ingresses (their DNSEndpoint); a Service's public hostname gets a DNSRecord or, with %s, none: nothing new is published", v1alpha1.DNSModeExternalDNS, v1alpha1.DNSModeNone)
 		res.Published, res.Rules = nil, nil
 	}
-	for i, n := range res.Notes {
-		res.Notes[i].Field = e.field(n.Field, port)
-	}
-	for i, p := range res.Problems {
-		res.Problems[i].Field = e.field(p.Field, port)
-	}
 	res.Problems = append(e.problems, res.Problems...)
 	return Exposure{Wanted: true, Result: res}
 }
 
-// ingress is the Ingress the Service stands for: its annotations, and the
-// Service at port as the one backend.
-func (e *exposer) ingress(ann map[string]string, port *corev1.ServicePort) *networkingv1.Ingress {
+// routing sends every request to the Service at port: its one backend.
+func (e *exposer) routing(port *corev1.ServicePort) expose.Routing {
 	var number int32
-	if port != nil {
-		number = port.Port
-	} else if len(e.svc.Spec.Ports) > 0 {
+	field := "spec.ports"
+	switch {
+	case port != nil:
+		number, field = port.Port, fmt.Sprintf("spec.ports[port %d]", port.Port)
+	case len(e.svc.Spec.Ports) > 0:
 		// Only the default hostname reads it: the route names a host.
 		number = e.svc.Spec.Ports[0].Port
-	} else {
+	default:
 		number = 80
 	}
-	return &networkingv1.Ingress{
-		ObjectMeta: metav1.ObjectMeta{Name: e.svc.Name, Namespace: e.svc.Namespace, UID: e.svc.UID, Annotations: ann},
-		Spec: networkingv1.IngressSpec{DefaultBackend: &networkingv1.IngressBackend{
-			Service: &networkingv1.IngressServiceBackend{Name: e.svc.Name, Port: networkingv1.ServiceBackendPort{Number: number}},
-		}},
-	}
-}
-
-// field names, for a Service's author, what the Ingress translator calls
-// its backend.
-func (e *exposer) field(f string, port *corev1.ServicePort) string {
-	if !strings.HasPrefix(f, "spec.defaultBackend") {
-		return f
-	}
-	if port == nil {
-		return "spec.ports"
-	}
-	return fmt.Sprintf("spec.ports[port %d]", port.Port)
+	return expose.Routing{Default: &expose.Backend{Field: field, Service: &expose.ServicePort{Name: e.svc.Name, Number: number}}}
 }
 
 // port is the Service port traffic goes to: the port annotation's (a name
@@ -179,7 +155,7 @@ func (e *exposer) port(needed bool) (*corev1.ServicePort, bool) {
 				return &ports[i], true
 			}
 		}
-		e.problem(v1alpha1.AnnotationPort, "%s is not a port of Service %s (its ports: %s): name or number one; no VPC service or public hostname is made or changed until it does", quote(v), e.svc.Name, describePorts(ports))
+		e.problem(v1alpha1.AnnotationPort, "%s is not a port of Service %s (its ports: %s): name or number one; no VPC service or public hostname is made or changed until it does", publish.Clip(v), e.svc.Name, describePorts(ports))
 		return nil, false
 	}
 	if len(ports) == 1 {
@@ -197,10 +173,10 @@ func (e *exposer) port(needed bool) (*corev1.ServicePort, bool) {
 }
 
 // protocol is how cloudflared speaks to the Service: the protocol
-// annotation, else the origin-protocol annotation (left to the Ingress
-// translator), else the port's appProtocol or its name (its prefix before a
-// '-': "https-web" is https), else http. set is false when the Ingress
-// translator's default or the origin-protocol annotation decides; ok is
+// annotation, else the origin-protocol annotation (left to the core),
+// else the port's appProtocol or its name (its prefix before a
+// '-': "https-web" is https), else http. set is false when the core's
+// default or the origin-protocol annotation decides; ok is
 // false for a protocol annotation that names none.
 func (e *exposer) protocol(port *corev1.ServicePort) (proto string, set, ok bool) {
 	if v, ok := e.svc.Annotations[v1alpha1.AnnotationProtocol]; ok {
@@ -208,7 +184,7 @@ func (e *exposer) protocol(port *corev1.ServicePort) (proto string, set, ok bool
 		if known(p) {
 			return p, true, true
 		}
-		e.problem(v1alpha1.AnnotationProtocol, "must be one of %s, not %s; nothing new is published until it is", strings.Join(protocols, ", "), quote(v))
+		e.problem(v1alpha1.AnnotationProtocol, "must be one of %s, not %s; nothing new is published until it is", strings.Join(expose.Protocols, ", "), publish.Clip(v))
 		return "", false, false
 	}
 	if _, ok := e.svc.Annotations[v1alpha1.AnnotationOriginProtocol]; ok || port == nil {
@@ -225,14 +201,7 @@ func (e *exposer) protocol(port *corev1.ServicePort) (proto string, set, ok bool
 	return "", false, true
 }
 
-func known(p string) bool {
-	for _, want := range protocols {
-		if p == want {
-			return true
-		}
-	}
-	return false
-}
+func known(p string) bool { return slices.Contains(expose.Protocols, p) }
 
 func describePorts(ports []corev1.ServicePort) string {
 	if len(ports) == 0 {
@@ -247,13 +216,4 @@ func describePorts(ports []corev1.ServicePort) string {
 		out = append(out, d)
 	}
 	return strings.Join(out, ", ")
-}
-
-// quote shows user input in a message, shortened so that a huge annotation
-// cannot blow up events.
-func quote(s string) string {
-	if len(s) > 64 {
-		s = s[:64] + "..."
-	}
-	return strconv.Quote(s)
 }

@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	ingress "github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/expose"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
@@ -41,7 +41,7 @@ func FuzzExpose(f *testing.F) {
 		if name2 != "" || port2 != 0 {
 			svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: name2, Port: port2})
 		}
-		res := Expose(ExposeInput{Service: svc, Tunnel: ingress.Tunnel{Name: strings.TrimSpace(tunnel)}})
+		res := Expose(ExposeInput{Service: svc, Tunnel: expose.Tunnel{Name: strings.TrimSpace(tunnel)}})
 		if !res.Wanted && len(objects(res.Result)) > 0 {
 			t.Fatalf("objects made for a Service that asks for none")
 		}

@@ -32,32 +32,29 @@ type Input struct {
 	ProviderConfigRef *xpv2.ProviderConfigReference
 }
 
-// Problem is an annotation the translation cannot follow.
-type Problem struct {
-	// Reason is the Warning event's reason.
-	Reason  string
-	Message string
-}
-
-func (p Problem) String() string { return p.Message }
-
-// Result is the desired private routes of one Service.
+// Result is the desired private routes of one Service. Its JSON names
+// are those of the golden corpus (testdata/golden).
 type Result struct {
 	// Wanted: the Service asks for a private route (its annotation is
 	// "true"), whether or not one can be made.
-	Wanted bool
+	Wanted bool `json:"wanted,omitempty"`
 	// Tunnel is the CloudflareTunnel the annotation names; "" when none.
-	Tunnel string
+	Tunnel string `json:"tunnel,omitempty"`
 	// TunnelNamespace is its namespace: the Service's, or another's that
 	// shares it.
-	TunnelNamespace string
+	TunnelNamespace string `json:"tunnelNamespace,omitempty"`
 	// Routes are the NetworkRoutes wanted, one per cluster IP.
-	Routes []*ztv1alpha1.NetworkRoute
-	// Problems are Warning events. With KeepExisting, they are input the
-	// translation cannot follow (a typo, say), and whatever the Service
-	// already routes stays as it is: bad input never deletes what works.
-	Problems     []Problem
-	KeepExisting bool
+	Routes []*ztv1alpha1.NetworkRoute `json:"routes,omitempty"`
+	// Problems are annotations the translation cannot follow (a typo, say),
+	// each a Warning event (ReasonInvalidAnnotation) whose message names
+	// the annotation (Field). With them, KeepExisting: whatever the Service
+	// already routes stays as it is, since bad input never deletes what
+	// works.
+	Problems     []publish.Problem `json:"problems,omitempty"`
+	KeepExisting bool              `json:"keepExisting,omitempty"`
+	// NoClusterIP says why the Service has no address of its own to route
+	// (a Warning event, ReasonNoClusterIP); "" when it has one.
+	NoClusterIP string `json:"noClusterIP,omitempty"`
 }
 
 // Reasons of the translation's Warning events.
@@ -75,29 +72,29 @@ func PrivateRoutes(in Input) Result {
 	case !set || strings.EqualFold(strings.TrimSpace(v), "false"):
 		return res
 	case !strings.EqualFold(strings.TrimSpace(v), "true"):
-		return keep(res, fmt.Sprintf("annotation %s is %q: it must be \"true\" or \"false\"; nothing is changed until it is", v1alpha1.AnnotationPrivateRoute, v))
+		return keep(res, v1alpha1.AnnotationPrivateRoute, fmt.Sprintf("annotation %s is %q: it must be \"true\" or \"false\"; nothing is changed until it is", v1alpha1.AnnotationPrivateRoute, v))
 	}
 	res.Wanted = true
 	raw := strings.TrimSpace(a[v1alpha1.AnnotationTunnel])
 	if raw == "" {
-		return keep(res, fmt.Sprintf("annotation %s is required with %s: name a CloudflareTunnel in namespace %s", v1alpha1.AnnotationTunnel, v1alpha1.AnnotationPrivateRoute, svc.Namespace))
+		return keep(res, v1alpha1.AnnotationTunnel, fmt.Sprintf("annotation %s is required with %s: name a CloudflareTunnel in namespace %s", v1alpha1.AnnotationTunnel, v1alpha1.AnnotationPrivateRoute, svc.Namespace))
 	}
 	ref, bad := sharing.Parse(raw, svc.Namespace)
 	if bad != "" {
-		return keep(res, fmt.Sprintf("annotation %s: %s; nothing is changed until it names one", v1alpha1.AnnotationTunnel, bad))
+		return keep(res, v1alpha1.AnnotationTunnel, fmt.Sprintf("annotation %s: %s; nothing is changed until it names one", v1alpha1.AnnotationTunnel, bad))
 	}
 	res.Tunnel, res.TunnelNamespace = ref.Name, ref.Namespace
 	// Empty is the account's default virtual network, as unset is.
 	vnet := strings.TrimSpace(a[v1alpha1.AnnotationVirtualNetwork])
 	if vnet != "" && len(validation.IsDNS1123Subdomain(vnet)) > 0 {
-		return keep(res, fmt.Sprintf("annotation %s is %q: it must name a VirtualNetwork in namespace %s; nothing is changed until it does", v1alpha1.AnnotationVirtualNetwork, vnet, svc.Namespace))
+		return keep(res, v1alpha1.AnnotationVirtualNetwork, fmt.Sprintf("annotation %s is %q: it must name a VirtualNetwork in namespace %s; nothing is changed until it does", v1alpha1.AnnotationVirtualNetwork, vnet, svc.Namespace))
 	}
 	ips, why := clusterIPs(svc)
 	if why != "" {
 		// Not a typo: the Service has no address of its own to route, so
 		// nothing is wanted (a route left for an address the Service gave
 		// up would send WARP clients to whatever gets it next).
-		res.Problems = append(res.Problems, Problem{Reason: ReasonNoClusterIP, Message: why})
+		res.NoClusterIP = why
 		return res
 	}
 	for _, ip := range ips {
@@ -106,8 +103,8 @@ func PrivateRoutes(in Input) Result {
 	return res
 }
 
-func keep(res Result, msg string) Result {
-	res.Problems = append(res.Problems, Problem{Reason: ReasonInvalidAnnotation, Message: msg})
+func keep(res Result, annotation, msg string) Result {
+	res.Problems = append(res.Problems, publish.Problem{Field: annotation, Message: msg})
 	res.KeepExisting = true
 	return res
 }

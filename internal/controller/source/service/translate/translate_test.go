@@ -35,66 +35,6 @@ func routed(vnet ...string) map[string]string {
 	return a
 }
 
-// outcome is what a translation says, in short.
-type outcome struct {
-	Wanted       bool
-	Networks     []string
-	VNets        []string
-	Reasons      []string
-	KeepExisting bool
-}
-
-func summarize(r Result) outcome {
-	o := outcome{Wanted: r.Wanted, KeepExisting: r.KeepExisting}
-	for _, rt := range r.Routes {
-		o.Networks = append(o.Networks, rt.Spec.ForProvider.Network)
-		if ref := rt.Spec.ForProvider.VirtualNetworkIDRef; ref != nil {
-			o.VNets = append(o.VNets, ref.Name)
-		}
-	}
-	for _, p := range r.Problems {
-		o.Reasons = append(o.Reasons, p.Reason)
-	}
-	return o
-}
-
-func TestPrivateRoutes(t *testing.T) {
-	cases := map[string]struct {
-		svc  *corev1.Service
-		want outcome
-	}{
-		"NotAnnotated":       {svc: service(nil, nil), want: outcome{}},
-		"TunnelOnly":         {svc: service(map[string]string{v1alpha1.AnnotationTunnel: "edge"}, nil), want: outcome{}},
-		"False":              {svc: service(map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPrivateRoute: "false"}, nil), want: outcome{}},
-		"IPv4":               {svc: service(routed(), nil), want: outcome{Wanted: true, Networks: []string{"10.96.0.12/32"}}},
-		"TrueAnyCase":        {svc: service(map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPrivateRoute: " True "}, nil), want: outcome{Wanted: true, Networks: []string{"10.96.0.12/32"}}},
-		"VirtualNetwork":     {svc: service(routed("blue"), nil), want: outcome{Wanted: true, Networks: []string{"10.96.0.12/32"}, VNets: []string{"blue"}}},
-		"DualStack":          {svc: service(routed(), func(s *corev1.Service) { s.Spec.ClusterIPs = []string{"fd00:10:96::c", "10.96.0.12"} }), want: outcome{Wanted: true, Networks: []string{"10.96.0.12/32", "fd00:10:96::c/128"}}},
-		"OnlyClusterIPField": {svc: service(routed(), func(s *corev1.Service) { s.Spec.ClusterIPs = nil }), want: outcome{Wanted: true, Networks: []string{"10.96.0.12/32"}}},
-		"LoadBalancerHasIP":  {svc: service(routed(), func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeLoadBalancer }), want: outcome{Wanted: true, Networks: []string{"10.96.0.12/32"}}},
-		"Headless": {svc: service(routed(), func(s *corev1.Service) {
-			s.Spec.ClusterIP, s.Spec.ClusterIPs = corev1.ClusterIPNone, []string{corev1.ClusterIPNone}
-		}),
-			want: outcome{Wanted: true, Reasons: []string{ReasonNoClusterIP}}},
-		"ExternalName": {svc: service(routed(), func(s *corev1.Service) {
-			s.Spec.Type, s.Spec.ClusterIP, s.Spec.ClusterIPs, s.Spec.ExternalName = corev1.ServiceTypeExternalName, "", nil, "db.example.com"
-		}), want: outcome{Wanted: true, Reasons: []string{ReasonNoClusterIP}}},
-		"NoIPYet":               {svc: service(routed(), func(s *corev1.Service) { s.Spec.ClusterIP, s.Spec.ClusterIPs = "", nil }), want: outcome{Wanted: true, Reasons: []string{ReasonNoClusterIP}}},
-		"Typo":                  {svc: service(map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPrivateRoute: "yes"}, nil), want: outcome{Reasons: []string{ReasonInvalidAnnotation}, KeepExisting: true}},
-		"NoTunnel":              {svc: service(map[string]string{v1alpha1.AnnotationPrivateRoute: "true"}, nil), want: outcome{Wanted: true, Reasons: []string{ReasonInvalidAnnotation}, KeepExisting: true}},
-		"BadVNetName":           {svc: service(routed("Blue Net"), nil), want: outcome{Wanted: true, Reasons: []string{ReasonInvalidAnnotation}, KeepExisting: true}},
-		"EmptyVNetIsTheDefault": {svc: service(routed(""), nil), want: outcome{Wanted: true, Networks: []string{"10.96.0.12/32"}}},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := summarize(PrivateRoutes(Input{Service: tc.svc}))
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("-want +got:\n%s", diff)
-			}
-		})
-	}
-}
-
 func TestRouteObject(t *testing.T) {
 	pc := &xpv2.ProviderConfigReference{Kind: "ProviderConfig", Name: "team"}
 	res := PrivateRoutes(Input{Service: service(routed(), nil), ProviderConfigRef: pc})

@@ -1,37 +1,38 @@
-package translate
+package expose
 
 import (
-	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
-// mainBackend is the Ingress's one backend when it must pick one (the VPC
+// mainBackend is the source's one backend when it must pick one (the VPC
 // service's, the default hostname's): the default backend, else the first
-// path's. field is its path for messages; b is nil without any backend.
-func (t *translator) mainBackend() (field string, b *networkingv1.IngressBackend) {
-	field, b = "spec.defaultBackend", t.ing.Spec.DefaultBackend
-	for i := 0; b == nil && i < len(t.ing.Spec.Rules); i++ {
-		if h := t.ing.Spec.Rules[i].HTTP; h != nil && len(h.Paths) > 0 {
-			field, b = fmt.Sprintf("spec.rules[%d].http.paths[0].backend", i), &h.Paths[0].Backend
+// path's; nil without any backend.
+func (t *translator) mainBackend() *Backend {
+	if b := t.in.Routing.Default; b != nil {
+		return b
+	}
+	for _, r := range t.in.Routing.Rules {
+		if len(r.Paths) > 0 {
+			return &r.Paths[0].Backend
 		}
 	}
-	return field, b
+	return nil
 }
 
 // serviceHost is the cluster DNS name of the main backend's Service, or ""
 // when there is no usable one.
 func (t *translator) serviceHost() string {
-	_, b := t.mainBackend()
+	b := t.mainBackend()
 	if b == nil || b.Service == nil || len(validation.IsDNS1123Label(b.Service.Name)) > 0 {
 		return ""
 	}
-	return b.Service.Name + "." + t.ing.Namespace + "." + t.serviceDomain()
+	return b.Service.Name + "." + t.in.Namespace + "." + t.serviceDomain()
 }
 
 // vpcHost is the host a VPC service reaches, and false when there is none
@@ -42,7 +43,7 @@ func (t *translator) serviceHost() string {
 // public hostname resolves to Cloudflare's edge, not to the backend.
 func (t *translator) vpcHost(hosts []host) (string, bool) {
 	public := t.namesPublicHost()
-	if _, override := t.ing.Annotations[tv1alpha1.AnnotationHostname]; override && !public {
+	if _, override := t.ann[tv1alpha1.AnnotationHostname]; override && !public {
 		return hosts[0].route, true
 	}
 	if h := t.serviceHost(); h != "" {
@@ -55,59 +56,56 @@ func (t *translator) vpcHost(hosts []host) (string, bool) {
 	return "", false
 }
 
-// namesPublicHost says whether the Ingress's hostnames are public ones: it
+// namesPublicHost says whether the source's hostnames are public ones: it
 // asks to be published (a public annotation that is not "false", even one
 // that is not valid: what it published stays), or the caller says so.
 func (t *translator) namesPublicHost() bool {
-	v, ok := t.ing.Annotations[tv1alpha1.AnnotationPublic]
+	v, ok := t.ann[tv1alpha1.AnnotationPublic]
 	return ok && !strings.EqualFold(strings.TrimSpace(v), "false") || t.in.NamesPublicHost
 }
 
 // vpcBackendPort is the port of the main backend.
 func (t *translator) vpcBackendPort() (int32, bool) {
-	field, b := t.mainBackend()
+	b := t.mainBackend()
 	if b == nil {
 		t.problem(tv1alpha1.AnnotationVPCPort, "required: the Ingress has no backend to take the VPC service's port from")
 		return 0, false
 	}
-	_, port, ok := t.backend(field, b)
+	_, port, ok := t.backend(b)
 	if !ok {
-		t.problem(tv1alpha1.AnnotationVPCService, "not created: cannot determine its port from %s; set %s", field, tv1alpha1.AnnotationVPCPort)
+		t.problem(tv1alpha1.AnnotationVPCService, "not created: cannot determine its port from %s; set %s", b.Field, tv1alpha1.AnnotationVPCPort)
 	}
 	return port, ok
 }
 
 // checkBackendKinds reports unsupported backends even when no rule needs
-// them yet, so the user learns about them before making the Ingress public.
+// them yet, so the user learns about them before making the source public.
 func (t *translator) checkBackendKinds() {
-	if b := t.ing.Spec.DefaultBackend; b != nil {
-		t.checkBackend("spec.defaultBackend", b)
+	if b := t.in.Routing.Default; b != nil {
+		t.checkBackend(b)
 	}
-	for i, r := range t.ing.Spec.Rules {
-		if r.HTTP == nil {
-			continue
-		}
-		for j := range r.HTTP.Paths {
-			t.checkBackend(fmt.Sprintf("spec.rules[%d].http.paths[%d].backend", i, j), &r.HTTP.Paths[j].Backend)
+	for _, r := range t.in.Routing.Rules {
+		for i := range r.Paths {
+			t.checkBackend(&r.Paths[i].Backend)
 		}
 	}
 }
 
-func (t *translator) checkBackend(field string, b *networkingv1.IngressBackend) {
-	name, ok := t.serviceName(field, b)
-	if ok && b.Service.Port.Number > 0 && b.Service.Port.Number <= 65535 {
-		t.checkNumberedPort(field, name, t.in.Services[name], b.Service.Port.Number)
+func (t *translator) checkBackend(b *Backend) {
+	name, ok := t.serviceName(b)
+	if ok && b.Service.Number > 0 && b.Service.Number <= 65535 {
+		t.checkNumberedPort(b.Field, name, t.in.Services[name], b.Service.Number)
 	}
 }
 
-func (t *translator) serviceName(field string, b *networkingv1.IngressBackend) (string, bool) {
+func (t *translator) serviceName(b *Backend) (string, bool) {
 	switch {
 	case b.Resource != nil:
-		t.problem(field, "a resource backend (%s %s) is not supported; use a Service", clip(b.Resource.Kind), clip(b.Resource.Name))
+		t.problem(b.Field, "a resource backend (%s %s) is not supported; use a Service", publish.Clip(b.Resource.Kind), publish.Clip(b.Resource.Name))
 	case b.Service == nil:
-		t.problem(field, "names no Service")
+		t.problem(b.Field, "names no Service")
 	case len(validation.IsDNS1123Label(b.Service.Name)) > 0:
-		t.problem(field, "%s is not a valid Service name", clip(b.Service.Name))
+		t.problem(b.Field, "%s is not a valid Service name", publish.Clip(b.Service.Name))
 	default:
 		return b.Service.Name, true
 	}
@@ -117,33 +115,33 @@ func (t *translator) serviceName(field string, b *networkingv1.IngressBackend) (
 // backend resolves a backend to its Service name and port number; a named
 // port is the Service port of that name (not the target port), as for any
 // Ingress controller.
-func (t *translator) backend(field string, b *networkingv1.IngressBackend) (string, int32, bool) {
-	name, ok := t.serviceName(field, b)
+func (t *translator) backend(b *Backend) (string, int32, bool) {
+	name, ok := t.serviceName(b)
 	if !ok {
 		return "", 0, false
 	}
-	p := b.Service.Port
+	field, p := b.Field, b.Service
 	switch {
 	case p.Number > 0 && p.Number <= 65535:
 		return name, p.Number, true
 	case p.Number != 0:
 		t.problem(field, "port %d is not a port number 1-65535", p.Number)
 		return "", 0, false
-	case p.Name == "":
-		t.problem(field, "Service %s has no port", clip(name))
+	case p.PortName == "":
+		t.problem(field, "Service %s has no port", publish.Clip(name))
 		return "", 0, false
 	}
 	svc := t.in.Services[name]
 	if svc == nil {
-		t.problem(field, "Service %s not found, so its port %s cannot be resolved", clip(name), clip(p.Name))
+		t.problem(field, "Service %s not found, so its port %s cannot be resolved", publish.Clip(name), publish.Clip(p.PortName))
 		return "", 0, false
 	}
 	for _, sp := range svc.Spec.Ports {
-		if sp.Name == p.Name && sp.Port > 0 && sp.Port <= 65535 {
+		if sp.Name == p.PortName && sp.Port > 0 && sp.Port <= 65535 {
 			return name, sp.Port, true
 		}
 	}
-	t.problem(field, "Service %s has no port named %s", clip(name), clip(p.Name))
+	t.problem(field, "Service %s has no port named %s", publish.Clip(name), publish.Clip(p.PortName))
 	return "", 0, false
 }
 
@@ -156,7 +154,7 @@ func (t *translator) checkNumberedPort(field, name string, svc *corev1.Service, 
 		return
 	}
 	if svc == nil {
-		t.note(NoteBackendServiceNotFound, field, "Service %s not found in namespace %s: traffic for it fails until it exists", clip(name), t.ing.Namespace)
+		t.note(NoteBackendServiceNotFound, field, "Service %s not found in namespace %s: traffic for it fails until it exists", publish.Clip(name), t.in.Namespace)
 		return
 	}
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
@@ -164,11 +162,11 @@ func (t *translator) checkNumberedPort(field, name string, svc *corev1.Service, 
 	}
 	for _, sp := range svc.Spec.Ports {
 		if sp.Port == port {
-			if port == 443 && t.ing.Annotations[tv1alpha1.AnnotationOriginProtocol] == "" {
-				t.note(NotePlainHTTPToTLSPort, field, "Service %s port 443 is reached as http://; if it serves TLS, requests fail: set %s: https", clip(name), tv1alpha1.AnnotationOriginProtocol)
+			if port == 443 && t.ann[tv1alpha1.AnnotationOriginProtocol] == "" {
+				t.note(NotePlainHTTPToTLSPort, field, "Service %s port 443 is reached as http://; if it serves TLS, requests fail: set %s: https", publish.Clip(name), tv1alpha1.AnnotationOriginProtocol)
 			}
 			return
 		}
 	}
-	t.note(NoteBackendPortNotFound, field, "Service %s has no port %d: traffic for it fails until it does", clip(name), port)
+	t.note(NoteBackendPortNotFound, field, "Service %s has no port %d: traffic for it fails until it does", publish.Clip(name), port)
 }
