@@ -52,7 +52,7 @@ func (t *translator) vpcHost(hosts []host) (string, bool) {
 	if !public || hosts[0].internal {
 		return hosts[0].route, true
 	}
-	t.problem(tv1alpha1.AnnotationVPCService, "not created: the Ingress's hostnames are public, and inside the cluster a public hostname resolves to Cloudflare's edge, not to a backend; give the Ingress a backend Service for the VPC service to reach")
+	t.problem(tv1alpha1.AnnotationVPCService, "not created: the %[1]s's hostnames are public, and inside the cluster a public hostname resolves to Cloudflare's edge, not to a backend; give the %[1]s a backend Service for the VPC service to reach", t.kind())
 	return "", false
 }
 
@@ -68,7 +68,7 @@ func (t *translator) namesPublicHost() bool {
 func (t *translator) vpcBackendPort() (int32, bool) {
 	b := t.mainBackend()
 	if b == nil {
-		t.problem(tv1alpha1.AnnotationVPCPort, "required: the Ingress has no backend to take the VPC service's port from")
+		t.problem(tv1alpha1.AnnotationVPCPort, "required: the %s has no backend to take the VPC service's port from", t.kind())
 		return 0, false
 	}
 	_, port, ok := t.backend(b)

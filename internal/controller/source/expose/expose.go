@@ -273,7 +273,7 @@ func (t *translator) translate() Result {
 	}
 	t.tunnel, t.tunnelNamespace = ref.Name, ref.Namespace
 	if t.in.Owner.Name == "" || t.in.Namespace == "" {
-		t.problem("metadata", "the Ingress needs a name and a namespace")
+		t.problem("metadata", "the %s needs a name and a namespace", t.kind())
 		return Result{}
 	}
 
@@ -289,8 +289,8 @@ func (t *translator) translate() Result {
 		return Result{}
 	}
 	if public && hosts[0].internal {
-		t.problem(tv1alpha1.AnnotationPublic, "the Ingress names no hostname (no spec.rules[].host and no %s annotation), so it is reached privately as %s; set a public hostname to publish it; no DNS record or public rule is made",
-			tv1alpha1.AnnotationHostname, hosts[0].public)
+		t.problem(tv1alpha1.AnnotationPublic, "the %s names no hostname (%s), so it is reached privately as %s; set a public hostname to publish it; no DNS record or public rule is made",
+			t.kind(), t.whereHostnamesAre(), hosts[0].public)
 		public = false
 	}
 	r := Result{Public: public, Written: map[string][]string{}}
@@ -439,4 +439,20 @@ func (t *translator) vpcPort() (int32, bool, bool) {
 		return 0, true, false
 	}
 	return int32(n), true, true
+}
+
+// kind is the source's kind, as its messages name it.
+func (t *translator) kind() string {
+	if t.in.Owner.Kind == "" {
+		return "source"
+	}
+	return t.in.Owner.Kind
+}
+
+// whereHostnamesAre says where the source could have named a hostname.
+func (t *translator) whereHostnamesAre() string {
+	if t.in.Owner.Kind == "Ingress" {
+		return fmt.Sprintf("no spec.rules[].host and no %s annotation", tv1alpha1.AnnotationHostname)
+	}
+	return fmt.Sprintf("no %s annotation", tv1alpha1.AnnotationHostname)
 }
