@@ -5,7 +5,6 @@ package expose
 // translations. Each checks the parser against an independent oracle.
 
 import (
-	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -13,51 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/expose/oracle"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/hostname"
 )
-
-// fzHostRe is the oracle's hostname: DNS labels with an optional leading
-// "*." wildcard, written from the rules parseHost documents.
-var fzHostRe = regexp.MustCompile(`^(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$`)
-
-func fzASCIILower(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'A' && r <= 'Z' {
-			return r + 'a' - 'A'
-		}
-		return r
-	}, s)
-}
-
-// fzHost is the oracle for a hostname: surrounding space and one trailing
-// dot dropped, ASCII case folded, at most 253 characters, DNS labels with an
-// optional leading "*." wildcard. It returns the public form.
-func fzHost(raw string) (string, bool) {
-	h := strings.TrimSuffix(strings.TrimSpace(raw), ".")
-	if len(h) > 253 {
-		return "", false
-	}
-	h = fzASCIILower(h)
-	return h, fzHostRe.MatchString(h)
-}
-
-// fzPort is the oracle for the vpc-port annotation: decimal digits only
-// (leading zeros allowed), 1-65535.
-func fzPort(v string) (int32, bool) {
-	if v == "" {
-		return 0, false
-	}
-	n := 0
-	for _, c := range v {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		if n = n*10 + int(c-'0'); n > 65535 {
-			n = 65536 // too big, however many digits follow
-		}
-	}
-	return int32(n), n >= 1 && n <= 65535
-}
 
 // FuzzParseHost: parseHost accepts exactly what the hostname oracle
 // accepts; what it accepts is canonical (re-parsing the public form, in any
@@ -76,7 +33,7 @@ func FuzzParseHost(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		h, msg := parseHost(raw)
-		want, ok := fzHost(raw)
+		want, ok := oracle.Host(raw)
 		if (msg == "") != ok {
 			t.Fatalf("parseHost(%q) = %+v, %q; the oracle says valid=%t", raw, h, msg, ok)
 		}
@@ -112,7 +69,7 @@ func FuzzVPCPort(f *testing.F) {
 	f.Fuzz(func(t *testing.T, v string) {
 		tr := &translator{ann: map[string]string{tv1alpha1.AnnotationVPCPort: v}}
 		n, set, ok := tr.vpcPort()
-		want, wantOK := fzPort(v)
+		want, wantOK := oracle.Port(v)
 		if !set || ok != wantOK || (ok && n != want) {
 			t.Fatalf("vpcPort(%q) = %d, %t, %t; want %d, valid=%t", v, n, set, ok, want, wantOK)
 		}

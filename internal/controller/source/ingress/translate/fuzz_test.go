@@ -23,6 +23,7 @@ import (
 
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/expose"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/expose/oracle"
 )
 
 const fzTunnelID = "de5136fc-0000-4000-8000-0000000000ff"
@@ -32,47 +33,7 @@ const fzTunnelID = "de5136fc-0000-4000-8000-0000000000ff"
 var (
 	fzLabelRe     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 	fzSubdomainRe = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-	fzHostRe      = regexp.MustCompile(`^(\*\.)?[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$`)
 )
-
-func fzASCIILower(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'A' && r <= 'Z' {
-			return r + 'a' - 'A'
-		}
-		return r
-	}, s)
-}
-
-// fzHost is the oracle for a hostname: surrounding space and one trailing
-// dot dropped, ASCII case folded, at most 253 characters, DNS labels with an
-// optional leading "*." wildcard. It returns the public form.
-func fzHost(raw string) (string, bool) {
-	h := strings.TrimSuffix(strings.TrimSpace(raw), ".")
-	if len(h) > 253 {
-		return "", false
-	}
-	h = fzASCIILower(h)
-	return h, fzHostRe.MatchString(h)
-}
-
-// fzPort is the oracle for the vpc-port annotation: decimal digits only
-// (leading zeros allowed), 1-65535.
-func fzPort(v string) (int32, bool) {
-	if v == "" {
-		return 0, false
-	}
-	n := 0
-	for _, c := range v {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		if n = n*10 + int(c-'0'); n > 65535 {
-			n = 65536 // too big, however many digits follow
-		}
-	}
-	return int32(n), n >= 1 && n <= 65535
-}
 
 func fzProblemFields(r expose.Result) []string {
 	var fs []string
@@ -190,7 +151,7 @@ func FuzzAnnotations(f *testing.F) {
 		}
 		wantPort := int32(80) // the backend's
 		if v, ok := ann[tv1alpha1.AnnotationVPCPort]; ok {
-			n, ok := fzPort(v)
+			n, ok := oracle.Port(v)
 			if !ok {
 				bad(tv1alpha1.AnnotationVPCPort)
 				wantVPC = false
@@ -199,7 +160,7 @@ func FuzzAnnotations(f *testing.F) {
 		}
 		wantPublicName, hostOK := "www.example.com", true
 		if v, ok := ann[tv1alpha1.AnnotationHostname]; ok {
-			if wantPublicName, hostOK = fzHost(v); strings.Contains(v, ",") || !hostOK {
+			if wantPublicName, hostOK = oracle.Host(v); strings.Contains(v, ",") || !hostOK {
 				bad(tv1alpha1.AnnotationHostname)
 				hostOK = false
 			}
