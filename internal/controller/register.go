@@ -15,15 +15,15 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/accessgroup"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/accesspolicy"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/accessservicetoken"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/config"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/dnsrecord"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/hostnameroute"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/networkroute"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/quietstatus"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/tunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/virtualnetwork"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/vpcservice"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/providerconfig"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/quietstatus"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gateway"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gatewaybinding"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress"
@@ -145,7 +145,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, s Settings) error {
 		}
 	}
 	kube := kubeOnly(o)
-	if err := config.SetupGated(mgr, kube, s.Managed.Cloudflare.Env); err != nil {
+	if err := providerconfig.SetupGated(mgr, kube, s.Managed.Cloudflare.Env); err != nil {
 		return err
 	}
 	if err := cloudflaretunnel.SetupGated(mgr, kube, cloudflaretunnel.Options{ConfigBatchWindow: s.ConfigBatchWindow, Metrics: s.Metrics}); err != nil {

@@ -23,7 +23,7 @@ import (
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 )
 
@@ -123,7 +123,7 @@ func protectsAHostnameItLost(t *testing.T, c *corpus) string {
 		for _, x := range l.Items {
 			if metav1.IsControlledBy(&x, ing) {
 				ph = x
-				if valid = x.GetCondition(tv1alpha1.TypeValid); valid.Reason == publichostname.ReasonWaitingForHostname && strings.Contains(valid.Message, "DNS record is refused") {
+				if valid = x.GetCondition(tv1alpha1.TypeValid); valid.Reason == handshake.ReasonWaitingForHostname && strings.Contains(valid.Message, "DNS record is refused") {
 					return nil
 				}
 				return fmt.Errorf("Valid=%s %s: %s", valid.Status, valid.Reason, valid.Message)

@@ -19,7 +19,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/config"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/providerconfig"
 )
 
 // TestNamespaceDeletion deletes a team's namespace with everything in it —
@@ -61,7 +61,7 @@ func TestNamespaceDeletion(t *testing.T) {
 		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(secret), secret); err != nil {
 			return err
 		}
-		if !slices.Contains(secret.Finalizers, config.FinalizerCredentialsInUse) {
+		if !slices.Contains(secret.Finalizers, providerconfig.FinalizerCredentialsInUse) {
 			return fmt.Errorf("finalizers %v", secret.Finalizers)
 		}
 		return nil
@@ -113,7 +113,7 @@ func TestClusterConfigDeletedBeforeItsUsersNamespace(t *testing.T) {
 		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(cpc), cpc); err != nil {
 			return err
 		}
-		if !slices.Contains(cpc.Finalizers, config.FinalizerCredentialsInUse) {
+		if !slices.Contains(cpc.Finalizers, providerconfig.FinalizerCredentialsInUse) {
 			return fmt.Errorf("finalizers %v", cpc.Finalizers)
 		}
 		return nil

@@ -22,7 +22,7 @@ import (
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
 )
 
 // Owned is what a source makes: managed resources and PublicHostnames.
@@ -101,7 +101,7 @@ func FailureReason(r xpv2.ConditionReason) string {
 // PublicHostname that is not published for a reason its author must act on.
 func Failure(m Owned) (string, string) {
 	if ph, ok := m.(*v1alpha1.PublicHostname); ok {
-		c, ok := publichostname.Failure(ph)
+		c, ok := handshake.Failure(ph)
 		if !ok {
 			return "", ""
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/hostname"
 )
 
@@ -38,7 +38,7 @@ func Yielded(phs []*v1alpha1.PublicHostname) map[string]string {
 		}
 		// Named only when of the source's namespace: another's is
 		// another tenant's.
-		holder := publichostname.HolderName(ph)
+		holder := handshake.HolderName(ph)
 		if lost[h] == "" {
 			lost[h] = holder
 		}

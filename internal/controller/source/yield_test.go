@@ -10,7 +10,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
 // ph is a source's PublicHostname for host with the tunnel's answer: held,
@@ -75,7 +75,7 @@ func TestUndecided(t *testing.T) {
 	deleting := ph("api.example.com", "held", "")
 	deleting.DeletionTimestamp = ptr.To(metav1.Now())
 	refused := ph("api.example.com", "", "")
-	refused.SetConditions(xpv2.Condition{Type: v1alpha1.TypeAccepted, Status: "False", Reason: publichostname.ReasonTunnelNotShared})
+	refused.SetConditions(xpv2.Condition{Type: v1alpha1.TypeAccepted, Status: "False", Reason: sharing.ReasonTunnelNotShared})
 	cases := map[string]struct {
 		reason string
 		phs    []*v1alpha1.PublicHostname

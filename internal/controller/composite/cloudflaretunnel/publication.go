@@ -22,7 +22,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
@@ -49,7 +49,7 @@ func (r *Reconciler) publishedAndLeaving(ctx context.Context, cr *v1alpha1.Cloud
 	// hostnames, and copying all of them each time was most of the
 	// provider's allocation at a thousand. What this returns shares the
 	// cache's objects: read them, and copy one before writing it (answer).
-	if err := r.kube.List(ctx, l, client.MatchingFields{publichostname.TunnelIndex: publichostname.IndexKey(self)}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.kube.List(ctx, l, client.MatchingFields{handshake.TunnelIndex: handshake.IndexKey(self)}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, nil, errors.Wrap(err, "cannot list PublicHostnames")
 	}
 	allowed := map[string]bool{cr.Namespace: true}
@@ -58,12 +58,12 @@ func (r *Reconciler) publishedAndLeaving(ctx context.Context, cr *v1alpha1.Cloud
 	for i := range l.Items {
 		ph := &l.Items[i]
 		if meta.WasDeleted(ph) {
-			if publichostname.AwaitsUnpublishing(ph, self) {
+			if handshake.AwaitsUnpublishing(ph, self) {
 				leaving = append(leaving, *ph)
 			}
 			continue
 		}
-		if t := publichostname.Tunnel(ph); t != self {
+		if t := handshake.Tunnel(ph); t != self {
 			err := r.kube.Get(ctx, t, &v1alpha1.CloudflareTunnel{})
 			if err == nil {
 				continue // moved
@@ -91,7 +91,7 @@ func (r *Reconciler) publishedAndLeaving(ctx context.Context, cr *v1alpha1.Cloud
 // claimName names a PublicHostname among the tunnel's claims: by name in
 // the tunnel's namespace, "<namespace>/<name>" in another.
 func claimName(cr *v1alpha1.CloudflareTunnel, ph *v1alpha1.PublicHostname) string {
-	return publichostname.AnswerName(types.NamespacedName{Namespace: ph.Namespace, Name: ph.Name}, cr.Namespace)
+	return handshake.AnswerName(types.NamespacedName{Namespace: ph.Namespace, Name: ph.Name}, cr.Namespace)
 }
 
 // claims are the PublicHostnames' claims on their hostnames.
@@ -136,11 +136,11 @@ func caPools(cr *v1alpha1.CloudflareTunnel, phs []v1alpha1.PublicHostname, d pub
 // Answer is what a CloudflareTunnel tells a PublicHostname: whether it holds
 // its hostname here and, once Cloudflare has the configuration, its version.
 func Answer(cr *v1alpha1.CloudflareTunnel, ph *v1alpha1.PublicHostname, d publish.Decision, configVersion int) v1alpha1.PublishedStatus {
-	st := v1alpha1.PublishedStatus{Tunnel: publichostname.AnswerName(types.NamespacedName{Namespace: cr.Namespace, Name: cr.Name}, ph.Namespace), ObservedGeneration: ph.Status.RulesGeneration}
+	st := v1alpha1.PublishedStatus{Tunnel: handshake.AnswerName(types.NamespacedName{Namespace: cr.Namespace, Name: cr.Name}, ph.Namespace), ObservedGeneration: ph.Status.RulesGeneration}
 	if holder, lost := d.Lost[claimName(cr, ph)]; lost {
 		st.Reason, st.ClaimedBy = "HostnameConflict", holder
 		by := "a PublicHostname of another namespace"
-		if n := publichostname.SameNamespaceName(holder, cr.Namespace, ph.Namespace); n != "" {
+		if n := handshake.SameNamespaceName(holder, cr.Namespace, ph.Namespace); n != "" {
 			by = "PublicHostname " + n
 		}
 		st.Message = fmt.Sprintf("hostname %s is already published through CloudflareTunnel %s by %s, the older claim; this one is not published", ph.Spec.Hostname, cr.Name, by)
@@ -170,8 +170,8 @@ func (r *Reconciler) answerLeaving(ctx context.Context, cr *v1alpha1.CloudflareT
 		ph := leaving[i].DeepCopy() // shares the cache's object
 		patch := client.MergeFrom(ph.DeepCopy())
 		ph.Status.Tunnel = &v1alpha1.PublishedStatus{
-			Tunnel:        publichostname.AnswerName(types.NamespacedName{Namespace: cr.Namespace, Name: cr.Name}, ph.Namespace),
-			Reason:        publichostname.ReasonUnpublished,
+			Tunnel:        handshake.AnswerName(types.NamespacedName{Namespace: cr.Namespace, Name: cr.Name}, ph.Namespace),
+			Reason:        handshake.ReasonUnpublished,
 			Message:       fmt.Sprintf("hostname %s's rules are out of CloudflareTunnel %s's configuration (version %d)", ph.Spec.Hostname, cr.Name, version),
 			ConfigVersion: version,
 		}

@@ -28,7 +28,7 @@ import (
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
 
@@ -107,9 +107,9 @@ func enqueueTunnelsOf(q workqueue.TypedRateLimitingInterface[reconcile.Request],
 			q.Add(reconcile.Request{NamespacedName: t})
 		}
 	}
-	add(publichostname.Tunnel(ph))
-	if t := ph.Status.Tunnel; t != nil && t.Tunnel != publichostname.TunnelName(ph) {
-		add(publichostname.Answered(ph))
+	add(handshake.Tunnel(ph))
+	if t := ph.Status.Tunnel; t != nil && t.Tunnel != handshake.TunnelName(ph) {
+		add(handshake.Answered(ph))
 	}
 }
 

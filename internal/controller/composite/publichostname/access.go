@@ -31,19 +31,14 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
 // teamDomainSuffix ends every Zero Trust team domain.
 const teamDomainSuffix = ".cloudflareaccess.com"
-
-// ManagedAccess says whether the spec asks for an Access application made
-// for the hostname.
-func ManagedAccess(spec v1alpha1.PublicHostnameSpec) bool {
-	return spec.Access != nil && len(spec.Access.Policies) > 0
-}
 
 // ApplicationName is the AccessApplication a PublicHostname makes.
 func ApplicationName(ph *v1alpha1.PublicHostname) string { return ph.Name }
@@ -53,7 +48,7 @@ func ApplicationName(ph *v1alpha1.PublicHostname) string { return ph.Name }
 // there is none yet (the spec then publishes nothing).
 func (r *Reconciler) withAccess(ctx context.Context, ph *v1alpha1.PublicHostname, tgt target.Target) (v1alpha1.PublicHostnameSpec, *publish.Problem, error) {
 	spec := *ph.Spec.DeepCopy()
-	if !ManagedAccess(spec) {
+	if !handshake.ManagedAccess(spec) {
 		return spec, nil, nil
 	}
 	// Without its application the rest of the spec is still checked, and
@@ -64,7 +59,7 @@ func (r *Reconciler) withAccess(ctx context.Context, ph *v1alpha1.PublicHostname
 		return unprotected, p, err
 	}
 	if !tgt.Made {
-		return unprotected, waiting("spec.access", "waiting for CloudflareTunnel %s's credentials, which the Access application uses", TunnelName(ph)), nil
+		return unprotected, waiting("spec.access", "waiting for CloudflareTunnel %s's credentials, which the Access application uses", handshake.TunnelName(ph)), nil
 	}
 	if p, _, err := r.holding(ctx, ph); p != nil || err != nil {
 		return unprotected, p, err
@@ -96,10 +91,10 @@ func waiting(field, format string, args ...any) *publish.Problem {
 func (r *Reconciler) holding(ctx context.Context, ph *v1alpha1.PublicHostname) (p *publish.Problem, lost bool, err error) {
 	t := ph.Status.Tunnel
 	switch {
-	case t == nil || t.Tunnel != TunnelName(ph):
-		return holdWait("waiting for CloudflareTunnel %s to accept the hostname", TunnelName(ph)), false, nil
+	case t == nil || t.Tunnel != handshake.TunnelName(ph):
+		return holdWait("waiting for CloudflareTunnel %s to accept the hostname", handshake.TunnelName(ph)), false, nil
 	case !t.Accepted:
-		return holdWait("the hostname is not this PublicHostname's on CloudflareTunnel %s (%s)", TunnelName(ph), t.Reason), true, nil
+		return holdWait("the hostname is not this PublicHostname's on CloudflareTunnel %s (%s)", handshake.TunnelName(ph), t.Reason), true, nil
 	case ph.Spec.DNS == v1alpha1.DNSNone:
 		return nil, false, nil
 	}
@@ -129,7 +124,7 @@ func holdWait(format string, args ...any) *publish.Problem {
 // dropUnwanted deletes the application of a PublicHostname that no longer
 // asks for managed Access, or whose hostname is another's.
 func (r *Reconciler) dropUnwanted(ctx context.Context, ph *v1alpha1.PublicHostname) error {
-	if !ManagedAccess(ph.Spec) {
+	if !handshake.ManagedAccess(ph.Spec) {
 		return r.dropApplication(ctx, ph, false)
 	}
 	if _, lost, err := r.holding(ctx, ph); err != nil || !lost {
@@ -317,24 +312,15 @@ func (r *Reconciler) releaseApplication(ctx context.Context, ph *v1alpha1.Public
 	return false, nil
 }
 
-// AwaitsUnpublishing: a PublicHostname being deleted with an Access
-// application of its own waits for tunnel's answer that its rules are out
-// of the configuration Cloudflare holds, while the answer still counts
-// them there.
-func AwaitsUnpublishing(ph *v1alpha1.PublicHostname, tunnel types.NamespacedName) bool {
-	t := ph.Status.Tunnel
-	return ManagedAccess(ph.Spec) && t != nil && t.Rules > 0 && t.Tunnel == AnswerName(tunnel, ph.Namespace)
-}
-
 // awaitUnpublishing says whether the application must wait for the
 // tunnel's answer. A tunnel gone or being deleted takes its configuration
 // with it: nothing to wait for.
 func (r *Reconciler) awaitUnpublishing(ctx context.Context, ph *v1alpha1.PublicHostname) (bool, error) {
-	if !AwaitsUnpublishing(ph, Tunnel(ph)) {
+	if !handshake.AwaitsUnpublishing(ph, handshake.Tunnel(ph)) {
 		return false, nil
 	}
 	cft := &v1alpha1.CloudflareTunnel{}
-	err := r.kube.Get(ctx, Tunnel(ph), cft)
+	err := r.kube.Get(ctx, handshake.Tunnel(ph), cft)
 	if kerrors.IsNotFound(err) || (err == nil && meta.WasDeleted(cft)) {
 		return false, nil
 	}

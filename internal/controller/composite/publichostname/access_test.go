@@ -16,6 +16,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 )
 
@@ -215,12 +216,12 @@ func TestAPolicySharedByAPlatformTeam(t *testing.T) {
 		if err := p.Get(refused); err != nil {
 			return err
 		}
-		if c := refused.GetCondition(v1alpha1.TypeValid); c.Status != corev1.ConditionFalse || c.Reason != publichostname.ReasonInvalid || !strings.Contains(c.Message, "spec.access.policies[0]") || !strings.Contains(c.Message, "not shared with namespace "+ns) {
+		if c := refused.GetCondition(v1alpha1.TypeValid); c.Status != corev1.ConditionFalse || c.Reason != handshake.ReasonInvalid || !strings.Contains(c.Message, "spec.access.policies[0]") || !strings.Contains(c.Message, "not shared with namespace "+ns) {
 			return fmt.Errorf("Valid %s %s: %s", c.Status, c.Reason, c.Message)
 		}
 		return nil
 	})
-	waitEvent(t, ns, "unshared", string(publichostname.ReasonInvalid), "not shared")
+	waitEvent(t, ns, "unshared", string(handshake.ReasonInvalid), "not shared")
 	p.WaitServed(t, 4, "GET", "/cfd_tunnel$") // past the configuration batch window
 	if c, _ := config(t, tunnelID); len(rulesFor(c, refusedHost)) != 0 || len(records(t, refusedHost)) != 0 {
 		t.Fatalf("published with a policy not shared with it: rules %+v, records %+v", rulesFor(c, refusedHost), records(t, refusedHost))

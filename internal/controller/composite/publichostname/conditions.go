@@ -14,7 +14,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
@@ -25,7 +25,7 @@ import (
 func ProblemReason(problems []publish.Problem) xpv2.ConditionReason {
 	for _, p := range problems {
 		if !p.Waiting {
-			return ReasonInvalid
+			return handshake.ReasonInvalid
 		}
 	}
 	if len(problems) == 0 {
@@ -39,30 +39,9 @@ func ProblemReason(problems []publish.Problem) xpv2.ConditionReason {
 	case publish.WaitingForAccessApplication:
 		return ReasonWaitingForAccessApplication
 	case publish.WaitingForHostname:
-		return ReasonWaitingForHostname
+		return handshake.ReasonWaitingForHostname
 	}
 	return ReasonWaitingForService
-}
-
-// Failure is the condition that keeps a PublicHostname from being published
-// for a reason its author must act on: another PublicHostname holds the
-// hostname, Cloudflare refused its DNS record, its spec is not valid, or
-// its provider config does not allow one of its origins.
-func Failure(ph *v1alpha1.PublicHostname) (xpv2.Condition, bool) {
-	accepted, dns, valid := ph.GetCondition(v1alpha1.TypeAccepted), ph.GetCondition(v1alpha1.TypeDNSReady), ph.GetCondition(v1alpha1.TypeValid)
-	for _, f := range []struct {
-		c      xpv2.Condition
-		failed bool
-	}{
-		{accepted, accepted.Reason == v1alpha1.ReasonHostnameConflict},
-		{dns, DNSRefused(dns)},
-		{valid, valid.Reason == ReasonInvalid || clients.IsOriginRule(string(valid.Reason))},
-	} {
-		if f.failed && f.c.Status == corev1.ConditionFalse && f.c.Message != "" {
-			return f.c, true
-		}
-	}
-	return xpv2.Condition{}, false
 }
 
 // ValidCondition is Valid for a spec that resolved (valid) once its DNS
@@ -71,42 +50,10 @@ func Failure(ph *v1alpha1.PublicHostname) (xpv2.Condition, bool) {
 // it), so Valid says they are not published and why, rather than count
 // rules the tunnel answers it does not have.
 func ValidCondition(valid, dns xpv2.Condition) xpv2.Condition {
-	if !DNSRefused(dns) {
+	if !handshake.DNSRefused(dns) {
 		return valid
 	}
 	return cond(v1alpha1.TypeValid, false, v1alpha1.ReasonDNSRefused, fmt.Sprintf("%s, not published while the hostname's DNS record is refused: %s", valid.Message, dns.Message))
-}
-
-// AcceptedCondition is the CloudflareTunnel's answer, as it wrote it.
-func AcceptedCondition(ph *v1alpha1.PublicHostname) xpv2.Condition {
-	t := ph.Status.Tunnel
-	switch {
-	case t == nil || t.Tunnel != TunnelName(ph):
-		return cond(v1alpha1.TypeAccepted, false, v1alpha1.ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to publish the hostname", TunnelName(ph)))
-	case !t.Accepted:
-		return cond(v1alpha1.TypeAccepted, false, xpv2.ConditionReason(t.Reason), t.Message)
-	}
-	return cond(v1alpha1.TypeAccepted, true, xpv2.ConditionReason(t.Reason), t.Message)
-}
-
-// ReadyCondition: the hostname is valid, its tunnel publishes its rules, and
-// its DNS record (if it has one) is ready.
-func ReadyCondition(ph *v1alpha1.PublicHostname) xpv2.Condition {
-	order := []xpv2.ConditionType{v1alpha1.TypeValid, v1alpha1.TypeAccepted, v1alpha1.TypeDNSReady}
-	if ph.GetCondition(v1alpha1.TypeValid).Reason == ReasonWaitingForHostname {
-		// Valid waits on the claim and the record: theirs is the reason.
-		order = []xpv2.ConditionType{v1alpha1.TypeAccepted, v1alpha1.TypeDNSReady, v1alpha1.TypeValid}
-	}
-	for _, t := range order {
-		if c := ph.GetCondition(t); c.Status != corev1.ConditionTrue {
-			return cond(xpv2.TypeReady, false, c.Reason, c.Message)
-		}
-	}
-	t := ph.Status.Tunnel
-	if t.ObservedGeneration != ph.Generation || t.ConfigVersion == 0 {
-		return cond(xpv2.TypeReady, false, v1alpha1.ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to write the hostname's rules to Cloudflare", TunnelName(ph)))
-	}
-	return cond(xpv2.TypeReady, true, ReasonPublished, fmt.Sprintf("published: %s in version %d of tunnel %s's configuration", publish.RuleCount(t.Rules), t.ConfigVersion, TunnelName(ph)))
 }
 
 // DeletingCondition is Ready while a PublicHostname being deleted waits for
@@ -144,7 +91,7 @@ func AccessState(ph *v1alpha1.PublicHostname) metrics.HostnameAccess {
 	switch {
 	case valid.Status == corev1.ConditionFalse && (valid.Reason == ReasonWaitingForAccessPolicy || valid.Reason == ReasonWaitingForAccessApplication):
 		return metrics.HostnameWaitingForAccess
-	case valid.Status == corev1.ConditionTrue && AcceptedCondition(ph).Status == corev1.ConditionTrue:
+	case valid.Status == corev1.ConditionTrue && handshake.AcceptedCondition(ph).Status == corev1.ConditionTrue:
 		return metrics.HostnameProtected
 	}
 	return metrics.HostnameOther

@@ -12,6 +12,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
@@ -87,7 +88,7 @@ func TestProblemReason(t *testing.T) {
 		"AService":          {problems: []publish.Problem{service}, want: publichostname.ReasonWaitingForService},
 		"ASecret":           {problems: []publish.Problem{secret}, want: publichostname.ReasonWaitingForSecret},
 		"TheFirstWaitNames": {problems: []publish.Problem{secret, service}, want: publichostname.ReasonWaitingForSecret},
-		"InvalidDominates":  {problems: []publish.Problem{secret, invalid}, want: publichostname.ReasonInvalid},
+		"InvalidDominates":  {problems: []publish.Problem{secret, invalid}, want: handshake.ReasonInvalid},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -121,7 +122,7 @@ func TestAccessState(t *testing.T) {
 		"WaitingForThePolicy":            {access: managed, valid: valid(false, publichostname.ReasonWaitingForAccessPolicy), want: metrics.HostnameWaitingForAccess},
 		"WaitingForTheApplication":       {access: managed, valid: valid(false, publichostname.ReasonWaitingForAccessApplication), want: metrics.HostnameWaitingForAccess},
 		"ValidButNotInItsTunnel":         {access: managed, valid: valid(true, "Resolved"), want: metrics.HostnameOther},
-		"InvalidForAnotherReason":        {access: managed, valid: valid(false, publichostname.ReasonInvalid), accepted: true, want: metrics.HostnameOther},
+		"InvalidForAnotherReason":        {access: managed, valid: valid(false, handshake.ReasonInvalid), accepted: true, want: metrics.HostnameOther},
 		"NoAccess":                       {valid: valid(true, "Resolved"), accepted: true, want: metrics.HostnameOther},
 		"TokensCheckedOnlyWhenPresent":   {access: optional, valid: valid(true, "Resolved"), accepted: true, want: metrics.HostnameOther},
 		"WaitingButNoLongerAskingAccess": {valid: valid(false, publichostname.ReasonWaitingForAccessPolicy), want: metrics.HostnameOther},

@@ -6,7 +6,6 @@ package publichostname
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,7 +25,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
@@ -41,10 +41,10 @@ func (r *Reconciler) applyDNS(ctx context.Context, ph *v1alpha1.PublicHostname, 
 	}
 	want := ph.Spec.DNS != v1alpha1.DNSNone
 	answer := ph.Status.Tunnel
-	if want && (answer == nil || answer.Tunnel != TunnelName(ph)) {
+	if want && (answer == nil || answer.Tunnel != handshake.TunnelName(ph)) {
 		// Not answered yet (new, or moved to another tunnel): what it has
 		// stays until its tunnel says the hostname is its.
-		return cond(v1alpha1.TypeDNSReady, false, v1alpha1.ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to accept the hostname", TunnelName(ph))), nil
+		return cond(v1alpha1.TypeDNSReady, false, v1alpha1.ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to accept the hostname", handshake.TunnelName(ph))), nil
 	}
 	if want && !answer.Accepted {
 		// The hostname is another PublicHostname's: this one must not
@@ -80,7 +80,7 @@ func (r *Reconciler) applyDNS(ctx context.Context, ph *v1alpha1.PublicHostname, 
 		// now would point the name at a tunnel that does not serve it; one
 		// taken over from an older version would end the tunnel's carrying
 		// over of that version's rules before these can replace them.
-		return cond(v1alpha1.TypeDNSReady, false, v1alpha1.ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to take the hostname's rules before its DNS record is made", TunnelName(ph))), nil
+		return cond(v1alpha1.TypeDNSReady, false, v1alpha1.ReasonWaitingForTunnel, fmt.Sprintf("waiting for CloudflareTunnel %s to take the hostname's rules before its DNS record is made", handshake.TunnelName(ph))), nil
 	}
 	// Ahead of its rules for an Access application, which is made only
 	// for a hostname whose record is this PublicHostname's: the name then
@@ -134,15 +134,10 @@ func Refused(rec *dnsv1alpha1.DNSRecord) bool {
 // refusal is DNSReady's reason for a record refused with reason r: r if it
 // is typed, else RecordRefused.
 func refusal(r xpv2.ConditionReason) xpv2.ConditionReason {
-	if slices.Contains(typedRefusals, r) {
+	if handshake.TypedRefusal(r) {
 		return r
 	}
 	return v1alpha1.ReasonDNSRefused
-}
-
-// DNSRefused says whether a DNSReady condition reports a refused record.
-func DNSRefused(dns xpv2.Condition) bool {
-	return dns.Status == corev1.ConditionFalse && (dns.Reason == v1alpha1.ReasonDNSRefused || slices.Contains(typedRefusals, dns.Reason))
 }
 
 // records lists the DNS records this PublicHostname controls.
@@ -206,7 +201,7 @@ func DesiredRecord(ph *v1alpha1.PublicHostname, tgt target.Target, host string) 
 		}
 	}
 	labels[publish.LabelTunnel] = publish.LabelValue(ph.Spec.TunnelRef.Name)
-	if t := Tunnel(ph); t.Namespace != ph.Namespace {
+	if t := handshake.Tunnel(ph); t.Namespace != ph.Namespace {
 		labels[publish.LabelTunnelNamespace] = t.Namespace
 	}
 	labels[publish.LabelPublicHostname] = publish.LabelValue(ph.Name)

@@ -25,6 +25,7 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 )
 
@@ -83,7 +84,7 @@ func TestTheLoserOfAClaimMakesNoAccessApplication(t *testing.T) {
 			return err
 		}
 		v, r := second.GetCondition(v1alpha1.TypeValid), second.GetCondition(xpv2.TypeReady)
-		if v.Reason != publichostname.ReasonWaitingForHostname || !strings.Contains(v.Message, "HostnameConflict") {
+		if v.Reason != handshake.ReasonWaitingForHostname || !strings.Contains(v.Message, "HostnameConflict") {
 			return fmt.Errorf("Valid=%s %s: %s", v.Status, v.Reason, v.Message)
 		}
 		if r.Status != corev1.ConditionFalse || r.Reason != v1alpha1.ReasonHostnameConflict {
@@ -127,7 +128,7 @@ func TestARecordMadeElsewhereMeansNoAccessApplication(t *testing.T) {
 		if d.Status != corev1.ConditionFalse || d.Reason != common.ReasonNameTaken {
 			return fmt.Errorf("DNSReady=%s %s: %s", d.Status, d.Reason, d.Message)
 		}
-		if v.Reason != publichostname.ReasonWaitingForHostname || !strings.Contains(v.Message, "refused") {
+		if v.Reason != handshake.ReasonWaitingForHostname || !strings.Contains(v.Message, "refused") {
 			return fmt.Errorf("Valid=%s %s: %s", v.Status, v.Reason, v.Message)
 		}
 		return nil

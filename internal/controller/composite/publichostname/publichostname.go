@@ -28,24 +28,19 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
-	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
-// ReleaseRecheck is how often a source (PublicHostname, Ingress,
-// GatewayBinding) being deleted looks again at what it waits for, besides
-// being brought back by each owned object's deletion.
-const ReleaseRecheck = 30 * time.Second
-
 // Reasons of a PublicHostname's conditions that only this package decides
-// on (the shared types and reasons are in apis/tunnels/v1alpha1).
+// on (the shared types and reasons are in apis/tunnels/v1alpha1, and those
+// the hand-shake's readers decide on in package handshake).
 const (
 	ReasonValid             xpv2.ConditionReason = "Valid"
-	ReasonInvalid           xpv2.ConditionReason = "InvalidSpec"
 	ReasonWaitingForService xpv2.ConditionReason = "WaitingForService"
 	ReasonWaitingForSecret  xpv2.ConditionReason = "WaitingForSecret"
 	// ReasonWaitingForAccessPolicy and ReasonWaitingForAccessApplication:
@@ -53,24 +48,16 @@ const (
 	// application made for the hostname; nothing is published meanwhile.
 	ReasonWaitingForAccessPolicy      xpv2.ConditionReason = "WaitingForAccessPolicy"
 	ReasonWaitingForAccessApplication xpv2.ConditionReason = "WaitingForAccessApplication"
-	// ReasonWaitingForHostname: a managed Access check waits until the
-	// hostname is this PublicHostname's (its tunnel's claim won, its DNS
-	// record made); a hostname it does not hold gets no application.
-	ReasonWaitingForHostname xpv2.ConditionReason = "WaitingForHostname"
-	ReasonTunnelNotFound     xpv2.ConditionReason = "TunnelNotFound"
-	ReasonTunnelDeleting     xpv2.ConditionReason = "TunnelDeleting"
-	ReasonPublished          xpv2.ConditionReason = "Published"
-	ReasonDNSNotReady        xpv2.ConditionReason = "RecordNotReady"
-	ReasonDNSNone            xpv2.ConditionReason = "NotManaged"
-	ReasonNotAccepted        xpv2.ConditionReason = "NotAccepted"
-	ReasonNoRules            xpv2.ConditionReason = "NoRules"
-	ReasonReconcileError     xpv2.ConditionReason = "ReconcileError"
+	ReasonTunnelNotFound              xpv2.ConditionReason = "TunnelNotFound"
+	ReasonTunnelDeleting              xpv2.ConditionReason = "TunnelDeleting"
+	ReasonDNSNotReady                 xpv2.ConditionReason = "RecordNotReady"
+	ReasonDNSNone                     xpv2.ConditionReason = "NotManaged"
+	ReasonNotAccepted                 xpv2.ConditionReason = "NotAccepted"
+	ReasonNoRules                     xpv2.ConditionReason = "NoRules"
+	ReasonReconcileError              xpv2.ConditionReason = "ReconcileError"
 	// ReasonDeleting: the hostname is being deleted and its finalizer
 	// waits for its DNS record to leave Cloudflare.
-	ReasonDeleting xpv2.ConditionReason = "Deleting"
-	// ReasonUnpublished: the tunnel's answer to a hostname being deleted,
-	// once Cloudflare holds a configuration without its rules.
-	ReasonUnpublished                          = "Unpublished"
+	ReasonDeleting        xpv2.ConditionReason = "Deleting"
 	ReasonTunnelNotShared xpv2.ConditionReason = sharing.ReasonTunnelNotShared
 
 	finalizer = "tunnels.cloudflare.com/publichostname"
@@ -86,11 +73,6 @@ type Options struct {
 }
 
 const secretIndex = "tunnels.cloudflare.com/secret"
-
-// TunnelIndex indexes PublicHostnames by the CloudflareTunnel they name and
-// the one that last published them, as IndexKey gives it: in any namespace,
-// since a tunnel may be shared.
-const TunnelIndex = "tunnels.cloudflare.com/tunnel"
 
 const serviceIndex = "tunnels.cloudflare.com/service"
 
@@ -141,7 +123,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // apply resolves the rules, converges the DNS record and computes the
 // conditions.
 func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (reconcile.Result, error) {
-	ref := Tunnel(ph)
+	ref := handshake.Tunnel(ph)
 	tgt, err := target.Resolve(ctx, r.kube, ph.Namespace, sharing.Ref{Namespace: ref.Namespace, Name: ref.Name})
 	refusal, refused := target.Refused(err)
 	if err != nil && !refused {
@@ -178,7 +160,7 @@ func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (re
 	if err := r.dropUnwanted(ctx, ph); err != nil {
 		return reconcile.Result{}, err
 	}
-	if DNSRefused(dns) {
+	if handshake.DNSRefused(dns) {
 		// The hostname does not reach this tunnel (its DNS is someone
 		// else's, or no zone holds it): its rules would only claim what
 		// is not ours.
@@ -187,8 +169,8 @@ func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (re
 	for _, v := range valid {
 		ph.SetConditions(ValidCondition(v, dns))
 	}
-	ph.SetConditions(dns, AcceptedCondition(ph))
-	ph.SetConditions(ReadyCondition(ph))
+	ph.SetConditions(dns, handshake.AcceptedCondition(ph))
+	ph.SetConditions(handshake.ReadyCondition(ph))
 	if ph.GetCondition(xpv2.TypeReady).Status != corev1.ConditionTrue {
 		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
@@ -245,7 +227,7 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, t
 		}
 		services[s.Name] = svc
 	}
-	res := publish.Rules(spec, publish.Env{Namespace: ph.Namespace, ClusterDomain: r.clusterDomain, Services: services, TunnelNamespace: Tunnel(ph).Namespace})
+	res := publish.Rules(spec, publish.Env{Namespace: ph.Namespace, ClusterDomain: r.clusterDomain, Services: services, TunnelNamespace: handshake.Tunnel(ph).Namespace})
 	for _, pool := range res.CAPools {
 		// cloudflared starts only with every CA file it is told to use, so
 		// a rule must not name one that is not there.
@@ -282,7 +264,7 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, t
 	} else if refused != nil {
 		// The config no longer allows what was published (or a Service
 		// it names now leads elsewhere): it goes, rather than stop the
-		// tunnel's whole configuration at the Tunnel's own guardrail.
+		// tunnel's whole configuration at the handshake.Tunnel's own guardrail.
 		ph.Status.Rules, ph.Status.CAPools = nil, nil
 	}
 	if len(res.Problems) == 0 {
@@ -323,11 +305,6 @@ func (r *Reconciler) warnOnce(ph *v1alpha1.PublicHostname, t xpv2.ConditionType,
 	r.record.Event(ph, event.Warning(event.Reason(reason), errors.New(msg)))
 }
 
-// typedRefusals are the reasons a refused DNSRecord's Synced=False may
-// give, which DNSReady repeats so that the sources above tell a name taken
-// from a guardrail without reading messages.
-var typedRefusals = []xpv2.ConditionReason{common.ReasonNameTaken, common.ReasonConflict, common.ReasonNotAllowed, common.ReasonRefused}
-
 // release deletes the DNS record and lets go once Cloudflare confirms (the
 // record's own finalizer waits for that). The tunnel drops the hostname's
 // rules as soon as it sees the deletion.
@@ -351,25 +328,25 @@ func (r *Reconciler) release(ctx context.Context, ph *v1alpha1.PublicHostname) (
 		for i := range have {
 			names = append(names, have[i].Name)
 		}
-		if err := r.deleting(ctx, ph, DeletingCondition(TunnelName(ph), names).Message); err != nil {
+		if err := r.deleting(ctx, ph, DeletingCondition(handshake.TunnelName(ph), names).Message); err != nil {
 			return reconcile.Result{}, err
 		}
 		// Each one's deletion brings this back (the watch on what it
 		// owns); this is only a safety net. Every 2 s, 1,000 sources
 		// being deleted took most of the reconcile rate the managed
 		// resources needed to delete.
-		return reconcile.Result{RequeueAfter: ReleaseRecheck}, nil
+		return reconcile.Result{RequeueAfter: handshake.ReleaseRecheck}, nil
 	}
 	// The Access application goes after the DNS record and the rules:
 	// while a rule carries its audience, it must be an application's.
 	if wait, err := r.awaitUnpublishing(ctx, ph); err != nil || wait {
 		if err == nil {
-			err = r.deleting(ctx, ph, fmt.Sprintf("being deleted: waiting for CloudflareTunnel %s to take its rules out of the configuration Cloudflare holds before its AccessApplication goes", TunnelName(ph)))
+			err = r.deleting(ctx, ph, fmt.Sprintf("being deleted: waiting for CloudflareTunnel %s to take its rules out of the configuration Cloudflare holds before its AccessApplication goes", handshake.TunnelName(ph)))
 		}
-		return reconcile.Result{RequeueAfter: ReleaseRecheck}, err
+		return reconcile.Result{RequeueAfter: handshake.ReleaseRecheck}, err
 	}
 	if gone, err := r.releaseApplication(ctx, ph); err != nil || !gone {
-		return reconcile.Result{RequeueAfter: ReleaseRecheck}, err
+		return reconcile.Result{RequeueAfter: handshake.ReleaseRecheck}, err
 	}
 	controllerutil.RemoveFinalizer(ph, finalizer)
 	return reconcile.Result{}, errors.Wrap(client.IgnoreNotFound(r.kube.Update(ctx, ph)), "cannot remove finalizer")

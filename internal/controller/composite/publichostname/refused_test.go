@@ -14,6 +14,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/cloudflaretest"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/dnsrecord"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/mr"
 )
@@ -76,7 +77,7 @@ func TestDNSConditionRepeatsTheRecordsReason(t *testing.T) {
 			rec := &dnsv1alpha1.DNSRecord{}
 			rec.SetConditions(failed(tc.err))
 			c := publichostname.DNSCondition(rec)
-			if c.Reason != tc.want || !publichostname.DNSRefused(c) {
+			if c.Reason != tc.want || !handshake.DNSRefused(c) {
 				t.Errorf("DNSCondition() = %s %s, want %s (refused)", c.Status, c.Reason, tc.want)
 			}
 		})

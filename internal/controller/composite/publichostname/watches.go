@@ -29,7 +29,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/origin"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
@@ -100,7 +101,7 @@ func (r *Reconciler) onPolicy(ctx context.Context, pol *ztv1alpha1.AccessPolicy)
 	key := types.NamespacedName{Namespace: pol.Namespace, Name: pol.Name}
 	var out []reconcile.Request
 	for _, ph := range phs.Items {
-		if !ManagedAccess(ph.Spec) {
+		if !handshake.ManagedAccess(ph.Spec) {
 			continue
 		}
 		for _, n := range ph.Spec.Access.Policies {
@@ -129,7 +130,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, opts Options) error {
 // manager starts.
 func Index(mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
-	if err := idx.IndexField(context.Background(), &v1alpha1.PublicHostname{}, TunnelIndex, tunnelsOf); err != nil {
+	if err := idx.IndexField(context.Background(), &v1alpha1.PublicHostname{}, handshake.TunnelIndex, handshake.TunnelKeys); err != nil {
 		return errors.Wrap(err, "cannot index PublicHostnames by tunnel")
 	}
 	if err := idx.IndexField(context.Background(), &v1alpha1.PublicHostname{}, index.Controller, index.ControllerUID); err != nil {
@@ -182,79 +183,6 @@ func secretsOf(o client.Object) []string {
 	return []string{ph.Spec.OriginRequest.CAPoolSecretRef.Name}
 }
 
-// IndexKey is a tunnel's key in TunnelIndex.
-func IndexKey(t types.NamespacedName) string { return t.Namespace + "/" + t.Name }
-
-// Tunnel is the CloudflareTunnel a PublicHostname names.
-func Tunnel(ph *v1alpha1.PublicHostname) types.NamespacedName {
-	ns := ph.Spec.TunnelRef.Namespace
-	if ns == "" {
-		ns = ph.Namespace
-	}
-	return types.NamespacedName{Namespace: ns, Name: ph.Spec.TunnelRef.Name}
-}
-
-// TunnelName is how a PublicHostname's answer names its tunnel: by name in
-// its own namespace, "<namespace>/<name>" in another.
-func TunnelName(ph *v1alpha1.PublicHostname) string { return AnswerName(Tunnel(ph), ph.Namespace) }
-
-// AnswerName is how a tunnel names itself in the answer to a PublicHostname
-// of namespace ns.
-func AnswerName(t types.NamespacedName, ns string) string {
-	if t.Namespace == ns {
-		return t.Name
-	}
-	return t.Namespace + "/" + t.Name
-}
-
-// Answered is the tunnel that last answered a PublicHostname.
-func Answered(ph *v1alpha1.PublicHostname) types.NamespacedName {
-	if ns, name, ok := strings.Cut(ph.Status.Tunnel.Tunnel, "/"); ok {
-		return types.NamespacedName{Namespace: ns, Name: name}
-	}
-	return types.NamespacedName{Namespace: ph.Namespace, Name: ph.Status.Tunnel.Tunnel}
-}
-
-// HolderName is how a PublicHostname that lost its hostname to an older
-// claim may name the holder the tunnel answered with: by name when it is of
-// the same namespace, "" when it is another namespace's (another tenant's
-// object, not named to this one) or not known.
-func HolderName(ph *v1alpha1.PublicHostname) string {
-	t := ph.Status.Tunnel
-	if t == nil || t.ClaimedBy == "" {
-		return ""
-	}
-	return SameNamespaceName(t.ClaimedBy, Answered(ph).Namespace, ph.Namespace)
-}
-
-// SameNamespaceName is name, as an object of namespace rel names it (by
-// name alone in rel, "<namespace>/<name>" in another), when it is of
-// namespace ns; "" when it is not.
-func SameNamespaceName(name, rel, ns string) string {
-	if n, name2, ok := strings.Cut(name, "/"); ok {
-		if n == ns {
-			return name2
-		}
-		return ""
-	}
-	if rel == ns {
-		return name
-	}
-	return ""
-}
-
-func tunnelsOf(o client.Object) []string {
-	ph, ok := o.(*v1alpha1.PublicHostname)
-	if !ok {
-		return nil
-	}
-	out := []string{IndexKey(Tunnel(ph))}
-	if t := ph.Status.Tunnel; t != nil && t.Tunnel != "" && t.Tunnel != TunnelName(ph) {
-		out = append(out, IndexKey(Answered(ph)))
-	}
-	return out
-}
-
 // servicesOf are the Services a PublicHostname's origins name, as
 // ServiceKey gives them: by reference, or by their cluster DNS name in a
 // URL.
@@ -305,7 +233,7 @@ func ServiceOrigins(spec v1alpha1.PublicHostnameSpec) []v1alpha1.ServiceOrigin {
 }
 
 func (r *Reconciler) onTunnel(ctx context.Context, o client.Object) []reconcile.Request {
-	return r.requests(ctx, "", client.MatchingFields{TunnelIndex: IndexKey(types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()})})
+	return r.requests(ctx, "", client.MatchingFields{handshake.TunnelIndex: handshake.IndexKey(types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()})})
 }
 
 // onNamespace: a namespace's labels decide which shared tunnels its
@@ -317,7 +245,7 @@ func (r *Reconciler) onNamespace(ctx context.Context, o client.Object) []reconci
 	}
 	var reqs []reconcile.Request
 	for _, ph := range l.Items {
-		if Tunnel(&ph).Namespace != ph.Namespace {
+		if handshake.Tunnel(&ph).Namespace != ph.Namespace {
 			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ph.Namespace, Name: ph.Name}})
 		}
 	}

@@ -23,7 +23,7 @@ import (
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/config"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/providerconfig"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
@@ -435,7 +435,7 @@ func TestNamespacedCredentialsOutliveTheirUsers(t *testing.T) {
 		if err := p.Get(o); err != nil {
 			return err
 		}
-		if !slices.Contains(o.GetFinalizers(), config.FinalizerCredentialsInUse) {
+		if !slices.Contains(o.GetFinalizers(), providerconfig.FinalizerCredentialsInUse) {
 			return fmt.Errorf("%T %s has finalizers %v", o, o.GetName(), o.GetFinalizers())
 		}
 		return nil

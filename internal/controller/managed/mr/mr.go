@@ -34,7 +34,6 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/tunnelref"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
@@ -342,7 +341,7 @@ func (u unchangedFirst) ResolveReferences(ctx context.Context, mg resource.Manag
 }
 
 // tunnelsWithoutConfig reads Tunnels without their configuration document
-// (tunnelref) and everything else as it is.
+// (getTunnel) and everything else as it is.
 type tunnelsWithoutConfig struct{ client.Reader }
 
 func (r tunnelsWithoutConfig) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -350,7 +349,7 @@ func (r tunnelsWithoutConfig) Get(ctx context.Context, key client.ObjectKey, obj
 	if !ok || len(opts) > 0 {
 		return r.Reader.Get(ctx, key, obj, opts...)
 	}
-	got, err := tunnelref.Get(ctx, r.Reader, key)
+	got, err := getTunnel(ctx, r.Reader, key)
 	if err != nil {
 		return err
 	}
@@ -364,7 +363,7 @@ func sharedTunnelRef(ctx context.Context, kube client.Reader, ns string, ref *xp
 	if ref == nil || ref.Namespace == "" || ref.Namespace == ns {
 		return nil
 	}
-	tun, err := tunnelref.Get(ctx, kube, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name})
+	tun, err := getTunnel(ctx, kube, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name})
 	if err != nil {
 		// A Tunnel that is not there shares nothing; resolution says so.
 		return errors.Wrapf(client.IgnoreNotFound(err), "cannot get Tunnel %s/%s", ref.Namespace, ref.Name)

@@ -40,8 +40,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gateway/translate"
@@ -487,11 +487,11 @@ func (r *Reconciler) release(ctx context.Context, gw *gwv1.Gateway, class *gwv1.
 	}
 	gone, err := r.hostnames().Release(ctx, ownerOf(gw))
 	if err != nil || !gone {
-		return reconcile.Result{RequeueAfter: publichostname.ReleaseRecheck}, err
+		return reconcile.Result{RequeueAfter: handshake.ReleaseRecheck}, err
 	}
 	gone, err = r.tunnels().Release(ctx, ownerOf(gw))
 	if err != nil || !gone {
-		return reconcile.Result{RequeueAfter: publichostname.ReleaseRecheck}, err
+		return reconcile.Result{RequeueAfter: handshake.ReleaseRecheck}, err
 	}
 	if err := externaldns.Delete(ctx, r.kube, gw.Namespace, gw.Name, gw.UID); err != nil {
 		return reconcile.Result{}, err

@@ -37,8 +37,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gatewaybinding/translate"
@@ -485,7 +485,7 @@ func (r *Reconciler) release(ctx context.Context, b *v1alpha1.GatewayBinding) (r
 		// owns); this is only a safety net. Every 2 s, 1,000 sources
 		// being deleted took most of the reconcile rate the managed
 		// resources needed to delete.
-		return reconcile.Result{RequeueAfter: publichostname.ReleaseRecheck}, nil
+		return reconcile.Result{RequeueAfter: handshake.ReleaseRecheck}, nil
 	}
 	controllerutil.RemoveFinalizer(b, finalizer)
 	return reconcile.Result{}, errors.Wrap(client.IgnoreNotFound(r.kube.Update(ctx, b)), "cannot remove finalizer")

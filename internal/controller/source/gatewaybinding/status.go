@@ -11,7 +11,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gatewaybinding/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
 )
@@ -89,7 +89,7 @@ func Observe(hosts []v1alpha1.BoundHostname, phs []v1alpha1.PublicHostname, mode
 		ph := byName[h.PublicHostname]
 		accepted := xpv2.Condition{}
 		if ph != nil {
-			accepted = publichostname.AcceptedCondition(ph)
+			accepted = handshake.AcceptedCondition(ph)
 		}
 		switch {
 		case ph == nil || ph.DeletionTimestamp != nil:
@@ -99,7 +99,7 @@ func Observe(hosts []v1alpha1.BoundHostname, phs []v1alpha1.PublicHostname, mode
 			h.State, h.Message = v1alpha1.HostnameConflict, accepted.Message
 			conflicts = append(conflicts, h.Hostname)
 		case accepted.Status != corev1.ConditionTrue || !inConfiguration(ph):
-			h.Message = publichostname.ReadyCondition(ph).Message
+			h.Message = handshake.ReadyCondition(ph).Message
 			pending = append(pending, h.Hostname)
 		default:
 			obs.Accepted = append(obs.Accepted, h.Hostname)

@@ -16,7 +16,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress/translate"
 )
@@ -44,7 +44,7 @@ func claimedHostnames(o client.Object) []string {
 // loser's namespace: another namespace's Ingress is another tenant's.
 func conflictMessage(h string, written []string, winner, ns string) string {
 	by := "an Ingress of another namespace"
-	if n := publichostname.SameNamespaceName(winner, "", ns); n != "" {
+	if n := handshake.SameNamespaceName(winner, "", ns); n != "" {
 		by = "Ingress " + n
 	}
 	if len(written) == 1 && written[0] != h {

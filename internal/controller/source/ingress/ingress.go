@@ -37,8 +37,8 @@ import (
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel/target"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/expose"
@@ -522,7 +522,7 @@ func (r *Reconciler) release(ctx context.Context, ing *networkingv1.Ingress) (re
 		// owns); this is only a safety net. Every 2 s, 1,000 sources
 		// being deleted took most of the reconcile rate the managed
 		// resources needed to delete.
-		return reconcile.Result{RequeueAfter: publichostname.ReleaseRecheck}, nil
+		return reconcile.Result{RequeueAfter: handshake.ReleaseRecheck}, nil
 	}
 	if err := r.deleteDNSEndpoint(ctx, ing); err != nil {
 		return reconcile.Result{}, err

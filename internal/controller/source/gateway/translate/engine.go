@@ -11,7 +11,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
 )
 
 // Lost are the hostnames of the Gateway's PublicHostnames that another
@@ -40,7 +40,7 @@ func Lost(phs []*v1alpha1.PublicHostname, tunnel string) map[string]string {
 		holder := "an older claim"
 		if t := ph.Status.Tunnel; t != nil && t.ClaimedBy != "" {
 			holder = "a PublicHostname of another namespace, the older claim"
-			if n := publichostname.HolderName(ph); n != "" {
+			if n := handshake.HolderName(ph); n != "" {
 				holder = "PublicHostname " + n + ", the older claim"
 			}
 		}

@@ -1,6 +1,8 @@
 // Package target resolves the tunnel a source (an Ingress, a Service, a
 // GatewayBinding, a PublicHostname) names into what it publishes through,
-// or the one reason it may not: the tunnel lookup every source shares.
+// or the one reason it may not: the tunnel lookup every source shares, and
+// the first step of the hand-shake (package handshake) a PublicHostname
+// then has with that tunnel.
 package target
 
 import (

@@ -1,9 +1,9 @@
-// Package config reconciles ProviderConfigs and ClusterProviderConfigs: it
+// Package providerconfig reconciles ProviderConfigs and ClusterProviderConfigs: it
 // counts their users (blocking deletion while any remain), reports whether
 // their credentials can be resolved, and keeps a config (namespaced or
 // cluster-scoped) and its credentials Secret until the last managed resource
 // naming it is gone.
-package config
+package providerconfig
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package tunnelref
+package mr
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func (r sharingReader) Get(_ context.Context, _ client.ObjectKey, out client.Obj
 	return nil
 }
 
-func TestGetCopiesAllButTheConfiguration(t *testing.T) {
+func TestGetTunnelCopiesAllButTheConfiguration(t *testing.T) {
 	cached := &ztv1alpha1.Tunnel{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "edge", Labels: map[string]string{"a": "b"}, Annotations: map[string]string{"crossplane.io/external-name": "id-1"}},
 		Spec: ztv1alpha1.TunnelSpec{
@@ -36,7 +36,7 @@ func TestGetCopiesAllButTheConfiguration(t *testing.T) {
 		},
 	}
 	before := cached.DeepCopy()
-	got, err := Get(context.Background(), sharingReader{obj: cached}, client.ObjectKey{Namespace: "ns", Name: "edge"})
+	got, err := getTunnel(context.Background(), sharingReader{obj: cached}, client.ObjectKey{Namespace: "ns", Name: "edge"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,9 +44,9 @@ func TestGetCopiesAllButTheConfiguration(t *testing.T) {
 	want.Spec.ForProvider.Config = nil
 	want.SetGroupVersionKind(ztv1alpha1.TunnelGroupVersionKind)
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("Get: -want +got:\n%s", diff)
+		t.Errorf("getTunnel: -want +got:\n%s", diff)
 	}
-	// What Get returns is the caller's: changing it leaves the cache alone.
+	// What getTunnel returns is the caller's: changing it leaves the cache alone.
 	got.Labels["a"] = "changed"
 	got.Spec.ProviderConfigReference.Name = "changed"
 	if diff := cmp.Diff(before, cached); diff != "" {

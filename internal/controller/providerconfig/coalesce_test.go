@@ -1,4 +1,4 @@
-package config
+package providerconfig
 
 import (
 	"context"
