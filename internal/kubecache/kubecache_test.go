@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -14,8 +13,8 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/kubecache"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var p *providertest.Provider
@@ -53,7 +52,7 @@ func TestKubectlAppliedSourcesKeepTheirAnnotation(t *testing.T) {
 		}}},
 	}
 	p.Create(t, ing)
-	testenv.Eventually(t, 60*time.Second, "the provider's finalizer and address on the Ingress", func() error {
+	wait.Eventually(t, wait.Patience, "the provider's finalizer and address on the Ingress", func() error {
 		if err := p.Get(ing); err != nil {
 			return err
 		}

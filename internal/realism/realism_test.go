@@ -23,8 +23,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var p *providertest.Provider
@@ -50,11 +50,6 @@ func TestMain(m *testing.M) {
 		// Production's: a create that lists miss is not taken for a deletion.
 		CreationGracePeriod: mr.DefaultCreationGracePeriod,
 	}))
-}
-
-func eventually(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	testenv.Eventually(t, 90*time.Second, what, fn)
 }
 
 // noneRateLimited fails the test if Cloudflare's limit refused any call so
@@ -200,7 +195,7 @@ func TestDeletingATunnelRightAfterItsConnectorsStop(t *testing.T) {
 	if !p.Sim.SetConnectors(id, 2) {
 		t.Fatal("no such tunnel in the simulator")
 	}
-	eventually(t, "two connectors, eight connections observed", func() error {
+	wait.Eventually(t, 90*time.Second, "two connectors, eight connections observed", func() error {
 		if err := p.Get(tun); err != nil {
 			return err
 		}

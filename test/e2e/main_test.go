@@ -463,20 +463,6 @@ func (p *providerProcess) restartRandomly(t *testing.T, stop <-chan struct{}, mi
 	return done
 }
 
-// eventually polls fn until it returns nil or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = fn(); err == nil {
-			return
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %v waiting for %s: %v", timeout, what, err)
-}
-
 func randomHex(n int) string {
 	const digits = "0123456789abcdef"
 	b := make([]byte, 2*n)

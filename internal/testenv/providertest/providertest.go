@@ -47,6 +47,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim/contract"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // Fixed test identities.
@@ -334,7 +335,7 @@ func (p *Provider) Edit(t *testing.T, obj client.Object, edit func(), opts ...cl
 // WaitReady waits until the managed resource is Ready and Synced.
 func (p *Provider) WaitReady(t *testing.T, mg resource.Managed) {
 	t.Helper()
-	testenv.Eventually(t, 60*time.Second, mg.GetName()+" Ready and Synced", func() error {
+	wait.Eventually(t, wait.Patience, mg.GetName()+" Ready and Synced", func() error {
 		if err := p.Get(mg); err != nil {
 			return err
 		}
@@ -351,7 +352,7 @@ func (p *Provider) WaitReady(t *testing.T, mg resource.Managed) {
 func (p *Provider) WaitSynced(t *testing.T, mg resource.Managed, what string, cond func(xpv2.Condition) bool) xpv2.Condition {
 	t.Helper()
 	var got xpv2.Condition
-	testenv.Eventually(t, 60*time.Second, what, func() error {
+	wait.Eventually(t, wait.Patience, what, func() error {
 		if err := p.Get(mg); err != nil {
 			return err
 		}
@@ -371,7 +372,7 @@ func (p *Provider) DeleteAndWait(t *testing.T, mg client.Object) {
 	if err := p.Client.Delete(context.Background(), mg); client.IgnoreNotFound(err) != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 60*time.Second, mg.GetName()+" deleted", func() error {
+	wait.Eventually(t, wait.Patience, mg.GetName()+" deleted", func() error {
 		if err := p.Get(mg); err == nil {
 			return fmt.Errorf("still exists")
 		} else if client.IgnoreNotFound(err) != nil {
@@ -396,7 +397,7 @@ func (p *Provider) DeleteAndWait(t *testing.T, mg client.Object) {
 func (p *Provider) WaitServed(t *testing.T, k int, method, part string) {
 	t.Helper()
 	from := p.Sim.Served(method, part)
-	testenv.Eventually(t, 150*time.Second, fmt.Sprintf("%d more %s calls about %s", k, method, part), func() error {
+	wait.Eventually(t, 150*time.Second, fmt.Sprintf("%d more %s calls about %s", k, method, part), func() error {
 		if n := p.Sim.Served(method, part) - from; n < k {
 			return fmt.Errorf("%d so far", n)
 		}
@@ -473,7 +474,7 @@ func (p *Provider) ClusterConfig(t *testing.T, name string, edit func(*v1alpha1.
 // whose message contains contains.
 func (p *Provider) WaitWarning(t *testing.T, ns, name, reason, contains string) {
 	t.Helper()
-	testenv.Eventually(t, 60*time.Second, fmt.Sprintf("Warning %s on %s mentioning %q", reason, name, contains), func() error {
+	wait.Eventually(t, wait.Patience, fmt.Sprintf("Warning %s on %s mentioning %q", reason, name, contains), func() error {
 		evs := &corev1.EventList{}
 		if err := p.Client.List(context.Background(), evs, client.InNamespace(ns)); err != nil {
 			return err

@@ -21,8 +21,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var p *providertest.Provider
@@ -48,11 +48,6 @@ func newRecord(ns, name, host, typ, content string) *v1alpha1.DNSRecord {
 	}
 }
 
-func eventually(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	testenv.Eventually(t, 60*time.Second, what, fn)
-}
-
 func cfRecord(t *testing.T, zone, id string) *cloudflare.DNSRecord {
 	t.Helper()
 	r, err := p.Cloudflare.GetDNSRecord(context.Background(), zone, id)
@@ -73,7 +68,7 @@ func recordsNamed(t *testing.T, zone, name string) []cloudflare.DNSRecord {
 
 func update(t *testing.T, cr *v1alpha1.DNSRecord, mutate func(*v1alpha1.DNSRecord)) {
 	t.Helper()
-	eventually(t, "update "+cr.GetName(), func() error {
+	wait.Eventually(t, wait.Patience, "update "+cr.GetName(), func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
@@ -138,7 +133,7 @@ func TestDNSRecordLifecycle(t *testing.T) {
 			cr.Spec.ForProvider.Comment = ptr.To("team-a web frontend")
 		})
 		want := ownership.Comment("team-a web frontend", p.Mark(t, v1alpha1.DNSRecordKind, cr))
-		eventually(t, "update in Cloudflare", func() error {
+		wait.Eventually(t, wait.Patience, "update in Cloudflare", func() error {
 			if got := cfRecord(t, zoneCom, id); got.Content != tunnelB || got.Comment != want {
 				return fmt.Errorf("content %q comment %q", got.Content, got.Comment)
 			}
@@ -154,7 +149,7 @@ func TestDNSRecordLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		changed := time.Now()
-		eventually(t, "drift corrected", func() error {
+		wait.Eventually(t, wait.Patience, "drift corrected", func() error {
 			got := cfRecord(t, zoneCom, id)
 			if got.Content != tunnelB || !got.Proxied || got.Comment != ownership.Comment("team-a web frontend", p.Mark(t, v1alpha1.DNSRecordKind, cr)) {
 				return fmt.Errorf("still %+v", got)
@@ -174,7 +169,7 @@ func TestDNSRecordLifecycle(t *testing.T) {
 		if err := p.Cloudflare.DeleteDNSRecord(ctx, zoneCom, id); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "record recreated", func() error {
+		wait.Eventually(t, wait.Patience, "record recreated", func() error {
 			rs := recordsNamed(t, zoneCom, host)
 			if len(rs) != 1 || rs[0].ID == id {
 				return fmt.Errorf("%d records named %s", len(rs), host)
@@ -361,7 +356,7 @@ func TestDNSRecordImportTakesOver(t *testing.T) {
 	meta.SetExternalName(cr, existing.ID)
 	p.Create(t, cr)
 	p.WaitReady(t, cr)
-	eventually(t, "handed over", func() error {
+	wait.Eventually(t, wait.Patience, "handed over", func() error {
 		got := cfRecord(t, zoneCom, existing.ID)
 		if got.Content != tunnelA || !got.Proxied || got.Comment != ownership.Comment("", p.Mark(t, v1alpha1.DNSRecordKind, cr)) {
 			return fmt.Errorf("record %+v", got)

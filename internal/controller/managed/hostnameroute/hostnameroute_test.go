@@ -25,18 +25,13 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/config"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var p *providertest.Provider
 
 func TestMain(m *testing.M) { os.Exit(providertest.Run(m, &p)) }
-
-func eventually(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	testenv.Eventually(t, 60*time.Second, what, fn)
-}
 
 // readyTunnel creates a Tunnel MR and waits for it.
 func readyTunnel(t *testing.T, ns, name string) *v1alpha1.Tunnel {
@@ -106,14 +101,14 @@ func TestHostnameRouteLifecycle(t *testing.T) {
 	}
 
 	t.Run("UpdateReachesCloudflare", func(t *testing.T) {
-		eventually(t, "spec update", func() error {
+		wait.Eventually(t, wait.Patience, "spec update", func() error {
 			if err := p.Get(cr); err != nil {
 				return err
 			}
 			cr.Spec.ForProvider.Comment = ptr.To("team a")
 			return p.Client.Update(ctx, cr)
 		})
-		eventually(t, "comment in Cloudflare", func() error {
+		wait.Eventually(t, wait.Patience, "comment in Cloudflare", func() error {
 			if c := cfRoute(t, id).Comment; c != ownership.Comment("team a", p.Mark(t, v1alpha1.HostnameRouteKind, cr)) {
 				return fmt.Errorf("comment %q", c)
 			}
@@ -125,7 +120,7 @@ func TestHostnameRouteLifecycle(t *testing.T) {
 		if _, err := p.Cloudflare.UpdateHostnameRoute(ctx, id, cloudflare.HostnameRouteInput{Hostname: host, TunnelID: tunnelID, Comment: "changed behind our back"}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "changed route corrected", func() error {
+		wait.Eventually(t, wait.Patience, "changed route corrected", func() error {
 			if c := cfRoute(t, id).Comment; c != ownership.Comment("team a", p.Mark(t, v1alpha1.HostnameRouteKind, cr)) {
 				return fmt.Errorf("comment %q", c)
 			}
@@ -134,7 +129,7 @@ func TestHostnameRouteLifecycle(t *testing.T) {
 		if err := p.Cloudflare.DeleteHostnameRoute(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "deleted route recreated", func() error {
+		wait.Eventually(t, wait.Patience, "deleted route recreated", func() error {
 			rs := liveRoutes(t, host)
 			if len(rs) != 1 || rs[0].ID == id {
 				return fmt.Errorf("%d live routes for %s", len(rs), host)
@@ -324,7 +319,7 @@ func TestHostnameRouteRefusesATunnelOnlyADecoyNames(t *testing.T) {
 			theirs := readyTunnel(t, other, "theirs")
 			theirID := meta.GetExternalName(theirs)
 			if early {
-				eventually(t, "the decoy's external-name set to their tunnel", func() error {
+				wait.Eventually(t, wait.Patience, "the decoy's external-name set to their tunnel", func() error {
 					if err := p.Get(decoy); err != nil {
 						return err
 					}
@@ -440,7 +435,7 @@ func TestNamespacedCredentialsOutliveTheirUsers(t *testing.T) {
 		}
 		return nil
 	}
-	eventually(t, "Secret and ProviderConfig kept for their users", func() error { return errors.Join(kept(secret), kept(pc)) })
+	wait.Eventually(t, wait.Patience, "Secret and ProviderConfig kept for their users", func() error { return errors.Join(kept(secret), kept(pc)) })
 
 	// What the namespace controller does, all at once (envtest has none).
 	if err := p.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {

@@ -22,8 +22,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // The integration tests of both private-network kinds, NetworkRoute and
@@ -31,11 +31,6 @@ import (
 var p *providertest.Provider
 
 func TestMain(m *testing.M) { os.Exit(providertest.Run(m, &p)) }
-
-func eventually(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	testenv.Eventually(t, 60*time.Second, what, fn)
-}
 
 func readyTunnel(t *testing.T, ns, name string) *v1alpha1.Tunnel {
 	t.Helper()
@@ -98,7 +93,7 @@ func defaultVNet(t *testing.T) string {
 
 func updateSpec(t *testing.T, cr *v1alpha1.NetworkRoute, edit func(*v1alpha1.NetworkRouteParameters)) {
 	t.Helper()
-	eventually(t, "spec update", func() error {
+	wait.Eventually(t, wait.Patience, "spec update", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
@@ -142,7 +137,7 @@ func TestNetworkRouteLifecycle(t *testing.T) {
 			fp.Comment = ptr.To("team a")
 			fp.Network = "10.21.0.0/16"
 		})
-		eventually(t, "comment and network in Cloudflare", func() error {
+		wait.Eventually(t, wait.Patience, "comment and network in Cloudflare", func() error {
 			got := cfRoute(t, id)
 			if got == nil || got.Network != "10.21.0.0/16" || got.Comment != ownership.Comment("team a", p.Mark(t, v1alpha1.NetworkRouteKind, cr)) {
 				return fmt.Errorf("route %+v", got)
@@ -155,7 +150,7 @@ func TestNetworkRouteLifecycle(t *testing.T) {
 		if _, err := p.Cloudflare.UpdateCIDRRoute(ctx, id, cloudflare.CIDRRouteInput{Network: "10.22.0.0/16", TunnelID: tunnelID, Comment: "changed behind our back"}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "changed route corrected", func() error {
+		wait.Eventually(t, wait.Patience, "changed route corrected", func() error {
 			if got := cfRoute(t, id); got == nil || got.Network != "10.21.0.0/16" || !strings.HasPrefix(got.Comment, "team a ") {
 				return fmt.Errorf("route %+v", got)
 			}
@@ -164,7 +159,7 @@ func TestNetworkRouteLifecycle(t *testing.T) {
 		if err := p.Cloudflare.DeleteCIDRRoute(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "deleted route recreated", func() error {
+		wait.Eventually(t, wait.Patience, "deleted route recreated", func() error {
 			rs := liveRoutes(t, "10.21.0.0/16")
 			if len(rs) != 1 || rs[0].ID == id {
 				return fmt.Errorf("%d live routes for 10.21.0.0/16", len(rs))
@@ -424,7 +419,7 @@ func TestNetworkRouteLostCreateResponse(t *testing.T) {
 	defer p.Sim.SetFaults(sim.Faults{})
 	cr := routeTo(ns, "lossy", "10.60.0.0/24", "lossy")
 	p.Create(t, cr)
-	eventually(t, "a lost create response", func() error {
+	wait.Eventually(t, wait.Patience, "a lost create response", func() error {
 		if n := p.Sim.LostResponses()["teamnet_routes.create"]; n == lost {
 			return fmt.Errorf("no create response lost yet")
 		}

@@ -26,8 +26,8 @@ import (
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // poll is the managed resources' poll in these tests: short, so that a
@@ -92,7 +92,7 @@ func TestConvergedIsQuiet(t *testing.T) {
 	p.Create(t, public)
 	p.Create(t, private)
 
-	testenv.Eventually(t, 90*time.Second, "managed resources Ready, the public Ingress addressed", func() error {
+	wait.Eventually(t, 90*time.Second, "managed resources Ready, the public Ingress addressed", func() error {
 		if err := p.Get(public); err != nil {
 			return err
 		}

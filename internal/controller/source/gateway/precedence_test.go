@@ -17,6 +17,7 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // served is the service of the first rule of the tunnel's configuration
@@ -115,7 +116,7 @@ func TestMovingAGatewayToAnotherClassSaysSoAtOnce(t *testing.T) {
 	waitParentConditions(t, web, "Accepted=True/Accepted", "ResolvedRefs=True/ResolvedRefs")
 	waitGRPCConditions(t, rpc, "Accepted=True/Accepted", "ResolvedRefs=True/ResolvedRefs")
 	gw := w.gateway
-	eventually(t, "Gateway Programmed", func() error {
+	wait.Eventually(t, wait.Patience, "Gateway Programmed", func() error {
 		if err := p.Get(gw); err != nil {
 			return err
 		}
@@ -126,7 +127,7 @@ func TestMovingAGatewayToAnotherClassSaysSoAtOnce(t *testing.T) {
 	})
 
 	p.Edit(t, gw, func() { gw.Spec.GatewayClassName = gwv1.ObjectName(other.Name) })
-	eventually(t, "the Gateway says it no longer serves", func() error {
+	wait.Eventually(t, wait.Patience, "the Gateway says it no longer serves", func() error {
 		if err := p.Get(gw); err != nil {
 			return err
 		}
@@ -151,7 +152,7 @@ func TestMovingAGatewayToAnotherClassSaysSoAtOnce(t *testing.T) {
 
 	stopConnectors(w)
 	accountClean(t, w.ns+"-public", a, g)
-	eventually(t, "the Gateway let go, its status left to the other controller", func() error {
+	wait.Eventually(t, wait.Patience, "the Gateway let go, its status left to the other controller", func() error {
 		if err := p.Get(gw); err != nil {
 			return err
 		}
@@ -188,7 +189,7 @@ func TestARouteWhoseHostnameIsAnothersSaysSo(t *testing.T) {
 	p.WaitWarning(t, w.ns, r.Name, "HostnameConflict", taken)
 	// Its rules went to the tunnel before Cloudflare refused the record;
 	// once refused they leave with the next configuration write.
-	eventually(t, taken+" not served", func() error {
+	wait.Eventually(t, wait.Patience, taken+" not served", func() error {
 		if got := served(t, w.tunnelID, taken, "/"); got != "" {
 			return fmt.Errorf("%s is published to %s", taken, got)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // sharedTunnel makes a CloudflareTunnel in a namespace of its own, shared
@@ -31,7 +32,7 @@ func sharedTunnel(t *testing.T) (ns, tunnelID string) {
 			AllowedNamespaces: &v1alpha1.AllowedNamespaces{From: v1alpha1.NamespacesFromAll}},
 	}
 	p.Create(t, cr)
-	eventually(t, "tunnel ID", func() error {
+	wait.Eventually(t, wait.Patience, "tunnel ID", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
@@ -88,7 +89,7 @@ func TestTheHolderOfAPublicHostnameHoldsItsPrivateRoute(t *testing.T) {
 			Origin: &v1alpha1.Origin{URL: ptr.To("http_status:418")}},
 	}
 	p.Create(t, ph)
-	eventually(t, "team-a's hostname published", func() error {
+	wait.Eventually(t, wait.Patience, "team-a's hostname published", func() error {
 		if rs := rulesOf(t, tunnelID, host); len(rs) != 1 || rs[0].Service != "http_status:418" {
 			return fmt.Errorf("rules %+v", rs)
 		}
@@ -106,7 +107,7 @@ func TestTheHolderOfAPublicHostnameHoldsItsPrivateRoute(t *testing.T) {
 			t.Errorf("team-b's Ingress is told of team-a's object: %s %s", e.Reason, e.Message)
 		}
 	}
-	eventually(t, "no private route for the loser", func() error {
+	wait.Eventually(t, wait.Patience, "no private route for the loser", func() error {
 		if rs := routesOf(t, teamB, "steal"); len(rs) != 0 {
 			return fmt.Errorf("team-b has HostnameRoute %s", rs[0].Name)
 		}
@@ -119,7 +120,7 @@ func TestTheHolderOfAPublicHostnameHoldsItsPrivateRoute(t *testing.T) {
 	nextSecond()
 	mine := ingress(teamA, "mine", map[string]string{v1alpha1.AnnotationTunnel: edge, v1alpha1.AnnotationHostname: host})
 	p.Create(t, mine)
-	eventually(t, "team-a's private Ingress routes the hostname", func() error {
+	wait.Eventually(t, wait.Patience, "team-a's private Ingress routes the hostname", func() error {
 		rs := routesOf(t, teamA, "mine")
 		if len(rs) != 1 || rs[0].GetCondition(xpv2.TypeReady).Status != corev1.ConditionTrue {
 			return fmt.Errorf("team-a's routes %+v", rs)
