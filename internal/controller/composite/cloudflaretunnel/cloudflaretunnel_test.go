@@ -59,20 +59,6 @@ func waitCondition(t *testing.T, cr *v1alpha1.CloudflareTunnel, ct xpv2.Conditio
 	return c
 }
 
-// markDeploymentReady plays the kubelet and deployment controller, which
-// envtest does not run.
-func markDeploymentReady(t *testing.T, dep *appsv1.Deployment) {
-	t.Helper()
-	wait.Eventually(t, wait.Patience, "deployment status set", func() error {
-		if err := p.Get(dep); err != nil {
-			return err
-		}
-		n := ptr.Deref(dep.Spec.Replicas, 1)
-		dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: n, ReadyReplicas: n, UpdatedReplicas: n, AvailableReplicas: n}
-		return p.Client.Status().Update(context.Background(), dep)
-	})
-}
-
 func cfTunnel(t *testing.T, id string) *cloudflare.Tunnel {
 	t.Helper()
 	tun, err := p.Cloudflare.GetTunnel(context.Background(), id)
@@ -202,7 +188,7 @@ func TestCloudflareTunnelRunsAHardenedTunnel(t *testing.T) {
 
 	t.Run("ReadyFollowsTheDeploymentAndConnections", func(t *testing.T) {
 		waitCondition(t, cr, cloudflaretunnel.TypeDeploymentReady, corev1.ConditionFalse, cloudflaretunnel.ReasonReplicasNotReady)
-		markDeploymentReady(t, dep)
+		p.MarkDeploymentReady(t, dep)
 		waitCondition(t, cr, cloudflaretunnel.TypeDeploymentReady, corev1.ConditionTrue, cloudflaretunnel.ReasonReplicasReady)
 		waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionFalse, cloudflaretunnel.ReasonNotConnected)
 		p.Sim.SetConnectors(id, 3)
@@ -590,7 +576,7 @@ func TestDegradedReportedAndCleared(t *testing.T) {
 	waitCondition(t, cr, cloudflaretunnel.TypeTokenStored, corev1.ConditionTrue, "")
 	id := cr.Status.TunnelID
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "health-cloudflared"}}
-	markDeploymentReady(t, dep)
+	p.MarkDeploymentReady(t, dep)
 	// Never connected: inactive, not Ready, and none of the 2 connectors.
 	waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionFalse, cloudflaretunnel.ReasonNotConnected)
 	waitCondition(t, cr, cloudflaretunnel.TypeDegraded, corev1.ConditionTrue, cloudflaretunnel.ReasonTooFewConnectors)
@@ -719,7 +705,7 @@ func TestTokenRotation(t *testing.T) {
 	waitCondition(t, cr, cloudflaretunnel.TypeTokenStored, corev1.ConditionTrue, "")
 	id := cr.Status.TunnelID
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rotate-cloudflared"}}
-	markDeploymentReady(t, dep)
+	p.MarkDeploymentReady(t, dep)
 	old := tokenOf(t, cr)
 	var stale []string
 	for range 2 {
@@ -764,7 +750,7 @@ func TestTokenRotation(t *testing.T) {
 		t.Errorf("connectors %v before the rollout finished, want the 2 old ones and the new one", got)
 	}
 
-	markDeploymentReady(t, dep)
+	p.MarkDeploymentReady(t, dep)
 	wait.Eventually(t, wait.Patience, "connectors of the old token removed", func() error {
 		if got := connectorIDs(t, id); !slices.Equal(got, []string{newConnector}) {
 			return fmt.Errorf("connectors %v, want only %s (stale: %v)", got, newConnector, stale)

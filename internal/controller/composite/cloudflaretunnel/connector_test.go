@@ -251,7 +251,7 @@ func TestConnectorCustomisation(t *testing.T) {
 	})
 
 	t.Run("TheControllerRefusesWhatAdmissionCannotSee", func(t *testing.T) {
-		markDeploymentReady(t, dep)
+		p.MarkDeploymentReady(t, dep)
 		if err := p.Get(dep); err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +302,7 @@ func TestConnectorCustomisation(t *testing.T) {
 		if dep.Spec.Template.Spec.DNSConfig != nil {
 			t.Errorf("the dnsConfig of the earlier patch stayed after the patch dropped it: %+v", dep.Spec.Template.Spec.DNSConfig)
 		}
-		markDeploymentReady(t, dep)
+		p.MarkDeploymentReady(t, dep)
 		waitCondition(t, cr, cloudflaretunnel.TypeDeploymentReady, corev1.ConditionTrue, cloudflaretunnel.ReasonReplicasReady)
 	})
 
@@ -475,7 +475,7 @@ func TestTheRunTokenReachesOnlyCloudflared(t *testing.T) {
 	p.Create(t, cr)
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guarded-cloudflared"}}
 	wait.Eventually(t, wait.Patience, "cloudflared Deployment", func() error { return p.Get(dep) })
-	markDeploymentReady(t, dep)
+	p.MarkDeploymentReady(t, dep)
 	waitCondition(t, cr, cloudflaretunnel.TypeDeploymentReady, corev1.ConditionTrue, cloudflaretunnel.ReasonReplicasReady)
 
 	t.Run("AdmissionRefusesExpansion", func(t *testing.T) {

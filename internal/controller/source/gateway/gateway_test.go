@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -70,36 +69,8 @@ func setup(t *testing.T, edit ...func(*gwv1.Gateway)) world {
 		e(gw)
 	}
 	p.Create(t, gw)
-	id := runTunnel(t, ns, gw.Name)
+	id := p.RunTunnel(t, &v1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: gw.Name}})
 	return world{ns: ns, tunnelID: id, class: class, gateway: gw}
-}
-
-// runTunnel plays the kubelet for the cloudflared Deployment of the
-// CloudflareTunnel made for the Gateway, and cloudflared for its
-// connections, so the tunnel becomes Ready. It returns the tunnel ID.
-func runTunnel(t *testing.T, ns, name string) string {
-	t.Helper()
-	cr := &v1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	wait.Eventually(t, wait.Patience, "the CloudflareTunnel made for the Gateway has an ID", func() error {
-		if err := p.Get(cr); err != nil {
-			return err
-		}
-		if cr.Status.TunnelID == "" {
-			return fmt.Errorf("no tunnel ID yet")
-		}
-		return nil
-	})
-	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cloudflaretunnel.DeploymentName(cr)}}
-	wait.Eventually(t, wait.Patience, "deployment status set", func() error {
-		if err := p.Get(dep); err != nil {
-			return err
-		}
-		n := ptr.Deref(dep.Spec.Replicas, 1)
-		dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: n, ReadyReplicas: n, UpdatedReplicas: n, AvailableReplicas: n}
-		return p.Client.Status().Update(context.Background(), dep)
-	})
-	p.Sim.SetConnectors(cr.Status.TunnelID, 2)
-	return cr.Status.TunnelID
 }
 
 // stopConnectors plays cloudflared stopping: Cloudflare refuses to delete

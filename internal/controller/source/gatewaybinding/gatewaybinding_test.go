@@ -83,16 +83,7 @@ func setup(t *testing.T) world {
 	}
 	p.Create(t, gw)
 	p.Create(t, traefikService(ns))
-	wait.Eventually(t, wait.Patience, "tunnel ID", func() error {
-		if err := p.Get(cr); err != nil {
-			return err
-		}
-		if cr.Status.TunnelID == "" {
-			return fmt.Errorf("no tunnel ID yet")
-		}
-		return nil
-	})
-	return world{ns: ns, tunnelID: cr.Status.TunnelID, gateway: gw}
+	return world{ns: ns, tunnelID: p.TunnelID(t, cr), gateway: gw}
 }
 
 func traefikService(ns string) *corev1.Service {

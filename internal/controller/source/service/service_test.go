@@ -38,16 +38,7 @@ func setup(t *testing.T) (ns, tunnelID string) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"},
 		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("edge-" + ns), Replicas: ptr.To[int32](1)},
 	}
-	p.Create(t, cr)
-	wait.Eventually(t, wait.Patience, "tunnel ID", func() error {
-		if err := p.Get(cr); err != nil {
-			return err
-		}
-		if cr.Status.TunnelID == "" {
-			return fmt.Errorf("no tunnel ID yet")
-		}
-		return nil
-	})
+	p.CreateTunnel(t, cr)
 	return ns, cr.Status.TunnelID
 }
 

@@ -74,16 +74,7 @@ func TestATunnelSharedAcrossNamespaces(t *testing.T) {
 		Spec: v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("edge-" + platform), Replicas: ptr.To[int32](1),
 			AllowedNamespaces: &v1alpha1.AllowedNamespaces{From: v1alpha1.NamespacesFromSelector, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{sharedLabel: "true"}}}},
 	}
-	p.Create(t, cr)
-	wait.Eventually(t, wait.Patience, "tunnel ID", func() error {
-		if err := p.Get(cr); err != nil {
-			return err
-		}
-		if cr.Status.TunnelID == "" {
-			return fmt.Errorf("no tunnel ID yet")
-		}
-		return nil
-	})
+	p.CreateTunnel(t, cr)
 	tunnelID := cr.Status.TunnelID
 	shared := platform + "/edge"
 	own, hostA, hostB := "own-"+platform+".example.com", "a-"+teamA+".example.com", "b-"+teamB+".example.com"
