@@ -112,18 +112,16 @@ func TestDNSRecordLifecycle(t *testing.T) {
 	}
 
 	t.Run("SteadyStateIsOneGetPerPoll", func(t *testing.T) {
-		before := ops()
-		time.Sleep(7 * time.Second) // three to four 2s polls
-		after := ops()
+		r := p.AtRest(t, 4, "/zones/"+zoneCom+"/dns_records$")
 		for _, op := range []string{"zones.list", "dns_records.create", "dns_records.update", "dns_records.delete"} {
-			if n := after[op] - before[op]; n != 0 {
+			if n := r.Calls[op]; n != 0 {
 				t.Errorf("%d %s calls in steady state, want 0", n, op)
 			}
 		}
 		// Observation is account-wide: at most one read (a zone list, or a
-		// get for a miss) per observation TTL, half the 2s test poll.
-		if n := after["dns_records.get"] - before["dns_records.get"] + after["dns_records.list"] - before["dns_records.list"]; n < 2 || n > 9 {
-			t.Errorf("%d reads in 7s; want at most one per 1s observation TTL", n)
+		// get for a miss) per observation TTL, half the test poll.
+		if n := r.Calls["dns_records.get"] + r.Calls["dns_records.list"]; n > r.TTLs+1 {
+			t.Errorf("%d reads in %d observation TTLs; want at most one per TTL", n, r.TTLs)
 		}
 	})
 
@@ -246,10 +244,10 @@ func TestDNSRecordNeverTouchesForeignRecords(t *testing.T) {
 	}
 
 	// The provider observes through an account-wide snapshot up to half a
-	// poll (1s here) old: a record made since may still meet a create,
-	// which Cloudflare refuses. This test is about a record the provider
-	// can see, so it waits that long.
-	time.Sleep(1100 * time.Millisecond)
+	// poll old: a record made since may still meet a create, which
+	// Cloudflare refuses. This test is about a record the provider can see,
+	// so it waits for a listing begun after the record was made.
+	p.WaitServed(t, 2, "GET", "/zones/"+zoneCom+"/dns_records$")
 	writes := p.WriteCalls()
 
 	sameType := newRecord(ns, "same-type", host, "CNAME", tunnelA)

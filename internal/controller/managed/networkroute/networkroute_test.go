@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -449,19 +448,15 @@ func TestNetworkRouteSteadyStateIsOneListPerHalfPoll(t *testing.T) {
 	for _, cr := range crs {
 		p.WaitReady(t, cr)
 	}
-	time.Sleep(2 * time.Second)
-	before, writes := p.Sim.Stats(), p.WriteCalls()
-	time.Sleep(6 * time.Second) // three 2s polls of every route
-	after := p.Sim.Stats()
-	lists := after["teamnet_routes.list"].Requests - before["teamnet_routes.list"].Requests
-	gets := after["teamnet_routes.get"].Requests - before["teamnet_routes.get"].Requests
-	vnets := after["virtual_networks.list"].Requests - before["virtual_networks.list"].Requests
-	t.Logf("%d routes in 6s: %d route lists, %d route gets, %d virtual network lists", n, lists, gets, vnets)
-	// 1s TTL: at most one list per kind per second, whatever n is.
-	if lists < 1 || lists > 8 || gets != 0 || vnets > 8 {
-		t.Errorf("in 6s of 2s polls of %d routes: %d lists, %d gets, %d virtual network lists; want at most one list per 1s observation TTL and no gets", n, lists, gets, vnets)
+	p.WaitServed(t, 2, "GET", "/teamnet/routes$") // observed since Ready
+	r := p.AtRest(t, 4, "/teamnet/routes$")
+	lists, gets, vnets := r.Calls["teamnet_routes.list"], r.Calls["teamnet_routes.get"], r.Calls["virtual_networks.list"]
+	t.Logf("%d routes in %d observation TTLs: %d route lists, %d route gets, %d virtual network lists", n, r.TTLs, lists, gets, vnets)
+	// At most one list per kind per TTL, whatever n is.
+	if lists > r.TTLs+1 || gets != 0 || vnets > r.TTLs+1 {
+		t.Errorf("in %d observation TTLs of %d routes: %d lists, %d gets, %d virtual network lists; want at most one list per TTL and no gets", r.TTLs, n, lists, gets, vnets)
 	}
-	if w := p.WriteCalls() - writes; w != 0 {
+	if w := r.Writes(); w != 0 {
 		t.Errorf("%d write calls in steady state", w)
 	}
 	for _, cr := range crs {

@@ -299,26 +299,17 @@ func TestTunnelSteadyStateCostIsIndependentOfCount(t *testing.T) {
 	for _, cr := range crs {
 		p.WaitReady(t, cr)
 	}
-	time.Sleep(3 * time.Second) // let the connection secrets settle
-	before := p.Sim.Stats()
-	const window = 8 * time.Second // four polls of six tunnels at the tests' 2s interval
-	time.Sleep(window)
-	after := p.Sim.Stats()
-	calls := map[string]int{}
-	for op, st := range after {
-		if d := st.Requests - before[op].Requests; d > 0 {
-			calls[op] = d
-		}
-	}
-	t.Logf("calls in %s of steady state with %d tunnels: %v", window, len(crs), calls)
-	for op, n := range calls {
+	p.WaitServed(t, 2, "GET", "/cfd_tunnel$") // observed since Ready: the connection secrets are written
+	r := p.AtRest(t, 4, "/cfd_tunnel$")
+	t.Logf("calls in %d observation TTLs of steady state with %d tunnels: %v", r.TTLs, len(crs), r.Calls)
+	for op, n := range r.Calls {
 		if op != "tunnels.list" && op != "tunnels.get" {
 			t.Errorf("steady state called %s %d times; only observation reads are expected", op, n)
 		}
 	}
-	// A get per tunnel per poll would be 24; one list per 1s TTL is at most ~9.
-	if n := calls["tunnels.list"] + calls["tunnels.get"]; n < 2 || n > 10 {
-		t.Errorf("%d reads in %s for %d tunnels; want at most one per 1s observation TTL, independent of the count", n, window, len(crs))
+	// A get per tunnel per poll would be three per TTL; one list per TTL is one.
+	if n := r.Calls["tunnels.list"] + r.Calls["tunnels.get"]; n > r.TTLs+1 {
+		t.Errorf("%d reads in %d observation TTLs for %d tunnels; want at most one per TTL, independent of the count", n, r.TTLs, len(crs))
 	}
 	for _, cr := range crs {
 		p.DeleteAndWait(t, cr)

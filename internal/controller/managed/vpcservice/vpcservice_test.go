@@ -129,18 +129,15 @@ func TestVPCServiceLifecycle(t *testing.T) {
 	}
 
 	t.Run("SteadyStateIsOneGetPerPoll", func(t *testing.T) {
-		before, writes := p.Sim.Stats(), p.WriteCalls()
-		time.Sleep(5 * time.Second) // two to three 2s polls
-		after := p.Sim.Stats()
-		gets := after["services.get"].Requests - before["services.get"].Requests
-		lists := after["services.list"].Requests - before["services.list"].Requests
-		t.Logf("in 5s: %d service gets, %d service lists", gets, lists)
+		r := p.AtRest(t, 3, "/directory/services$")
+		gets, lists := r.Calls["services.get"], r.Calls["services.list"]
+		t.Logf("in %d observation TTLs: %d service gets, %d service lists", r.TTLs, gets, lists)
 		// Observation is account-wide: at most one call (a list, or a get
-		// for a miss) per observation TTL, half the 2s test poll.
-		if gets+lists < 1 || gets+lists > 7 {
-			t.Errorf("in 5s of 2s polls: %d gets and %d lists, want at most one read per 1s observation TTL", gets, lists)
+		// for a miss) per observation TTL, half the test poll.
+		if gets+lists > r.TTLs+1 {
+			t.Errorf("in %d observation TTLs: %d gets and %d lists, want at most one read per TTL", r.TTLs, gets, lists)
 		}
-		if w := p.WriteCalls() - writes; w != 0 {
+		if w := r.Writes(); w != 0 {
 			t.Errorf("%d write calls in steady state", w)
 		}
 	})
