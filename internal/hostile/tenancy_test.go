@@ -171,9 +171,7 @@ func takesAHeldHostname(t *testing.T, c *corpus) string {
 		}
 		return nil
 	})
-	// Claims are ordered by creation time, which the API server keeps to
-	// the second: the Ingress must be a second younger.
-	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+	wait.NextSecond()
 	ing := c.ingress("steal-held", ann(tv1alpha1.AnnotationPublic, "true"), func(i *networkingv1.Ingress) {
 		i.Spec.DefaultBackend = nil
 		i.Spec.Rules = []networkingv1.IngressRule{hostRule(host, "/", networkingv1.PathTypePrefix, backend("web", number(80)))}

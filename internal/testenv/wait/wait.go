@@ -38,3 +38,9 @@ func Eventually(t testing.TB, timeout time.Duration, what string, fn func() erro
 func interval(timeout time.Duration) time.Duration {
 	return min(max(timeout/600, 100*time.Millisecond), time.Second)
 }
+
+// NextSecond returns once the clock has entered the next whole second. The
+// API server keeps creation timestamps to the second, and claims are
+// ordered by them: an object made after NextSecond is younger than every
+// object made before it.
+func NextSecond() { time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second))) }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -75,7 +74,7 @@ func TestTheLoserOfAClaimMakesNoAccessApplication(t *testing.T) {
 	first := hostname(ns, "first", host, withPolicy("staff"))
 	p.Create(t, first)
 	waitReady(t, first)
-	time.Sleep(time.Second) // creation timestamps have one-second resolution
+	wait.NextSecond()
 	second := hostname(ns, "second", host, withPolicy("outsiders"))
 	p.Create(t, second)
 

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
@@ -245,7 +244,7 @@ func TestTheOlderClaimKeepsAHostname(t *testing.T) {
 	first := hostname(ns, "first", host)
 	p.Create(t, first)
 	waitReady(t, first)
-	time.Sleep(time.Second) // creation timestamps have one-second resolution
+	wait.NextSecond()
 	second := hostname(ns, "second", host, func(ph *v1alpha1.PublicHostname) {
 		ph.Spec.Origin = &v1alpha1.Origin{URL: ptr.To("http_status:503")}
 	})

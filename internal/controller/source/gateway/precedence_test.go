@@ -7,11 +7,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
@@ -46,12 +44,6 @@ func served(t *testing.T, tunnelID, host, path string) string {
 	return ""
 }
 
-// youngerThan waits until a route made now is younger than o: creation
-// times are kept to the second, and Gateway API orders routes by them.
-func youngerThan(o client.Object) {
-	time.Sleep(time.Until(o.GetCreationTimestamp().Add(time.Second)))
-}
-
 // A newer route of another admitted namespace cannot take an older route's
 // path: not with an expression that also matches it, however long, nor by
 // naming the same prefix spelled another way. The older route's backend
@@ -72,7 +64,7 @@ func TestANewerRouteCannotCaptureAnOlderRoutesPath(t *testing.T) {
 	site := route(team, w.ns, "site", []string{h}, pathRule(gwv1.PathMatchPathPrefix, "/api", backend("api", 8080)))
 	p.Create(t, site)
 	waitRules(t, w.tunnelID, h, map[string]string{h + " ^/api(/|$)": api})
-	youngerThan(site)
+	wait.NextSecond() // Gateway API orders routes by creation time
 	capture := "/api/(.*)|/" + strings.Repeat("z", 48)
 	taker := route(other, w.ns, "taker", []string{h},
 		pathRule(gwv1.PathMatchRegularExpression, capture, backend("grab", 8080)),

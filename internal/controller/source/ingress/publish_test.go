@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -269,7 +268,7 @@ func TestAnIngressLosesAHostnameToAnOlderPublicHostname(t *testing.T) {
 		}
 		return nil
 	})
-	time.Sleep(time.Second)
+	wait.NextSecond()
 	ing := ingress(ns, "late", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPublic: "true"}, host)
 	p.Create(t, ing)
 	waitEvent(t, ns, "late", "HostnameConflict", "hand-made")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,10 +57,6 @@ func services(t *testing.T, ns string) {
 	}
 }
 
-// nextSecond waits until creation timestamps, kept to the second, tell an
-// object made now from one made before: claims are ordered by them.
-func nextSecond() { time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second))) }
-
 // Issue 34, bug 5: on a shared tunnel team-a holds a hostname through a
 // PublicHostname. team-b's Ingress for it loses the public claim, and with
 // it the private route: it makes none (and says why), and team-a's own
@@ -87,7 +82,7 @@ func TestTheHolderOfAPublicHostnameHoldsItsPrivateRoute(t *testing.T) {
 		return nil
 	})
 
-	nextSecond()
+	wait.NextSecond()
 	steal := ingress(teamB, "steal", map[string]string{v1alpha1.AnnotationTunnel: edge, v1alpha1.AnnotationPublic: "true"}, host)
 	p.Create(t, steal)
 	waitEvent(t, teamB, "steal", "HostnameConflict", "private route")
@@ -108,7 +103,7 @@ func TestTheHolderOfAPublicHostnameHoldsItsPrivateRoute(t *testing.T) {
 		t.Errorf("team-b's Ingress has %d PublicHostnames, want its losing claim kept in line", len(phs))
 	}
 
-	nextSecond()
+	wait.NextSecond()
 	mine := ingress(teamA, "mine", map[string]string{v1alpha1.AnnotationTunnel: edge, v1alpha1.AnnotationHostname: host})
 	p.Create(t, mine)
 	wait.Eventually(t, wait.Patience, "team-a's private Ingress routes the hostname", func() error {

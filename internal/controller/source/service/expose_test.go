@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -284,8 +283,7 @@ func TestAServiceYieldsThePrivateRouteOfAHostnameItLostPublicly(t *testing.T) {
 		}
 		return nil
 	})
-	// Claims are ordered by creation time, kept to the second.
-	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+	wait.NextSecond()
 	p.Create(t, exposedService(ns, "late", annotations(v1alpha1.AnnotationHostname, host, v1alpha1.AnnotationPublic, "true"), corev1.ServicePort{Name: "http", Port: 8080}))
 	waitEvent(t, ns, "late", "HostnameConflict", "private route")
 	wait.Eventually(t, wait.Patience, "no route for the loser", func() error {
