@@ -67,7 +67,7 @@ type Provider struct {
 	// and inspect Cloudflare state behind the provider's back.
 	Cloudflare *cloudflare.Client
 	contract   *contract.Transport
-	statuses   *statusWrites
+	requests   *kubeRequests
 	// Poll is the managed resources' drift-check poll interval.
 	Poll time.Duration
 	// Endpoint is the simulator's API base URL ("http://…/client/v4/").
@@ -250,9 +250,9 @@ func (p *Provider) startManager(ctx context.Context, opts Options, managed mr.Se
 	if opts.MaxReconcileRate > 0 {
 		cfg = ratelimiter.LimitRESTConfig(cfg, opts.MaxReconcileRate)
 	}
-	// Count the status writes the provider sends to the API server.
-	p.statuses = &statusWrites{byObject: map[string]int{}}
-	cfg.Wrap(p.statuses.wrap)
+	// Count the requests the provider sends to the API server.
+	p.requests = &kubeRequests{byCall: map[string]int{}}
+	cfg.Wrap(p.requests.wrap)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     p.Scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
@@ -492,29 +492,46 @@ func (p *Provider) WaitWarning(t *testing.T, ns, name, reason, contains string) 
 // subresource) the provider has sent to the API server, by object: its API
 // path without the /status suffix.
 func (p *Provider) StatusWrites() map[string]int {
-	p.statuses.mu.Lock()
-	defer p.statuses.mu.Unlock()
-	out := make(map[string]int, len(p.statuses.byObject))
-	for k, v := range p.statuses.byObject {
-		out[k] = v
+	p.requests.mu.Lock()
+	defer p.requests.mu.Unlock()
+	out := map[string]int{}
+	for call, n := range p.requests.byCall {
+		method, path, _ := strings.Cut(call, " ")
+		if (method == http.MethodPut || method == http.MethodPatch) && strings.HasSuffix(path, "/status") {
+			out[strings.TrimSuffix(path, "/status")] += n
+		}
 	}
 	return out
 }
 
-// statusWrites counts the status writes of the provider's API server
-// client, as they leave it.
-type statusWrites struct {
-	mu       sync.Mutex
-	byObject map[string]int
+// KubeRequests counts the requests with method the provider has sent to the
+// API server whose path contains part, whatever their answer (a refused
+// delete counts): the evidence that it acted, for a test to wait for.
+func (p *Provider) KubeRequests(method, part string) int {
+	p.requests.mu.Lock()
+	defer p.requests.mu.Unlock()
+	n := 0
+	for call, c := range p.requests.byCall {
+		m, path, _ := strings.Cut(call, " ")
+		if m == method && strings.Contains(path, part) {
+			n += c
+		}
+	}
+	return n
 }
 
-func (s *statusWrites) wrap(next http.RoundTripper) http.RoundTripper {
+// kubeRequests counts the requests of the provider's API server client,
+// by method and path, as they leave it.
+type kubeRequests struct {
+	mu     sync.Mutex
+	byCall map[string]int
+}
+
+func (k *kubeRequests) wrap(next http.RoundTripper) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		if (req.Method == http.MethodPut || req.Method == http.MethodPatch) && strings.HasSuffix(req.URL.Path, "/status") {
-			s.mu.Lock()
-			s.byObject[strings.TrimSuffix(req.URL.Path, "/status")]++
-			s.mu.Unlock()
-		}
+		k.mu.Lock()
+		k.byCall[req.Method+" "+req.URL.Path]++
+		k.mu.Unlock()
 		return next.RoundTrip(req)
 	})
 }

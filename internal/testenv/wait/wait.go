@@ -33,10 +33,11 @@ func Eventually(t testing.TB, timeout time.Duration, what string, fn func() erro
 }
 
 // interval checks often enough that a test waits little past the moment
-// fn holds, and rarely enough that a slow fn (an API call to a real
-// cluster, a kubectl run) over a long timeout does not load the machine.
+// fn holds (a fraction of its timeout: a short timeout is an in-process
+// wait), and rarely enough that a slow fn (an API call to a real cluster, a
+// kubectl run) over a long timeout does not load the machine.
 func interval(timeout time.Duration) time.Duration {
-	return min(max(timeout/600, 100*time.Millisecond), time.Second)
+	return min(max(timeout/600, 5*time.Millisecond), time.Second)
 }
 
 // NextSecond returns once the clock has entered the next whole second. The

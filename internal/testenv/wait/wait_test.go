@@ -67,7 +67,9 @@ func TestEventuallyFailsWithTheLastReason(t *testing.T) {
 
 func TestIntervalGrowsWithTheTimeoutWithinBounds(t *testing.T) {
 	for timeout, want := range map[time.Duration]time.Duration{
-		time.Second:      100 * time.Millisecond,
+		time.Millisecond: 5 * time.Millisecond,
+		5 * time.Second:  5 * time.Second / 600,
+		time.Second:      5 * time.Millisecond,
 		Patience:         100 * time.Millisecond,
 		3 * time.Minute:  300 * time.Millisecond,
 		30 * time.Minute: time.Second,

@@ -101,7 +101,17 @@ func TestTerminatingClusterConfigOutlivesItsUsers(t *testing.T) {
 	if err := env.Client.Delete(ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second)
+	// crossplane-runtime's own in-use finalizer follows the usage records:
+	// once it has gone, only FinalizerCredentialsInUse holds the config.
+	wait.Eventually(t, 30*time.Second, "crossplane-runtime's in-use finalizer released", func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(cpc), cpc); err != nil {
+			return err
+		}
+		if slices.Contains(cpc.GetFinalizers(), "in-use.crossplane.io") {
+			return fmt.Errorf("finalizers %v", cpc.GetFinalizers())
+		}
+		return nil
+	})
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(cpc), cpc); err != nil {
 		t.Fatalf("the Terminating ClusterProviderConfig was released while a managed resource still names it: %v", err)
 	}
