@@ -17,6 +17,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var (
@@ -310,10 +311,13 @@ func TestZoneCacheSharesConcurrentListings(t *testing.T) {
 		}()
 	}
 	// Let every caller reach the listing in flight before it answers.
-	for api.calls.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(200 * time.Millisecond)
+	wait.Eventually(t, 5*time.Second, "the listing in flight", func() error {
+		if api.calls.Load() == 0 {
+			return fmt.Errorf("not listed yet")
+		}
+		return nil
+	})
+	time.Sleep(200 * time.Millisecond) // no count of callers parked on a listing to wait for
 	close(api.release)
 	wg.Wait()
 	close(errs)
