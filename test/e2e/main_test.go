@@ -48,6 +48,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/process"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 const (
@@ -303,16 +304,10 @@ func (h *harness) installPlain(ctx context.Context, name string) error {
 // apply a CRD may have no conditions yet, which kubectl wait reports as an
 // error rather than waiting.
 func (h *harness) waitCRDsEstablished() error {
-	for i := 0; ; i++ {
+	return wait.Until(2*time.Minute, func() error {
 		_, err := h.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=20s")
-		if err == nil {
-			return nil
-		}
-		if i == 5 {
-			return err
-		}
-		time.Sleep(time.Second)
-	}
+		return err
+	})
 }
 
 // runProvider runs the provider binary on the host as the ServiceAccount

@@ -17,6 +17,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
@@ -114,8 +115,9 @@ func TestMetricsAreDocumented(t *testing.T) {
 
 	host := "app-00-" + ns + "." + zone
 	id, content, _ := record(host)
-	// Observed up to date at least once, so the repair below is drift.
-	time.Sleep(poll + 2*time.Second)
+	// Observed up to date at least once (by a listing begun since), so the
+	// repair below is drift.
+	providertest.WaitServed(t, env.sim, 2, http.MethodGet, "/zones/"+sim.ZoneID(zone)+"/dns_records$")
 	rec, err := env.cf.GetDNSRecord(ctx, sim.ZoneID(zone), id)
 	if err != nil {
 		t.Fatal(err)

@@ -32,6 +32,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
@@ -248,8 +249,9 @@ func TestUpgradeFromThePreviousVersionTouchesNothing(t *testing.T) {
 		return nil
 	})
 	converged := time.Since(start)
-	// Two drift polls for anything the new version would still change.
-	time.Sleep(2*poll + 5*time.Second)
+	// Two drift polls for anything the new version would still change: a
+	// list at most every half poll, so five lists span two polls.
+	providertest.WaitServed(t, h.sim, 5, http.MethodGet, "/zones/"+sim.ZoneID(zone)+"/dns_records$")
 	wait.Eventually(t, time.Minute, "every managed resource Ready on the new version", h.allReady(t, ns, 1+n+n+n/2))
 
 	if diff := cmp.Diff(idsBefore, cloudflareIDs(h.sim.Snapshot())); diff != "" {

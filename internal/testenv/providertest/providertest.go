@@ -396,9 +396,16 @@ func (p *Provider) DeleteAndWait(t *testing.T, mg client.Object) {
 // minute or two.
 func (p *Provider) WaitServed(t *testing.T, k int, method, part string) {
 	t.Helper()
-	from := p.Sim.Served(method, part)
+	WaitServed(t, p.Sim, k, method, part)
+}
+
+// WaitServed is Provider.WaitServed for a simulator a test runs without a
+// Provider (test/e2e runs the provider's binary against one).
+func WaitServed(t *testing.T, s *sim.Server, k int, method, part string) {
+	t.Helper()
+	from := s.Served(method, part)
 	wait.Eventually(t, 150*time.Second, fmt.Sprintf("%d more %s calls about %s", k, method, part), func() error {
-		if n := p.Sim.Served(method, part) - from; n < k {
+		if n := s.Served(method, part) - from; n < k {
 			return fmt.Errorf("%d so far", n)
 		}
 		return nil

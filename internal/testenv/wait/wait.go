@@ -19,14 +19,20 @@ const Patience = 60 * time.Second
 // the test with fn's last error, which says why it did not hold yet.
 func Eventually(t testing.TB, timeout time.Duration, what string, fn func() error) {
 	t.Helper()
+	if err := Until(timeout, fn); err != nil {
+		t.Fatalf("timed out after %s waiting for %s: %v", timeout, what, err)
+	}
+}
+
+// Until calls fn until it returns nil, or timeout passes and it returns
+// fn's last error: Eventually for code that reports errors instead of
+// failing a test.
+func Until(timeout time.Duration, fn func() error) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s: %v", timeout, what, err)
+		if err == nil || time.Now().After(deadline) {
+			return err
 		}
 		time.Sleep(interval(timeout))
 	}

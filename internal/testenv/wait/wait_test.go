@@ -79,3 +79,17 @@ func TestIntervalGrowsWithTheTimeoutWithinBounds(t *testing.T) {
 		}
 	}
 }
+
+func TestUntilReturnsTheLastError(t *testing.T) {
+	calls := 0
+	err := Until(20*time.Millisecond, func() error {
+		calls++
+		return errors.New(strings.Repeat("!", calls))
+	})
+	if err == nil || err.Error() != strings.Repeat("!", calls) {
+		t.Errorf("Until returned %v after %d calls, want the last call's error", err, calls)
+	}
+	if err := Until(time.Second, func() error { return nil }); err != nil {
+		t.Errorf("Until returned %v for a condition that holds", err)
+	}
+}
