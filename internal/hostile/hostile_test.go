@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -1442,10 +1443,11 @@ func waitHealthy(t *testing.T, h *healthy) {
 		}
 		return nil
 	})
-	// Settled: two snapshots a poll apart agree.
+	// Settled: two snapshots a poll apart (three tunnel lists, a list at
+	// most every half poll) agree.
 	prev := h.fingerprint(p.Sim.Snapshot())
-	wait.Eventually(t, 20*time.Second, "the healthy Ingress's Cloudflare objects settled", func() error {
-		time.Sleep(2 * time.Second)
+	wait.Eventually(t, 60*time.Second, "the healthy Ingress's Cloudflare objects settled", func() error {
+		p.WaitServed(t, 3, http.MethodGet, "/cfd_tunnel$")
 		cur := h.fingerprint(p.Sim.Snapshot())
 		if d := diffPrints(prev, cur); d != "" {
 			prev = cur
