@@ -471,7 +471,7 @@ func (r *run) scenario(ctx context.Context) (*result, error) {
 		if time.Now().After(deadline) {
 			return nil, errors.Errorf("not converged after %s: %s; %s; not ready: %s", phaseDeadline, st, live, strings.Join(st.notReady, "; "))
 		}
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // the resolution of the times measured
 	}
 	if res.conv, err = endPhase("converge"); err != nil {
 		return nil, err
@@ -496,7 +496,7 @@ func (r *run) scenario(ctx context.Context) (*result, error) {
 		end := time.Now().Add(r.s.steady)
 		prev := bench.Stats(r.sim.Stats())
 		for time.Now().Before(end) {
-			time.Sleep(min(time.Minute, time.Until(end)))
+			time.Sleep(min(time.Minute, time.Until(end))) // the steady state is measured over time
 			cur := bench.Stats(r.sim.Stats())
 			req, _ := cur.Sub(prev).Total()
 			res.perMinute = append(res.perMinute, req)

@@ -342,7 +342,7 @@ func TestTimeoutStartsWhenTheBudgetLetsGo(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {
 			slow.Add(1)
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(300 * time.Millisecond) // a slow answer, past the 150 ms timeout
 		}
 		_, _ = w.Write([]byte(`{}`))
 	}))
