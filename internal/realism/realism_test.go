@@ -63,17 +63,6 @@ func noneRateLimited(t *testing.T) {
 	}
 }
 
-func readyTunnel(t *testing.T, ns, name string) *v1alpha1.Tunnel {
-	t.Helper()
-	tun := &v1alpha1.Tunnel{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       v1alpha1.TunnelSpec{ForProvider: v1alpha1.TunnelParameters{Name: name + "-" + ns}},
-	}
-	p.Create(t, tun)
-	p.WaitReady(t, tun)
-	return tun
-}
-
 func routeTo(ns, name, hostname, tunnelRef string) *v1alpha1.HostnameRoute {
 	return &v1alpha1.HostnameRoute{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -116,7 +105,7 @@ func routesEver(host string) []string {
 // the production creation grace period.
 func TestALostCreateUnderListLagLeavesNoDuplicate(t *testing.T) {
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "edge")
+	p.ReadyTunnel(t, ns, "edge")
 	host := "lost." + ns + ".svc.cluster.local"
 	lost := p.Sim.LostResponses()["hostname_routes.create"]
 
@@ -148,7 +137,7 @@ func TestALostCreateUnderListLagLeavesNoDuplicate(t *testing.T) {
 func TestARouteMadeElsewhereUnderListLagIsNotAdopted(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	tun := readyTunnel(t, ns, "edge")
+	tun := p.ReadyTunnel(t, ns, "edge")
 	host := "theirs." + ns + ".svc.cluster.local"
 	foreign, err := p.Cloudflare.CreateHostnameRoute(ctx, cloudflare.HostnameRouteInput{Hostname: host, TunnelID: meta.GetExternalName(tun), Comment: "made by hand"})
 	if err != nil {
@@ -187,7 +176,7 @@ func TestARouteMadeElsewhereUnderListLagIsNotAdopted(t *testing.T) {
 // that are not the provider's to remove and without a hot loop.
 func TestDeletingATunnelRightAfterItsConnectorsStop(t *testing.T) {
 	ns := p.Namespace(t)
-	tun := readyTunnel(t, ns, "edge")
+	tun := p.ReadyTunnel(t, ns, "edge")
 	id := meta.GetExternalName(tun)
 	if raw := rawTunnel(t, id); strings.Contains(raw, `"connections"`) {
 		t.Fatalf("the simulator still serves the connections array: %s", raw)

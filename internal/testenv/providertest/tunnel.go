@@ -13,6 +13,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
@@ -81,4 +82,18 @@ func (p *Provider) MarkDeploymentReady(t *testing.T, dep *appsv1.Deployment) {
 		dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: n, ReadyReplicas: n, UpdatedReplicas: n, AvailableReplicas: n}
 		return p.Client.Status().Update(context.Background(), dep)
 	})
+}
+
+// ReadyTunnel creates the Tunnel managed resource name in ns, for the
+// Cloudflare tunnel "<name>-<ns>", and waits until it is Ready: the tunnel
+// a test of a kind that routes through one needs.
+func (p *Provider) ReadyTunnel(t *testing.T, ns, name string) *ztv1alpha1.Tunnel {
+	t.Helper()
+	tun := &ztv1alpha1.Tunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       ztv1alpha1.TunnelSpec{ForProvider: ztv1alpha1.TunnelParameters{Name: name + "-" + ns}},
+	}
+	p.Create(t, tun)
+	p.WaitReady(t, tun)
+	return tun
 }

@@ -33,18 +33,6 @@ var p *providertest.Provider
 
 func TestMain(m *testing.M) { os.Exit(providertest.Run(m, &p)) }
 
-// readyTunnel creates a Tunnel MR and waits for it.
-func readyTunnel(t *testing.T, ns, name string) *v1alpha1.Tunnel {
-	t.Helper()
-	tun := &v1alpha1.Tunnel{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       v1alpha1.TunnelSpec{ForProvider: v1alpha1.TunnelParameters{Name: name + "-" + ns}},
-	}
-	p.Create(t, tun)
-	p.WaitReady(t, tun)
-	return tun
-}
-
 func routeTo(ns, name, hostname string, tunnelRef string) *v1alpha1.HostnameRoute {
 	return &v1alpha1.HostnameRoute{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -76,7 +64,7 @@ func liveRoutes(t *testing.T, hostname string) []cloudflare.HostnameRoute {
 func TestHostnameRouteLifecycle(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	tun := readyTunnel(t, ns, "edge")
+	tun := p.ReadyTunnel(t, ns, "edge")
 	tunnelID := meta.GetExternalName(tun)
 
 	host := "redis." + ns + ".svc.cluster.local"
@@ -166,7 +154,7 @@ func TestHostnameRouteLifecycle(t *testing.T) {
 func TestHostnameRouteConflictIsNeverTakenOver(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	mine := readyTunnel(t, ns, "mine")
+	mine := p.ReadyTunnel(t, ns, "mine")
 	other, err := p.Cloudflare.CreateTunnel(ctx, "someone-else-"+ns, "cloudflare")
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +227,7 @@ func TestHostnameRouteImportObserveOnly(t *testing.T) {
 func TestHostnameRouteCrashAfterCreate(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	tun := readyTunnel(t, ns, "crash")
+	tun := p.ReadyTunnel(t, ns, "crash")
 	host := "crash." + ns + ".internal"
 	cr := routeTo(ns, "crash", host, "crash")
 	// What the lost create left: the route, with this resource's marker.
@@ -259,7 +247,7 @@ func TestHostnameRouteCrashAfterCreate(t *testing.T) {
 func TestHostnameRouteRefusesOtherNamespaces(t *testing.T) {
 	ns := p.Namespace(t)
 	other := p.Namespace(t)
-	readyTunnel(t, other, "theirs")
+	p.ReadyTunnel(t, other, "theirs")
 	cr := routeTo(ns, "sneaky", "sneaky."+ns+".internal", "theirs")
 	cr.Spec.ForProvider.TunnelIDRef.Namespace = other
 	p.Create(t, cr)
@@ -278,7 +266,7 @@ func TestHostnameRouteRefusesOtherNamespaces(t *testing.T) {
 func TestHostnameRouteRefusesAnotherNamespacesTunnelByID(t *testing.T) {
 	ns := p.Namespace(t)
 	other := p.Namespace(t)
-	theirs := readyTunnel(t, other, "theirs")
+	theirs := p.ReadyTunnel(t, other, "theirs")
 	cr := routeTo(ns, "by-id", "by-id."+ns+".internal", "unused")
 	cr.Spec.ForProvider.TunnelIDRef = nil
 	cr.Spec.ForProvider.TunnelID = ptr.To(meta.GetExternalName(theirs))
@@ -316,7 +304,7 @@ func TestHostnameRouteRefusesATunnelOnlyADecoyNames(t *testing.T) {
 				meta.SetExternalName(decoy, "00000000-0000-4000-8000-000000000000")
 				p.Create(t, decoy)
 			}
-			theirs := readyTunnel(t, other, "theirs")
+			theirs := p.ReadyTunnel(t, other, "theirs")
 			theirID := meta.GetExternalName(theirs)
 			if early {
 				wait.Eventually(t, wait.Patience, "the decoy's external-name set to their tunnel", func() error {
@@ -366,7 +354,7 @@ func TestHostnameRouteRefusesATunnelOnlyADecoyNames(t *testing.T) {
 func TestHostnameRouteDeletedWithItsNamespace(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	tun := readyTunnel(t, ns, "edge")
+	tun := p.ReadyTunnel(t, ns, "edge")
 	cr := routeTo(ns, "web", "web."+ns+".internal", "edge")
 	p.Create(t, cr)
 	p.WaitReady(t, cr)
@@ -471,7 +459,7 @@ func TestNamespacedCredentialsOutliveTheirUsers(t *testing.T) {
 func TestAHostnameRouteIsAdoptedOnlyWithItsMarker(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	tun := readyTunnel(t, ns, "edge")
+	tun := p.ReadyTunnel(t, ns, "edge")
 
 	byHand := "byhand." + ns + ".internal"
 	foreign, err := p.Cloudflare.CreateHostnameRoute(ctx, cloudflare.HostnameRouteInput{Hostname: byHand, TunnelID: meta.GetExternalName(tun), Comment: "made by hand"})

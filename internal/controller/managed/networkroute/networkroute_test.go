@@ -31,17 +31,6 @@ var p *providertest.Provider
 
 func TestMain(m *testing.M) { os.Exit(providertest.Run(m, &p)) }
 
-func readyTunnel(t *testing.T, ns, name string) *v1alpha1.Tunnel {
-	t.Helper()
-	tun := &v1alpha1.Tunnel{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       v1alpha1.TunnelSpec{ForProvider: v1alpha1.TunnelParameters{Name: name + "-" + ns}},
-	}
-	p.Create(t, tun)
-	p.WaitReady(t, tun)
-	return tun
-}
-
 func routeTo(ns, name, network, tunnelRef string) *v1alpha1.NetworkRoute {
 	return &v1alpha1.NetworkRoute{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -104,7 +93,7 @@ func updateSpec(t *testing.T, cr *v1alpha1.NetworkRoute, edit func(*v1alpha1.Net
 func TestNetworkRouteLifecycle(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	tun := readyTunnel(t, ns, "edge")
+	tun := p.ReadyTunnel(t, ns, "edge")
 	tunnelID := meta.GetExternalName(tun)
 
 	// Written unmasked; Cloudflare stores it masked.
@@ -184,7 +173,7 @@ func TestNetworkRouteLifecycle(t *testing.T) {
 func TestNetworkRouteConflictsAreNeverTakenOver(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "mine")
+	p.ReadyTunnel(t, ns, "mine")
 	other, err := p.Cloudflare.CreateTunnel(ctx, "someone-else-"+ns, "cloudflare")
 	if err != nil {
 		t.Fatal(err)
@@ -240,7 +229,7 @@ func TestNetworkRouteConflictsAreNeverTakenOver(t *testing.T) {
 func TestNetworkRoutesBesideAForeignRouteMadeAMomentBefore(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "mine")
+	p.ReadyTunnel(t, ns, "mine")
 	other, err := p.Cloudflare.CreateTunnel(ctx, "someone-else-"+ns, "cloudflare")
 	if err != nil {
 		t.Fatal(err)
@@ -274,7 +263,7 @@ func TestNetworkRoutesBesideAForeignRouteMadeAMomentBefore(t *testing.T) {
 // everything, and only a provider config that lists them allows them.
 func TestANetworkRouteForEveryAddressIsRefused(t *testing.T) {
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "mine")
+	p.ReadyTunnel(t, ns, "mine")
 	for name, network := range map[string]string{"all-v4": "0.0.0.0/0", "all-v6": "::/0"} {
 		cr := routeTo(ns, name, network, "mine")
 		p.Create(t, cr)
@@ -294,7 +283,7 @@ func TestANetworkRouteForEveryAddressIsRefused(t *testing.T) {
 // NAT64 (the well-known prefix, or the local-use one).
 func TestHalvesOfEveryAddressAreRefused(t *testing.T) {
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "mine")
+	p.ReadyTunnel(t, ns, "mine")
 	for name, network := range map[string]string{"low-v6": "::/1", "high-v6": "8000::/1", "nat64": "64:ff9b::/96", "nat64-local": "64:ff9b:1::/48"} {
 		cr := routeTo(ns, name, network, "mine")
 		p.Create(t, cr)
@@ -315,7 +304,7 @@ func TestHalvesOfEveryAddressAreRefused(t *testing.T) {
 // an older one goes; a config that lists networks judges each route alone.
 func TestANamespaceRoutesAtMostItsShare(t *testing.T) {
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "mine")
+	p.ReadyTunnel(t, ns, "mine")
 	first, second := routeTo(ns, "first", "44.0.0.0/8", "mine"), routeTo(ns, "second", "45.0.0.0/8", "mine")
 	for _, cr := range []*v1alpha1.NetworkRoute{first, second} {
 		p.Create(t, cr)
@@ -352,7 +341,7 @@ func TestANamespaceRoutesAtMostItsShare(t *testing.T) {
 // the user's own intent.
 func TestNetworkRoutesOfThisProviderMayOverlap(t *testing.T) {
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "edge")
+	p.ReadyTunnel(t, ns, "edge")
 	wide := routeTo(ns, "wide", "10.40.0.0/16", "edge")
 	p.Create(t, wide)
 	p.WaitReady(t, wide)
@@ -412,7 +401,7 @@ func TestNetworkRouteImportObserveOnly(t *testing.T) {
 // into one route, found by its natural key and marker: never a duplicate.
 func TestNetworkRouteLostCreateResponse(t *testing.T) {
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "lossy")
+	p.ReadyTunnel(t, ns, "lossy")
 	lost := p.Sim.LostResponses()["teamnet_routes.create"]
 	p.Sim.SetFaults(sim.Faults{LostResponseRate: 1})
 	defer p.Sim.SetFaults(sim.Faults{})
@@ -437,7 +426,7 @@ func TestNetworkRouteLostCreateResponse(t *testing.T) {
 // all, not a call per route.
 func TestNetworkRouteSteadyStateIsOneListPerHalfPoll(t *testing.T) {
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "many")
+	p.ReadyTunnel(t, ns, "many")
 	const n = 20
 	var crs []*v1alpha1.NetworkRoute
 	for i := range n {
@@ -470,7 +459,7 @@ func TestNetworkRouteSteadyStateIsOneListPerHalfPoll(t *testing.T) {
 func TestATunnelWaitsForTheRoutesThroughIt(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	tun := readyTunnel(t, ns, "shared")
+	tun := p.ReadyTunnel(t, ns, "shared")
 	tunnelID := meta.GetExternalName(tun)
 	theirs, err := p.Cloudflare.CreateCIDRRoute(ctx, cloudflare.CIDRRouteInput{Network: "10.90.0.0/16", TunnelID: tunnelID, Comment: "added in the dashboard"})
 	if err != nil {

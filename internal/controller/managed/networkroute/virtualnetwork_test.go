@@ -46,7 +46,7 @@ func cfVNet(t *testing.T, id string) *cloudflare.VirtualNetwork {
 func TestVirtualNetworkLifecycle(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "edge")
+	p.ReadyTunnel(t, ns, "edge")
 	vn := virtualNetwork(ns, "blue", "blue-"+ns)
 	vn.Spec.ForProvider.Comment = ptr.To("cluster blue")
 	p.Create(t, vn)
@@ -285,7 +285,7 @@ func TestAnotherNamespacesVirtualNetworkIsRefused(t *testing.T) {
 	p.Create(t, vn)
 	p.WaitReady(t, vn)
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "edge")
+	p.ReadyTunnel(t, ns, "edge")
 	cr := routeTo(ns, "sneaky", "10.95.0.0/16", "edge")
 	cr.Spec.ForProvider.VirtualNetworkID = ptr.To(meta.GetExternalName(vn))
 	p.Create(t, cr)
