@@ -511,22 +511,6 @@ func (p *Provider) StatusWrites() map[string]int {
 	return out
 }
 
-// KubeRequests counts the requests with method the provider has sent to the
-// API server whose path contains part, whatever their answer (a refused
-// delete counts): the evidence that it acted, for a test to wait for.
-func (p *Provider) KubeRequests(method, part string) int {
-	p.requests.mu.Lock()
-	defer p.requests.mu.Unlock()
-	n := 0
-	for call, c := range p.requests.byCall {
-		m, path, _ := strings.Cut(call, " ")
-		if m == method && strings.Contains(path, part) {
-			n += c
-		}
-	}
-	return n
-}
-
 // kubeRequests counts the requests of the provider's API server client,
 // by method and path, as they leave it.
 type kubeRequests struct {

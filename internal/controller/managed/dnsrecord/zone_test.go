@@ -1,8 +1,10 @@
 package dnsrecord
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -311,13 +313,12 @@ func TestZoneCacheSharesConcurrentListings(t *testing.T) {
 		}()
 	}
 	// Let every caller reach the listing in flight before it answers.
-	wait.Eventually(t, 5*time.Second, "the listing in flight", func() error {
-		if api.calls.Load() == 0 {
-			return fmt.Errorf("not listed yet")
+	wait.Eventually(t, 5*time.Second, "every caller in the shared listing", func() error {
+		if n := inSharedCall(); n < records {
+			return fmt.Errorf("%d callers in it", n)
 		}
 		return nil
 	})
-	time.Sleep(200 * time.Millisecond) // no count of callers parked on a listing to wait for
 	close(api.release)
 	wg.Wait()
 	close(errs)
@@ -329,4 +330,12 @@ func TestZoneCacheSharesConcurrentListings(t *testing.T) {
 	if n := api.calls.Load(); n != 1 {
 		t.Errorf("%d concurrent zone resolutions made %d listings, want 1", records, n)
 	}
+}
+
+// inSharedCall counts the goroutines inside a singleflight call: the one
+// making it and those waiting for its answer.
+func inSharedCall() int {
+	var stacks bytes.Buffer
+	_ = pprof.Lookup("goroutine").WriteTo(&stacks, 2)
+	return strings.Count(stacks.String(), "singleflight.(*Group).Do(")
 }
