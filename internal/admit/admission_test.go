@@ -29,6 +29,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/admit"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/rotation"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var env *testenv.Env
@@ -145,7 +146,7 @@ func TestFutureRotationRefusedAtAdmission(t *testing.T) {
 	refusal := "spec.tokenRotation.requestedAt 2099-01-01T00:00:00Z is more than 5m0s ahead of the provider's clock"
 	// Served once the API server's dry run is refused by it (the API
 	// server admits while it cannot reach the webhook: Ignore).
-	testenv.Eventually(t, 30*time.Second, "the webhook serving", func() error {
+	wait.Eventually(t, 30*time.Second, "the webhook serving", func() error {
 		err := c.Create(ctx, cft("probe", future), client.DryRunAll)
 		if err == nil || !strings.Contains(err.Error(), refusal) {
 			return fmt.Errorf("dry run of a 2099 request: %v", err)

@@ -50,6 +50,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/process"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // Cloudflare's real limit, which the simulator enforces, and the provider's
@@ -343,24 +344,28 @@ func freeAddr() (string, error) {
 // waitProvider waits until the provider serves its metrics (its manager
 // runs), or fails when the process exits (an unknown flag, say).
 func (r *run) waitProvider() error {
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	exited := false
+	err := wait.Until(2*time.Minute, func() error {
 		select {
 		case <-r.proc.Exited():
-			return errors.Errorf("the provider exited at start: %v", r.proc.Err())
+			exited = true
+			return nil
 		default:
 		}
-		if resp, err := http.Get(r.metricsURL); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		resp, err := http.Get(r.metricsURL)
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			return errors.New("the provider serves no metrics two minutes after its start")
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return errors.Errorf("metrics answer %s", resp.Status)
 		}
-		time.Sleep(200 * time.Millisecond)
+		return nil
+	})
+	if exited {
+		return errors.Errorf("the provider exited at start: %v", r.proc.Err())
 	}
+	return errors.Wrap(err, "the provider serves no metrics two minutes after its start")
 }
 
 // budget reads the provider's budget metrics; zero if it cannot.
@@ -466,7 +471,7 @@ func (r *run) scenario(ctx context.Context) (*result, error) {
 		if time.Now().After(deadline) {
 			return nil, errors.Errorf("not converged after %s: %s; %s; not ready: %s", phaseDeadline, st, live, strings.Join(st.notReady, "; "))
 		}
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // the resolution of the times measured
 	}
 	if res.conv, err = endPhase("converge"); err != nil {
 		return nil, err
@@ -491,7 +496,7 @@ func (r *run) scenario(ctx context.Context) (*result, error) {
 		end := time.Now().Add(r.s.steady)
 		prev := bench.Stats(r.sim.Stats())
 		for time.Now().Before(end) {
-			time.Sleep(min(time.Minute, time.Until(end)))
+			time.Sleep(min(time.Minute, time.Until(end))) // the steady state is measured over time
 			cur := bench.Stats(r.sim.Stats())
 			req, _ := cur.Sub(prev).Total()
 			res.perMinute = append(res.perMinute, req)
@@ -584,25 +589,27 @@ func (r *run) scenario(ctx context.Context) (*result, error) {
 
 // waitGone polls left until it reports nothing left.
 func (r *run) waitGone(_ context.Context, what string, left func() (int, error)) error {
-	deadline := time.Now().Add(phaseDeadline)
 	lastLog := time.Now()
-	for {
+	var failed error
+	err := wait.Until(phaseDeadline, func() error {
 		n, err := left()
 		if err != nil {
-			return err
-		}
-		if n == 0 {
+			failed = err
 			return nil
 		}
-		if time.Since(lastLog) >= 15*time.Second {
+		if n > 0 && time.Since(lastLog) >= 15*time.Second {
 			r.logf("waiting for %s: %d objects left", what, n)
 			lastLog = time.Now()
 		}
-		if time.Now().After(deadline) {
-			return errors.Errorf("%s not gone after %s: %d objects left; account holds %s", what, phaseDeadline, n, bench.Count(r.sim.Snapshot()))
+		if n > 0 {
+			return errors.Errorf("%d objects left", n)
 		}
-		time.Sleep(time.Second)
+		return nil
+	})
+	if failed != nil {
+		return failed
 	}
+	return errors.Wrapf(err, "%s not gone after %s; account holds %s", what, phaseDeadline, bench.Count(r.sim.Snapshot()))
 }
 
 // deletePolicies deletes the scenario's AccessPolicies, once the

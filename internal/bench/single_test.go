@@ -108,7 +108,7 @@ func singleVPC(k int) string { return "bench-" + singleName(k) }
 func (r *run) singleChanges(ctx context.Context) (singles, error) {
 	out := singles{add: newHops(addHops), del: newHops(deleteHops), addWork: bench.Works{}, delWork: bench.Works{}}
 	for k := range r.s.singles {
-		time.Sleep(r.s.gap)
+		time.Sleep(r.s.gap) // changes a user makes apart, not a burst
 		before := r.scrape()
 		at := time.Now()
 		if err := createSingle(ctx, r.env.Client, k); err != nil {
@@ -135,7 +135,7 @@ func (r *run) singleChanges(ctx context.Context) (singles, error) {
 		r.logf("single add %d: all Ready after %s", k, round(last(out.add).Times[len(last(out.add).Times)-1]))
 	}
 	for k := range r.s.singles {
-		time.Sleep(r.s.gap)
+		time.Sleep(r.s.gap) // changes a user makes apart, not a burst
 		before := r.scrape()
 		at := time.Now()
 		ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: singleName(k)}}
@@ -187,7 +187,7 @@ func (r *run) waitSingle(at time.Time, k int, done func(bench.Presence) bool, ho
 		if now.After(deadline) {
 			return seen, errors.Errorf("not done after %s: account %+v, events %v", singleTimeout, p, r.tracker.eventsOf(singleName(k)))
 		}
-		time.Sleep(singlePoll)
+		time.Sleep(singlePoll) // the resolution of the hop times measured
 	}
 }
 

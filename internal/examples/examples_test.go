@@ -90,6 +90,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gateway/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var p *providertest.Provider
@@ -576,9 +577,8 @@ func (r *run) check(t *testing.T, kinds []kind) {
 	t.Helper()
 	const timeout = 150 * time.Second
 	onlyRefusals := r.alone && needsFolderMates[r.files[0]] != ""
-	deadline := time.Now().Add(timeout)
 	played := &playground{tunnels: map[string]string{}}
-	for {
+	wait.Eventually(t, timeout, "every object of "+r.name+" as it must be", func() error {
 		played.play(t, r)
 		objs := r.observe(t, kinds)
 		var pending []string
@@ -598,14 +598,11 @@ func (r *run) check(t *testing.T, kinds []kind) {
 				pending = append(pending, fmt.Sprintf("%s not %s: %s", o.what, o.want, o))
 			}
 		}
-		if len(pending) == 0 {
-			return
+		if len(pending) > 0 {
+			return fmt.Errorf("\n  %s", strings.Join(pending, "\n  "))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s, in %s:\n  %s", timeout, r.name, strings.Join(pending, "\n  "))
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func isTrue(cs []metav1.Condition, typ string) bool {

@@ -25,6 +25,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 func accessOwnershipEntries() []entry {
@@ -72,7 +73,7 @@ func gatesAnotherNamespacesHostname(t *testing.T, c *corpus) string {
 	}
 	p.Create(t, app)
 	var cond xpv2.Condition
-	eventually(t, 60*time.Second, "Synced=False NotAllowed", func() error {
+	wait.Eventually(t, 60*time.Second, "Synced=False NotAllowed", func() error {
 		if err := p.Get(app); err != nil {
 			return err
 		}
@@ -115,7 +116,7 @@ func protectsAHostnameItLost(t *testing.T, c *corpus) string {
 	p.Create(t, ing)
 	var valid xpv2.Condition
 	var ph tv1alpha1.PublicHostname
-	eventually(t, 90*time.Second, "its PublicHostname waiting for the hostname", func() error {
+	wait.Eventually(t, 90*time.Second, "its PublicHostname waiting for the hostname", func() error {
 		l := &tv1alpha1.PublicHostnameList{}
 		if err := p.Client.List(context.Background(), l, client.InNamespace(c.ns)); err != nil {
 			return err
@@ -161,7 +162,7 @@ func takesAccessOff(t *testing.T, c *corpus) string {
 		i.Spec.Rules = []networkingv1.IngressRule{hostRule(host, "/", networkingv1.PathTypePrefix, backend("web", number(80)))}
 	})
 	p.Create(t, ing)
-	eventually(t, 90*time.Second, "the application made", func() error {
+	wait.Eventually(t, 90*time.Second, "the application made", func() error {
 		if len(cloudflareApps(t, host)) != 1 {
 			return fmt.Errorf("no application for %s yet", host)
 		}
@@ -169,7 +170,7 @@ func takesAccessOff(t *testing.T, c *corpus) string {
 	})
 	p.Edit(t, ing, func() { delete(ing.Annotations, tv1alpha1.AnnotationAccessPolicies) })
 	answer := "application deleted after the unprotected rules were published"
-	eventually(t, 90*time.Second, "the application gone", func() error {
+	wait.Eventually(t, 90*time.Second, "the application gone", func() error {
 		if ids := cloudflareApps(t, host); len(ids) != 0 {
 			return fmt.Errorf("applications left for %s: %v", host, ids)
 		}
@@ -177,7 +178,7 @@ func takesAccessOff(t *testing.T, c *corpus) string {
 	})
 	p.DeleteAndWait(t, pol)
 	p.DeleteAndWait(t, ing)
-	eventually(t, 60*time.Second, "the Ingress's objects removed", func() error {
+	wait.Eventually(t, 60*time.Second, "the Ingress's objects removed", func() error {
 		if len(p.Records(t, host)) != 0 || strings.Contains(p.TunnelConfig(t, c.edgeID), host) {
 			return fmt.Errorf("%s still published", host)
 		}

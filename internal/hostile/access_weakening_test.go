@@ -22,6 +22,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gatewaybinding"
 	gbtranslate "github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gatewaybinding/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // accessWeakeningEntries are the issue-48 cases of their topic: a child
@@ -67,7 +68,7 @@ func wedgesAPolicyDeletion(t *testing.T, c *corpus) string {
 		t.Fatal(err)
 	}
 	var seen string
-	eventually(t, 60*time.Second, "the policy deleted at Cloudflare", func() error {
+	wait.Eventually(t, 60*time.Second, "the policy deleted at Cloudflare", func() error {
 		if err := p.Get(pol); err == nil {
 			if m := pol.GetCondition(xpv2.TypeSynced).Message; strings.Contains(m, c.bare) || strings.Contains(m, "wedge") {
 				seen = m
@@ -126,7 +127,7 @@ func optsOutOfTheBindingsAccess(t *testing.T, c *corpus) string {
 
 	msg := waitWarning(t, b, gatewaybinding.ReasonAccessWeakeningRefused, []string{"HTTPRoute/optout", "access-required"})
 	var answer string
-	eventually(t, 60*time.Second, "the route's PublicHostname made", func() error {
+	wait.Eventually(t, 60*time.Second, "the route's PublicHostname made", func() error {
 		l := &tv1alpha1.PublicHostnameList{}
 		if err := p.Client.List(context.Background(), l, client.InNamespace(ns), client.MatchingLabels{gbtranslate.LabelBinding: b.Name}); err != nil {
 			return err

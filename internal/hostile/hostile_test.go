@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -30,8 +31,8 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var p *providertest.Provider
@@ -115,11 +116,6 @@ func (c *corpus) knownBug(t *testing.T, format string, args ...any) string {
 	c.bugs = append(c.bugs, msg)
 	t.Error("BUG: " + msg)
 	return "BUG: " + msg
-}
-
-func eventually(t *testing.T, timeout time.Duration, what string, fn func() error) {
-	t.Helper()
-	testenv.Eventually(t, timeout, what, fn)
 }
 
 func backend(svc string, port networkingv1.ServiceBackendPort) *networkingv1.IngressBackend {
@@ -1282,7 +1278,7 @@ func adoptsTunnel(t *testing.T, c *corpus) string {
 	p.Create(t, tun)
 	synced := waitObserved(t, tun)
 	sec := &corev1.Secret{}
-	eventually(t, 10*time.Second, "the connection Secret", func() error {
+	wait.Eventually(t, 10*time.Second, "the connection Secret", func() error {
 		if tun.GetCondition(xpv2.TypeReady).Status != corev1.ConditionTrue {
 			return nil // refused: nothing to publish
 		}
@@ -1303,7 +1299,7 @@ func adoptsTunnel(t *testing.T, c *corpus) string {
 func waitObserved(t *testing.T, mg resource.Managed) xpv2.Condition {
 	t.Helper()
 	var synced xpv2.Condition
-	eventually(t, 30*time.Second, mg.GetName()+" observed", func() error {
+	wait.Eventually(t, 30*time.Second, mg.GetName()+" observed", func() error {
 		if err := p.Get(mg); err != nil {
 			return err
 		}
@@ -1418,7 +1414,7 @@ func setupHealthy(t *testing.T) *healthy {
 // waitHealthy waits until the healthy Ingress's managed resources are Ready
 // and its Cloudflare objects have settled, and records their fingerprint.
 func waitHealthy(t *testing.T, h *healthy) {
-	eventually(t, 60*time.Second, "the healthy Ingress's managed resources Ready", func() error {
+	wait.Eventually(t, 60*time.Second, "the healthy Ingress's managed resources Ready", func() error {
 		for _, l := range []client.ObjectList{&ztv1alpha1.HostnameRouteList{}, &connv1alpha1.VPCServiceList{}, &dnsv1alpha1.DNSRecordList{}} {
 			if err := p.Client.List(context.Background(), l, client.InNamespace(h.ns)); err != nil {
 				return err
@@ -1447,10 +1443,11 @@ func waitHealthy(t *testing.T, h *healthy) {
 		}
 		return nil
 	})
-	// Settled: two snapshots a poll apart agree.
+	// Settled: two snapshots a poll apart (three tunnel lists, a list at
+	// most every half poll) agree.
 	prev := h.fingerprint(p.Sim.Snapshot())
-	eventually(t, 20*time.Second, "the healthy Ingress's Cloudflare objects settled", func() error {
-		time.Sleep(2 * time.Second)
+	wait.Eventually(t, 60*time.Second, "the healthy Ingress's Cloudflare objects settled", func() error {
+		p.WaitServed(t, 3, http.MethodGet, "/cfd_tunnel$")
 		cur := h.fingerprint(p.Sim.Snapshot())
 		if d := diffPrints(prev, cur); d != "" {
 			prev = cur
@@ -1487,7 +1484,7 @@ func setupCorpus(t *testing.T, h *healthy) *corpus {
 	pc.Namespace = h.ns
 	p.Create(t, pc)
 
-	eventually(t, 60*time.Second, "the corpus tunnel's ID and the healthy namespace's ProviderConfig Ready", func() error {
+	wait.Eventually(t, 60*time.Second, "the corpus tunnel's ID and the healthy namespace's ProviderConfig Ready", func() error {
 		cft := &tv1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: "edge"}}
 		if err := p.Get(cft); err != nil {
 			return err
@@ -1608,7 +1605,7 @@ func waitWarning(t *testing.T, o client.Object, reason string, want []string) st
 	t.Helper()
 	var got []string
 	var msg string
-	eventually(t, 30*time.Second, fmt.Sprintf("Warning %s on %s", reason, o.GetName()), func() error {
+	wait.Eventually(t, 30*time.Second, fmt.Sprintf("Warning %s on %s", reason, o.GetName()), func() error {
 		evs := &corev1.EventList{}
 		if err := p.Client.List(context.Background(), evs, client.InNamespace(o.GetNamespace())); err != nil {
 			return err
@@ -1734,7 +1731,7 @@ func TestHostileInputCorpus(t *testing.T) {
 			t.Run(e.name, func(t *testing.T) {
 				pc := objs[i].(*tv1alpha1.ProviderConfig)
 				var cond xpv2.Condition
-				eventually(t, 30*time.Second, "Ready=False", func() error {
+				wait.Eventually(t, 30*time.Second, "Ready=False", func() error {
 					if err := p.Get(pc); err != nil {
 						return err
 					}

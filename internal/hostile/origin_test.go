@@ -17,6 +17,7 @@ import (
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/origin"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/expose"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // originEntries are the issue-48 cases of their topic.
@@ -57,7 +58,7 @@ func (c *corpus) leadsTo(t *testing.T, name string, spec corev1.ServiceSpec, sli
 	p.Create(t, ph)
 	defer p.DeleteAndWait(t, ph)
 	msg := waitWarning(t, ph, string(rule), []string{"Service " + c.ns + "/" + name, says})
-	eventually(t, 30*time.Second, "Valid=False "+string(rule), func() error {
+	wait.Eventually(t, 30*time.Second, "Valid=False "+string(rule), func() error {
 		if err := p.Get(ph); err != nil {
 			return err
 		}
@@ -107,7 +108,7 @@ func wildcardIngress(t *testing.T, c *corpus) string {
 	})
 	p.Create(t, ing)
 	msg := waitWarning(t, ing, expose.NoteWildcardPrivateRoute, []string{"*." + zone, "every name under"})
-	eventually(t, 60*time.Second, "the wildcard's route", func() error {
+	wait.Eventually(t, 60*time.Second, "the wildcard's route", func() error {
 		if rs := p.HostnameRoutes(t, zone); len(rs) != 1 {
 			return fmt.Errorf("%d routes for %s", len(rs), zone)
 		}

@@ -13,6 +13,7 @@ import (
 
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // pathPrecedenceEntries are the issue-48 cases of their topic. (Bug 10, a
@@ -44,7 +45,7 @@ func expressionTakesAnExactPath(t *testing.T, c *corpus) string {
 	p.Create(t, ph)
 	web := "http://web." + c.ns + ".svc.cluster.local:80"
 	var got map[string]string
-	eventually(t, 60*time.Second, "the hostname published", func() error {
+	wait.Eventually(t, 60*time.Second, "the hostname published", func() error {
 		got = firstRules(t, c.edgeID, host, "/login", "/api/users", zs)
 		if got[zs] == "" {
 			return fmt.Errorf("%s not published yet: %v", host, got)
@@ -52,7 +53,7 @@ func expressionTakesAnExactPath(t *testing.T, c *corpus) string {
 		return nil
 	})
 	p.DeleteAndWait(t, ph)
-	eventually(t, 60*time.Second, "the hostname unpublished", func() error {
+	wait.Eventually(t, 60*time.Second, "the hostname unpublished", func() error {
 		if len(p.Records(t, host)) != 0 || strings.Contains(p.TunnelConfig(t, c.edgeID), host) {
 			return fmt.Errorf("%s still published", host)
 		}

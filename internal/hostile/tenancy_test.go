@@ -19,6 +19,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/tunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/rotation"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // Entries for what a hostile team tried against a shared platform (issue
@@ -164,15 +165,13 @@ func takesAHeldHostname(t *testing.T, c *corpus) string {
 	host := "held-" + c.ns + ".example.com"
 	holder := c.hostname("holder", host)
 	p.Create(t, holder)
-	eventually(t, 60*time.Second, "the holder published", func() error {
+	wait.Eventually(t, 60*time.Second, "the holder published", func() error {
 		if !strings.Contains(p.TunnelConfig(t, c.edgeID), `"hostname":"`+host+`"`) {
 			return fmt.Errorf("%s not in the edge configuration", host)
 		}
 		return nil
 	})
-	// Claims are ordered by creation time, which the API server keeps to
-	// the second: the Ingress must be a second younger.
-	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+	wait.NextSecond()
 	ing := c.ingress("steal-held", ann(tv1alpha1.AnnotationPublic, "true"), func(i *networkingv1.Ingress) {
 		i.Spec.DefaultBackend = nil
 		i.Spec.Rules = []networkingv1.IngressRule{hostRule(host, "/", networkingv1.PathTypePrefix, backend("web", number(80)))}
@@ -184,7 +183,7 @@ func takesAHeldHostname(t *testing.T, c *corpus) string {
 	}
 	p.DeleteAndWait(t, ing)
 	p.DeleteAndWait(t, holder)
-	eventually(t, 60*time.Second, "the holder unpublished", func() error {
+	wait.Eventually(t, 60*time.Second, "the holder unpublished", func() error {
 		if len(p.Records(t, host)) != 0 || strings.Contains(p.TunnelConfig(t, c.edgeID), host) {
 			return fmt.Errorf("%s still published", host)
 		}
@@ -205,7 +204,7 @@ func publishesAVPCServiceByItsPublicName(t *testing.T, c *corpus) string {
 	p.Create(t, svc)
 	want := "vpcpub." + c.ns + ".svc.cluster.local"
 	var got string
-	eventually(t, 60*time.Second, "the Service's VPC service", func() error {
+	wait.Eventually(t, 60*time.Second, "the Service's VPC service", func() error {
 		ss := p.VPCServices(t, vpc)
 		if len(ss) != 1 {
 			return fmt.Errorf("%d VPC services named %s", len(ss), vpc)
@@ -214,7 +213,7 @@ func publishesAVPCServiceByItsPublicName(t *testing.T, c *corpus) string {
 		return nil
 	})
 	p.DeleteAndWait(t, svc)
-	eventually(t, 60*time.Second, "the Service's objects removed", func() error {
+	wait.Eventually(t, 60*time.Second, "the Service's objects removed", func() error {
 		if len(p.Records(t, host)) != 0 || len(p.VPCServices(t, vpc)) != 0 {
 			return fmt.Errorf("records or VPC services of %s remain", host)
 		}
@@ -232,7 +231,7 @@ func publishesAVPCServiceByItsPublicName(t *testing.T, c *corpus) string {
 func waitCondition(t *testing.T, cr *tv1alpha1.CloudflareTunnel, ct xpv2.ConditionType, status corev1.ConditionStatus, reason xpv2.ConditionReason) xpv2.Condition {
 	t.Helper()
 	var got xpv2.Condition
-	eventually(t, 60*time.Second, fmt.Sprintf("%s=%s %s", ct, status, reason), func() error {
+	wait.Eventually(t, 60*time.Second, fmt.Sprintf("%s=%s %s", ct, status, reason), func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}

@@ -23,8 +23,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var p *providertest.Provider
@@ -52,11 +52,6 @@ func TestMain(m *testing.M) {
 	}))
 }
 
-func eventually(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	testenv.Eventually(t, 90*time.Second, what, fn)
-}
-
 // noneRateLimited fails the test if Cloudflare's limit refused any call so
 // far: at its default budget the provider stays under it.
 func noneRateLimited(t *testing.T) {
@@ -66,17 +61,6 @@ func noneRateLimited(t *testing.T) {
 			t.Errorf("%d %s calls answered 429 under Cloudflare's real rate limit", st.RateLimited, op)
 		}
 	}
-}
-
-func readyTunnel(t *testing.T, ns, name string) *v1alpha1.Tunnel {
-	t.Helper()
-	tun := &v1alpha1.Tunnel{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       v1alpha1.TunnelSpec{ForProvider: v1alpha1.TunnelParameters{Name: name + "-" + ns}},
-	}
-	p.Create(t, tun)
-	p.WaitReady(t, tun)
-	return tun
 }
 
 func routeTo(ns, name, hostname, tunnelRef string) *v1alpha1.HostnameRoute {
@@ -121,7 +105,7 @@ func routesEver(host string) []string {
 // the production creation grace period.
 func TestALostCreateUnderListLagLeavesNoDuplicate(t *testing.T) {
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "edge")
+	p.ReadyTunnel(t, ns, "edge")
 	host := "lost." + ns + ".svc.cluster.local"
 	lost := p.Sim.LostResponses()["hostname_routes.create"]
 
@@ -153,7 +137,7 @@ func TestALostCreateUnderListLagLeavesNoDuplicate(t *testing.T) {
 func TestARouteMadeElsewhereUnderListLagIsNotAdopted(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	tun := readyTunnel(t, ns, "edge")
+	tun := p.ReadyTunnel(t, ns, "edge")
 	host := "theirs." + ns + ".svc.cluster.local"
 	foreign, err := p.Cloudflare.CreateHostnameRoute(ctx, cloudflare.HostnameRouteInput{Hostname: host, TunnelID: meta.GetExternalName(tun), Comment: "made by hand"})
 	if err != nil {
@@ -192,7 +176,7 @@ func TestARouteMadeElsewhereUnderListLagIsNotAdopted(t *testing.T) {
 // that are not the provider's to remove and without a hot loop.
 func TestDeletingATunnelRightAfterItsConnectorsStop(t *testing.T) {
 	ns := p.Namespace(t)
-	tun := readyTunnel(t, ns, "edge")
+	tun := p.ReadyTunnel(t, ns, "edge")
 	id := meta.GetExternalName(tun)
 	if raw := rawTunnel(t, id); strings.Contains(raw, `"connections"`) {
 		t.Fatalf("the simulator still serves the connections array: %s", raw)
@@ -200,7 +184,7 @@ func TestDeletingATunnelRightAfterItsConnectorsStop(t *testing.T) {
 	if !p.Sim.SetConnectors(id, 2) {
 		t.Fatal("no such tunnel in the simulator")
 	}
-	eventually(t, "two connectors, eight connections observed", func() error {
+	wait.Eventually(t, 90*time.Second, "two connectors, eight connections observed", func() error {
 		if err := p.Get(tun); err != nil {
 			return err
 		}

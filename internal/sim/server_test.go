@@ -199,7 +199,8 @@ func TestNormalizeHostname(t *testing.T) {
 }
 
 func TestRuntimeFaults(t *testing.T) {
-	s := New(Options{Token: token, AccountID: account})
+	now := time.Unix(1_700_000_000, 0)
+	s := New(Options{Token: token, AccountID: account, Now: func() time.Time { return now }})
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 
@@ -228,7 +229,7 @@ func TestRuntimeFaults(t *testing.T) {
 	if r.Status != 429 || r.Header.Get("Retry-After") != "1" || !cmp.Equal(codes(r), []int{971}) {
 		t.Errorf("throttled: %d retry-after %q %v, want 429, 1, [971]", r.Status, r.Header.Get("Retry-After"), codes(r))
 	}
-	time.Sleep(1100 * time.Millisecond)
+	now = now.Add(1100 * time.Millisecond)
 	if r := call(t, srv, "GET", "/accounts/"+account+"/cfd_tunnel", token, ""); r.Status != 200 {
 		t.Errorf("after the burst: status %d", r.Status)
 	}

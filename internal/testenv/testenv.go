@@ -236,23 +236,6 @@ func testLogger(t *testing.T) logr.Logger {
 	return testr.New(t)
 }
 
-// Eventually polls fn until it returns nil or the timeout passes, then fails
-// the test with fn's last error.
-func Eventually(t *testing.T, timeout time.Duration, what string, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for {
-		if err = fn(); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s: %v", timeout, what, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // ThirdPartyCRDs is the directory of the third-party CRDs tests install
 // (gateway-api/, external-dns/ and prometheus-operator/), taken from their
 // Go modules by hack/thirdparty-crds.sh, which returns at once when they

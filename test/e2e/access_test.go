@@ -20,6 +20,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // TestAHostnameProtectedByASharedPolicyThroughTheBinary: a platform team's
@@ -83,7 +84,7 @@ func TestAHostnameProtectedByASharedPolicyThroughTheBinary(t *testing.T) {
 		if err := env.kube.Delete(ctx, employees); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 2*time.Minute, "PolicyInUse counting the application of the other namespace, never naming it", func() error {
+		wait.Eventually(t, 2*time.Minute, "PolicyInUse counting the application of the other namespace, never naming it", func() error {
 			if err := env.kube.Get(ctx, client.ObjectKeyFromObject(employees), employees); err != nil {
 				return err
 			}
@@ -105,7 +106,7 @@ func TestAHostnameProtectedByASharedPolicyThroughTheBinary(t *testing.T) {
 	if writes, exposed := env.sim.StopWatch(watch); writes == 0 || len(exposed) != 0 {
 		t.Errorf("%d writes checked; reachable without its Access check: %q", writes, exposed)
 	}
-	eventually(t, 2*time.Minute, "the policy gone once its application is", func() error {
+	wait.Eventually(t, 2*time.Minute, "the policy gone once its application is", func() error {
 		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(employees), employees); !kerrors.IsNotFound(err) {
 			return fmt.Errorf("still there (%v)", err)
 		}
@@ -168,7 +169,7 @@ func TestACIJobsServiceTokenThroughTheBinary(t *testing.T) {
 	credentials := func(what string, ok func(id, secret string) bool) (string, string) {
 		t.Helper()
 		var id, secret string
-		eventually(t, 2*time.Minute, what, func() error {
+		wait.Eventually(t, 2*time.Minute, what, func() error {
 			s := &corev1.Secret{}
 			if err := env.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ci-credentials"}, s); err != nil {
 				return err
@@ -232,7 +233,7 @@ func TestACIJobsServiceTokenThroughTheBinary(t *testing.T) {
 // publicHostnameReady waits for ph to be Ready, reading it back into ph.
 func publicHostnameReady(t *testing.T, ph *v1alpha1.PublicHostname) {
 	t.Helper()
-	eventually(t, 3*time.Minute, "the PublicHostname Ready", func() error {
+	wait.Eventually(t, 3*time.Minute, "the PublicHostname Ready", func() error {
 		if err := env.kube.Get(context.Background(), client.ObjectKeyFromObject(ph), ph); err != nil {
 			return err
 		}

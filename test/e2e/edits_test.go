@@ -25,6 +25,7 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // restoreWithin is how long an edit behind the provider's back may survive.
@@ -101,7 +102,7 @@ func TestHandEditsAreUndone(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t, "edits")
 	workload(t, ns, "edge", 2) // app-00 public, app-01 private; both with a VPC service
-	eventually(t, 3*time.Minute, "every managed resource Ready", allReady(t, ns, 1+2+2+1))
+	wait.Eventually(t, 3*time.Minute, "every managed resource Ready", allReady(t, ns, 1+2+2+1))
 	cft := &v1alpha1.CloudflareTunnel{}
 	if err := env.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge"}, cft); err != nil {
 		t.Fatal(err)
@@ -119,7 +120,7 @@ func TestHandEditsAreUndone(t *testing.T) {
 		if err := env.cf.DeleteHostnameRoute(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, restoreWithin, "the deleted hostname route recreated", func() error {
+		wait.Eventually(t, restoreWithin, "the deleted hostname route recreated", func() error {
 			if nid, n := liveRoute(privateHost); n != 1 || nid == id {
 				return fmt.Errorf("%d live routes for %s (old id %s, now %s)", n, privateHost, id, nid)
 			}
@@ -137,7 +138,7 @@ func TestHandEditsAreUndone(t *testing.T) {
 		if _, err := env.cf.UpdateDNSRecord(ctx, zoneID, id, *rec); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, restoreWithin, "the record's content restored", func() error {
+		wait.Eventually(t, restoreWithin, "the record's content restored", func() error {
 			if _, c, n := record(publicHost); n != 1 || c != content {
 				return fmt.Errorf("%d records, content %q, want %q", n, c, content)
 			}
@@ -150,7 +151,7 @@ func TestHandEditsAreUndone(t *testing.T) {
 		if err := env.cf.DeleteDNSRecord(ctx, zoneID, id); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, restoreWithin, "the deleted record recreated", func() error {
+		wait.Eventually(t, restoreWithin, "the deleted record recreated", func() error {
 			if nid, c, n := record(publicHost); n != 1 || nid == id || c != content {
 				return fmt.Errorf("%d records (id %s, content %q)", n, nid, c)
 			}
@@ -172,7 +173,7 @@ func TestHandEditsAreUndone(t *testing.T) {
 		if _, err := env.cf.UpdateService(ctx, id, *s); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, restoreWithin, "the service's port restored", func() error {
+		wait.Eventually(t, restoreWithin, "the service's port restored", func() error {
 			if _, p, n := serviceNamed(svcName); n != 1 || p != port {
 				return fmt.Errorf("%d services, port %d, want %d", n, p, port)
 			}
@@ -184,7 +185,7 @@ func TestHandEditsAreUndone(t *testing.T) {
 		if _, err := env.cf.UpdateTunnelConfiguration(ctx, tunnelID, json.RawMessage(`{"ingress":[{"service":"http_status:404"}]}`)); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, restoreWithin, "the tunnel's rules restored", func() error {
+		wait.Eventually(t, restoreWithin, "the tunnel's rules restored", func() error {
 			if hs := configHostnames(tunnelID); len(hs) != 1 || hs[0] != publicHost {
 				return fmt.Errorf("configuration hostnames %v, want [%s]", hs, publicHost)
 			}
@@ -202,7 +203,7 @@ func TestHandEditsAreUndone(t *testing.T) {
 		if err := env.kube.Delete(ctx, dep); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, restoreWithin, "the cloudflared Deployment recreated", func() error {
+		wait.Eventually(t, restoreWithin, "the cloudflared Deployment recreated", func() error {
 			d := &appsv1.Deployment{}
 			if err := env.kube.Get(ctx, key("edge-cloudflared"), d); err != nil {
 				return err
@@ -224,7 +225,7 @@ func TestHandEditsAreUndone(t *testing.T) {
 		if err := env.kube.Update(ctx, dep); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, restoreWithin, "the Deployment's image restored", func() error {
+		wait.Eventually(t, restoreWithin, "the Deployment's image restored", func() error {
 			d := &appsv1.Deployment{}
 			if err := env.kube.Get(ctx, key("edge-cloudflared"), d); err != nil {
 				return err
@@ -245,7 +246,7 @@ func TestHandEditsAreUndone(t *testing.T) {
 		if err := env.kube.Delete(ctx, s); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, restoreWithin, "the token Secret restored", func() error {
+		wait.Eventually(t, restoreWithin, "the token Secret restored", func() error {
 			s := &corev1.Secret{}
 			if err := env.kube.Get(ctx, key("edge-token"), s); err != nil {
 				return err
@@ -266,7 +267,7 @@ func TestHandEditsAreUndone(t *testing.T) {
 		if err := env.kube.Delete(ctx, pdb); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, restoreWithin, "the PodDisruptionBudget recreated", func() error {
+		wait.Eventually(t, restoreWithin, "the PodDisruptionBudget recreated", func() error {
 			p := &policyv1.PodDisruptionBudget{}
 			if err := env.kube.Get(ctx, key("edge-cloudflared"), p); err != nil {
 				return err
@@ -296,7 +297,7 @@ func TestHandEditsAreUndone(t *testing.T) {
 		if err := env.kube.Delete(ctx, mr); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, restoreWithin+poll, "the HostnameRoute recreated by its Ingress, with one live route in Cloudflare", func() error {
+		wait.Eventually(t, restoreWithin+poll, "the HostnameRoute recreated by its Ingress, with one live route in Cloudflare", func() error {
 			got := &ztv1alpha1.HostnameRoute{}
 			if err := env.kube.Get(ctx, client.ObjectKeyFromObject(mr), got); err != nil {
 				return err
@@ -322,7 +323,7 @@ func TestHandEditsAreUndone(t *testing.T) {
 		if err := env.kube.Update(ctx, rec); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, restoreWithin, "the DNSRecord's spec restored by its Ingress and Cloudflare unchanged", func() error {
+		wait.Eventually(t, restoreWithin, "the DNSRecord's spec restored by its Ingress and Cloudflare unchanged", func() error {
 			got := &dnsv1alpha1.DNSRecord{}
 			if err := env.kube.Get(ctx, client.ObjectKeyFromObject(rec), got); err != nil {
 				return err
@@ -351,7 +352,7 @@ func TestHandEditsAreUndone(t *testing.T) {
 		if err := env.kube.Delete(ctx, &networkingv1.Ingress{ObjectMeta: objMeta(ns, "app-01")}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, restoreWithin, "the private Ingress and its managed resources gone", func() error {
+		wait.Eventually(t, restoreWithin, "the private Ingress and its managed resources gone", func() error {
 			if err := env.kube.Get(ctx, key("app-01"), &networkingv1.Ingress{}); !kerrors.IsNotFound(err) {
 				return fmt.Errorf("Ingress still there (%v)", err)
 			}
@@ -375,7 +376,7 @@ func TestHandEditsAreUndone(t *testing.T) {
 		if err := env.kube.Delete(ctx, &networkingv1.Ingress{ObjectMeta: objMeta(ns, "app-00")}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, restoreWithin, "the public Ingress gone", func() error {
+		wait.Eventually(t, restoreWithin, "the public Ingress gone", func() error {
 			if err := env.kube.Get(ctx, key("app-00"), &networkingv1.Ingress{}); !kerrors.IsNotFound(err) {
 				return fmt.Errorf("still there (%v)", err)
 			}
@@ -389,7 +390,7 @@ func TestHandEditsAreUndone(t *testing.T) {
 		if err := env.kube.Delete(ctx, cft); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, restoreWithin, "the CloudflareTunnel and its Tunnel gone", func() error {
+		wait.Eventually(t, restoreWithin, "the CloudflareTunnel and its Tunnel gone", func() error {
 			if err := env.kube.Get(ctx, key("edge"), &v1alpha1.CloudflareTunnel{}); !kerrors.IsNotFound(err) {
 				return fmt.Errorf("CloudflareTunnel still there (%v)", err)
 			}

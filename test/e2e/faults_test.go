@@ -31,6 +31,7 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // foreignObjects are made in the account by someone else; the provider must
@@ -324,13 +325,13 @@ func TestFaultsRestartsNoLeaksNoDuplicates(t *testing.T) {
 
 	// 1 Tunnel + n routes + n VPC services + n/2 DNS records.
 	wantMRs := 1 + n + n + n/2
-	eventually(t, 10*time.Minute, "every managed resource Ready under faults and restarts", allReady(t, ns, wantMRs))
+	wait.Eventually(t, 10*time.Minute, "every managed resource Ready under faults and restarts", allReady(t, ns, wantMRs))
 	cft := &v1alpha1.CloudflareTunnel{}
 	if err := env.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge"}, cft); err != nil {
 		t.Fatal(err)
 	}
 	env.sim.SetConnectors(cft.Status.TunnelID, 2)
-	eventually(t, 3*time.Minute, "the CloudflareTunnel Ready (cloudflared admitted under the restricted Pod Security Standard)", func() error {
+	wait.Eventually(t, 3*time.Minute, "the CloudflareTunnel Ready (cloudflared admitted under the restricted Pod Security Standard)", func() error {
 		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(cft), cft); err != nil {
 			return err
 		}
@@ -339,7 +340,7 @@ func TestFaultsRestartsNoLeaksNoDuplicates(t *testing.T) {
 		}
 		return nil
 	})
-	eventually(t, 2*time.Minute, "all public hostnames in the tunnel configuration", func() error {
+	wait.Eventually(t, 2*time.Minute, "all public hostnames in the tunnel configuration", func() error {
 		if got := len(report(foreign, cft.Status.TunnelID).ConfigHostnames); got != n/2 {
 			return fmt.Errorf("%d hostnames in the configuration, want %d", got, n/2)
 		}
@@ -377,14 +378,14 @@ func TestFaultsRestartsNoLeaksNoDuplicates(t *testing.T) {
 	// The CloudflareTunnel stops cloudflared before it deletes the tunnel;
 	// KWOK runs no container, so play cloudflared disconnecting once its
 	// Deployment is gone.
-	eventually(t, 10*time.Minute, "the cloudflared Deployment gone", func() error {
+	wait.Eventually(t, 10*time.Minute, "the cloudflared Deployment gone", func() error {
 		if err := env.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge-cloudflared"}, &appsv1.Deployment{}); !kerrors.IsNotFound(err) {
 			return fmt.Errorf("still there (%v)", err)
 		}
 		return nil
 	})
 	env.sim.SetConnectors(cft.Status.TunnelID, 0)
-	eventually(t, 10*time.Minute, "every Ingress, managed resource and the CloudflareTunnel gone", func() error {
+	wait.Eventually(t, 10*time.Minute, "every Ingress, managed resource and the CloudflareTunnel gone", func() error {
 		ings := &networkingv1.IngressList{}
 		if err := env.kube.List(ctx, ings, client.InNamespace(ns)); err != nil {
 			return err

@@ -22,6 +22,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // installGatewayAPI installs Gateway API's standard CRDs (v1.6.1's) and
@@ -37,7 +38,7 @@ func installGatewayAPI(t *testing.T) {
 			t.Fatalf("cannot install the %s CRDs: %v", d, err)
 		}
 	}
-	eventually(t, time.Minute, "the CRDs established", func() error {
+	wait.Eventually(t, time.Minute, "the CRDs established", func() error {
 		_, err := env.kubectl("wait", "--for=condition=Established", "--timeout=20s",
 			"crd/gateways.gateway.networking.k8s.io", "crd/httproutes.gateway.networking.k8s.io", "crd/dnsendpoints.externaldns.k8s.io")
 		return err
@@ -66,7 +67,7 @@ func TestAGatewayBindingThroughTheBinary(t *testing.T) {
 	})
 	const controller = gwv1.GatewayController("traefik.io/gateway-controller")
 	class := &gwv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "traefik-" + ns}, Spec: gwv1.GatewayClassSpec{ControllerName: controller}}
-	eventually(t, time.Minute, "Gateway API served", func() error { return env.kube.Create(ctx, class) })
+	wait.Eventually(t, time.Minute, "Gateway API served", func() error { return env.kube.Create(ctx, class) })
 	create(&gwv1.Gateway{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "public"},
 		Spec: gwv1.GatewaySpec{GatewayClassName: gwv1.ObjectName(class.Name), Listeners: []gwv1.Listener{
@@ -107,7 +108,7 @@ func TestAGatewayBindingThroughTheBinary(t *testing.T) {
 	}
 	byRecord, byEndpoint := bind("web", "web", v1alpha1.DNSModeDNSRecord), bind("admin", "admin", v1alpha1.DNSModeExternalDNS)
 	for _, b := range []*v1alpha1.GatewayBinding{byRecord, byEndpoint} {
-		eventually(t, 2*time.Minute, "GatewayBinding "+b.Name+" Ready", func() error {
+		wait.Eventually(t, 2*time.Minute, "GatewayBinding "+b.Name+" Ready", func() error {
 			if err := env.kube.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
 				return err
 			}
@@ -151,7 +152,7 @@ func TestAGatewayBindingThroughTheBinary(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, 2*time.Minute, "the bindings and what they made gone", func() error {
+	wait.Eventually(t, 2*time.Minute, "the bindings and what they made gone", func() error {
 		for _, b := range []*v1alpha1.GatewayBinding{byRecord, byEndpoint} {
 			if err := env.kube.Get(ctx, client.ObjectKeyFromObject(b), b); err == nil {
 				return fmt.Errorf("GatewayBinding %s still there", b.Name)
@@ -184,7 +185,7 @@ func TestANativeGatewayThroughTheBinary(t *testing.T) {
 		}
 	}
 	class := &gwv1.GatewayClass{ObjectMeta: metav1.ObjectMeta{Name: "cloudflare-" + ns}, Spec: gwv1.GatewayClassSpec{ControllerName: "tunnels.cloudflare.com/gateway-controller"}}
-	eventually(t, time.Minute, "Gateway API served", func() error { return env.kube.Create(ctx, class) })
+	wait.Eventually(t, time.Minute, "Gateway API served", func() error { return env.kube.Create(ctx, class) })
 	t.Cleanup(func() { _ = env.kube.Delete(context.Background(), class) })
 	gw := &gwv1.Gateway{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"},
@@ -206,7 +207,7 @@ func TestANativeGatewayThroughTheBinary(t *testing.T) {
 
 	// The test plays cloudflared (the KWOK pods run nothing): it connects
 	// with the token the provider wrote for the Gateway's tunnel.
-	eventually(t, 2*time.Minute, "a connector on the Gateway's tunnel", func() error {
+	wait.Eventually(t, 2*time.Minute, "a connector on the Gateway's tunnel", func() error {
 		sec := &corev1.Secret{}
 		if err := env.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge-token"}, sec); err != nil {
 			return err
@@ -215,7 +216,7 @@ func TestANativeGatewayThroughTheBinary(t *testing.T) {
 		return err
 	})
 	var address string
-	eventually(t, 3*time.Minute, "the Gateway Programmed with the tunnel's address", func() error {
+	wait.Eventually(t, 3*time.Minute, "the Gateway Programmed with the tunnel's address", func() error {
 		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(gw), gw); err != nil {
 			return err
 		}
@@ -230,7 +231,7 @@ func TestANativeGatewayThroughTheBinary(t *testing.T) {
 		address = gw.Status.Addresses[0].Value
 		return nil
 	})
-	eventually(t, 2*time.Minute, "the route published: a proxied CNAME to the tunnel and our Accepted entry", func() error {
+	wait.Eventually(t, 2*time.Minute, "the route published: a proxied CNAME to the tunnel and our Accepted entry", func() error {
 		n := 0
 		for _, r := range env.sim.Snapshot().DNSRecords {
 			if r.Name == host && r.Content == address && r.Proxied {
@@ -268,7 +269,7 @@ func TestANativeGatewayThroughTheBinary(t *testing.T) {
 	if err := env.kube.Delete(ctx, gw); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 3*time.Minute, "the hostname, its record and the tunnel gone with the Gateway", func() error {
+	wait.Eventually(t, 3*time.Minute, "the hostname, its record and the tunnel gone with the Gateway", func() error {
 		for _, r := range env.sim.Snapshot().DNSRecords {
 			if r.Name == host {
 				return fmt.Errorf("record %s of %s left", r.ID, host)

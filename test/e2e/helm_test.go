@@ -24,6 +24,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 const chartRelease = "provider-cloudflare-tunnel"
@@ -116,7 +117,7 @@ func TestTheHelmChart(t *testing.T) {
 	}
 	// With the chart's RBAC it made its certificate and put the CA into the
 	// chart's webhook configuration.
-	eventually(t, time.Minute, "the webhook configuration's caBundle set to the certificate Secret's CA", func() error {
+	wait.Eventually(t, time.Minute, "the webhook configuration's caBundle set to the certificate Secret's CA", func() error {
 		sec := &corev1.Secret{}
 		if err := h.kube.Get(ctx, client.ObjectKey{Namespace: providerNamespace, Name: chartRelease + "-webhook-tls"}, sec); err != nil {
 			return err
@@ -139,7 +140,7 @@ func TestTheHelmChart(t *testing.T) {
 	}
 	const ns, tunnel = "redis-cf-tunnel", "redis-cache-azure-development"
 	cft := &v1alpha1.CloudflareTunnel{}
-	eventually(t, 2*time.Minute, "the tunnel made", func() error {
+	wait.Eventually(t, 2*time.Minute, "the tunnel made", func() error {
 		if err := h.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: tunnel}, cft); err != nil {
 			return err
 		}
@@ -148,14 +149,14 @@ func TestTheHelmChart(t *testing.T) {
 		}
 		return nil
 	})
-	eventually(t, 3*time.Minute, "every object of the demo Ready", func() error {
+	wait.Eventually(t, 3*time.Minute, "every object of the demo Ready", func() error {
 		_, err := h.kubectl("-n", ns, "wait", "--for=condition=Ready", "--timeout=2s",
 			"cloudflaretunnels,publichostnames,tunnels,hostnameroutes,networkroutes,vpcservices,dnsrecords", "--all")
 		return err
 	})
 
 	t.Run("Metrics", func(t *testing.T) {
-		eventually(t, time.Minute, "the request counter equal to the simulator's count", func() error {
+		wait.Eventually(t, time.Minute, "the request counter equal to the simulator's count", func() error {
 			before := sumRequests(h.sim.Stats())
 			fams, err := scrape(h.metricsURL)
 			if err != nil {
@@ -200,7 +201,7 @@ func TestTheHelmChart(t *testing.T) {
 		// The managed resources' state gauges are recorded every
 		// --poll-state-metric (5 s), so a resource Ready a moment ago may
 		// not be counted yet.
-		eventually(t, 30*time.Second, "the managed-resource state gauges", func() error {
+		wait.Eventually(t, 30*time.Second, "the managed-resource state gauges", func() error {
 			fams, err := scrape(h.metricsURL)
 			if err != nil {
 				return err
@@ -239,7 +240,7 @@ func TestTheHelmChart(t *testing.T) {
 		t.Fatal(err)
 	}
 	secret := &corev1.Secret{}
-	eventually(t, time.Minute, "the ClusterProviderConfig gone and the credentials Secret released", func() error {
+	wait.Eventually(t, time.Minute, "the ClusterProviderConfig gone and the credentials Secret released", func() error {
 		if err := h.kube.Get(ctx, client.ObjectKey{Name: "default"}, &v1alpha1.ClusterProviderConfig{}); !kerrors.IsNotFound(err) {
 			return fmt.Errorf("ClusterProviderConfig default: %v", err)
 		}
@@ -254,7 +255,7 @@ func TestTheHelmChart(t *testing.T) {
 	if out, err := h.helm("uninstall", chartRelease, "--namespace", providerNamespace); err != nil {
 		t.Fatalf("helm uninstall: %v\n%s", err, out)
 	}
-	eventually(t, time.Minute, "the chart's objects gone", func() error {
+	wait.Eventually(t, time.Minute, "the chart's objects gone", func() error {
 		for _, o := range []client.Object{&rbacv1.ClusterRole{}, &rbacv1.ClusterRoleBinding{}, &appsv1.Deployment{}, &corev1.ServiceAccount{}} {
 			if err := h.kube.Get(ctx, client.ObjectKey{Namespace: providerNamespace, Name: chartRelease}, o); !kerrors.IsNotFound(err) {
 				return fmt.Errorf("%T %s: %v", o, chartRelease, err)

@@ -48,6 +48,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/process"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 const (
@@ -303,16 +304,10 @@ func (h *harness) installPlain(ctx context.Context, name string) error {
 // apply a CRD may have no conditions yet, which kubectl wait reports as an
 // error rather than waiting.
 func (h *harness) waitCRDsEstablished() error {
-	for i := 0; ; i++ {
+	return wait.Until(2*time.Minute, func() error {
 		_, err := h.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=20s")
-		if err == nil {
-			return nil
-		}
-		if i == 5 {
-			return err
-		}
-		time.Sleep(time.Second)
-	}
+		return err
+	})
 }
 
 // runProvider runs the provider binary on the host as the ServiceAccount
@@ -461,20 +456,6 @@ func (p *providerProcess) restartRandomly(t *testing.T, stop <-chan struct{}, mi
 		}
 	}()
 	return done
-}
-
-// eventually polls fn until it returns nil or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = fn(); err == nil {
-			return
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %v waiting for %s: %v", timeout, what, err)
 }
 
 func randomHex(n int) string {

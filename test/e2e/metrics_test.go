@@ -17,6 +17,8 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // scrape reads a provider's Prometheus endpoint as Prometheus would.
@@ -104,7 +106,7 @@ func TestMetricsAreDocumented(t *testing.T) {
 	ns := namespace(t, "metrics")
 	workload(t, ns, "edge", 1) // one public Ingress with a VPC service
 	// The tunnel, and the Ingress's hostname route, VPC service and record.
-	eventually(t, 3*time.Minute, "every managed resource Ready", allReady(t, ns, 1+1+1+1))
+	wait.Eventually(t, 3*time.Minute, "every managed resource Ready", allReady(t, ns, 1+1+1+1))
 	cft := &v1alpha1.CloudflareTunnel{}
 	if err := env.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge"}, cft); err != nil {
 		t.Fatal(err)
@@ -113,8 +115,9 @@ func TestMetricsAreDocumented(t *testing.T) {
 
 	host := "app-00-" + ns + "." + zone
 	id, content, _ := record(host)
-	// Observed up to date at least once, so the repair below is drift.
-	time.Sleep(poll + 2*time.Second)
+	// Observed up to date at least once (by a listing begun since), so the
+	// repair below is drift.
+	providertest.WaitServed(t, env.sim, 2, http.MethodGet, "/zones/"+sim.ZoneID(zone)+"/dns_records$")
 	rec, err := env.cf.GetDNSRecord(ctx, sim.ZoneID(zone), id)
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +126,7 @@ func TestMetricsAreDocumented(t *testing.T) {
 	if _, err := env.cf.UpdateDNSRecord(ctx, sim.ZoneID(zone), id, *rec); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*poll+30*time.Second, "the hand edit undone", func() error {
+	wait.Eventually(t, 2*poll+30*time.Second, "the hand edit undone", func() error {
 		if _, c, n := record(host); n != 1 || c != content {
 			return fmt.Errorf("%d records, content %q, want %q", n, c, content)
 		}
@@ -131,7 +134,7 @@ func TestMetricsAreDocumented(t *testing.T) {
 	})
 	deleteNamespace(t, ns, cft.Status.TunnelID, nil)
 
-	eventually(t, time.Minute, "every documented metric served", func() error {
+	wait.Eventually(t, time.Minute, "every documented metric served", func() error {
 		fams, err := scrape(env.metricsURL)
 		if err != nil {
 			return err

@@ -20,6 +20,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/providerconfig"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // TestNamespaceDeletion deletes a team's namespace with everything in it —
@@ -47,7 +48,7 @@ func TestNamespaceDeletion(t *testing.T) {
 		}
 	}
 	workload(t, ns, "edge", 2, &xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: pc.Name})
-	eventually(t, 3*time.Minute, "every managed resource Ready", allReady(t, ns, 1+2+2+1))
+	wait.Eventually(t, 3*time.Minute, "every managed resource Ready", allReady(t, ns, 1+2+2+1))
 	var ids []string
 	for _, m := range managed(t, ns) {
 		ids = append(ids, meta.GetExternalName(m))
@@ -57,7 +58,7 @@ func TestNamespaceDeletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	env.sim.SetConnectors(cft.Status.TunnelID, 2)
-	eventually(t, time.Minute, "the token Secret kept for its users", func() error {
+	wait.Eventually(t, time.Minute, "the token Secret kept for its users", func() error {
 		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(secret), secret); err != nil {
 			return err
 		}
@@ -99,7 +100,7 @@ func TestClusterConfigDeletedBeforeItsUsersNamespace(t *testing.T) {
 	}
 	ns := namespace(t, "shared-users")
 	workload(t, ns, "edge", 1, &xpv2.ProviderConfigReference{Kind: v1alpha1.ClusterProviderConfigKind, Name: cpc.Name})
-	eventually(t, 3*time.Minute, "every managed resource Ready", allReady(t, ns, 1+1+1+1))
+	wait.Eventually(t, 3*time.Minute, "every managed resource Ready", allReady(t, ns, 1+1+1+1))
 	var ids []string
 	for _, m := range managed(t, ns) {
 		ids = append(ids, meta.GetExternalName(m))
@@ -109,7 +110,7 @@ func TestClusterConfigDeletedBeforeItsUsersNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	env.sim.SetConnectors(cft.Status.TunnelID, 2)
-	eventually(t, time.Minute, "the config kept for its users", func() error {
+	wait.Eventually(t, time.Minute, "the config kept for its users", func() error {
 		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(cpc), cpc); err != nil {
 			return err
 		}
@@ -123,7 +124,7 @@ func TestClusterConfigDeletedBeforeItsUsersNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	deleteNamespace(t, ns, cft.Status.TunnelID, ids)
-	eventually(t, 2*time.Minute, "the config gone after its last user", func() error {
+	wait.Eventually(t, 2*time.Minute, "the config gone after its last user", func() error {
 		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(cpc), cpc); !kerrors.IsNotFound(err) {
 			return fmt.Errorf("still there: finalizers %v (%v)", cpc.Finalizers, err)
 		}
@@ -149,14 +150,14 @@ func (h *harness) deleteNamespace(t *testing.T, ns, tunnel, tunnelID string, ids
 	if err := h.kube.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 3*time.Minute, "the cloudflared Deployment gone", func() error {
+	wait.Eventually(t, 3*time.Minute, "the cloudflared Deployment gone", func() error {
 		if err := h.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: tunnel + "-cloudflared"}, &appsv1.Deployment{}); !kerrors.IsNotFound(err) {
 			return fmt.Errorf("still there (%v)", err)
 		}
 		return nil
 	})
 	h.sim.SetConnectors(tunnelID, 0)
-	eventually(t, 3*time.Minute, "the namespace gone", func() error {
+	wait.Eventually(t, 3*time.Minute, "the namespace gone", func() error {
 		n := &corev1.Namespace{}
 		if err := h.kube.Get(ctx, client.ObjectKey{Name: ns}, n); !kerrors.IsNotFound(err) {
 			return fmt.Errorf("still there: phase %s, conditions %v (%v)", n.Status.Phase, n.Status.Conditions, err)

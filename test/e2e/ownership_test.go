@@ -23,6 +23,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // TestTwoClustersOneAccount: two clusters, each with its own control plane
@@ -44,12 +45,12 @@ func TestTwoClustersOneAccount(t *testing.T) {
 
 	a.namespace(t, ns)
 	a.workload(t, ns, tunnel, apps)
-	eventually(t, 3*time.Minute, "the first cluster's managed resources Ready", a.allReady(t, ns, 1+2+2+1))
+	wait.Eventually(t, 3*time.Minute, "the first cluster's managed resources Ready", a.allReady(t, ns, 1+2+2+1))
 	// And its public hostname in the tunnel's configuration: the managed
 	// resources are Ready before the CloudflareTunnel writes it, and a
 	// write after the fingerprint below would look like the second
 	// cluster's doing.
-	eventually(t, 2*time.Minute, "the first cluster's public hostnames Ready", func() error {
+	wait.Eventually(t, 2*time.Minute, "the first cluster's public hostnames Ready", func() error {
 		l := &v1alpha1.PublicHostnameList{}
 		if err := a.kube.List(ctx, l, client.InNamespace(ns)); err != nil {
 			return err
@@ -80,7 +81,7 @@ func TestTwoClustersOneAccount(t *testing.T) {
 	// The second cluster applies the same manifests.
 	b.namespace(t, ns)
 	b.workload(t, ns, tunnel, apps)
-	eventually(t, 2*time.Minute, "the second cluster's CloudflareTunnel reports the taken name", func() error {
+	wait.Eventually(t, 2*time.Minute, "the second cluster's CloudflareTunnel reports the taken name", func() error {
 		got := &v1alpha1.CloudflareTunnel{}
 		if err := b.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: tunnel}, got); err != nil {
 			return err
@@ -105,7 +106,7 @@ func TestTwoClustersOneAccount(t *testing.T) {
 	}
 	for i := range apps {
 		name := fmt.Sprintf("app-%02d", i)
-		eventually(t, time.Minute, "Ingress "+name+" moved", func() error {
+		wait.Eventually(t, time.Minute, "Ingress "+name+" moved", func() error {
 			ing := &networkingv1.Ingress{}
 			if err := b.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ing); err != nil {
 				return err
@@ -117,13 +118,13 @@ func TestTwoClustersOneAccount(t *testing.T) {
 	// Both Ingresses' VPC service names are taken: each says so.
 	for i := range apps {
 		name := fmt.Sprintf("app-%02d", i)
-		eventually(t, 2*time.Minute, "a NameTaken event on "+name, func() error {
+		wait.Eventually(t, 2*time.Minute, "a NameTaken event on "+name, func() error {
 			return b.event(ctx, ns, name, "NameTaken", "e2e-edge-"+name)
 		})
 	}
 	// The DNS record of the public one and the hostname routes of both are
 	// the first cluster's, by their markers: each resource says whose.
-	eventually(t, 2*time.Minute, "every refused record and route names the other installation", func() error {
+	wait.Eventually(t, 2*time.Minute, "every refused record and route names the other installation", func() error {
 		var bad []string
 		for _, m := range b.managed(t, ns) {
 			switch m.(type) {
@@ -144,7 +145,7 @@ func TestTwoClustersOneAccount(t *testing.T) {
 
 	// Everything in the second cluster is deleted: the first's objects stay.
 	var bTunnelID string
-	eventually(t, time.Minute, "the second cluster's own tunnel created", func() error {
+	wait.Eventually(t, time.Minute, "the second cluster's own tunnel created", func() error {
 		if err := b.kube.Get(ctx, client.ObjectKeyFromObject(own), own); err != nil {
 			return err
 		}
@@ -160,7 +161,7 @@ func TestTwoClustersOneAccount(t *testing.T) {
 	if got := secretData(t, a, ns, cloudflaretunnel.TokenSecretName(cft)); got != token {
 		t.Error("the first cluster's token Secret changed")
 	}
-	eventually(t, time.Minute, "the first cluster still Ready", a.allReady(t, ns, 1+2+2+1))
+	wait.Eventually(t, time.Minute, "the first cluster still Ready", a.allReady(t, ns, 1+2+2+1))
 
 	a.deleteNamespace(t, ns, tunnel, tunnelID, ids)
 }

@@ -32,6 +32,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // previousBuild is the provider at hack/upgrade-from, from this repository's
@@ -155,7 +157,7 @@ func TestUpgradeFromThePreviousVersionTouchesNothing(t *testing.T) {
 	ns := h.namespace(t, "upgrade")
 	const n = 4
 	h.workload(t, ns, "edge", n)
-	eventually(t, 3*time.Minute, "every managed resource Ready on the previous version", h.allReady(t, ns, 1+n+n+n/2))
+	wait.Eventually(t, 3*time.Minute, "every managed resource Ready on the previous version", h.allReady(t, ns, 1+n+n+n/2))
 	cft := &v1alpha1.CloudflareTunnel{}
 	if err := h.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge"}, cft); err != nil {
 		t.Fatal(err)
@@ -197,7 +199,7 @@ func TestUpgradeFromThePreviousVersionTouchesNothing(t *testing.T) {
 		}
 		return out
 	}
-	eventually(t, time.Minute, "the public Ingresses' addresses", func() error {
+	wait.Eventually(t, time.Minute, "the public Ingresses' addresses", func() error {
 		if a := addresses(); len(a) != n/2 {
 			return fmt.Errorf("addresses %v", a)
 		}
@@ -231,7 +233,7 @@ func TestUpgradeFromThePreviousVersionTouchesNothing(t *testing.T) {
 	if err := h.provider.start(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Minute, "every public hostname Ready on the new version, its DNS record taken over", func() error {
+	wait.Eventually(t, 2*time.Minute, "every public hostname Ready on the new version, its DNS record taken over", func() error {
 		l := &v1alpha1.PublicHostnameList{}
 		if err := h.kube.List(ctx, l, client.InNamespace(ns)); err != nil {
 			return err
@@ -247,9 +249,10 @@ func TestUpgradeFromThePreviousVersionTouchesNothing(t *testing.T) {
 		return nil
 	})
 	converged := time.Since(start)
-	// Two drift polls for anything the new version would still change.
-	time.Sleep(2*poll + 5*time.Second)
-	eventually(t, time.Minute, "every managed resource Ready on the new version", h.allReady(t, ns, 1+n+n+n/2))
+	// Two drift polls for anything the new version would still change: a
+	// list at most every half poll, so five lists span two polls.
+	providertest.WaitServed(t, h.sim, 5, http.MethodGet, "/zones/"+sim.ZoneID(zone)+"/dns_records$")
+	wait.Eventually(t, time.Minute, "every managed resource Ready on the new version", h.allReady(t, ns, 1+n+n+n/2))
 
 	if diff := cmp.Diff(idsBefore, cloudflareIDs(h.sim.Snapshot())); diff != "" {
 		t.Errorf("Cloudflare objects changed across the upgrade (-before +after):\n%s", diff)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // TestAServiceRoutedPrivatelyInAVirtualNetwork routes a Service's cluster IP
@@ -51,7 +52,7 @@ func TestAServiceRoutedPrivatelyInAVirtualNetwork(t *testing.T) {
 	create(svc)
 	network := svc.Spec.ClusterIP + "/32"
 	start := time.Now()
-	eventually(t, 2*time.Minute, network+" routed in the virtual network", func() error {
+	wait.Eventually(t, 2*time.Minute, network+" routed in the virtual network", func() error {
 		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(vn), vn); err != nil {
 			return err
 		}
@@ -68,7 +69,7 @@ func TestAServiceRoutedPrivatelyInAVirtualNetwork(t *testing.T) {
 	})
 	t.Logf("%s routed %s after the Service was created", network, time.Since(start).Round(100*time.Millisecond))
 	// Cloudflare holds the route before its NetworkRoute has observed it.
-	eventually(t, time.Minute, "one NetworkRoute, Ready", func() error {
+	wait.Eventually(t, time.Minute, "one NetworkRoute, Ready", func() error {
 		routes := &ztv1alpha1.NetworkRouteList{}
 		if err := env.kube.List(ctx, routes, client.InNamespace(ns)); err != nil {
 			return err
@@ -89,7 +90,7 @@ func TestAServiceRoutedPrivatelyInAVirtualNetwork(t *testing.T) {
 	if err := env.kube.Delete(ctx, vn); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Minute, "route and virtual network gone from Cloudflare", func() error {
+	wait.Eventually(t, 2*time.Minute, "route and virtual network gone from Cloudflare", func() error {
 		st := env.sim.Snapshot()
 		for _, r := range st.CIDRRoutes {
 			if r.Network == network && r.DeletedAt == nil {

@@ -18,6 +18,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // TestAPublicHostnameWithoutAnIngressAndTheMetrics publishes a hostname with
@@ -51,7 +52,7 @@ func TestAPublicHostnameWithoutAnIngressAndTheMetrics(t *testing.T) {
 		},
 	}
 	create(ph)
-	eventually(t, 2*time.Minute, "the PublicHostname Ready", func() error {
+	wait.Eventually(t, 2*time.Minute, "the PublicHostname Ready", func() error {
 		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(ph), ph); err != nil {
 			return err
 		}
@@ -83,7 +84,7 @@ func TestAPublicHostnameWithoutAnIngressAndTheMetrics(t *testing.T) {
 	}
 
 	t.Run("TheCASecretIsMountedInTheCloudflaredPod", func(t *testing.T) {
-		eventually(t, 2*time.Minute, "a cloudflared pod with the CA Secret at the rule's path", func() error {
+		wait.Eventually(t, 2*time.Minute, "a cloudflared pod with the CA Secret at the rule's path", func() error {
 			pods := &corev1.PodList{}
 			if err := env.kube.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"app.kubernetes.io/instance": "edge"}); err != nil {
 				return err
@@ -106,7 +107,7 @@ func TestAPublicHostnameWithoutAnIngressAndTheMetrics(t *testing.T) {
 
 	t.Run("Metrics", func(t *testing.T) {
 		var body string
-		eventually(t, time.Minute, "managed-resource and Cloudflare metrics", func() error {
+		wait.Eventually(t, time.Minute, "managed-resource and Cloudflare metrics", func() error {
 			resp, err := http.Get(env.metricsURL)
 			if err != nil {
 				return err

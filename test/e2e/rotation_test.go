@@ -16,6 +16,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // readyWatch follows a Deployment's status.readyReplicas through every
@@ -87,7 +88,7 @@ func TestTokenRotationKeepsAReadyReplica(t *testing.T) {
 	if err := env.kube.Create(ctx, cft); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Minute, "DeploymentReady", func() error {
+	wait.Eventually(t, 2*time.Minute, "DeploymentReady", func() error {
 		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(cft), cft); err != nil {
 			return err
 		}
@@ -118,7 +119,7 @@ func TestTokenRotationKeepsAReadyReplica(t *testing.T) {
 
 	depKey := client.ObjectKey{Namespace: ns, Name: "edge-cloudflared"}
 	watch := watchReady(t, ctx, depKey, 2)
-	eventually(t, time.Minute, "rotation requested", func() error {
+	wait.Eventually(t, time.Minute, "rotation requested", func() error {
 		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(cft), cft); err != nil {
 			return err
 		}
@@ -126,7 +127,7 @@ func TestTokenRotationKeepsAReadyReplica(t *testing.T) {
 		return env.kube.Update(ctx, cft)
 	})
 	var fresh string
-	eventually(t, time.Minute, "a new token in the Secret", func() error {
+	wait.Eventually(t, time.Minute, "a new token in the Secret", func() error {
 		if fresh = token(); fresh == old {
 			return fmt.Errorf("still the old token")
 		}
@@ -144,7 +145,7 @@ func TestTokenRotationKeepsAReadyReplica(t *testing.T) {
 		}
 		current = append(current, c)
 	}
-	eventually(t, 2*time.Minute, "the Deployment rolled out onto the new token", func() error {
+	wait.Eventually(t, 2*time.Minute, "the Deployment rolled out onto the new token", func() error {
 		d := &appsv1.Deployment{}
 		if err := env.kube.Get(ctx, depKey, d); err != nil {
 			return err
@@ -154,7 +155,7 @@ func TestTokenRotationKeepsAReadyReplica(t *testing.T) {
 		}
 		return nil
 	})
-	eventually(t, time.Minute, "the connectors of the old token removed", func() error {
+	wait.Eventually(t, time.Minute, "the connectors of the old token removed", func() error {
 		cs, err := env.cf.TunnelConnectors(ctx, id)
 		if err != nil {
 			return err
@@ -183,7 +184,7 @@ func TestTokenRotationKeepsAReadyReplica(t *testing.T) {
 	if err := env.kube.Delete(ctx, cft); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Minute, "the CloudflareTunnel gone", func() error {
+	wait.Eventually(t, 2*time.Minute, "the CloudflareTunnel gone", func() error {
 		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(cft), cft); err == nil {
 			return fmt.Errorf("still there")
 		}

@@ -21,6 +21,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // TestProviderPermissionsBySelfSubjectAccessReview asks the API server, as
@@ -158,7 +159,7 @@ func TestPodsPassRestrictedPodSecurity(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Minute, "the provider's pod and 2 cloudflared pods admitted and running", func() error {
+	wait.Eventually(t, 2*time.Minute, "the provider's pod and 2 cloudflared pods admitted and running", func() error {
 		pods := &corev1.PodList{}
 		if err := env.kube.List(ctx, pods, client.InNamespace(ns)); err != nil {
 			return err
@@ -192,7 +193,7 @@ func TestPodsPassRestrictedPodSecurity(t *testing.T) {
 	// The Deployment's status (and the condition made from it) follows the
 	// pods by a moment.
 	cft := &v1alpha1.CloudflareTunnel{}
-	eventually(t, 30*time.Second, "DeploymentReady", func() error {
+	wait.Eventually(t, 30*time.Second, "DeploymentReady", func() error {
 		if err := env.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge"}, cft); err != nil {
 			return err
 		}
@@ -214,7 +215,7 @@ func TestPodsPassRestrictedPodSecurity(t *testing.T) {
 	// Two minutes: a tunnel deleted within the creation grace period (mr.DefaultCreationGracePeriod, 30 s)
 	// of its creation is confirmed gone only after crossplane-runtime's
 	// backoff passes that period, up to a minute later.
-	eventually(t, 2*time.Minute, "the CloudflareTunnel gone", func() error {
+	wait.Eventually(t, 2*time.Minute, "the CloudflareTunnel gone", func() error {
 		if err := env.kube.Get(ctx, client.ObjectKeyFromObject(cft), cft); err == nil {
 			return fmt.Errorf("still there: %v", cft.GetCondition(xpv2.TypeReady).Message)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim/contract"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // fakeSender answers batches from a function and records what was sent.
@@ -454,10 +455,13 @@ func TestDNSBatcherSendsWhenEveryWriterWaits(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() { create(first, s1, "zone-a", "a1") })
 	wg.Go(func() { create(first, s1, "zone-b", "b1") })
-	for deadline := time.Now().Add(10 * time.Second); w.add(0) < 2 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(100 * time.Millisecond) // time to send, were it to
+	wait.Eventually(t, 10*time.Second, "both writers waiting", func() error {
+		if n := w.add(0); n < 2 {
+			return fmt.Errorf("%d waiting", n)
+		}
+		return nil
+	})
+	time.Sleep(100 * time.Millisecond) // a batch sent early would be out by then
 	s1.mu.Lock()
 	sent := len(s1.singles) + len(s1.batches)
 	s1.mu.Unlock()

@@ -2,6 +2,7 @@ package providerconfig
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // TestCoalescedOneReconcilePerBurst: a burst of usage events for one config
@@ -31,12 +33,12 @@ func TestCoalescedOneReconcilePerBurst(t *testing.T) {
 	if n := q.Len(); n != 0 {
 		t.Fatalf("queued at once: %d, want 0 until the delay has passed", n)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for q.Len() == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(300 * time.Millisecond) // nothing more arrives
-	if n := q.Len(); n != 1 {
-		t.Fatalf("queued after the delay: %d, want 1 for the whole burst", n)
-	}
+	// The delaying queue keeps one entry per request, however often it is
+	// added: once the delay has passed, the burst is one reconcile.
+	wait.Eventually(t, 5*time.Second, "the burst queued once", func() error {
+		if n := q.Len(); n != 1 {
+			return fmt.Errorf("%d queued, want 1 for the whole burst", n)
+		}
+		return nil
+	})
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var env *testenv.Env
@@ -142,8 +143,8 @@ func TestProviderConfigsAgainstAPIServer(t *testing.T) {
 	})
 
 	t.Run("CredentialsResolveToReady", func(t *testing.T) {
-		testenv.Eventually(t, 30*time.Second, "ClusterProviderConfig Ready", wantReady(ctx, &v1alpha1.ClusterProviderConfig{ObjectMeta: cpc.ObjectMeta}, corev1.ConditionTrue, string(ReasonCredentialsAvailable)))
-		testenv.Eventually(t, 30*time.Second, "ProviderConfig Ready", wantReady(ctx, &v1alpha1.ProviderConfig{ObjectMeta: pc.ObjectMeta}, corev1.ConditionTrue, string(ReasonCredentialsAvailable)))
+		wait.Eventually(t, 30*time.Second, "ClusterProviderConfig Ready", wantReady(ctx, &v1alpha1.ClusterProviderConfig{ObjectMeta: cpc.ObjectMeta}, corev1.ConditionTrue, string(ReasonCredentialsAvailable)))
+		wait.Eventually(t, 30*time.Second, "ProviderConfig Ready", wantReady(ctx, &v1alpha1.ProviderConfig{ObjectMeta: pc.ObjectMeta}, corev1.ConditionTrue, string(ReasonCredentialsAvailable)))
 	})
 
 	tracker := resource.NewProviderConfigUsageTracker(env.Client, &v1alpha1.ProviderConfigUsage{})
@@ -170,7 +171,7 @@ func TestProviderConfigsAgainstAPIServer(t *testing.T) {
 
 	t.Run("UsageBlocksDeletionUntilGone", func(t *testing.T) {
 		for _, c := range []client.Object{&v1alpha1.ClusterProviderConfig{ObjectMeta: cpc.ObjectMeta}, &v1alpha1.ProviderConfig{ObjectMeta: pc.ObjectMeta}} {
-			testenv.Eventually(t, 30*time.Second, "one user counted on "+c.GetName(), func() error {
+			wait.Eventually(t, 30*time.Second, "one user counted on "+c.GetName(), func() error {
 				if err := env.Client.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
 					return err
 				}
@@ -182,7 +183,7 @@ func TestProviderConfigsAgainstAPIServer(t *testing.T) {
 			if err := env.Client.Delete(ctx, c); err != nil {
 				t.Fatal(err)
 			}
-			testenv.Eventually(t, 30*time.Second, c.GetName()+" Terminating because in use", func() error {
+			wait.Eventually(t, 30*time.Second, c.GetName()+" Terminating because in use", func() error {
 				if err := env.Client.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
 					return err
 				}
@@ -205,7 +206,7 @@ func TestProviderConfigsAgainstAPIServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, c := range []client.Object{&v1alpha1.ClusterProviderConfig{ObjectMeta: cpc.ObjectMeta}, &v1alpha1.ProviderConfig{ObjectMeta: pc.ObjectMeta}} {
-			testenv.Eventually(t, 30*time.Second, c.GetName()+" deleted once unused", func() error {
+			wait.Eventually(t, 30*time.Second, c.GetName()+" deleted once unused", func() error {
 				err := env.Client.Get(ctx, client.ObjectKeyFromObject(c), c)
 				if kerrors.IsNotFound(err) {
 					return nil
@@ -248,11 +249,11 @@ func TestMissingCredentialsAreReported(t *testing.T) {
 		}
 	}
 
-	testenv.Eventually(t, 30*time.Second, "missing Secret reported", wantReady(ctx, missing.DeepCopy(), corev1.ConditionFalse, clients.ReasonSecretNotFound))
-	testenv.Eventually(t, 30*time.Second, "missing key reported", wantReady(ctx, wrongKey.DeepCopy(), corev1.ConditionFalse, clients.ReasonSecretKeyMissing))
-	testenv.Eventually(t, 30*time.Second, "missing account reported", wantReady(ctx, noAccount.DeepCopy(), corev1.ConditionFalse, clients.ReasonAccountIDMissing))
+	wait.Eventually(t, 30*time.Second, "missing Secret reported", wantReady(ctx, missing.DeepCopy(), corev1.ConditionFalse, clients.ReasonSecretNotFound))
+	wait.Eventually(t, 30*time.Second, "missing key reported", wantReady(ctx, wrongKey.DeepCopy(), corev1.ConditionFalse, clients.ReasonSecretKeyMissing))
+	wait.Eventually(t, 30*time.Second, "missing account reported", wantReady(ctx, noAccount.DeepCopy(), corev1.ConditionFalse, clients.ReasonAccountIDMissing))
 
-	testenv.Eventually(t, 30*time.Second, "a Warning event naming the missing Secret", func() error {
+	wait.Eventually(t, 30*time.Second, "a Warning event naming the missing Secret", func() error {
 		evs := &corev1.EventList{}
 		if err := env.Client.List(ctx, evs, client.InNamespace(ns)); err != nil {
 			return err
@@ -279,7 +280,7 @@ func TestMissingCredentialsAreReported(t *testing.T) {
 	if err := env.Client.Create(ctx, tokenSecret(ns, "not-yet", map[string]string{"CLOUDFLARE_API_TOKEN": token})); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 30*time.Second, "config Ready once its Secret exists", wantReady(ctx, missing.DeepCopy(), corev1.ConditionTrue, string(ReasonCredentialsAvailable)))
+	wait.Eventually(t, 30*time.Second, "config Ready once its Secret exists", wantReady(ctx, missing.DeepCopy(), corev1.ConditionTrue, string(ReasonCredentialsAvailable)))
 }
 
 func TestEnvironmentCredentials(t *testing.T) {

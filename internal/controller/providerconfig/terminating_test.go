@@ -20,7 +20,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 func clusterConfig(name, secretNS string) *v1alpha1.ClusterProviderConfig {
@@ -87,8 +87,8 @@ func TestTerminatingClusterConfigOutlivesItsUsers(t *testing.T) {
 	if err := resource.NewProviderConfigUsageTracker(env.Client, &v1alpha1.ProviderConfigUsage{}).Track(ctx, route); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 30*time.Second, "the config kept for its user", hasFinalizer(ctx, cpc, true))
-	testenv.Eventually(t, 30*time.Second, "the config's Secret kept for its user", hasFinalizer(ctx, secret, true))
+	wait.Eventually(t, 30*time.Second, "the config kept for its user", hasFinalizer(ctx, cpc, true))
+	wait.Eventually(t, 30*time.Second, "the config's Secret kept for its user", hasFinalizer(ctx, secret, true))
 
 	if err := env.Client.Delete(ctx, cpc); err != nil {
 		t.Fatal(err)
@@ -101,7 +101,17 @@ func TestTerminatingClusterConfigOutlivesItsUsers(t *testing.T) {
 	if err := env.Client.Delete(ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second)
+	// crossplane-runtime's own in-use finalizer follows the usage records:
+	// once it has gone, only FinalizerCredentialsInUse holds the config.
+	wait.Eventually(t, 30*time.Second, "crossplane-runtime's in-use finalizer released", func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(cpc), cpc); err != nil {
+			return err
+		}
+		if slices.Contains(cpc.GetFinalizers(), "in-use.crossplane.io") {
+			return fmt.Errorf("finalizers %v", cpc.GetFinalizers())
+		}
+		return nil
+	})
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(cpc), cpc); err != nil {
 		t.Fatalf("the Terminating ClusterProviderConfig was released while a managed resource still names it: %v", err)
 	}
@@ -117,8 +127,8 @@ func TestTerminatingClusterConfigOutlivesItsUsers(t *testing.T) {
 	if err := env.Client.Delete(ctx, route); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, time.Minute, "the config released once unused", gone(ctx, cpc))
-	testenv.Eventually(t, time.Minute, "the Secret released once unused", gone(ctx, secret))
+	wait.Eventually(t, time.Minute, "the config released once unused", gone(ctx, cpc))
+	wait.Eventually(t, time.Minute, "the Secret released once unused", gone(ctx, secret))
 }
 
 // TestTerminatingConfigReportsItsCredentials: a config Terminating because
@@ -140,8 +150,8 @@ func TestTerminatingConfigReportsItsCredentials(t *testing.T) {
 	if err := resource.NewProviderConfigUsageTracker(env.Client, &v1alpha1.ProviderConfigUsage{}).Track(ctx, user); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 30*time.Second, "Ready", wantReady(ctx, cpc.DeepCopy(), corev1.ConditionTrue, string(ReasonCredentialsAvailable)))
-	testenv.Eventually(t, 30*time.Second, "the user counted", func() error {
+	wait.Eventually(t, 30*time.Second, "Ready", wantReady(ctx, cpc.DeepCopy(), corev1.ConditionTrue, string(ReasonCredentialsAvailable)))
+	wait.Eventually(t, 30*time.Second, "the user counted", func() error {
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(cpc), cpc); err != nil {
 			return err
 		}
@@ -156,9 +166,9 @@ func TestTerminatingConfigReportsItsCredentials(t *testing.T) {
 	if err := env.Client.Delete(ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 30*time.Second, "the missing Secret reported on the Terminating config", wantReady(ctx, cpc.DeepCopy(), corev1.ConditionFalse, clients.ReasonSecretNotFound))
+	wait.Eventually(t, 30*time.Second, "the missing Secret reported on the Terminating config", wantReady(ctx, cpc.DeepCopy(), corev1.ConditionFalse, clients.ReasonSecretNotFound))
 	if err := env.Client.DeleteAllOf(ctx, &v1alpha1.ProviderConfigUsage{}, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 30*time.Second, "the config deleted once unused", gone(ctx, cpc))
+	wait.Eventually(t, 30*time.Second, "the config deleted once unused", gone(ctx, cpc))
 }

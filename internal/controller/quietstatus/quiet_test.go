@@ -26,8 +26,8 @@ import (
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // poll is the managed resources' poll in these tests: short, so that a
@@ -37,7 +37,7 @@ const poll = time.Second
 // writeUnchanged runs the provider without its quiet status client, to
 // show that TestConvergedIsQuiet can fail:
 //
-//	go test ./internal/controller/managed/quietstatus -run TestConvergedIsQuiet -args -write-unchanged-status
+//	go test ./internal/controller/quietstatus -run TestConvergedIsQuiet -args -write-unchanged-status
 var writeUnchanged = flag.Bool("write-unchanged-status", false, "run the provider with every status write sent (quietstatus off); TestConvergedIsQuiet then fails")
 
 var p *providertest.Provider
@@ -92,7 +92,7 @@ func TestConvergedIsQuiet(t *testing.T) {
 	p.Create(t, public)
 	p.Create(t, private)
 
-	testenv.Eventually(t, 90*time.Second, "managed resources Ready, the public Ingress addressed", func() error {
+	wait.Eventually(t, 90*time.Second, "managed resources Ready, the public Ingress addressed", func() error {
 		if err := p.Get(public); err != nil {
 			return err
 		}
@@ -116,16 +116,19 @@ func TestConvergedIsQuiet(t *testing.T) {
 		}
 		return nil
 	})
-	// Let what converging set in motion settle (the last reconciles of
-	// the resources that just became Ready), then watch several polls.
-	time.Sleep(3 * poll)
-	before, reads := p.StatusWrites(), cloudflareRequests()
-	time.Sleep(5 * poll)
+	// Observed since converging, so what converging set in motion (the
+	// last reconciles of the resources that just became Ready) is done;
+	// then watch several polls.
+	p.WaitServed(t, 3, "GET", "/cfd_tunnel$")
+	before := p.StatusWrites()
+	r := p.AtRest(t, 6, "/cfd_tunnel$")
 	after := p.StatusWrites()
-	// Quiet because nothing changed, not because nothing ran: the
-	// managed resources kept observing Cloudflare.
-	if n := cloudflareRequests() - reads; n == 0 {
-		t.Errorf("no Cloudflare request over %d polls: the provider stopped polling", 5)
+	// Quiet because nothing changed, not because nothing ran: every kind
+	// kept observing Cloudflare, not only the Tunnel.
+	for _, op := range []string{"dns_records.list", "services.list"} {
+		if r.Calls[op] == 0 {
+			t.Errorf("no %s over %d observation TTLs: the provider stopped polling", op, r.TTLs)
+		}
 	}
 
 	var written []string
@@ -136,16 +139,8 @@ func TestConvergedIsQuiet(t *testing.T) {
 	}
 	sort.Strings(written)
 	if len(written) > 0 {
-		t.Errorf("%d objects had their status written over %d polls after converging, want none:\n%s", len(written), 5, strings.Join(written, "\n"))
+		t.Errorf("%d objects had their status written over %d observation TTLs after converging, want none:\n%s", len(written), r.TTLs, strings.Join(written, "\n"))
 	}
-}
-
-func cloudflareRequests() int {
-	n := 0
-	for _, st := range p.Sim.Stats() {
-		n += st.Requests
-	}
-	return n
 }
 
 // allReady checks that the namespace holds at least min managed resources

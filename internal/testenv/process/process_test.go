@@ -1,6 +1,8 @@
 package process
 
 import (
+	"fmt"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,17 +29,12 @@ func script(t *testing.T, ignoreTerm bool) string {
 
 func waitLog(t *testing.T, log, want string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		b, _ := os.ReadFile(log)
-		if strings.Contains(string(b), want) {
-			return
+	wait.Eventually(t, 5*time.Second, fmt.Sprintf("the log holding %q", want), func() error {
+		if b, _ := os.ReadFile(log); !strings.Contains(string(b), want) {
+			return fmt.Errorf("log %q", b)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("log %q never held %q", b, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestStopEndsTheProcessGracefully(t *testing.T) {

@@ -47,6 +47,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim/contract"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // Fixed test identities.
@@ -66,7 +67,7 @@ type Provider struct {
 	// and inspect Cloudflare state behind the provider's back.
 	Cloudflare *cloudflare.Client
 	contract   *contract.Transport
-	statuses   *statusWrites
+	requests   *kubeRequests
 	// Poll is the managed resources' drift-check poll interval.
 	Poll time.Duration
 	// Endpoint is the simulator's API base URL ("http://…/client/v4/").
@@ -249,9 +250,9 @@ func (p *Provider) startManager(ctx context.Context, opts Options, managed mr.Se
 	if opts.MaxReconcileRate > 0 {
 		cfg = ratelimiter.LimitRESTConfig(cfg, opts.MaxReconcileRate)
 	}
-	// Count the status writes the provider sends to the API server.
-	p.statuses = &statusWrites{byObject: map[string]int{}}
-	cfg.Wrap(p.statuses.wrap)
+	// Count the requests the provider sends to the API server.
+	p.requests = &kubeRequests{byCall: map[string]int{}}
+	cfg.Wrap(p.requests.wrap)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     p.Scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
@@ -334,7 +335,7 @@ func (p *Provider) Edit(t *testing.T, obj client.Object, edit func(), opts ...cl
 // WaitReady waits until the managed resource is Ready and Synced.
 func (p *Provider) WaitReady(t *testing.T, mg resource.Managed) {
 	t.Helper()
-	testenv.Eventually(t, 60*time.Second, mg.GetName()+" Ready and Synced", func() error {
+	wait.Eventually(t, wait.Patience, mg.GetName()+" Ready and Synced", func() error {
 		if err := p.Get(mg); err != nil {
 			return err
 		}
@@ -351,7 +352,7 @@ func (p *Provider) WaitReady(t *testing.T, mg resource.Managed) {
 func (p *Provider) WaitSynced(t *testing.T, mg resource.Managed, what string, cond func(xpv2.Condition) bool) xpv2.Condition {
 	t.Helper()
 	var got xpv2.Condition
-	testenv.Eventually(t, 60*time.Second, what, func() error {
+	wait.Eventually(t, wait.Patience, what, func() error {
 		if err := p.Get(mg); err != nil {
 			return err
 		}
@@ -371,7 +372,7 @@ func (p *Provider) DeleteAndWait(t *testing.T, mg client.Object) {
 	if err := p.Client.Delete(context.Background(), mg); client.IgnoreNotFound(err) != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 60*time.Second, mg.GetName()+" deleted", func() error {
+	wait.Eventually(t, wait.Patience, mg.GetName()+" deleted", func() error {
 		if err := p.Get(mg); err == nil {
 			return fmt.Errorf("still exists")
 		} else if client.IgnoreNotFound(err) != nil {
@@ -395,9 +396,16 @@ func (p *Provider) DeleteAndWait(t *testing.T, mg client.Object) {
 // minute or two.
 func (p *Provider) WaitServed(t *testing.T, k int, method, part string) {
 	t.Helper()
-	from := p.Sim.Served(method, part)
-	testenv.Eventually(t, 150*time.Second, fmt.Sprintf("%d more %s calls about %s", k, method, part), func() error {
-		if n := p.Sim.Served(method, part) - from; n < k {
+	WaitServed(t, p.Sim, k, method, part)
+}
+
+// WaitServed is Provider.WaitServed for a simulator a test runs without a
+// Provider (test/e2e runs the provider's binary against one).
+func WaitServed(t *testing.T, s *sim.Server, k int, method, part string) {
+	t.Helper()
+	from := s.Served(method, part)
+	wait.Eventually(t, 150*time.Second, fmt.Sprintf("%d more %s calls about %s", k, method, part), func() error {
+		if n := s.Served(method, part) - from; n < k {
 			return fmt.Errorf("%d so far", n)
 		}
 		return nil
@@ -473,7 +481,7 @@ func (p *Provider) ClusterConfig(t *testing.T, name string, edit func(*v1alpha1.
 // whose message contains contains.
 func (p *Provider) WaitWarning(t *testing.T, ns, name, reason, contains string) {
 	t.Helper()
-	testenv.Eventually(t, 60*time.Second, fmt.Sprintf("Warning %s on %s mentioning %q", reason, name, contains), func() error {
+	wait.Eventually(t, wait.Patience, fmt.Sprintf("Warning %s on %s mentioning %q", reason, name, contains), func() error {
 		evs := &corev1.EventList{}
 		if err := p.Client.List(context.Background(), evs, client.InNamespace(ns)); err != nil {
 			return err
@@ -491,29 +499,30 @@ func (p *Provider) WaitWarning(t *testing.T, ns, name, reason, contains string) 
 // subresource) the provider has sent to the API server, by object: its API
 // path without the /status suffix.
 func (p *Provider) StatusWrites() map[string]int {
-	p.statuses.mu.Lock()
-	defer p.statuses.mu.Unlock()
-	out := make(map[string]int, len(p.statuses.byObject))
-	for k, v := range p.statuses.byObject {
-		out[k] = v
+	p.requests.mu.Lock()
+	defer p.requests.mu.Unlock()
+	out := map[string]int{}
+	for call, n := range p.requests.byCall {
+		method, path, _ := strings.Cut(call, " ")
+		if (method == http.MethodPut || method == http.MethodPatch) && strings.HasSuffix(path, "/status") {
+			out[strings.TrimSuffix(path, "/status")] += n
+		}
 	}
 	return out
 }
 
-// statusWrites counts the status writes of the provider's API server
-// client, as they leave it.
-type statusWrites struct {
-	mu       sync.Mutex
-	byObject map[string]int
+// kubeRequests counts the requests of the provider's API server client,
+// by method and path, as they leave it.
+type kubeRequests struct {
+	mu     sync.Mutex
+	byCall map[string]int
 }
 
-func (s *statusWrites) wrap(next http.RoundTripper) http.RoundTripper {
+func (k *kubeRequests) wrap(next http.RoundTripper) http.RoundTripper {
 	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		if (req.Method == http.MethodPut || req.Method == http.MethodPatch) && strings.HasSuffix(req.URL.Path, "/status") {
-			s.mu.Lock()
-			s.byObject[strings.TrimSuffix(req.URL.Path, "/status")]++
-			s.mu.Unlock()
-		}
+		k.mu.Lock()
+		k.byCall[req.Method+" "+req.URL.Path]++
+		k.mu.Unlock()
 		return next.RoundTrip(req)
 	})
 }

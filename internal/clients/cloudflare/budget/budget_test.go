@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 	"github.com/google/go-cmp/cmp"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -275,12 +276,15 @@ func TestAggregateRequestsGoFirst(t *testing.T) {
 	// 20 requests a second, no burst beyond one.
 	b := NewRegistry(Options{Limit: 20, Window: time.Second, Fraction: 1, Burst: 1}).For("token")
 	ctx := context.Background()
-	if err := b.Wait(ctx); err != nil { // spends the burst
+	// A request holds the turn (as one waiting for the limiter does): the
+	// others queue behind it.
+	if err := b.turns.take(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
 	var order []string
 	var wg sync.WaitGroup
+	queued := 0
 	send := func(name string, p Priority) {
 		wg.Go(func() {
 			if err := b.Wait(WithPriority(ctx, p)); err != nil {
@@ -290,7 +294,8 @@ func TestAggregateRequestsGoFirst(t *testing.T) {
 			order = append(order, name)
 			mu.Unlock()
 		})
-		time.Sleep(5 * time.Millisecond) // arrive in this order
+		queued++ // arrive in this order
+		waitQueued(t, b, name, func(w waiters) bool { return len(w) == queued })
 	}
 	for _, n := range []string{"single-1", "single-2", "single-3"} {
 		send(n, Normal)
@@ -303,14 +308,28 @@ func TestAggregateRequestsGoFirst(t *testing.T) {
 			t.Error("a waiter whose context ended got the budget")
 		}
 	})
-	time.Sleep(5 * time.Millisecond)
+	waitQueued(t, b, "the waiter that gives up", func(w waiters) bool { return len(w) == 6 })
 	cancel()
+	waitQueued(t, b, "the waiter that gave up gone", func(w waiters) bool { return len(w) == 5 })
+	b.turns.pass()
 	wg.Wait()
-	// single-1 already held the turn when the batch arrived.
-	want := []string{"single-1", "batch", "single-2", "single-3", "single-4"}
+	want := []string{"batch", "single-1", "single-2", "single-3", "single-4"}
 	if diff := cmp.Diff(want, order); diff != "" {
 		t.Errorf("order served (-want +got):\n%s", diff)
 	}
+}
+
+// waitQueued waits until the budget's queue of waiters is as queued says.
+func waitQueued(t *testing.T, b *Budget, what string, queued func(waiters) bool) {
+	t.Helper()
+	wait.Eventually(t, 5*time.Second, what+" queued", func() error {
+		b.turns.mu.Lock()
+		defer b.turns.mu.Unlock()
+		if !queued(b.turns.waiting) {
+			return fmt.Errorf("%d waiting", len(b.turns.waiting))
+		}
+		return nil
+	})
 }
 
 // TestTimeoutStartsWhenTheBudgetLetsGo: a request's timeout counts from the
@@ -323,7 +342,7 @@ func TestTimeoutStartsWhenTheBudgetLetsGo(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {
 			slow.Add(1)
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(300 * time.Millisecond) // a slow answer, past the 150 ms timeout
 		}
 		_, _ = w.Write([]byte(`{}`))
 	}))

@@ -35,23 +35,18 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/rotation"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var p *providertest.Provider
 
 func TestMain(m *testing.M) { os.Exit(providertest.Run(m, &p)) }
 
-func eventually(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	testenv.Eventually(t, 60*time.Second, what, fn)
-}
-
 func waitCondition(t *testing.T, cr *v1alpha1.CloudflareTunnel, ct xpv2.ConditionType, status corev1.ConditionStatus, reason xpv2.ConditionReason) xpv2.Condition {
 	t.Helper()
 	var c xpv2.Condition
-	eventually(t, fmt.Sprintf("%s %s/%s", ct, status, reason), func() error {
+	wait.Eventually(t, wait.Patience, fmt.Sprintf("%s %s/%s", ct, status, reason), func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
@@ -62,20 +57,6 @@ func waitCondition(t *testing.T, cr *v1alpha1.CloudflareTunnel, ct xpv2.Conditio
 		return nil
 	})
 	return c
-}
-
-// markDeploymentReady plays the kubelet and deployment controller, which
-// envtest does not run.
-func markDeploymentReady(t *testing.T, dep *appsv1.Deployment) {
-	t.Helper()
-	eventually(t, "deployment status set", func() error {
-		if err := p.Get(dep); err != nil {
-			return err
-		}
-		n := ptr.Deref(dep.Spec.Replicas, 1)
-		dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: n, ReadyReplicas: n, UpdatedReplicas: n, AvailableReplicas: n}
-		return p.Client.Status().Update(context.Background(), dep)
-	})
 }
 
 func cfTunnel(t *testing.T, id string) *cloudflare.Tunnel {
@@ -111,7 +92,7 @@ func TestCloudflareTunnelRunsAHardenedTunnel(t *testing.T) {
 	if got := cfTunnel(t, id); got.Name != "redis-cache" {
 		t.Errorf("Cloudflare tunnel name %q, want metadata.name", got.Name)
 	}
-	eventually(t, "status.tunnelID", func() error {
+	wait.Eventually(t, wait.Patience, "status.tunnelID", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
@@ -132,7 +113,7 @@ func TestCloudflareTunnelRunsAHardenedTunnel(t *testing.T) {
 	}
 
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "redis-cache-cloudflared"}}
-	eventually(t, "cloudflared Deployment", func() error { return p.Get(dep) })
+	wait.Eventually(t, wait.Patience, "cloudflared Deployment", func() error { return p.Get(dep) })
 
 	t.Run("DeploymentIsHardenedAndPassesThroughScheduling", func(t *testing.T) {
 		pod := dep.Spec.Template.Spec
@@ -207,7 +188,7 @@ func TestCloudflareTunnelRunsAHardenedTunnel(t *testing.T) {
 
 	t.Run("ReadyFollowsTheDeploymentAndConnections", func(t *testing.T) {
 		waitCondition(t, cr, cloudflaretunnel.TypeDeploymentReady, corev1.ConditionFalse, cloudflaretunnel.ReasonReplicasNotReady)
-		markDeploymentReady(t, dep)
+		p.MarkDeploymentReady(t, dep)
 		waitCondition(t, cr, cloudflaretunnel.TypeDeploymentReady, corev1.ConditionTrue, cloudflaretunnel.ReasonReplicasReady)
 		waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionFalse, cloudflaretunnel.ReasonNotConnected)
 		p.Sim.SetConnectors(id, 3)
@@ -226,7 +207,7 @@ func TestCloudflareTunnelRunsAHardenedTunnel(t *testing.T) {
 		if err := p.Client.Update(ctx, secret); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "new checksum on the pod template", func() error {
+		wait.Eventually(t, wait.Patience, "new checksum on the pod template", func() error {
 			if err := p.Get(dep); err != nil {
 				return err
 			}
@@ -238,7 +219,7 @@ func TestCloudflareTunnelRunsAHardenedTunnel(t *testing.T) {
 	})
 
 	t.Run("SpecEditsUpdateTheDeploymentInPlace", func(t *testing.T) {
-		eventually(t, "edit", func() error {
+		wait.Eventually(t, wait.Patience, "edit", func() error {
 			if err := p.Get(cr); err != nil {
 				return err
 			}
@@ -246,7 +227,7 @@ func TestCloudflareTunnelRunsAHardenedTunnel(t *testing.T) {
 			cr.Spec.Image = ptr.To("cloudflare/cloudflared:2025.9.0")
 			return p.Client.Update(ctx, cr)
 		})
-		eventually(t, "deployment updated and PDB removed", func() error {
+		wait.Eventually(t, wait.Patience, "deployment updated and PDB removed", func() error {
 			if err := p.Get(dep); err != nil {
 				return err
 			}
@@ -299,7 +280,7 @@ func TestCloudflareTunnelRunsAHardenedTunnel(t *testing.T) {
 		// Once the Ingress publishes through the tunnel (its private route
 		// is made), the tunnel's deletion waits for it. (One that has made
 		// nothing yet is told the tunnel is going: nothing of it is lost.)
-		eventually(t, "the Ingress's route", func() error {
+		wait.Eventually(t, wait.Patience, "the Ingress's route", func() error {
 			l := &ztv1alpha1.HostnameRouteList{}
 			if err := p.Client.List(ctx, l, client.InNamespace(ns)); err != nil {
 				return err
@@ -319,7 +300,7 @@ func TestCloudflareTunnelRunsAHardenedTunnel(t *testing.T) {
 		if !strings.Contains(c.Message, "redis") {
 			t.Errorf("the condition does not name the Ingress: %s", c.Message)
 		}
-		eventually(t, "TunnelInUse event", func() error {
+		wait.Eventually(t, wait.Patience, "TunnelInUse event", func() error {
 			evs := &corev1.EventList{}
 			if err := p.Client.List(ctx, evs, client.InNamespace(ns)); err != nil {
 				return err
@@ -338,7 +319,7 @@ func TestCloudflareTunnelRunsAHardenedTunnel(t *testing.T) {
 			t.Fatal(err)
 		}
 		// cloudflared stops with its Deployment; play its disconnect.
-		eventually(t, "deployment deleted", func() error {
+		wait.Eventually(t, wait.Patience, "deployment deleted", func() error {
 			if err := p.Get(dep); !kerrors.IsNotFound(err) {
 				return fmt.Errorf("deployment still there (%v)", err)
 			}
@@ -424,7 +405,7 @@ func TestAHandDeletedTunnelIsReplaced(t *testing.T) {
 	if err := p.Client.Delete(context.Background(), tun); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a new Tunnel on the same Cloudflare tunnel, Ready", func() error {
+	wait.Eventually(t, wait.Patience, "a new Tunnel on the same Cloudflare tunnel, Ready", func() error {
 		got := &ztv1alpha1.Tunnel{ObjectMeta: tun.ObjectMeta}
 		if err := p.Get(got); err != nil {
 			return err
@@ -476,7 +457,7 @@ func TestATunnelDeletedWithItsNamespaceIsNotKept(t *testing.T) {
 	if err := p.Client.Delete(ctx, tun); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the Cloudflare tunnel deleted with its namespace", func() error {
+	wait.Eventually(t, wait.Patience, "the Cloudflare tunnel deleted with its namespace", func() error {
 		if !cfTunnel(t, id).Deleted() {
 			return fmt.Errorf("tunnel %s still live", id)
 		}
@@ -536,7 +517,7 @@ func TestATakenTunnelNameSaysToRecreate(t *testing.T) {
 
 func waitEventOn(t *testing.T, ns, name, reason string) {
 	t.Helper()
-	eventually(t, "event "+reason+" on "+name, func() error {
+	wait.Eventually(t, wait.Patience, "event "+reason+" on "+name, func() error {
 		evs := &corev1.EventList{}
 		if err := p.Client.List(context.Background(), evs, client.InNamespace(ns)); err != nil {
 			return err
@@ -595,14 +576,14 @@ func TestDegradedReportedAndCleared(t *testing.T) {
 	waitCondition(t, cr, cloudflaretunnel.TypeTokenStored, corev1.ConditionTrue, "")
 	id := cr.Status.TunnelID
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "health-cloudflared"}}
-	markDeploymentReady(t, dep)
+	p.MarkDeploymentReady(t, dep)
 	// Never connected: inactive, not Ready, and none of the 2 connectors.
 	waitCondition(t, cr, xpv2.TypeReady, corev1.ConditionFalse, cloudflaretunnel.ReasonNotConnected)
 	waitCondition(t, cr, cloudflaretunnel.TypeDegraded, corev1.ConditionTrue, cloudflaretunnel.ReasonTooFewConnectors)
 
 	wantStatus := func(status string, connectors int) {
 		t.Helper()
-		eventually(t, fmt.Sprintf("status %s with %d connectors", status, connectors), func() error {
+		wait.Eventually(t, wait.Patience, fmt.Sprintf("status %s with %d connectors", status, connectors), func() error {
 			if err := p.Get(cr); err != nil {
 				return err
 			}
@@ -673,7 +654,7 @@ func tokenOf(t *testing.T, cr *v1alpha1.CloudflareTunnel) string {
 
 func requestRotation(t *testing.T, cr *v1alpha1.CloudflareTunnel, at time.Time) {
 	t.Helper()
-	eventually(t, "rotation requested", func() error {
+	wait.Eventually(t, wait.Patience, "rotation requested", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
@@ -687,7 +668,7 @@ func requestRotation(t *testing.T, cr *v1alpha1.CloudflareTunnel, at time.Time) 
 func waitNewToken(t *testing.T, cr *v1alpha1.CloudflareTunnel, old string) string {
 	t.Helper()
 	var tok string
-	eventually(t, "a new token in the Secret", func() error {
+	wait.Eventually(t, wait.Patience, "a new token in the Secret", func() error {
 		if tok = tokenOf(t, cr); tok == old {
 			return fmt.Errorf("the Secret still holds the old token")
 		}
@@ -724,7 +705,7 @@ func TestTokenRotation(t *testing.T) {
 	waitCondition(t, cr, cloudflaretunnel.TypeTokenStored, corev1.ConditionTrue, "")
 	id := cr.Status.TunnelID
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rotate-cloudflared"}}
-	markDeploymentReady(t, dep)
+	p.MarkDeploymentReady(t, dep)
 	old := tokenOf(t, cr)
 	var stale []string
 	for range 2 {
@@ -739,7 +720,7 @@ func TestTokenRotation(t *testing.T) {
 
 	requestRotation(t, cr, time.Now())
 	fresh := waitNewToken(t, cr, old)
-	eventually(t, "status.tokenRotatedAt", func() error {
+	wait.Eventually(t, wait.Patience, "status.tokenRotatedAt", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
@@ -755,7 +736,7 @@ func TestTokenRotation(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Cloudflare refuses the new token: %v", err)
 	}
-	eventually(t, "the pods roll onto the new token", func() error {
+	wait.Eventually(t, wait.Patience, "the pods roll onto the new token", func() error {
 		if err := p.Get(dep); err != nil {
 			return err
 		}
@@ -769,8 +750,8 @@ func TestTokenRotation(t *testing.T) {
 		t.Errorf("connectors %v before the rollout finished, want the 2 old ones and the new one", got)
 	}
 
-	markDeploymentReady(t, dep)
-	eventually(t, "connectors of the old token removed", func() error {
+	p.MarkDeploymentReady(t, dep)
+	wait.Eventually(t, wait.Patience, "connectors of the old token removed", func() error {
 		if got := connectorIDs(t, id); !slices.Equal(got, []string{newConnector}) {
 			return fmt.Errorf("connectors %v, want only %s (stale: %v)", got, newConnector, stale)
 		}
@@ -780,7 +761,7 @@ func TestTokenRotation(t *testing.T) {
 
 	// A served request is not rotated again: nothing more is written.
 	tun := &ztv1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cr.Name}}
-	eventually(t, "stale connectors removal recorded", func() error {
+	wait.Eventually(t, wait.Patience, "stale connectors removal recorded", func() error {
 		if err := p.Get(tun); err != nil {
 			return err
 		}
@@ -798,14 +779,14 @@ func TestTokenRotation(t *testing.T) {
 	// A Secret back on the replaced token (a publication that failed, a
 	// restore from backup) is put back on the token Cloudflare accepts.
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cr.Name + "-token"}}
-	eventually(t, "the old token written back", func() error {
+	wait.Eventually(t, wait.Patience, "the old token written back", func() error {
 		if err := p.Get(secret); err != nil {
 			return err
 		}
 		secret.Data["token"] = []byte(old)
 		return p.Client.Update(context.Background(), secret)
 	})
-	eventually(t, "the current token republished", func() error {
+	wait.Eventually(t, wait.Patience, "the current token republished", func() error {
 		if tokenOf(t, cr) != fresh {
 			return fmt.Errorf("the Secret holds the replaced token")
 		}
@@ -930,14 +911,14 @@ func TestAFutureRotationIsRefusedAndCanBeCorrected(t *testing.T) {
 	}
 
 	// Removed, then set again to now: it rotates.
-	eventually(t, "rotation request removed", func() error {
+	wait.Eventually(t, wait.Patience, "rotation request removed", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
 		cr.Spec.TokenRotation = nil
 		return p.Client.Update(context.Background(), cr)
 	})
-	eventually(t, "the Tunnel no longer asked", func() error {
+	wait.Eventually(t, wait.Patience, "the Tunnel no longer asked", func() error {
 		if err := p.Get(tun); err != nil {
 			return err
 		}
@@ -1001,7 +982,7 @@ func withoutTheRule(t *testing.T, create func() error) {
 	path := []string{"schema", "openAPIV3Schema", "properties", "spec", "properties", "tokenRotation", "properties", "requestedAt", "x-kubernetes-validations"}
 	var rule []any
 	edit := func(set func(version map[string]any)) {
-		eventually(t, "the CRD edited", func() error {
+		wait.Eventually(t, wait.Patience, "the CRD edited", func() error {
 			if err := p.Client.Get(ctx, key, crd); err != nil {
 				return err
 			}
@@ -1028,5 +1009,5 @@ func withoutTheRule(t *testing.T, create func() error) {
 		edit(func(v map[string]any) { _ = unstructured.SetNestedSlice(v, rule, path...) })
 	}
 	defer restore()
-	eventually(t, "a create without the rule", create)
+	wait.Eventually(t, wait.Patience, "a create without the rule", create)
 }

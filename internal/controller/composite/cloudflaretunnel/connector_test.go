@@ -21,6 +21,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/connector"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 func patchOf(t *testing.T, raw string) *v1alpha1.PodTemplatePatch {
@@ -37,7 +38,7 @@ func patchOf(t *testing.T, raw string) *v1alpha1.PodTemplatePatch {
 func editConnector(t *testing.T, cr *v1alpha1.CloudflareTunnel, edit func(c *v1alpha1.ConnectorSpec)) error {
 	t.Helper()
 	var err error
-	eventually(t, "edit spec.connector", func() error {
+	wait.Eventually(t, wait.Patience, "edit spec.connector", func() error {
 		if gerr := p.Get(cr); gerr != nil {
 			return gerr
 		}
@@ -93,7 +94,7 @@ func TestConnectorCustomisation(t *testing.T) {
 	}
 	p.Create(t, cr)
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tuned-cloudflared"}}
-	eventually(t, "cloudflared Deployment", func() error { return p.Get(dep) })
+	wait.Eventually(t, wait.Patience, "cloudflared Deployment", func() error { return p.Get(dep) })
 
 	t.Run("ThePatchIsStoredAsWritten", func(t *testing.T) {
 		// The controller's own updates (the finalizer) write the whole
@@ -155,7 +156,7 @@ func TestConnectorCustomisation(t *testing.T) {
 	t.Run("OtherWritersFieldsSurviveReconciles", func(t *testing.T) {
 		// A mutating webhook's (or kubectl's) annotation, and an
 		// autoscaler-like writer's field the provider does not set.
-		eventually(t, "another writer's edit", func() error {
+		wait.Eventually(t, wait.Patience, "another writer's edit", func() error {
 			if err := p.Get(dep); err != nil {
 				return err
 			}
@@ -167,7 +168,7 @@ func TestConnectorCustomisation(t *testing.T) {
 		if err := editConnector(t, cr, func(c *v1alpha1.ConnectorSpec) { c.PodLabels["tier"] = "1" }); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the new pod label applied", func() error {
+		wait.Eventually(t, wait.Patience, "the new pod label applied", func() error {
 			if err := p.Get(dep); err != nil {
 				return err
 			}
@@ -250,7 +251,7 @@ func TestConnectorCustomisation(t *testing.T) {
 	})
 
 	t.Run("TheControllerRefusesWhatAdmissionCannotSee", func(t *testing.T) {
-		markDeploymentReady(t, dep)
+		p.MarkDeploymentReady(t, dep)
 		if err := p.Get(dep); err != nil {
 			t.Fatal(err)
 		}
@@ -284,7 +285,7 @@ func TestConnectorCustomisation(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the fixed patch applied", func() error {
+		wait.Eventually(t, wait.Patience, "the fixed patch applied", func() error {
 			if err := p.Get(dep); err != nil {
 				return err
 			}
@@ -301,7 +302,7 @@ func TestConnectorCustomisation(t *testing.T) {
 		if dep.Spec.Template.Spec.DNSConfig != nil {
 			t.Errorf("the dnsConfig of the earlier patch stayed after the patch dropped it: %+v", dep.Spec.Template.Spec.DNSConfig)
 		}
-		markDeploymentReady(t, dep)
+		p.MarkDeploymentReady(t, dep)
 		waitCondition(t, cr, cloudflaretunnel.TypeDeploymentReady, corev1.ConditionTrue, cloudflaretunnel.ReasonReplicasReady)
 	})
 
@@ -315,7 +316,7 @@ func TestConnectorCustomisation(t *testing.T) {
 				t.Fatalf("a ConnectorTampered event before any tampering: %s", e.Message)
 			}
 		}
-		eventually(t, "a hand edit", func() error {
+		wait.Eventually(t, wait.Patience, "a hand edit", func() error {
 			if err := p.Get(dep); err != nil {
 				return err
 			}
@@ -323,7 +324,7 @@ func TestConnectorCustomisation(t *testing.T) {
 			dep.Spec.Template.Spec.Containers[0].SecurityContext.Capabilities.Add = []corev1.Capability{"NET_ADMIN"}
 			return p.Client.Update(ctx, dep, client.FieldOwner("kubectl-edit"))
 		})
-		eventually(t, "the hardening restored", func() error {
+		wait.Eventually(t, wait.Patience, "the hardening restored", func() error {
 			if err := p.Get(dep); err != nil {
 				return err
 			}
@@ -392,7 +393,7 @@ func TestUpgradeFromAnUpdateWrittenDeployment(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	eventually(t, "a valid image", func() error {
+	wait.Eventually(t, wait.Patience, "a valid image", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
@@ -400,7 +401,7 @@ func TestUpgradeFromAnUpdateWrittenDeployment(t *testing.T) {
 		return p.Client.Update(ctx, cr)
 	})
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "upgraded-cloudflared"}}
-	eventually(t, "the old version's field removed", func() error {
+	wait.Eventually(t, wait.Patience, "the old version's field removed", func() error {
 		if err := p.Get(dep); err != nil {
 			return err
 		}
@@ -473,8 +474,8 @@ func TestTheRunTokenReachesOnlyCloudflared(t *testing.T) {
 	}
 	p.Create(t, cr)
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "guarded-cloudflared"}}
-	eventually(t, "cloudflared Deployment", func() error { return p.Get(dep) })
-	markDeploymentReady(t, dep)
+	wait.Eventually(t, wait.Patience, "cloudflared Deployment", func() error { return p.Get(dep) })
+	p.MarkDeploymentReady(t, dep)
 	waitCondition(t, cr, cloudflaretunnel.TypeDeploymentReady, corev1.ConditionTrue, cloudflaretunnel.ReasonReplicasReady)
 
 	t.Run("AdmissionRefusesExpansion", func(t *testing.T) {

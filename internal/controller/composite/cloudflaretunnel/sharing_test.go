@@ -12,6 +12,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 func TestSharingCondition(t *testing.T) {
@@ -57,7 +58,7 @@ func TestSharedWithEveryNamespaceIsSaidLoudly(t *testing.T) {
 	p.Create(t, cr)
 	waitCondition(t, cr, cloudflaretunnel.TypeShared, corev1.ConditionTrue, cloudflaretunnel.ReasonEveryNamespace)
 	p.WaitWarning(t, ns, "open", string(cloudflaretunnel.ReasonEveryNamespace), "every namespace")
-	eventually(t, "the selector narrowed", func() error {
+	wait.Eventually(t, wait.Patience, "the selector narrowed", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}

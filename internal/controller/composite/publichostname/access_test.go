@@ -18,6 +18,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 func accessPolicy(ns, name string, include ...ztv1alpha1.AccessRule) *ztv1alpha1.AccessPolicy {
@@ -71,7 +72,7 @@ func TestManagedAccess(t *testing.T) {
 	p.Create(t, ph)
 
 	// Fails closed: the policy does not exist yet.
-	eventually(t, "waiting for the policy", func() error {
+	wait.Eventually(t, wait.Patience, "waiting for the policy", func() error {
 		if err := p.Get(ph); err != nil {
 			return err
 		}
@@ -114,7 +115,7 @@ func TestManagedAccess(t *testing.T) {
 		if err := p.Cloudflare.DeleteAccessApplication(context.Background(), app.Status.AtProvider.ID); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the new audience on every rule", func() error {
+		wait.Eventually(t, wait.Patience, "the new audience on every rule", func() error {
 			if err := p.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: app.Name}, app); err != nil {
 				return err
 			}
@@ -164,7 +165,7 @@ func TestTurningAccessOnTakesOffUnprotectedRules(t *testing.T) {
 	p.Edit(t, ph, func() {
 		ph.Spec.Access = &v1alpha1.Access{Policies: []v1alpha1.AccessPolicyName{{Name: "missing"}}}
 	})
-	eventually(t, "the unprotected rules gone", func() error {
+	wait.Eventually(t, wait.Patience, "the unprotected rules gone", func() error {
 		if c, _ := config(t, tunnelID); len(rulesFor(c, host)) != 0 {
 			return fmt.Errorf("rules still published: %+v", rulesFor(c, host))
 		}
@@ -212,7 +213,7 @@ func TestAPolicySharedByAPlatformTeam(t *testing.T) {
 		ph.Spec.Access = &v1alpha1.Access{Policies: []v1alpha1.AccessPolicyName{{Name: "private", Namespace: platform}}}
 	})
 	p.Create(t, refused)
-	eventually(t, "the unshared policy refused", func() error {
+	wait.Eventually(t, wait.Patience, "the unshared policy refused", func() error {
 		if err := p.Get(refused); err != nil {
 			return err
 		}

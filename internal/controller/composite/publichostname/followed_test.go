@@ -12,6 +12,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/origin"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 func plainService(ns, name string) *corev1.Service {
@@ -48,7 +49,7 @@ func flipToExternalName(t *testing.T, svc *corev1.Service, to string) {
 // rule for a hostname.
 func waitGone(t *testing.T, tunnelID, host string) {
 	t.Helper()
-	eventually(t, "no rule for "+host+" in Cloudflare", func() error {
+	wait.Eventually(t, wait.Patience, "no rule for "+host+" in Cloudflare", func() error {
 		c, _ := config(t, tunnelID)
 		if got := rulesFor(c, host); len(got) != 0 {
 			return fmt.Errorf("rules %+v", got)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,6 +26,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // appsFor are the Access applications Cloudflare has whose domain is
@@ -75,11 +75,11 @@ func TestTheLoserOfAClaimMakesNoAccessApplication(t *testing.T) {
 	first := hostname(ns, "first", host, withPolicy("staff"))
 	p.Create(t, first)
 	waitReady(t, first)
-	time.Sleep(time.Second) // creation timestamps have one-second resolution
+	wait.NextSecond()
 	second := hostname(ns, "second", host, withPolicy("outsiders"))
 	p.Create(t, second)
 
-	eventually(t, "the newer claim waiting for the hostname, told why", func() error {
+	wait.Eventually(t, wait.Patience, "the newer claim waiting for the hostname, told why", func() error {
 		if err := p.Get(second); err != nil {
 			return err
 		}
@@ -120,7 +120,7 @@ func TestARecordMadeElsewhereMeansNoAccessApplication(t *testing.T) {
 		ph.Spec.Access = &v1alpha1.Access{Policies: []v1alpha1.AccessPolicyName{{Name: "staff"}}}
 	})
 	p.Create(t, ph)
-	eventually(t, "the record refused, Access waiting for the hostname", func() error {
+	wait.Eventually(t, wait.Patience, "the record refused, Access waiting for the hostname", func() error {
 		if err := p.Get(ph); err != nil {
 			return err
 		}
@@ -162,7 +162,7 @@ func TestRemovingAccessDeletesTheApplicationAfterTheCheck(t *testing.T) {
 	id := meta.GetExternalName(app)
 	order := p.Sim.WatchExposure(host)
 	p.Edit(t, ph, func() { ph.Spec.Access = nil })
-	eventually(t, "the application gone from Kubernetes and Cloudflare", func() error {
+	wait.Eventually(t, wait.Patience, "the application gone from Kubernetes and Cloudflare", func() error {
 		err := p.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: app.Name}, &ztv1alpha1.AccessApplication{})
 		if !kerrors.IsNotFound(err) {
 			return fmt.Errorf("AccessApplication %s still there (%v)", app.Name, err)
@@ -196,7 +196,7 @@ func TestAnApplicationOnAHostnameAnotherNamespaceComesToHoldIsRefused(t *testing
 		Spec:       ztv1alpha1.AccessApplicationSpec{ForProvider: ztv1alpha1.AccessApplicationParameters{Name: "squat", Domain: host + "/admin"}},
 	}
 	p.Create(t, squat)
-	eventually(t, "the tenant's application made while nobody holds the hostname", func() error {
+	wait.Eventually(t, wait.Patience, "the tenant's application made while nobody holds the hostname", func() error {
 		if err := p.Get(squat); err != nil {
 			return err
 		}
@@ -213,7 +213,7 @@ func TestAnApplicationOnAHostnameAnotherNamespaceComesToHoldIsRefused(t *testing
 		ph.Spec.Access = &v1alpha1.Access{Policies: []v1alpha1.AccessPolicyName{{Name: "staff"}}}
 	})
 	p.Create(t, ph)
-	eventually(t, "the tenant's application refused NotAllowed", func() error {
+	wait.Eventually(t, wait.Patience, "the tenant's application refused NotAllowed", func() error {
 		if err := p.Get(squat); err != nil {
 			return err
 		}
@@ -257,7 +257,7 @@ func TestAProtectedHostnameWaitingSaysItsCheckedRulesStay(t *testing.T) {
 	p.Edit(t, ph, func() {
 		ph.Spec.Access.Policies = append(ph.Spec.Access.Policies, v1alpha1.AccessPolicyName{Name: "missing"})
 	})
-	eventually(t, "Valid saying the checked rules stay", func() error {
+	wait.Eventually(t, wait.Patience, "Valid saying the checked rules stay", func() error {
 		if err := p.Get(ph); err != nil {
 			return err
 		}

@@ -12,13 +12,14 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/origin"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // waitRefused waits for a PublicHostname's Valid and Ready conditions to be
 // False for the rule, and for a Warning event of that reason.
 func waitRefused(t *testing.T, ph *v1alpha1.PublicHostname, rule origin.Rule) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("%s refused by %s", ph.Name, rule), func() error {
+	wait.Eventually(t, wait.Patience, fmt.Sprintf("%s refused by %s", ph.Name, rule), func() error {
 		if err := p.Get(ph); err != nil {
 			return err
 		}
@@ -118,7 +119,7 @@ func TestOriginsGuardrail(t *testing.T) {
 
 	t.Run("ARefusedChangeKeepsWhatWasPublished", func(t *testing.T) {
 		want := own.Status.Rules
-		eventually(t, "own changed to the metadata address", func() error {
+		wait.Eventually(t, wait.Patience, "own changed to the metadata address", func() error {
 			if err := p.Get(own); err != nil {
 				return err
 			}

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
@@ -26,8 +25,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var p *providertest.Provider
@@ -35,11 +34,6 @@ var p *providertest.Provider
 func TestMain(m *testing.M) { os.Exit(providertest.Run(m, &p)) }
 
 const aud = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-
-func eventually(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	testenv.Eventually(t, 60*time.Second, what, fn)
-}
 
 // setup makes a namespace with a running CloudflareTunnel and a Service.
 func setup(t *testing.T) (ns, tunnelID string) {
@@ -49,16 +43,7 @@ func setup(t *testing.T) (ns, tunnelID string) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"},
 		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("edge-" + ns), Replicas: ptr.To[int32](1)},
 	}
-	p.Create(t, cr)
-	eventually(t, "tunnel ID", func() error {
-		if err := p.Get(cr); err != nil {
-			return err
-		}
-		if cr.Status.TunnelID == "" {
-			return fmt.Errorf("no tunnel ID yet")
-		}
-		return nil
-	})
+	p.CreateTunnel(t, cr)
 	p.Create(t, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 8443, TargetPort: intstr.FromInt32(8443)}}},
@@ -118,7 +103,7 @@ func rulesFor(c ztv1alpha1.TunnelConfig, host string) []ztv1alpha1.IngressRule {
 
 func waitReady(t *testing.T, ph *v1alpha1.PublicHostname) {
 	t.Helper()
-	eventually(t, "PublicHostname "+ph.Name+" Ready", func() error {
+	wait.Eventually(t, wait.Patience, "PublicHostname "+ph.Name+" Ready", func() error {
 		if err := p.Get(ph); err != nil {
 			return err
 		}
@@ -178,7 +163,7 @@ func TestAHandMadePublicHostname(t *testing.T) {
 	}
 
 	t.Run("TheCASecretIsMountedWhereTheRuleSays", func(t *testing.T) {
-		eventually(t, "CA volume in the cloudflared Deployment", func() error {
+		wait.Eventually(t, wait.Patience, "CA volume in the cloudflared Deployment", func() error {
 			dep := &appsv1.Deployment{}
 			if err := p.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "edge-cloudflared"}, dep); err != nil {
 				return err
@@ -199,14 +184,14 @@ func TestAHandMadePublicHostname(t *testing.T) {
 	})
 
 	t.Run("DNSNoneKeepsTheRuleAndDeletesTheRecord", func(t *testing.T) {
-		eventually(t, "dns None", func() error {
+		wait.Eventually(t, wait.Patience, "dns None", func() error {
 			if err := p.Get(ph); err != nil {
 				return err
 			}
 			ph.Spec.DNS = v1alpha1.DNSNone
 			return p.Client.Update(context.Background(), ph)
 		})
-		eventually(t, "record gone, rules kept", func() error {
+		wait.Eventually(t, wait.Patience, "record gone, rules kept", func() error {
 			if rs := records(t, host); len(rs) != 0 {
 				return fmt.Errorf("records %+v", rs)
 			}
@@ -219,7 +204,7 @@ func TestAHandMadePublicHostname(t *testing.T) {
 	})
 
 	t.Run("ATunnelTypoLosesNothing", func(t *testing.T) {
-		eventually(t, "tunnelRef typo", func() error {
+		wait.Eventually(t, wait.Patience, "tunnelRef typo", func() error {
 			if err := p.Get(ph); err != nil {
 				return err
 			}
@@ -231,7 +216,7 @@ func TestAHandMadePublicHostname(t *testing.T) {
 		if c, _ := config(t, tunnelID); len(rulesFor(c, host)) != 2 {
 			t.Errorf("the typo took the rules off the tunnel: %+v", c.Ingress)
 		}
-		eventually(t, "typo fixed", func() error {
+		wait.Eventually(t, wait.Patience, "typo fixed", func() error {
 			if err := p.Get(ph); err != nil {
 				return err
 			}
@@ -242,7 +227,7 @@ func TestAHandMadePublicHostname(t *testing.T) {
 	})
 
 	p.DeleteAndWait(t, ph)
-	eventually(t, "rules gone", func() error {
+	wait.Eventually(t, wait.Patience, "rules gone", func() error {
 		if c, _ := config(t, tunnelID); len(rulesFor(c, host)) != 0 {
 			return fmt.Errorf("rules %+v", c.Ingress)
 		}
@@ -259,13 +244,13 @@ func TestTheOlderClaimKeepsAHostname(t *testing.T) {
 	first := hostname(ns, "first", host)
 	p.Create(t, first)
 	waitReady(t, first)
-	time.Sleep(time.Second) // creation timestamps have one-second resolution
+	wait.NextSecond()
 	second := hostname(ns, "second", host, func(ph *v1alpha1.PublicHostname) {
 		ph.Spec.Origin = &v1alpha1.Origin{URL: ptr.To("http_status:503")}
 	})
 	p.Create(t, second)
 
-	eventually(t, "the newer told it lost", func() error {
+	wait.Eventually(t, wait.Patience, "the newer told it lost", func() error {
 		if err := p.Get(second); err != nil {
 			return err
 		}
@@ -293,14 +278,14 @@ func TestTheOlderClaimKeepsAHostname(t *testing.T) {
 	if rs := rulesFor(c, host); len(rs) != 1 || rs[0].Service != "http_status:503" {
 		t.Errorf("rules %+v, want the remaining claim's", rs)
 	}
-	eventually(t, "one record, the remaining claim's", func() error {
+	wait.Eventually(t, wait.Patience, "one record, the remaining claim's", func() error {
 		if rs := records(t, host); len(rs) != 1 {
 			return fmt.Errorf("records %+v", rs)
 		}
 		return nil
 	})
 	p.DeleteAndWait(t, second)
-	eventually(t, "record gone", func() error {
+	wait.Eventually(t, wait.Patience, "record gone", func() error {
 		if rs := records(t, host); len(rs) != 0 {
 			return fmt.Errorf("records %+v", rs)
 		}
@@ -319,7 +304,7 @@ func TestANamedPortWaitsForItsService(t *testing.T) {
 		ph.Spec.Origin.Service.Protocol = v1alpha1.ProtocolHTTP2
 	})
 	p.Create(t, ph)
-	eventually(t, "waiting for the Service", func() error {
+	wait.Eventually(t, wait.Patience, "waiting for the Service", func() error {
 		if err := p.Get(ph); err != nil {
 			return err
 		}
@@ -359,7 +344,7 @@ func TestADeletedHostnameIsNotReady(t *testing.T) {
 	}
 	const hold = "test.tunnels.cloudflare.com/hold"
 	rec := &dnsv1alpha1.DNSRecord{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ph.Status.DNSRecord}}
-	eventually(t, "hold on the DNSRecord", func() error {
+	wait.Eventually(t, wait.Patience, "hold on the DNSRecord", func() error {
 		if err := p.Get(rec); err != nil {
 			return err
 		}
@@ -369,7 +354,7 @@ func TestADeletedHostnameIsNotReady(t *testing.T) {
 	if err := p.Client.Delete(context.Background(), ph); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "Ready=False Deleting naming the record", func() error {
+	wait.Eventually(t, wait.Patience, "Ready=False Deleting naming the record", func() error {
 		if err := p.Get(ph); err != nil {
 			return err
 		}
@@ -379,7 +364,7 @@ func TestADeletedHostnameIsNotReady(t *testing.T) {
 		}
 		return nil
 	})
-	eventually(t, "hold released", func() error {
+	wait.Eventually(t, wait.Patience, "hold released", func() error {
 		if err := p.Get(rec); err != nil {
 			return err
 		}
@@ -396,7 +381,7 @@ func TestARefusedRecordIsNotValid(t *testing.T) {
 	ns, _ := setup(t)
 	ph := hostname(ns, "nozone", "app-"+ns+".example.net")
 	p.Create(t, ph)
-	eventually(t, "Valid=False RecordRefused beside the tunnel's NoRules", func() error {
+	wait.Eventually(t, wait.Patience, "Valid=False RecordRefused beside the tunnel's NoRules", func() error {
 		if err := p.Get(ph); err != nil {
 			return err
 		}
@@ -426,7 +411,7 @@ func TestAMissingCASecretIsWaitedForByName(t *testing.T) {
 		ph.Spec.OriginRequest = &v1alpha1.OriginOptions{CAPoolSecretRef: &v1alpha1.LocalSecretKeySelector{Name: "late-ca", Key: "ca.pem"}}
 	})
 	p.Create(t, ph)
-	eventually(t, "waiting for the Secret", func() error {
+	wait.Eventually(t, wait.Patience, "waiting for the Secret", func() error {
 		if err := p.Get(ph); err != nil {
 			return err
 		}

@@ -23,18 +23,13 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var p *providertest.Provider
 
 func TestMain(m *testing.M) { os.Exit(providertest.Run(m, &p)) }
-
-func eventually(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	testenv.Eventually(t, 60*time.Second, what, fn)
-}
 
 func policy(ns, name string, include ...v1alpha1.AccessRule) *v1alpha1.AccessPolicy {
 	return &v1alpha1.AccessPolicy{
@@ -131,7 +126,7 @@ func TestAnApplicationWithTwoPolicies(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		eventually(t, "the exclusion restored", func() error {
+		wait.Eventually(t, wait.Patience, "the exclusion restored", func() error {
 			if allowed(t, host, "mallory@example.com") {
 				return fmt.Errorf("mallory is let in")
 			}
@@ -148,7 +143,7 @@ func TestAnApplicationWithTwoPolicies(t *testing.T) {
 		if _, err := p.Cloudflare.UpdateAccessApplication(context.Background(), at.ID, in); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "both policies attached again", func() error {
+		wait.Eventually(t, wait.Patience, "both policies attached again", func() error {
 			if got := cfApp(t, at.ID).Policies; len(got) != 2 {
 				return fmt.Errorf("policies %+v", got)
 			}
@@ -163,7 +158,7 @@ func TestAnApplicationWithTwoPolicies(t *testing.T) {
 		if err := p.Cloudflare.DeleteAccessApplication(context.Background(), at.ID); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "a new application in status", func() error {
+		wait.Eventually(t, wait.Patience, "a new application in status", func() error {
 			if err := p.Get(app); err != nil {
 				return err
 			}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,8 +18,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/accesspolicy/rules"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var p *providertest.Provider
@@ -101,7 +100,7 @@ func TestAPolicyLetsInAGroupsMembers(t *testing.T) {
 	p.Edit(t, sre, func() {
 		sre.Spec.ForProvider.Include = append(sre.Spec.ForProvider.Include, v1alpha1.AccessRule{Email: ptr.To("bob@example.com")})
 	})
-	testenv.Eventually(t, 60*time.Second, "bob let in once added", func() error {
+	wait.Eventually(t, wait.Patience, "bob let in once added", func() error {
 		if !allowed(t, host, "bob@example.com") {
 			return fmt.Errorf("bob refused")
 		}
@@ -112,7 +111,7 @@ func TestAPolicyLetsInAGroupsMembers(t *testing.T) {
 	if _, err := p.Cloudflare.UpdateAccessGroup(context.Background(), id, cloudflare.AccessGroupInput{Name: sre.Spec.ForProvider.Name, Include: rules.Rules([]v1alpha1.AccessRule{{Email: ptr.To("mallory@example.com")}})}); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 60*time.Second, "the group's members restored", func() error {
+	wait.Eventually(t, wait.Patience, "the group's members restored", func() error {
 		if allowed(t, host, "mallory@example.com") || !allowed(t, host, "ada@example.com") {
 			return fmt.Errorf("not yet")
 		}
@@ -150,7 +149,7 @@ func TestAGroupIsImportedByExternalName(t *testing.T) {
 	if g.Status.AtProvider.ID != made.ID || meta.GetExternalName(g) != made.ID {
 		t.Fatalf("status %+v, external-name %q; want the imported group %s", g.Status.AtProvider, meta.GetExternalName(g), made.ID)
 	}
-	testenv.Eventually(t, 60*time.Second, "the imported group brought to the spec", func() error {
+	wait.Eventually(t, wait.Patience, "the imported group brought to the spec", func() error {
 		got, err := p.Cloudflare.GetAccessGroup(ctx, made.ID)
 		if err != nil {
 			return err

@@ -21,8 +21,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var p *providertest.Provider
@@ -82,7 +82,7 @@ func secretOf(t *testing.T, cr *v1alpha1.AccessServiceToken) credentials {
 func waitSecret(t *testing.T, cr *v1alpha1.AccessServiceToken, what string, ok func(credentials) bool) credentials {
 	t.Helper()
 	var c credentials
-	testenv.Eventually(t, 60*time.Second, what, func() error {
+	wait.Eventually(t, wait.Patience, what, func() error {
 		s := &corev1.Secret{}
 		key := types.NamespacedName{Namespace: cr.Namespace, Name: cr.Spec.WriteConnectionSecretToReference.Name}
 		if err := p.Client.Get(context.Background(), key, s); err != nil {
@@ -179,7 +179,7 @@ func TestATokensSecretIsLetInAndRotatesWithOverlap(t *testing.T) {
 	if !letIn(t, host, first) {
 		t.Error("the replaced secret is refused during the overlap")
 	}
-	testenv.Eventually(t, 60*time.Second, "the rotation in status", func() error {
+	wait.Eventually(t, wait.Patience, "the rotation in status", func() error {
 		if err := p.Get(tok); err != nil {
 			return err
 		}
@@ -244,7 +244,7 @@ func TestADriftedTokenIsCorrected(t *testing.T) {
 	if _, err := p.Cloudflare.UpdateServiceToken(context.Background(), id, cloudflare.ServiceTokenInput{Name: "renamed", Duration: "24h"}); err != nil {
 		t.Fatal(err)
 	}
-	testenv.Eventually(t, 60*time.Second, "the name and duration corrected", func() error {
+	wait.Eventually(t, wait.Patience, "the name and duration corrected", func() error {
 		got, err := p.Cloudflare.GetServiceToken(context.Background(), id)
 		if err != nil {
 			return err

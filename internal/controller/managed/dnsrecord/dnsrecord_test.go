@@ -21,8 +21,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var p *providertest.Provider
@@ -48,11 +48,6 @@ func newRecord(ns, name, host, typ, content string) *v1alpha1.DNSRecord {
 	}
 }
 
-func eventually(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	testenv.Eventually(t, 60*time.Second, what, fn)
-}
-
 func cfRecord(t *testing.T, zone, id string) *cloudflare.DNSRecord {
 	t.Helper()
 	r, err := p.Cloudflare.GetDNSRecord(context.Background(), zone, id)
@@ -73,7 +68,7 @@ func recordsNamed(t *testing.T, zone, name string) []cloudflare.DNSRecord {
 
 func update(t *testing.T, cr *v1alpha1.DNSRecord, mutate func(*v1alpha1.DNSRecord)) {
 	t.Helper()
-	eventually(t, "update "+cr.GetName(), func() error {
+	wait.Eventually(t, wait.Patience, "update "+cr.GetName(), func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
@@ -117,18 +112,16 @@ func TestDNSRecordLifecycle(t *testing.T) {
 	}
 
 	t.Run("SteadyStateIsOneGetPerPoll", func(t *testing.T) {
-		before := ops()
-		time.Sleep(7 * time.Second) // three to four 2s polls
-		after := ops()
+		r := p.AtRest(t, 4, "/zones/"+zoneCom+"/dns_records$")
 		for _, op := range []string{"zones.list", "dns_records.create", "dns_records.update", "dns_records.delete"} {
-			if n := after[op] - before[op]; n != 0 {
+			if n := r.Calls[op]; n != 0 {
 				t.Errorf("%d %s calls in steady state, want 0", n, op)
 			}
 		}
 		// Observation is account-wide: at most one read (a zone list, or a
-		// get for a miss) per observation TTL, half the 2s test poll.
-		if n := after["dns_records.get"] - before["dns_records.get"] + after["dns_records.list"] - before["dns_records.list"]; n < 2 || n > 9 {
-			t.Errorf("%d reads in 7s; want at most one per 1s observation TTL", n)
+		// get for a miss) per observation TTL, half the test poll.
+		if n := r.Calls["dns_records.get"] + r.Calls["dns_records.list"]; n > r.TTLs+1 {
+			t.Errorf("%d reads in %d observation TTLs; want at most one per TTL", n, r.TTLs)
 		}
 	})
 
@@ -138,7 +131,7 @@ func TestDNSRecordLifecycle(t *testing.T) {
 			cr.Spec.ForProvider.Comment = ptr.To("team-a web frontend")
 		})
 		want := ownership.Comment("team-a web frontend", p.Mark(t, v1alpha1.DNSRecordKind, cr))
-		eventually(t, "update in Cloudflare", func() error {
+		wait.Eventually(t, wait.Patience, "update in Cloudflare", func() error {
 			if got := cfRecord(t, zoneCom, id); got.Content != tunnelB || got.Comment != want {
 				return fmt.Errorf("content %q comment %q", got.Content, got.Comment)
 			}
@@ -154,7 +147,7 @@ func TestDNSRecordLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		changed := time.Now()
-		eventually(t, "drift corrected", func() error {
+		wait.Eventually(t, wait.Patience, "drift corrected", func() error {
 			got := cfRecord(t, zoneCom, id)
 			if got.Content != tunnelB || !got.Proxied || got.Comment != ownership.Comment("team-a web frontend", p.Mark(t, v1alpha1.DNSRecordKind, cr)) {
 				return fmt.Errorf("still %+v", got)
@@ -174,7 +167,7 @@ func TestDNSRecordLifecycle(t *testing.T) {
 		if err := p.Cloudflare.DeleteDNSRecord(ctx, zoneCom, id); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "record recreated", func() error {
+		wait.Eventually(t, wait.Patience, "record recreated", func() error {
 			rs := recordsNamed(t, zoneCom, host)
 			if len(rs) != 1 || rs[0].ID == id {
 				return fmt.Errorf("%d records named %s", len(rs), host)
@@ -251,10 +244,10 @@ func TestDNSRecordNeverTouchesForeignRecords(t *testing.T) {
 	}
 
 	// The provider observes through an account-wide snapshot up to half a
-	// poll (1s here) old: a record made since may still meet a create,
-	// which Cloudflare refuses. This test is about a record the provider
-	// can see, so it waits that long.
-	time.Sleep(1100 * time.Millisecond)
+	// poll old: a record made since may still meet a create, which
+	// Cloudflare refuses. This test is about a record the provider can see,
+	// so it waits until any snapshot listed before the record has expired.
+	time.Sleep(p.Poll/2 + 100*time.Millisecond)
 	writes := p.WriteCalls()
 
 	sameType := newRecord(ns, "same-type", host, "CNAME", tunnelA)
@@ -361,7 +354,7 @@ func TestDNSRecordImportTakesOver(t *testing.T) {
 	meta.SetExternalName(cr, existing.ID)
 	p.Create(t, cr)
 	p.WaitReady(t, cr)
-	eventually(t, "handed over", func() error {
+	wait.Eventually(t, wait.Patience, "handed over", func() error {
 		got := cfRecord(t, zoneCom, existing.ID)
 		if got.Content != tunnelA || !got.Proxied || got.Comment != ownership.Comment("", p.Mark(t, v1alpha1.DNSRecordKind, cr)) {
 			return fmt.Errorf("record %+v", got)

@@ -16,6 +16,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var zoneOrg = sim.ZoneID("example.org")
@@ -61,7 +62,7 @@ func TestGuardrailsRefuseBeforeAnyWrite(t *testing.T) {
 			return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "not allowed") && strings.Contains(c.Message, r.rule)
 		})
 		t.Logf("%s: %s", r.cr.Name, c.Message)
-		eventually(t, "a Warning event for "+r.cr.Name, func() error { return warned(ctx, r.cr, r.rule) })
+		wait.Eventually(t, wait.Patience, "a Warning event for "+r.cr.Name, func() error { return warned(ctx, r.cr, r.rule) })
 	}
 	if n := p.WriteCalls() - writes; n != 0 {
 		t.Errorf("%d requests written to Cloudflare for resources the guardrails refuse", n)
@@ -74,7 +75,7 @@ func TestGuardrailsRefuseBeforeAnyWrite(t *testing.T) {
 
 	// Tighten the rule: the record made before it is left alone, even when
 	// its resource is deleted.
-	eventually(t, "example.org no longer allowed", func() error {
+	wait.Eventually(t, wait.Patience, "example.org no longer allowed", func() error {
 		if err := p.Get(cpc); err != nil {
 			return err
 		}

@@ -1,8 +1,10 @@
 package dnsrecord
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var (
@@ -310,10 +313,12 @@ func TestZoneCacheSharesConcurrentListings(t *testing.T) {
 		}()
 	}
 	// Let every caller reach the listing in flight before it answers.
-	for api.calls.Load() == 0 {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(200 * time.Millisecond)
+	wait.Eventually(t, 5*time.Second, "every caller in the shared listing", func() error {
+		if n := inSharedCall(); n < records {
+			return fmt.Errorf("%d callers in it", n)
+		}
+		return nil
+	})
 	close(api.release)
 	wg.Wait()
 	close(errs)
@@ -325,4 +330,12 @@ func TestZoneCacheSharesConcurrentListings(t *testing.T) {
 	if n := api.calls.Load(); n != 1 {
 		t.Errorf("%d concurrent zone resolutions made %d listings, want 1", records, n)
 	}
+}
+
+// inSharedCall counts the goroutines inside a singleflight call: the one
+// making it and those waiting for its answer.
+func inSharedCall() int {
+	var stacks bytes.Buffer
+	_ = pprof.Lookup("goroutine").WriteTo(&stacks, 2)
+	return strings.Count(stacks.String(), "singleflight.(*Group).Do(")
 }

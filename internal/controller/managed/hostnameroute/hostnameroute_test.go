@@ -25,30 +25,13 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/providerconfig"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var p *providertest.Provider
 
 func TestMain(m *testing.M) { os.Exit(providertest.Run(m, &p)) }
-
-func eventually(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	testenv.Eventually(t, 60*time.Second, what, fn)
-}
-
-// readyTunnel creates a Tunnel MR and waits for it.
-func readyTunnel(t *testing.T, ns, name string) *v1alpha1.Tunnel {
-	t.Helper()
-	tun := &v1alpha1.Tunnel{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       v1alpha1.TunnelSpec{ForProvider: v1alpha1.TunnelParameters{Name: name + "-" + ns}},
-	}
-	p.Create(t, tun)
-	p.WaitReady(t, tun)
-	return tun
-}
 
 func routeTo(ns, name, hostname string, tunnelRef string) *v1alpha1.HostnameRoute {
 	return &v1alpha1.HostnameRoute{
@@ -81,7 +64,7 @@ func liveRoutes(t *testing.T, hostname string) []cloudflare.HostnameRoute {
 func TestHostnameRouteLifecycle(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	tun := readyTunnel(t, ns, "edge")
+	tun := p.ReadyTunnel(t, ns, "edge")
 	tunnelID := meta.GetExternalName(tun)
 
 	host := "redis." + ns + ".svc.cluster.local"
@@ -106,14 +89,14 @@ func TestHostnameRouteLifecycle(t *testing.T) {
 	}
 
 	t.Run("UpdateReachesCloudflare", func(t *testing.T) {
-		eventually(t, "spec update", func() error {
+		wait.Eventually(t, wait.Patience, "spec update", func() error {
 			if err := p.Get(cr); err != nil {
 				return err
 			}
 			cr.Spec.ForProvider.Comment = ptr.To("team a")
 			return p.Client.Update(ctx, cr)
 		})
-		eventually(t, "comment in Cloudflare", func() error {
+		wait.Eventually(t, wait.Patience, "comment in Cloudflare", func() error {
 			if c := cfRoute(t, id).Comment; c != ownership.Comment("team a", p.Mark(t, v1alpha1.HostnameRouteKind, cr)) {
 				return fmt.Errorf("comment %q", c)
 			}
@@ -125,7 +108,7 @@ func TestHostnameRouteLifecycle(t *testing.T) {
 		if _, err := p.Cloudflare.UpdateHostnameRoute(ctx, id, cloudflare.HostnameRouteInput{Hostname: host, TunnelID: tunnelID, Comment: "changed behind our back"}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "changed route corrected", func() error {
+		wait.Eventually(t, wait.Patience, "changed route corrected", func() error {
 			if c := cfRoute(t, id).Comment; c != ownership.Comment("team a", p.Mark(t, v1alpha1.HostnameRouteKind, cr)) {
 				return fmt.Errorf("comment %q", c)
 			}
@@ -134,7 +117,7 @@ func TestHostnameRouteLifecycle(t *testing.T) {
 		if err := p.Cloudflare.DeleteHostnameRoute(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "deleted route recreated", func() error {
+		wait.Eventually(t, wait.Patience, "deleted route recreated", func() error {
 			rs := liveRoutes(t, host)
 			if len(rs) != 1 || rs[0].ID == id {
 				return fmt.Errorf("%d live routes for %s", len(rs), host)
@@ -171,7 +154,7 @@ func TestHostnameRouteLifecycle(t *testing.T) {
 func TestHostnameRouteConflictIsNeverTakenOver(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	mine := readyTunnel(t, ns, "mine")
+	mine := p.ReadyTunnel(t, ns, "mine")
 	other, err := p.Cloudflare.CreateTunnel(ctx, "someone-else-"+ns, "cloudflare")
 	if err != nil {
 		t.Fatal(err)
@@ -244,7 +227,7 @@ func TestHostnameRouteImportObserveOnly(t *testing.T) {
 func TestHostnameRouteCrashAfterCreate(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	tun := readyTunnel(t, ns, "crash")
+	tun := p.ReadyTunnel(t, ns, "crash")
 	host := "crash." + ns + ".internal"
 	cr := routeTo(ns, "crash", host, "crash")
 	// What the lost create left: the route, with this resource's marker.
@@ -264,7 +247,7 @@ func TestHostnameRouteCrashAfterCreate(t *testing.T) {
 func TestHostnameRouteRefusesOtherNamespaces(t *testing.T) {
 	ns := p.Namespace(t)
 	other := p.Namespace(t)
-	readyTunnel(t, other, "theirs")
+	p.ReadyTunnel(t, other, "theirs")
 	cr := routeTo(ns, "sneaky", "sneaky."+ns+".internal", "theirs")
 	cr.Spec.ForProvider.TunnelIDRef.Namespace = other
 	p.Create(t, cr)
@@ -283,7 +266,7 @@ func TestHostnameRouteRefusesOtherNamespaces(t *testing.T) {
 func TestHostnameRouteRefusesAnotherNamespacesTunnelByID(t *testing.T) {
 	ns := p.Namespace(t)
 	other := p.Namespace(t)
-	theirs := readyTunnel(t, other, "theirs")
+	theirs := p.ReadyTunnel(t, other, "theirs")
 	cr := routeTo(ns, "by-id", "by-id."+ns+".internal", "unused")
 	cr.Spec.ForProvider.TunnelIDRef = nil
 	cr.Spec.ForProvider.TunnelID = ptr.To(meta.GetExternalName(theirs))
@@ -321,10 +304,10 @@ func TestHostnameRouteRefusesATunnelOnlyADecoyNames(t *testing.T) {
 				meta.SetExternalName(decoy, "00000000-0000-4000-8000-000000000000")
 				p.Create(t, decoy)
 			}
-			theirs := readyTunnel(t, other, "theirs")
+			theirs := p.ReadyTunnel(t, other, "theirs")
 			theirID := meta.GetExternalName(theirs)
 			if early {
-				eventually(t, "the decoy's external-name set to their tunnel", func() error {
+				wait.Eventually(t, wait.Patience, "the decoy's external-name set to their tunnel", func() error {
 					if err := p.Get(decoy); err != nil {
 						return err
 					}
@@ -371,7 +354,7 @@ func TestHostnameRouteRefusesATunnelOnlyADecoyNames(t *testing.T) {
 func TestHostnameRouteDeletedWithItsNamespace(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	tun := readyTunnel(t, ns, "edge")
+	tun := p.ReadyTunnel(t, ns, "edge")
 	cr := routeTo(ns, "web", "web."+ns+".internal", "edge")
 	p.Create(t, cr)
 	p.WaitReady(t, cr)
@@ -440,7 +423,7 @@ func TestNamespacedCredentialsOutliveTheirUsers(t *testing.T) {
 		}
 		return nil
 	}
-	eventually(t, "Secret and ProviderConfig kept for their users", func() error { return errors.Join(kept(secret), kept(pc)) })
+	wait.Eventually(t, wait.Patience, "Secret and ProviderConfig kept for their users", func() error { return errors.Join(kept(secret), kept(pc)) })
 
 	// What the namespace controller does, all at once (envtest has none).
 	if err := p.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
@@ -476,7 +459,7 @@ func TestNamespacedCredentialsOutliveTheirUsers(t *testing.T) {
 func TestAHostnameRouteIsAdoptedOnlyWithItsMarker(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	tun := readyTunnel(t, ns, "edge")
+	tun := p.ReadyTunnel(t, ns, "edge")
 
 	byHand := "byhand." + ns + ".internal"
 	foreign, err := p.Cloudflare.CreateHostnameRoute(ctx, cloudflare.HostnameRouteInput{Hostname: byHand, TunnelID: meta.GetExternalName(tun), Comment: "made by hand"})

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,9 +41,7 @@ func TestNewcomersLast(t *testing.T) {
 	h.Update(ctx, event.UpdateEvent{ObjectOld: obj("created", "3"), ObjectNew: obj("created", "4")}, q)
 
 	// Adds are buffered; wait until the queue holds all five.
-	for deadline := time.Now().Add(5 * time.Second); q.Len() < 5 && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
-	}
+	waitLen(t, q, 5)
 	var got []string
 	for range 5 {
 		item, _ := q.Get()
@@ -167,9 +166,7 @@ func TestOneChangeNotQueuedBehindPolls(t *testing.T) {
 	h.Update(ctx, event.UpdateEvent{ObjectOld: obj("old-500", "3"), ObjectNew: obj("old-500", "4")}, q)
 	h.Create(ctx, event.CreateEvent{Object: obj("new", "2")}, q)
 
-	for deadline := time.Now().Add(5 * time.Second); q.Len() < n+1 && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
-	}
+	waitLen(t, q, n+1)
 	var got []string
 	for range 2 {
 		item, _ := q.Get()
@@ -179,4 +176,15 @@ func TestOneChangeNotQueuedBehindPolls(t *testing.T) {
 	if diff := cmp.Diff([]string{"old-500", "new"}, got); diff != "" {
 		t.Errorf("first two reconciles (-want +got):\n%s", diff)
 	}
+}
+
+// waitLen waits until the queue holds at least n items: adds are buffered.
+func waitLen(t *testing.T, q interface{ Len() int }, n int) {
+	t.Helper()
+	wait.Eventually(t, 5*time.Second, fmt.Sprintf("%d items queued", n), func() error {
+		if got := q.Len(); got < n {
+			return fmt.Errorf("%d queued", got)
+		}
+		return nil
+	})
 }

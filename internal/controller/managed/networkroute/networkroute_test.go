@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,8 +21,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // The integration tests of both private-network kinds, NetworkRoute and
@@ -31,22 +30,6 @@ import (
 var p *providertest.Provider
 
 func TestMain(m *testing.M) { os.Exit(providertest.Run(m, &p)) }
-
-func eventually(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	testenv.Eventually(t, 60*time.Second, what, fn)
-}
-
-func readyTunnel(t *testing.T, ns, name string) *v1alpha1.Tunnel {
-	t.Helper()
-	tun := &v1alpha1.Tunnel{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       v1alpha1.TunnelSpec{ForProvider: v1alpha1.TunnelParameters{Name: name + "-" + ns}},
-	}
-	p.Create(t, tun)
-	p.WaitReady(t, tun)
-	return tun
-}
 
 func routeTo(ns, name, network, tunnelRef string) *v1alpha1.NetworkRoute {
 	return &v1alpha1.NetworkRoute{
@@ -98,7 +81,7 @@ func defaultVNet(t *testing.T) string {
 
 func updateSpec(t *testing.T, cr *v1alpha1.NetworkRoute, edit func(*v1alpha1.NetworkRouteParameters)) {
 	t.Helper()
-	eventually(t, "spec update", func() error {
+	wait.Eventually(t, wait.Patience, "spec update", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
@@ -110,7 +93,7 @@ func updateSpec(t *testing.T, cr *v1alpha1.NetworkRoute, edit func(*v1alpha1.Net
 func TestNetworkRouteLifecycle(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	tun := readyTunnel(t, ns, "edge")
+	tun := p.ReadyTunnel(t, ns, "edge")
 	tunnelID := meta.GetExternalName(tun)
 
 	// Written unmasked; Cloudflare stores it masked.
@@ -142,7 +125,7 @@ func TestNetworkRouteLifecycle(t *testing.T) {
 			fp.Comment = ptr.To("team a")
 			fp.Network = "10.21.0.0/16"
 		})
-		eventually(t, "comment and network in Cloudflare", func() error {
+		wait.Eventually(t, wait.Patience, "comment and network in Cloudflare", func() error {
 			got := cfRoute(t, id)
 			if got == nil || got.Network != "10.21.0.0/16" || got.Comment != ownership.Comment("team a", p.Mark(t, v1alpha1.NetworkRouteKind, cr)) {
 				return fmt.Errorf("route %+v", got)
@@ -155,7 +138,7 @@ func TestNetworkRouteLifecycle(t *testing.T) {
 		if _, err := p.Cloudflare.UpdateCIDRRoute(ctx, id, cloudflare.CIDRRouteInput{Network: "10.22.0.0/16", TunnelID: tunnelID, Comment: "changed behind our back"}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "changed route corrected", func() error {
+		wait.Eventually(t, wait.Patience, "changed route corrected", func() error {
 			if got := cfRoute(t, id); got == nil || got.Network != "10.21.0.0/16" || !strings.HasPrefix(got.Comment, "team a ") {
 				return fmt.Errorf("route %+v", got)
 			}
@@ -164,7 +147,7 @@ func TestNetworkRouteLifecycle(t *testing.T) {
 		if err := p.Cloudflare.DeleteCIDRRoute(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "deleted route recreated", func() error {
+		wait.Eventually(t, wait.Patience, "deleted route recreated", func() error {
 			rs := liveRoutes(t, "10.21.0.0/16")
 			if len(rs) != 1 || rs[0].ID == id {
 				return fmt.Errorf("%d live routes for 10.21.0.0/16", len(rs))
@@ -190,7 +173,7 @@ func TestNetworkRouteLifecycle(t *testing.T) {
 func TestNetworkRouteConflictsAreNeverTakenOver(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "mine")
+	p.ReadyTunnel(t, ns, "mine")
 	other, err := p.Cloudflare.CreateTunnel(ctx, "someone-else-"+ns, "cloudflare")
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +229,7 @@ func TestNetworkRouteConflictsAreNeverTakenOver(t *testing.T) {
 func TestNetworkRoutesBesideAForeignRouteMadeAMomentBefore(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "mine")
+	p.ReadyTunnel(t, ns, "mine")
 	other, err := p.Cloudflare.CreateTunnel(ctx, "someone-else-"+ns, "cloudflare")
 	if err != nil {
 		t.Fatal(err)
@@ -280,7 +263,7 @@ func TestNetworkRoutesBesideAForeignRouteMadeAMomentBefore(t *testing.T) {
 // everything, and only a provider config that lists them allows them.
 func TestANetworkRouteForEveryAddressIsRefused(t *testing.T) {
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "mine")
+	p.ReadyTunnel(t, ns, "mine")
 	for name, network := range map[string]string{"all-v4": "0.0.0.0/0", "all-v6": "::/0"} {
 		cr := routeTo(ns, name, network, "mine")
 		p.Create(t, cr)
@@ -300,7 +283,7 @@ func TestANetworkRouteForEveryAddressIsRefused(t *testing.T) {
 // NAT64 (the well-known prefix, or the local-use one).
 func TestHalvesOfEveryAddressAreRefused(t *testing.T) {
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "mine")
+	p.ReadyTunnel(t, ns, "mine")
 	for name, network := range map[string]string{"low-v6": "::/1", "high-v6": "8000::/1", "nat64": "64:ff9b::/96", "nat64-local": "64:ff9b:1::/48"} {
 		cr := routeTo(ns, name, network, "mine")
 		p.Create(t, cr)
@@ -321,7 +304,7 @@ func TestHalvesOfEveryAddressAreRefused(t *testing.T) {
 // an older one goes; a config that lists networks judges each route alone.
 func TestANamespaceRoutesAtMostItsShare(t *testing.T) {
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "mine")
+	p.ReadyTunnel(t, ns, "mine")
 	first, second := routeTo(ns, "first", "44.0.0.0/8", "mine"), routeTo(ns, "second", "45.0.0.0/8", "mine")
 	for _, cr := range []*v1alpha1.NetworkRoute{first, second} {
 		p.Create(t, cr)
@@ -358,7 +341,7 @@ func TestANamespaceRoutesAtMostItsShare(t *testing.T) {
 // the user's own intent.
 func TestNetworkRoutesOfThisProviderMayOverlap(t *testing.T) {
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "edge")
+	p.ReadyTunnel(t, ns, "edge")
 	wide := routeTo(ns, "wide", "10.40.0.0/16", "edge")
 	p.Create(t, wide)
 	p.WaitReady(t, wide)
@@ -418,13 +401,13 @@ func TestNetworkRouteImportObserveOnly(t *testing.T) {
 // into one route, found by its natural key and marker: never a duplicate.
 func TestNetworkRouteLostCreateResponse(t *testing.T) {
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "lossy")
+	p.ReadyTunnel(t, ns, "lossy")
 	lost := p.Sim.LostResponses()["teamnet_routes.create"]
 	p.Sim.SetFaults(sim.Faults{LostResponseRate: 1})
 	defer p.Sim.SetFaults(sim.Faults{})
 	cr := routeTo(ns, "lossy", "10.60.0.0/24", "lossy")
 	p.Create(t, cr)
-	eventually(t, "a lost create response", func() error {
+	wait.Eventually(t, wait.Patience, "a lost create response", func() error {
 		if n := p.Sim.LostResponses()["teamnet_routes.create"]; n == lost {
 			return fmt.Errorf("no create response lost yet")
 		}
@@ -443,7 +426,7 @@ func TestNetworkRouteLostCreateResponse(t *testing.T) {
 // all, not a call per route.
 func TestNetworkRouteSteadyStateIsOneListPerHalfPoll(t *testing.T) {
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "many")
+	p.ReadyTunnel(t, ns, "many")
 	const n = 20
 	var crs []*v1alpha1.NetworkRoute
 	for i := range n {
@@ -454,19 +437,15 @@ func TestNetworkRouteSteadyStateIsOneListPerHalfPoll(t *testing.T) {
 	for _, cr := range crs {
 		p.WaitReady(t, cr)
 	}
-	time.Sleep(2 * time.Second)
-	before, writes := p.Sim.Stats(), p.WriteCalls()
-	time.Sleep(6 * time.Second) // three 2s polls of every route
-	after := p.Sim.Stats()
-	lists := after["teamnet_routes.list"].Requests - before["teamnet_routes.list"].Requests
-	gets := after["teamnet_routes.get"].Requests - before["teamnet_routes.get"].Requests
-	vnets := after["virtual_networks.list"].Requests - before["virtual_networks.list"].Requests
-	t.Logf("%d routes in 6s: %d route lists, %d route gets, %d virtual network lists", n, lists, gets, vnets)
-	// 1s TTL: at most one list per kind per second, whatever n is.
-	if lists < 1 || lists > 8 || gets != 0 || vnets > 8 {
-		t.Errorf("in 6s of 2s polls of %d routes: %d lists, %d gets, %d virtual network lists; want at most one list per 1s observation TTL and no gets", n, lists, gets, vnets)
+	p.WaitServed(t, 2, "GET", "/teamnet/routes$") // observed since Ready
+	r := p.AtRest(t, 4, "/teamnet/routes$")
+	lists, gets, vnets := r.Calls["teamnet_routes.list"], r.Calls["teamnet_routes.get"], r.Calls["virtual_networks.list"]
+	t.Logf("%d routes in %d observation TTLs: %d route lists, %d route gets, %d virtual network lists", n, r.TTLs, lists, gets, vnets)
+	// At most one list per kind per TTL, whatever n is.
+	if lists > r.TTLs+1 || gets != 0 || vnets > r.TTLs+1 {
+		t.Errorf("in %d observation TTLs of %d routes: %d lists, %d gets, %d virtual network lists; want at most one list per TTL and no gets", r.TTLs, n, lists, gets, vnets)
 	}
-	if w := p.WriteCalls() - writes; w != 0 {
+	if w := r.Writes(); w != 0 {
 		t.Errorf("%d write calls in steady state", w)
 	}
 	for _, cr := range crs {
@@ -480,7 +459,7 @@ func TestNetworkRouteSteadyStateIsOneListPerHalfPoll(t *testing.T) {
 func TestATunnelWaitsForTheRoutesThroughIt(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	tun := readyTunnel(t, ns, "shared")
+	tun := p.ReadyTunnel(t, ns, "shared")
 	tunnelID := meta.GetExternalName(tun)
 	theirs, err := p.Cloudflare.CreateCIDRRoute(ctx, cloudflare.CIDRRouteInput{Network: "10.90.0.0/16", TunnelID: tunnelID, Comment: "added in the dashboard"})
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 func virtualNetwork(ns, name, cfName string) *v1alpha1.VirtualNetwork {
@@ -45,7 +46,7 @@ func cfVNet(t *testing.T, id string) *cloudflare.VirtualNetwork {
 func TestVirtualNetworkLifecycle(t *testing.T) {
 	ctx := context.Background()
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "edge")
+	p.ReadyTunnel(t, ns, "edge")
 	vn := virtualNetwork(ns, "blue", "blue-"+ns)
 	vn.Spec.ForProvider.Comment = ptr.To("cluster blue")
 	p.Create(t, vn)
@@ -60,7 +61,7 @@ func TestVirtualNetworkLifecycle(t *testing.T) {
 		if _, err := p.Cloudflare.UpdateVirtualNetwork(ctx, id, cloudflare.VirtualNetworkInput{Name: "renamed-" + ns, Comment: "by hand"}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "name and comment restored", func() error {
+		wait.Eventually(t, wait.Patience, "name and comment restored", func() error {
 			if got := cfVNet(t, id); got == nil || got.Name != "blue-"+ns || !strings.HasPrefix(got.Comment, "cluster blue ") {
 				return fmt.Errorf("virtual network %+v", got)
 			}
@@ -118,7 +119,7 @@ func TestVirtualNetworkNameTakenIsNeverAdopted(t *testing.T) {
 		meta.SetExternalName(imp, foreign.ID)
 		p.Create(t, imp)
 		p.WaitReady(t, imp)
-		eventually(t, "the imported virtual network marked as this resource's", func() error {
+		wait.Eventually(t, wait.Patience, "the imported virtual network marked as this resource's", func() error {
 			got := cfVNet(t, foreign.ID)
 			if got == nil {
 				return fmt.Errorf("gone")
@@ -155,7 +156,7 @@ func TestVirtualNetworkDefault(t *testing.T) {
 	if defaultVNet(t) != id {
 		t.Fatalf("the default virtual network is %s, want %s", defaultVNet(t), id)
 	}
-	eventually(t, "status says default", func() error {
+	wait.Eventually(t, wait.Patience, "status says default", func() error {
 		if err := p.Get(vn); err != nil || !vn.Status.AtProvider.IsDefaultNetwork {
 			return fmt.Errorf("status %+v (%v)", vn.Status.AtProvider, err)
 		}
@@ -193,7 +194,7 @@ func TestVirtualNetworkDefault(t *testing.T) {
 			return st["virtual_networks.get"].Requests + st["virtual_networks.list"].Requests
 		}
 		edits, before := p.Sim.Stats()["virtual_networks.edit"].Requests, reads()
-		eventually(t, "more observations", func() error {
+		wait.Eventually(t, wait.Patience, "more observations", func() error {
 			if n := reads() - before; n < 4 {
 				return fmt.Errorf("%d reads since", n)
 			}
@@ -208,14 +209,14 @@ func TestVirtualNetworkDefault(t *testing.T) {
 
 		// Asked again (false, then true): it takes the default back.
 		p.Edit(t, vn, func() { vn.Spec.ForProvider.IsDefaultNetwork = ptr.To(false) })
-		eventually(t, "the loss forgotten", func() error {
+		wait.Eventually(t, wait.Patience, "the loss forgotten", func() error {
 			if err := p.Get(vn); err != nil || vn.Status.AtProvider.DefaultTakenBy != "" {
 				return fmt.Errorf("defaultTakenBy %q (%v)", vn.Status.AtProvider.DefaultTakenBy, err)
 			}
 			return nil
 		})
 		p.Edit(t, vn, func() { vn.Spec.ForProvider.IsDefaultNetwork = ptr.To(true) })
-		eventually(t, "the default taken back", func() error {
+		wait.Eventually(t, wait.Patience, "the default taken back", func() error {
 			if got := defaultVNet(t); got != id {
 				return fmt.Errorf("default %s", got)
 			}
@@ -284,7 +285,7 @@ func TestAnotherNamespacesVirtualNetworkIsRefused(t *testing.T) {
 	p.Create(t, vn)
 	p.WaitReady(t, vn)
 	ns := p.Namespace(t)
-	readyTunnel(t, ns, "edge")
+	p.ReadyTunnel(t, ns, "edge")
 	cr := routeTo(ns, "sneaky", "10.95.0.0/16", "edge")
 	cr.Spec.ForProvider.VirtualNetworkID = ptr.To(meta.GetExternalName(vn))
 	p.Create(t, cr)

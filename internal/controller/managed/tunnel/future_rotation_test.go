@@ -13,6 +13,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/rotation"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // TestATokenRotationInTheFuture (issue 34, bug 4), on the Tunnel managed
@@ -31,7 +32,7 @@ func TestATokenRotationInTheFuture(t *testing.T) {
 
 	setRotation(t, cr, &v1alpha1.TokenRotation{RequestedAt: metav1.NewTime(time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC))})
 	var c string
-	eventually(t, "TokenRotation False/RotationRequestInFuture", func() error {
+	wait.Eventually(t, wait.Patience, "TokenRotation False/RotationRequestInFuture", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
@@ -47,7 +48,7 @@ func TestATokenRotationInTheFuture(t *testing.T) {
 			t.Errorf("TokenRotation message %q does not say %q", c, want)
 		}
 	}
-	eventually(t, "a Warning event saying why", func() error {
+	wait.Eventually(t, wait.Patience, "a Warning event saying why", func() error {
 		evs := &corev1.EventList{}
 		if err := p.Client.List(ctx, evs, client.InNamespace(ns)); err != nil {
 			return err
@@ -69,7 +70,7 @@ func TestATokenRotationInTheFuture(t *testing.T) {
 	// As a version before this one left it: the 2099 request served an
 	// hour ago.
 	hourAgo := metav1.NewTime(time.Now().Add(-time.Hour).Truncate(time.Second))
-	eventually(t, "a served 2099 request in status", func() error {
+	wait.Eventually(t, wait.Patience, "a served 2099 request in status", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
@@ -80,13 +81,13 @@ func TestATokenRotationInTheFuture(t *testing.T) {
 	})
 	setRotation(t, cr, nil)
 	setRotation(t, cr, &v1alpha1.TokenRotation{RequestedAt: metav1.Now()})
-	eventually(t, "a new token", func() error {
+	wait.Eventually(t, wait.Patience, "a new token", func() error {
 		if secretToken(t, ns, "future-token") == old {
 			return fmt.Errorf("the Secret holds the old token")
 		}
 		return nil
 	})
-	eventually(t, "TokenRotation True/TokenRotated", func() error {
+	wait.Eventually(t, wait.Patience, "TokenRotation True/TokenRotated", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
@@ -100,7 +101,7 @@ func TestATokenRotationInTheFuture(t *testing.T) {
 
 func setRotation(t *testing.T, cr *v1alpha1.Tunnel, r *v1alpha1.TokenRotation) {
 	t.Helper()
-	eventually(t, "spec.forProvider.tokenRotation set", func() error {
+	wait.Eventually(t, wait.Patience, "spec.forProvider.tokenRotation set", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
@@ -112,6 +113,6 @@ func setRotation(t *testing.T, cr *v1alpha1.Tunnel, r *v1alpha1.TokenRotation) {
 func secretToken(t *testing.T, ns, name string) string {
 	t.Helper()
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	eventually(t, "the token Secret", func() error { return p.Get(s) })
+	wait.Eventually(t, wait.Patience, "the token Secret", func() error { return p.Get(s) })
 	return string(s.Data["token"])
 }

@@ -22,6 +22,7 @@ import (
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // site is one application's managed resources as its manifests have them:
@@ -189,7 +190,7 @@ func TestARebuiltClusterGetsItsOwnObjectsBack(t *testing.T) {
 		return s.Status == corev1.ConditionFalse && s.Reason == common.ReasonNameTaken
 	})
 	for _, m := range []client.Object{rebuilt.tunnel, rebuilt.svc} {
-		eventually(t, "adoptByName set", func() error {
+		wait.Eventually(t, wait.Patience, "adoptByName set", func() error {
 			if err := p.Get(m); err != nil {
 				return err
 			}

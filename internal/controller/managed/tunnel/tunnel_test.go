@@ -23,8 +23,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var p *providertest.Provider
@@ -39,11 +39,6 @@ func newTunnel(ns, name, cfName string) *v1alpha1.Tunnel {
 			ForProvider:         v1alpha1.TunnelParameters{Name: cfName},
 		},
 	}
-}
-
-func eventually(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	testenv.Eventually(t, 60*time.Second, what, fn)
 }
 
 func cfTunnel(t *testing.T, id string) *cloudflare.Tunnel {
@@ -81,7 +76,7 @@ func TestTunnelLifecycle(t *testing.T) {
 
 	t.Run("ConnectionSecretHoldsTheRunToken", func(t *testing.T) {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge-token"}}
-		eventually(t, "connection secret with token", func() error {
+		wait.Eventually(t, wait.Patience, "connection secret with token", func() error {
 			if err := p.Get(s); err != nil {
 				return err
 			}
@@ -131,7 +126,7 @@ func TestTunnelLifecycle(t *testing.T) {
 			{Hostname: ptr.To("app.example.com"), Service: "http://app." + ns + ".svc.cluster.local:80", OriginRequest: &v1alpha1.OriginRequest{ConnectTimeout: ptr.To[int64](10)}},
 			{Service: "http_status:404"},
 		}}
-		eventually(t, "spec update", func() error {
+		wait.Eventually(t, wait.Patience, "spec update", func() error {
 			if err := p.Get(cr); err != nil {
 				return err
 			}
@@ -139,7 +134,7 @@ func TestTunnelLifecycle(t *testing.T) {
 			cr.Spec.ForProvider.Config = cfg
 			return p.Client.Update(ctx, cr)
 		})
-		eventually(t, "rename and configuration in Cloudflare", func() error {
+		wait.Eventually(t, wait.Patience, "rename and configuration in Cloudflare", func() error {
 			if got := cfTunnel(t, id); got.Name != "renamed-"+ns {
 				return fmt.Errorf("name %q", got.Name)
 			}
@@ -165,7 +160,7 @@ func TestTunnelLifecycle(t *testing.T) {
 		if _, err := p.Cloudflare.UpdateTunnelConfiguration(ctx, id, json.RawMessage(`{"ingress":[{"service":"http_status:503"}]}`)); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "drift corrected", func() error {
+		wait.Eventually(t, wait.Patience, "drift corrected", func() error {
 			if got := cfTunnel(t, id); got.Name != "renamed-"+ns {
 				return fmt.Errorf("name still %q", got.Name)
 			}
@@ -182,7 +177,7 @@ func TestTunnelLifecycle(t *testing.T) {
 
 	t.Run("DeleteWaitsForConnectors", func(t *testing.T) {
 		p.Sim.SetConnectors(id, 2)
-		eventually(t, "connections observed", func() error {
+		wait.Eventually(t, wait.Patience, "connections observed", func() error {
 			if err := p.Get(cr); err != nil {
 				return err
 			}
@@ -218,7 +213,7 @@ func TestTunnelRecreatedWhenDeletedBehindOurBack(t *testing.T) {
 	if err := p.Cloudflare.DeleteTunnel(context.Background(), old); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "tunnel recreated", func() error {
+	wait.Eventually(t, wait.Patience, "tunnel recreated", func() error {
 		ts := liveTunnelsNamed(t, "phoenix-"+ns)
 		if len(ts) != 1 || ts[0].ID == old {
 			return fmt.Errorf("live tunnels named phoenix: %d", len(ts))
@@ -304,26 +299,17 @@ func TestTunnelSteadyStateCostIsIndependentOfCount(t *testing.T) {
 	for _, cr := range crs {
 		p.WaitReady(t, cr)
 	}
-	time.Sleep(3 * time.Second) // let the connection secrets settle
-	before := p.Sim.Stats()
-	const window = 8 * time.Second // four polls of six tunnels at the tests' 2s interval
-	time.Sleep(window)
-	after := p.Sim.Stats()
-	calls := map[string]int{}
-	for op, st := range after {
-		if d := st.Requests - before[op].Requests; d > 0 {
-			calls[op] = d
-		}
-	}
-	t.Logf("calls in %s of steady state with %d tunnels: %v", window, len(crs), calls)
-	for op, n := range calls {
+	p.WaitServed(t, 2, "GET", "/cfd_tunnel$") // observed since Ready: the connection secrets are written
+	r := p.AtRest(t, 4, "/cfd_tunnel$")
+	t.Logf("calls in %d observation TTLs of steady state with %d tunnels: %v", r.TTLs, len(crs), r.Calls)
+	for op, n := range r.Calls {
 		if op != "tunnels.list" && op != "tunnels.get" {
 			t.Errorf("steady state called %s %d times; only observation reads are expected", op, n)
 		}
 	}
-	// A get per tunnel per poll would be 24; one list per 1s TTL is at most ~9.
-	if n := calls["tunnels.list"] + calls["tunnels.get"]; n < 2 || n > 10 {
-		t.Errorf("%d reads in %s for %d tunnels; want at most one per 1s observation TTL, independent of the count", n, window, len(crs))
+	// A get per tunnel per poll would be three per TTL; one list per TTL is one.
+	if n := r.Calls["tunnels.list"] + r.Calls["tunnels.get"]; n > r.TTLs+1 {
+		t.Errorf("%d reads in %d observation TTLs for %d tunnels; want at most one per TTL, independent of the count", n, r.TTLs, len(crs))
 	}
 	for _, cr := range crs {
 		p.DeleteAndWait(t, cr)
@@ -346,7 +332,7 @@ func TestATunnelOfTheSameNameMadeElsewhereIsNotAdopted(t *testing.T) {
 	cr := newTunnel(ns, "mine", name)
 	p.Create(t, cr)
 	var synced xpv2.Condition
-	eventually(t, "the name refused", func() error {
+	wait.Eventually(t, wait.Patience, "the name refused", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
@@ -405,7 +391,7 @@ func TestConnectorConfigVersions(t *testing.T) {
 	id := meta.GetExternalName(cr)
 	waitAt := func(what string, ok func(o v1alpha1.TunnelObservation) bool) v1alpha1.TunnelObservation {
 		t.Helper()
-		eventually(t, what, func() error {
+		wait.Eventually(t, wait.Patience, what, func() error {
 			if err := p.Get(cr); err != nil {
 				return err
 			}
@@ -424,7 +410,7 @@ func TestConnectorConfigVersions(t *testing.T) {
 	waitAt("both connectors on the latest configuration", func(o v1alpha1.TunnelObservation) bool {
 		return o.Connectors == 2 && o.ConnectorsOnLatestConfig == 2 && len(o.ConnectorDetails) == 2
 	})
-	eventually(t, "configuration change", func() error {
+	wait.Eventually(t, wait.Patience, "configuration change", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}

@@ -21,8 +21,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var p *providertest.Provider
@@ -52,11 +52,6 @@ func newService(ns, name, cfName string, host v1alpha1.ServiceHost) *v1alpha1.VP
 // byHostname is a host resolved through the given resolver network.
 func byHostname(ns string, rn v1alpha1.ResolverNetwork) v1alpha1.ServiceHost {
 	return v1alpha1.ServiceHost{Hostname: ptr.To("redis." + ns + ".svc.cluster.local"), ResolverNetwork: &rn}
-}
-
-func eventually(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	testenv.Eventually(t, 60*time.Second, what, fn)
 }
 
 // simTunnel creates a tunnel directly in Cloudflare, for services that name
@@ -98,7 +93,7 @@ func servicesNamed(t *testing.T, name string) []cloudflare.Service {
 // with the provider's own writes.
 func updateSpec(t *testing.T, cr *v1alpha1.VPCService, change func(*v1alpha1.VPCServiceParameters)) {
 	t.Helper()
-	eventually(t, "spec update", func() error {
+	wait.Eventually(t, wait.Patience, "spec update", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
@@ -134,18 +129,15 @@ func TestVPCServiceLifecycle(t *testing.T) {
 	}
 
 	t.Run("SteadyStateIsOneGetPerPoll", func(t *testing.T) {
-		before, writes := p.Sim.Stats(), p.WriteCalls()
-		time.Sleep(5 * time.Second) // two to three 2s polls
-		after := p.Sim.Stats()
-		gets := after["services.get"].Requests - before["services.get"].Requests
-		lists := after["services.list"].Requests - before["services.list"].Requests
-		t.Logf("in 5s: %d service gets, %d service lists", gets, lists)
+		r := p.AtRest(t, 3, "/directory/services$")
+		gets, lists := r.Calls["services.get"], r.Calls["services.list"]
+		t.Logf("in %d observation TTLs: %d service gets, %d service lists", r.TTLs, gets, lists)
 		// Observation is account-wide: at most one call (a list, or a get
-		// for a miss) per observation TTL, half the 2s test poll.
-		if gets+lists < 1 || gets+lists > 7 {
-			t.Errorf("in 5s of 2s polls: %d gets and %d lists, want at most one read per 1s observation TTL", gets, lists)
+		// for a miss) per observation TTL, half the test poll.
+		if gets+lists > r.TTLs+1 {
+			t.Errorf("in %d observation TTLs: %d gets and %d lists, want at most one read per TTL", r.TTLs, gets, lists)
 		}
-		if w := p.WriteCalls() - writes; w != 0 {
+		if w := r.Writes(); w != 0 {
 			t.Errorf("%d write calls in steady state", w)
 		}
 	})
@@ -155,7 +147,7 @@ func TestVPCServiceLifecycle(t *testing.T) {
 			fp.TCPPort = ptr.To[int64](6380)
 			fp.Host.ResolverNetwork.ResolverIPs = []string{"10.96.0.10"}
 		})
-		eventually(t, "tcpPort and resolverIps in Cloudflare", func() error {
+		wait.Eventually(t, wait.Patience, "tcpPort and resolverIps in Cloudflare", func() error {
 			got := cfService(t, id)
 			if ptr.Deref(got.TCPPort, 0) != 6380 || got.Host.ResolverNetwork == nil || !cmp.Equal(got.Host.ResolverNetwork.ResolverIPs, []string{"10.96.0.10"}) {
 				return fmt.Errorf("tcpPort %v, resolver network %+v", ptr.Deref(got.TCPPort, 0), got.Host.ResolverNetwork)
@@ -178,7 +170,7 @@ func TestVPCServiceLifecycle(t *testing.T) {
 		}
 		start := time.Now()
 		// A poll is 2s; allow for a loaded machine, but not for minutes.
-		testenv.Eventually(t, 20*time.Second, "drift corrected", func() error {
+		wait.Eventually(t, 20*time.Second, "drift corrected", func() error {
 			got := cfService(t, id)
 			if ptr.Deref(got.TCPPort, 0) != 6380 || got.Host.Hostname != "redis."+ns+".svc.cluster.local" || len(got.Host.ResolverNetwork.ResolverIPs) != 1 {
 				return fmt.Errorf("tcpPort %d hostname %q resolvers %v", ptr.Deref(got.TCPPort, 0), got.Host.Hostname, got.Host.ResolverNetwork.ResolverIPs)
@@ -196,7 +188,7 @@ func TestVPCServiceLifecycle(t *testing.T) {
 		if err := p.Cloudflare.DeleteService(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "service recreated", func() error {
+		wait.Eventually(t, wait.Patience, "service recreated", func() error {
 			ss := servicesNamed(t, name)
 			if len(ss) != 1 || ss[0].ServiceID == id {
 				return fmt.Errorf("%d services named %s", len(ss), name)
@@ -312,7 +304,7 @@ func TestVPCServiceDeleteWhenAlreadyGone(t *testing.T) {
 
 	// Pause the provider so it cannot recreate the service between its
 	// deletion behind our back and the managed resource's deletion.
-	eventually(t, "pause", func() error {
+	wait.Eventually(t, wait.Patience, "pause", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
@@ -329,7 +321,7 @@ func TestVPCServiceDeleteWhenAlreadyGone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "unpause", func() error {
+	wait.Eventually(t, wait.Patience, "unpause", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
@@ -397,7 +389,7 @@ func TestVPCServiceSameNameRaceKeepsOneOwner(t *testing.T) {
 	}
 
 	var owner, loser *v1alpha1.VPCService
-	eventually(t, "one owner, one refused", func() error {
+	wait.Eventually(t, wait.Patience, "one owner, one refused", func() error {
 		owner, loser = nil, nil
 		for _, cr := range crs {
 			if err := p.Get(cr); err != nil {
@@ -458,7 +450,7 @@ func TestAVPCServiceOfTheSameNameMadeElsewhereIsNotAdopted(t *testing.T) {
 	}
 	cr := newService(ns, "mine", name, v1alpha1.ServiceHost{IPv4: ptr.To("10.0.0.7"), Network: &v1alpha1.ServiceNetwork{TunnelID: ptr.To(tunnelID)}})
 	p.Create(t, cr)
-	testenv.Eventually(t, 60*time.Second, "the name refused", func() error {
+	wait.Eventually(t, wait.Patience, "the name refused", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}

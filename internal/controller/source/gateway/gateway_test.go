@@ -10,10 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,21 +24,15 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gateway/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var p *providertest.Provider
 
 func TestMain(m *testing.M) { os.Exit(providertest.Run(m, &p)) }
-
-func eventually(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	testenv.Eventually(t, 60*time.Second, what, fn)
-}
 
 var gatewayAPI sync.Once
 
@@ -76,36 +68,8 @@ func setup(t *testing.T, edit ...func(*gwv1.Gateway)) world {
 		e(gw)
 	}
 	p.Create(t, gw)
-	id := runTunnel(t, ns, gw.Name)
+	id := p.RunTunnel(t, &v1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: gw.Name}})
 	return world{ns: ns, tunnelID: id, class: class, gateway: gw}
-}
-
-// runTunnel plays the kubelet for the cloudflared Deployment of the
-// CloudflareTunnel made for the Gateway, and cloudflared for its
-// connections, so the tunnel becomes Ready. It returns the tunnel ID.
-func runTunnel(t *testing.T, ns, name string) string {
-	t.Helper()
-	cr := &v1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	eventually(t, "the CloudflareTunnel made for the Gateway has an ID", func() error {
-		if err := p.Get(cr); err != nil {
-			return err
-		}
-		if cr.Status.TunnelID == "" {
-			return fmt.Errorf("no tunnel ID yet")
-		}
-		return nil
-	})
-	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cloudflaretunnel.DeploymentName(cr)}}
-	eventually(t, "deployment status set", func() error {
-		if err := p.Get(dep); err != nil {
-			return err
-		}
-		n := ptr.Deref(dep.Spec.Replicas, 1)
-		dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: n, ReadyReplicas: n, UpdatedReplicas: n, AvailableReplicas: n}
-		return p.Client.Status().Update(context.Background(), dep)
-	})
-	p.Sim.SetConnectors(cr.Status.TunnelID, 2)
-	return cr.Status.TunnelID
 }
 
 // stopConnectors plays cloudflared stopping: Cloudflare refuses to delete
@@ -172,7 +136,7 @@ func records(t *testing.T, name string) []cloudflare.DNSRecord {
 // are want.
 func waitRules(t *testing.T, tunnelID, suffix string, want map[string]string) {
 	t.Helper()
-	eventually(t, "the tunnel's rules", func() error {
+	wait.Eventually(t, wait.Patience, "the tunnel's rules", func() error {
 		got := map[string]string{}
 		for k, v := range rules(t, tunnelID) {
 			if strings.Contains(k, suffix) {
@@ -217,7 +181,7 @@ func ourConditions(parents []gwv1.RouteParentStatus, generation int64) []string 
 func waitParentConditions(t *testing.T, r *gwv1.HTTPRoute, want ...string) {
 	t.Helper()
 	sort.Strings(want)
-	eventually(t, "route "+r.Name+" parent status", func() error {
+	wait.Eventually(t, wait.Patience, "route "+r.Name+" parent status", func() error {
 		if got := parentConditions(t, r); !slices.Equal(got, want) {
 			return fmt.Errorf("got %v, want %v (parents %+v)", got, want, r.Status.Parents)
 		}
@@ -236,7 +200,7 @@ func condition(cs []metav1.Condition, t string) metav1.Condition {
 
 func gone(t *testing.T, o client.Object) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("%T %s gone", o, o.GetName()), func() error {
+	wait.Eventually(t, wait.Patience, fmt.Sprintf("%T %s gone", o, o.GetName()), func() error {
 		err := p.Client.Get(context.Background(), types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, o)
 		if kerrors.IsNotFound(err) {
 			return nil
@@ -249,7 +213,7 @@ func gone(t *testing.T, o client.Object) {
 // and no DNS record of the hostnames.
 func accountClean(t *testing.T, tunnelName string, hosts ...string) {
 	t.Helper()
-	eventually(t, "the account is clean", func() error {
+	wait.Eventually(t, wait.Patience, "the account is clean", func() error {
 		ts, err := p.Cloudflare.ListTunnels(context.Background(), cloudflare.TunnelFilter{Name: tunnelName})
 		if err != nil {
 			return err
@@ -276,7 +240,7 @@ func TestAGatewayIsATunnel(t *testing.T) {
 	w := setup(t)
 	ns := w.ns
 	gw := w.gateway
-	eventually(t, "Gateway Programmed with the tunnel's address", func() error {
+	wait.Eventually(t, wait.Patience, "Gateway Programmed with the tunnel's address", func() error {
 		if err := p.Get(gw); err != nil {
 			return err
 		}
@@ -293,7 +257,7 @@ func TestAGatewayIsATunnel(t *testing.T) {
 	if c := condition(gw.Status.Conditions, string(gwv1.GatewayConditionAccepted)); c.Status != metav1.ConditionTrue {
 		t.Errorf("Gateway Accepted = %+v", c)
 	}
-	eventually(t, "GatewayClass Accepted", func() error {
+	wait.Eventually(t, wait.Patience, "GatewayClass Accepted", func() error {
 		if err := p.Get(w.class); err != nil {
 			return err
 		}
@@ -321,7 +285,7 @@ func TestAGatewayIsATunnel(t *testing.T) {
 	}
 	waitRules(t, w.tunnelID, ns, want)
 	waitParentConditions(t, site, "Accepted=True/Accepted", "ResolvedRefs=True/ResolvedRefs", "PartiallyInvalid=True/UnsupportedValue")
-	eventually(t, "a proxied CNAME to the tunnel for each hostname", func() error {
+	wait.Eventually(t, wait.Patience, "a proxied CNAME to the tunnel for each hostname", func() error {
 		for _, h := range []string{a, b} {
 			if rs := records(t, h); len(rs) != 1 || rs[0].Content != w.tunnelID+".cfargotunnel.com" || !rs[0].Proxied {
 				return fmt.Errorf("DNS records of %s = %+v", h, rs)
@@ -329,7 +293,7 @@ func TestAGatewayIsATunnel(t *testing.T) {
 		}
 		return nil
 	})
-	eventually(t, "listener attachedRoutes", func() error {
+	wait.Eventually(t, wait.Patience, "listener attachedRoutes", func() error {
 		if err := p.Get(gw); err != nil {
 			return err
 		}
@@ -357,7 +321,7 @@ func TestAGatewayIsATunnel(t *testing.T) {
 	p.DeleteAndWait(t, gw)
 	gone(t, &v1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "public"}})
 	accountClean(t, ns+"-public", a, b)
-	eventually(t, "the split route's entry removed", func() error {
+	wait.Eventually(t, wait.Patience, "the split route's entry removed", func() error {
 		if got := parentConditions(t, split); len(got) > 0 {
 			return fmt.Errorf("entries remain: %v", got)
 		}
@@ -415,7 +379,7 @@ func TestAllowedRoutesAndDeletingTheClass(t *testing.T) {
 	p.Create(t, mine)
 	waitRules(t, w.tunnelID, w.ns, map[string]string{own + " ": "http://web." + w.ns + ".svc.cluster.local:8080"})
 	gw := w.gateway
-	eventually(t, "attachedRoutes counts the own route only", func() error {
+	wait.Eventually(t, wait.Patience, "attachedRoutes counts the own route only", func() error {
 		if err := p.Get(gw); err != nil {
 			return err
 		}
@@ -429,7 +393,7 @@ func TestAllowedRoutesAndDeletingTheClass(t *testing.T) {
 	p.DeleteAndWait(t, w.class)
 	gone(t, &v1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "public"}})
 	accountClean(t, w.ns+"-public", own)
-	eventually(t, "the Gateway let go", func() error {
+	wait.Eventually(t, wait.Patience, "the Gateway let go", func() error {
 		if err := p.Get(gw); err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // origin is a tunnel rule's service and whether cloudflared speaks HTTP/2
@@ -59,7 +60,7 @@ func grpcConditions(t *testing.T, r *gwv1.GRPCRoute) []string {
 func waitGRPCConditions(t *testing.T, r *gwv1.GRPCRoute, want ...string) {
 	t.Helper()
 	sort.Strings(want)
-	eventually(t, "GRPCRoute "+r.Name+" parent status", func() error {
+	wait.Eventually(t, wait.Patience, "GRPCRoute "+r.Name+" parent status", func() error {
 		if got := grpcConditions(t, r); !slices.Equal(got, want) {
 			return fmt.Errorf("got %v, want %v (parents %+v)", got, want, r.Status.Parents)
 		}
@@ -95,14 +96,14 @@ func TestAGRPCRoutePublishesOverHTTP2(t *testing.T) {
 	greeter := grpcRoute(ns, "greeter", []string{g}, gwv1.GRPCRouteRule{BackendRefs: []gwv1.GRPCBackendRef{grpcBackend("greeter", 8443)}})
 	p.Create(t, greeter)
 	want := map[string]origin{"": {Service: "https://greeter." + ns + ".svc.cluster.local:8443", HTTP2: true}}
-	eventually(t, "the GRPCRoute's hostname published over HTTP/2", func() error {
+	wait.Eventually(t, wait.Patience, "the GRPCRoute's hostname published over HTTP/2", func() error {
 		if diff := cmp.Diff(want, origins(t, w.tunnelID, g)); diff != "" {
 			return fmt.Errorf("rules of %s (-want +got):\n%s", g, diff)
 		}
 		return nil
 	})
 	waitGRPCConditions(t, greeter, "Accepted=True/Accepted", "ResolvedRefs=True/ResolvedRefs")
-	eventually(t, "a proxied CNAME to the tunnel", func() error {
+	wait.Eventually(t, wait.Patience, "a proxied CNAME to the tunnel", func() error {
 		if rs := records(t, g); len(rs) != 1 || rs[0].Content != w.tunnelID+".cfargotunnel.com" || !rs[0].Proxied {
 			return fmt.Errorf("DNS records of %s = %+v", g, rs)
 		}
@@ -120,7 +121,7 @@ func TestAGRPCRoutePublishesOverHTTP2(t *testing.T) {
 		t.Errorf("the method match was published: %v", got)
 	}
 	gw := w.gateway
-	eventually(t, "the listener supports and counts GRPCRoutes", func() error {
+	wait.Eventually(t, wait.Patience, "the listener supports and counts GRPCRoutes", func() error {
 		if err := p.Get(gw); err != nil {
 			return err
 		}
@@ -131,7 +132,7 @@ func TestAGRPCRoutePublishesOverHTTP2(t *testing.T) {
 	})
 
 	p.DeleteAndWait(t, greeter)
-	eventually(t, "the hostname unpublished", func() error {
+	wait.Eventually(t, wait.Patience, "the hostname unpublished", func() error {
 		if got := origins(t, w.tunnelID, g); len(got) > 0 {
 			return fmt.Errorf("rules remain: %v", got)
 		}
@@ -162,7 +163,7 @@ func TestConflictedListeners(t *testing.T) {
 	waitRules(t, w.tunnelID, w.ns, map[string]string{h + " ": "http://web." + w.ns + ".svc.cluster.local:8080"})
 	waitParentConditions(t, r, "Accepted=True/Accepted", "ResolvedRefs=True/ResolvedRefs")
 	gw := w.gateway
-	eventually(t, "listeners a and b Conflicted, any working", func() error {
+	wait.Eventually(t, wait.Patience, "listeners a and b Conflicted, any working", func() error {
 		if err := p.Get(gw); err != nil {
 			return err
 		}

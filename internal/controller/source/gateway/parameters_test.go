@@ -23,6 +23,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/externaldns"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gateway"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gateway/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var externalDNS sync.Once
@@ -51,7 +52,7 @@ func tunnelOf(t *testing.T, ns string) *v1alpha1.CloudflareTunnel {
 // passes check.
 func waitTunnel(t *testing.T, ns, what string, check func(v1alpha1.CloudflareTunnelSpec) error) {
 	t.Helper()
-	eventually(t, "the made tunnel "+what, func() error {
+	wait.Eventually(t, wait.Patience, "the made tunnel "+what, func() error {
 		return check(tunnelOf(t, ns).Spec)
 	})
 }
@@ -61,7 +62,7 @@ func waitTunnel(t *testing.T, ns, what string, check func(v1alpha1.CloudflareTun
 func waitAccepted(t *testing.T, gw *gwv1.Gateway, status metav1.ConditionStatus, reason string) metav1.Condition {
 	t.Helper()
 	var c metav1.Condition
-	eventually(t, fmt.Sprintf("Gateway Accepted=%s/%s", status, reason), func() error {
+	wait.Eventually(t, wait.Patience, fmt.Sprintf("Gateway Accepted=%s/%s", status, reason), func() error {
 		if err := p.Get(gw); err != nil {
 			return err
 		}
@@ -166,7 +167,7 @@ func TestGatewayParametersMakeTheTunnel(t *testing.T) {
 		return nil
 	})
 	p.Edit(t, w.class, func() { w.class.Spec.ParametersRef.Name = "gone" })
-	eventually(t, "GatewayClass Accepted=False/InvalidParameters", func() error {
+	wait.Eventually(t, wait.Patience, "GatewayClass Accepted=False/InvalidParameters", func() error {
 		if err := p.Get(w.class); err != nil {
 			return err
 		}
@@ -190,7 +191,7 @@ func dnsEndpoint(ns, name string) (*unstructured.Unstructured, error) {
 // endpointGone waits until the Gateway's DNSEndpoint is gone.
 func endpointGone(t *testing.T, ns, name string) {
 	t.Helper()
-	eventually(t, "DNSEndpoint gone", func() error {
+	wait.Eventually(t, wait.Patience, "DNSEndpoint gone", func() error {
 		ep, err := dnsEndpoint(ns, name)
 		if kerrors.IsNotFound(err) || err == nil && ep.GetDeletionTimestamp() != nil {
 			return nil
@@ -201,7 +202,7 @@ func endpointGone(t *testing.T, ns, name string) {
 
 func waitRecords(t *testing.T, host string, n int) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("%d DNS records of %s", n, host), func() error {
+	wait.Eventually(t, wait.Patience, fmt.Sprintf("%d DNS records of %s", n, host), func() error {
 		if rs := records(t, host); len(rs) != n {
 			return fmt.Errorf("records %+v", rs)
 		}
@@ -232,7 +233,7 @@ func TestDNSModesPerGateway(t *testing.T) {
 	}
 	waitEndpoint := func(want []any) {
 		t.Helper()
-		eventually(t, "the Gateway's DNSEndpoint", func() error {
+		wait.Eventually(t, wait.Patience, "the Gateway's DNSEndpoint", func() error {
 			ep, err := dnsEndpoint(ns, gw.Name)
 			if err != nil {
 				return err
@@ -247,7 +248,7 @@ func TestDNSModesPerGateway(t *testing.T) {
 	p.Edit(t, gw, func() { gw.Annotations = map[string]string{v1alpha1.AnnotationDNS: v1alpha1.DNSModeExternalDNS} })
 	waitEndpoint(endpoints(v1alpha1.DefaultExternalDNSProxiedKey))
 	waitRecords(t, host, 0)
-	eventually(t, "the DNSEndpoint condition", func() error {
+	wait.Eventually(t, wait.Patience, "the DNSEndpoint condition", func() error {
 		if err := p.Get(gw); err != nil {
 			return err
 		}
@@ -389,7 +390,7 @@ func TestAnInvalidAccessAnnotationKeepsProtected(t *testing.T) {
 	p.Create(t, admin)
 	site := route(ns, ns, "site", []string{open}, pathRule(gwv1.PathMatchPathPrefix, "/", backend("web", 8080)))
 	p.Create(t, site)
-	eventually(t, guarded+" published behind Access, "+open+" without", func() error {
+	wait.Eventually(t, wait.Patience, guarded+" published behind Access, "+open+" without", func() error {
 		if found, protected := protectedRule(t, w.tunnelID, guarded); !found || !protected {
 			return fmt.Errorf("%s: rule %v, protected %v", guarded, found, protected)
 		}
@@ -404,7 +405,7 @@ func TestAnInvalidAccessAnnotationKeepsProtected(t *testing.T) {
 	waitParentConditions(t, admin, "Accepted=False/UnsupportedValue", "ResolvedRefs=True/ResolvedRefs")
 	waitParentConditions(t, site, "Accepted=False/UnsupportedValue", "ResolvedRefs=True/ResolvedRefs")
 	gone(t, publicHostname(ns, open))
-	eventually(t, open+" unpublished", func() error {
+	wait.Eventually(t, wait.Patience, open+" unpublished", func() error {
 		if found, _ := protectedRule(t, w.tunnelID, open); found {
 			return fmt.Errorf("still has a rule")
 		}
@@ -455,7 +456,7 @@ func TestAnotherNamespacesRouteNamesItsOwnPolicies(t *testing.T) {
 	waitParentConditions(t, r, "Accepted=True/Accepted", "ResolvedRefs=True/ResolvedRefs")
 
 	ph := publicHostname(ns, host)
-	eventually(t, "the PublicHostname names "+team+"/admins and says it is not shared", func() error {
+	wait.Eventually(t, wait.Patience, "the PublicHostname names "+team+"/admins and says it is not shared", func() error {
 		if err := p.Get(ph); err != nil {
 			return err
 		}
@@ -478,7 +479,7 @@ func TestAnotherNamespacesRouteNamesItsOwnPolicies(t *testing.T) {
 	}
 
 	p.Edit(t, own, func() { own.Spec.AllowedNamespaces = &ztv1alpha1.AllowedNamespaces{From: "All"} })
-	eventually(t, host+" published behind Access once shared", func() error {
+	wait.Eventually(t, wait.Patience, host+" published behind Access once shared", func() error {
 		if found, protected := protectedRule(t, w.tunnelID, host); !found || !protected {
 			return fmt.Errorf("rule %v, protected %v", found, protected)
 		}

@@ -7,16 +7,15 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // served is the service of the first rule of the tunnel's configuration
@@ -45,12 +44,6 @@ func served(t *testing.T, tunnelID, host, path string) string {
 	return ""
 }
 
-// youngerThan waits until a route made now is younger than o: creation
-// times are kept to the second, and Gateway API orders routes by them.
-func youngerThan(o client.Object) {
-	time.Sleep(time.Until(o.GetCreationTimestamp().Add(time.Second)))
-}
-
 // A newer route of another admitted namespace cannot take an older route's
 // path: not with an expression that also matches it, however long, nor by
 // naming the same prefix spelled another way. The older route's backend
@@ -71,7 +64,7 @@ func TestANewerRouteCannotCaptureAnOlderRoutesPath(t *testing.T) {
 	site := route(team, w.ns, "site", []string{h}, pathRule(gwv1.PathMatchPathPrefix, "/api", backend("api", 8080)))
 	p.Create(t, site)
 	waitRules(t, w.tunnelID, h, map[string]string{h + " ^/api(/|$)": api})
-	youngerThan(site)
+	wait.NextSecond() // Gateway API orders routes by creation time
 	capture := "/api/(.*)|/" + strings.Repeat("z", 48)
 	taker := route(other, w.ns, "taker", []string{h},
 		pathRule(gwv1.PathMatchRegularExpression, capture, backend("grab", 8080)),
@@ -115,7 +108,7 @@ func TestMovingAGatewayToAnotherClassSaysSoAtOnce(t *testing.T) {
 	waitParentConditions(t, web, "Accepted=True/Accepted", "ResolvedRefs=True/ResolvedRefs")
 	waitGRPCConditions(t, rpc, "Accepted=True/Accepted", "ResolvedRefs=True/ResolvedRefs")
 	gw := w.gateway
-	eventually(t, "Gateway Programmed", func() error {
+	wait.Eventually(t, wait.Patience, "Gateway Programmed", func() error {
 		if err := p.Get(gw); err != nil {
 			return err
 		}
@@ -126,7 +119,7 @@ func TestMovingAGatewayToAnotherClassSaysSoAtOnce(t *testing.T) {
 	})
 
 	p.Edit(t, gw, func() { gw.Spec.GatewayClassName = gwv1.ObjectName(other.Name) })
-	eventually(t, "the Gateway says it no longer serves", func() error {
+	wait.Eventually(t, wait.Patience, "the Gateway says it no longer serves", func() error {
 		if err := p.Get(gw); err != nil {
 			return err
 		}
@@ -151,7 +144,7 @@ func TestMovingAGatewayToAnotherClassSaysSoAtOnce(t *testing.T) {
 
 	stopConnectors(w)
 	accountClean(t, w.ns+"-public", a, g)
-	eventually(t, "the Gateway let go, its status left to the other controller", func() error {
+	wait.Eventually(t, wait.Patience, "the Gateway let go, its status left to the other controller", func() error {
 		if err := p.Get(gw); err != nil {
 			return err
 		}
@@ -188,7 +181,7 @@ func TestARouteWhoseHostnameIsAnothersSaysSo(t *testing.T) {
 	p.WaitWarning(t, w.ns, r.Name, "HostnameConflict", taken)
 	// Its rules went to the tunnel before Cloudflare refused the record;
 	// once refused they leave with the next configuration write.
-	eventually(t, taken+" not served", func() error {
+	wait.Eventually(t, wait.Patience, taken+" not served", func() error {
 		if got := served(t, w.tunnelID, taken, "/"); got != "" {
 			return fmt.Errorf("%s is published to %s", taken, got)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gateway/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // A hostname another source published first stays that source's: the
@@ -33,7 +34,7 @@ func TestConflictsAndBadInputAreSaid(t *testing.T) {
 			Origin: &v1alpha1.Origin{URL: ptr.To("http://first." + ns + ".svc.cluster.local:80")}},
 	}
 	p.Create(t, first)
-	eventually(t, "the first PublicHostname published", func() error {
+	wait.Eventually(t, wait.Patience, "the first PublicHostname published", func() error {
 		if got := rules(t, w.tunnelID)[held+" "]; got != *first.Spec.Origin.URL {
 			return fmt.Errorf("rule = %q", got)
 		}

@@ -19,6 +19,7 @@ import (
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gatewaybinding"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // accessPolicy makes an AccessPolicy of ns letting in whom rule names.
@@ -65,7 +66,7 @@ func audiences(t *testing.T, tunnelID, host string) []string {
 func protectedBy(t *testing.T, tunnelID, host string) string {
 	t.Helper()
 	var aud string
-	eventually(t, host+" published behind its application", func() error {
+	wait.Eventually(t, wait.Patience, host+" published behind its application", func() error {
 		auds := audiences(t, tunnelID, host)
 		if len(auds) == 0 {
 			return fmt.Errorf("no rule")
@@ -129,7 +130,7 @@ func TestABindingsHostnamesBehindAccess(t *testing.T) {
 	fresh := route(ns, "fresh", "web", newHost)
 	fresh.Annotations = map[string]string{v1alpha1.AnnotationAccessPolicies: "Not_A_Policy"}
 	createRoute(t, fresh, true)
-	eventually(t, "both bad annotations told on Programmed", func() error {
+	wait.Eventually(t, wait.Patience, "both bad annotations told on Programmed", func() error {
 		c := get(t, b).GetCondition(gatewaybinding.TypeProgrammed)
 		if c.Status != corev1.ConditionFalse || string(c.Reason) != gatewaybinding.ReasonInvalidAnnotation {
 			return fmt.Errorf("Programmed=%s %s: %s", c.Status, c.Reason, c.Message)
@@ -198,7 +199,7 @@ func TestARouteCannotLowerTheBindingsAccess(t *testing.T) {
 	if len(phs) != 1 {
 		t.Fatalf("PublicHostnames %v, want one", phs)
 	}
-	eventually(t, host+" Published with the binding's check", func() error {
+	wait.Eventually(t, wait.Patience, host+" Published with the binding's check", func() error {
 		if s := states(get(t, b))["HTTPRoute/optout "+host]; s != v1alpha1.HostnamePublished {
 			return fmt.Errorf("%s is %s", host, s)
 		}
@@ -272,7 +273,7 @@ func TestABadAnnotationTakesAnOpenHostnameDown(t *testing.T) {
 	})
 	waitCondition(t, b, gatewaybinding.TypeProgrammed, corev1.ConditionFalse, gatewaybinding.ReasonInvalidAnnotation)
 	waitEvent(t, w.ns, b.Name, gatewaybinding.ReasonInvalidAnnotation, "not both")
-	eventually(t, host+" taken down", func() error {
+	wait.Eventually(t, wait.Patience, host+" taken down", func() error {
 		if auds := audiences(t, w.tunnelID, host); len(auds) > 0 {
 			return fmt.Errorf("rules %v", auds)
 		}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -30,8 +29,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gatewaybinding"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gatewaybinding/translate"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var p *providertest.Provider
@@ -45,11 +44,6 @@ const (
 	traefik      = gwv1.GatewayController("traefik.io/gateway-controller")
 	routeManager = "traefik-as-played-by-the-test"
 )
-
-func eventually(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	testenv.Eventually(t, 60*time.Second, what, fn)
-}
 
 var gatewayAPI sync.Once
 
@@ -89,16 +83,7 @@ func setup(t *testing.T) world {
 	}
 	p.Create(t, gw)
 	p.Create(t, traefikService(ns))
-	eventually(t, "tunnel ID", func() error {
-		if err := p.Get(cr); err != nil {
-			return err
-		}
-		if cr.Status.TunnelID == "" {
-			return fmt.Errorf("no tunnel ID yet")
-		}
-		return nil
-	})
-	return world{ns: ns, tunnelID: cr.Status.TunnelID, gateway: gw}
+	return world{ns: ns, tunnelID: p.TunnelID(t, cr), gateway: gw}
 }
 
 func traefikService(ns string) *corev1.Service {
@@ -179,7 +164,7 @@ func get(t *testing.T, b *v1alpha1.GatewayBinding) *v1alpha1.GatewayBinding {
 func waitCondition(t *testing.T, b *v1alpha1.GatewayBinding, ct xpv2.ConditionType, status corev1.ConditionStatus, reason string) xpv2.Condition {
 	t.Helper()
 	var c xpv2.Condition
-	eventually(t, fmt.Sprintf("%s %s=%s (%s)", b.Name, ct, status, reason), func() error {
+	wait.Eventually(t, wait.Patience, fmt.Sprintf("%s %s=%s (%s)", b.Name, ct, status, reason), func() error {
 		if err := p.Get(b); err != nil {
 			return err
 		}
@@ -264,7 +249,7 @@ func TestWaitsForGatewayAPI(t *testing.T) {
 	p.Create(t, cr)
 	b := binding(ns)
 	p.Create(t, b)
-	eventually(t, "the CloudflareTunnel works without Gateway API", func() error {
+	wait.Eventually(t, wait.Patience, "the CloudflareTunnel works without Gateway API", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
@@ -339,7 +324,7 @@ func TestPublishesTheAcceptedHostnames(t *testing.T) {
 
 	// A route added: its hostname follows.
 	createRoute(t, route(ns, "late", "", c), true)
-	eventually(t, c+" published", func() error {
+	wait.Eventually(t, wait.Patience, c+" published", func() error {
 		if got := rules(t, w.tunnelID)[c]; got != origin {
 			return fmt.Errorf("rule for %s = %q", c, got)
 		}
@@ -355,7 +340,7 @@ func TestPublishesTheAcceptedHostnames(t *testing.T) {
 	d := "d-" + ns + ".example.com"
 	late := route(ns, "late", "")
 	p.Edit(t, late, func() { late.Spec.Hostnames = []gwv1.Hostname{gwv1.Hostname(d)} }, client.FieldOwner(routeManager))
-	eventually(t, "the edit seen as not yet accepted", func() error {
+	wait.Eventually(t, wait.Patience, "the edit seen as not yet accepted", func() error {
 		if s := states(get(t, b))["HTTPRoute/late "+d]; s != translate.HostnameNotAccepted {
 			return fmt.Errorf("state of %s = %q", d, s)
 		}
@@ -368,7 +353,7 @@ func TestPublishesTheAcceptedHostnames(t *testing.T) {
 		t.Errorf("before Traefik answers: %s is %q in status, want still Published", c, s)
 	}
 	answer(t, late, true)
-	eventually(t, "the edit published", func() error {
+	wait.Eventually(t, wait.Patience, "the edit published", func() error {
 		got := rules(t, w.tunnelID)
 		if _, ok := got[c]; ok || got[d] != origin {
 			return fmt.Errorf("rules %v, want %s and not %s", got, d, c)
@@ -382,7 +367,7 @@ func TestPublishesTheAcceptedHostnames(t *testing.T) {
 		t.Fatal(err)
 	}
 	answer(t, shop, false)
-	eventually(t, "shop's hostnames unpublished", func() error {
+	wait.Eventually(t, wait.Patience, "shop's hostnames unpublished", func() error {
 		got := rules(t, w.tunnelID)
 		for _, h := range []string{a, bHost} {
 			if _, ok := got[h]; ok {
@@ -399,7 +384,7 @@ func TestPublishesTheAcceptedHostnames(t *testing.T) {
 	if err := p.Client.Delete(context.Background(), route(ns, "late", "")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, d+" unpublished", func() error {
+	wait.Eventually(t, wait.Patience, d+" unpublished", func() error {
 		if got := publicHostnames(t, b); len(got) > 0 {
 			return fmt.Errorf("PublicHostnames left: %v", got)
 		}
@@ -468,7 +453,7 @@ func TestCrossNamespaceOriginNeedsAGrant(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitCondition(t, b, gatewaybinding.TypeResolvedRefs, corev1.ConditionFalse, translate.ReasonRefNotPermitted)
-	eventually(t, "unpublished with the grant", func() error {
+	wait.Eventually(t, wait.Patience, "unpublished with the grant", func() error {
 		if _, ok := rules(t, w.tunnelID)[host]; ok {
 			return fmt.Errorf("rule still there")
 		}
@@ -522,7 +507,7 @@ func TestATypoKeepsTheSiteUp(t *testing.T) {
 	if rs := records(t, host); len(rs) > 0 {
 		t.Errorf("DNS record of %s outlived its binding", host)
 	}
-	eventually(t, "the rule of "+host+" removed", func() error {
+	wait.Eventually(t, wait.Patience, "the rule of "+host+" removed", func() error {
 		if _, ok := rules(t, w.tunnelID)[host]; ok {
 			return fmt.Errorf("still in the tunnel's configuration")
 		}
@@ -542,7 +527,7 @@ func TestAHostnameAlreadyPublishedIsAConflict(t *testing.T) {
 			Origin: &v1alpha1.Origin{URL: ptr.To("http://first." + w.ns + ".svc.cluster.local:80")}},
 	}
 	p.Create(t, mine)
-	eventually(t, "the first PublicHostname published", func() error {
+	wait.Eventually(t, wait.Patience, "the first PublicHostname published", func() error {
 		if got := rules(t, w.tunnelID)[host]; got != *mine.Spec.Origin.URL {
 			return fmt.Errorf("rule = %q", got)
 		}
@@ -661,7 +646,7 @@ func TestDNSModes(t *testing.T) {
 
 	// The binding's deletion takes its DNSEndpoint along.
 	p.DeleteAndWait(t, byExt)
-	eventually(t, "DNSEndpoint deleted", func() error {
+	wait.Eventually(t, wait.Patience, "DNSEndpoint deleted", func() error {
 		err := p.Client.Get(context.Background(), client.ObjectKey{Namespace: w.ns, Name: byExt.Name}, ep)
 		if client.IgnoreNotFound(err) != nil {
 			return err
@@ -696,7 +681,7 @@ func TestABindingThroughASharedTunnel(t *testing.T) {
 	}
 
 	// No longer shared: refused, and unpublished.
-	eventually(t, "tunnel no longer shared", func() error {
+	wait.Eventually(t, wait.Patience, "tunnel no longer shared", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}
@@ -704,7 +689,7 @@ func TestABindingThroughASharedTunnel(t *testing.T) {
 		return p.Client.Update(context.Background(), cr)
 	})
 	waitCondition(t, b, gatewaybinding.TypeAccepted, corev1.ConditionFalse, "TunnelNotShared")
-	eventually(t, host+" unpublished", func() error {
+	wait.Eventually(t, wait.Patience, host+" unpublished", func() error {
 		if _, ok := rules(t, platform.tunnelID)[host]; ok {
 			return fmt.Errorf("rule for %s still there", host)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // An Ingress protected by annotation: access-policies names an AccessPolicy
@@ -26,7 +27,7 @@ func TestAnIngressProtectedByItsPolicies(t *testing.T) {
 	})
 	ing := ingress(ns, "staff", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPublic: "true", v1alpha1.AnnotationAccessPolicies: "staff"}, host)
 	p.Create(t, ing)
-	eventually(t, "published behind its application", func() error {
+	wait.Eventually(t, wait.Patience, "published behind its application", func() error {
 		rs := rulesOf(t, tunnelID, host)
 		if len(rs) == 0 || len(recordsNamed(t, host)) != 1 {
 			return fmt.Errorf("rules %+v, records %d", rs, len(recordsNamed(t, host)))
@@ -44,7 +45,7 @@ func TestAnIngressProtectedByItsPolicies(t *testing.T) {
 		}
 	}
 	deleteIngress(t, ing)
-	eventually(t, "the application gone with the hostname", func() error {
+	wait.Eventually(t, wait.Patience, "the application gone with the hostname", func() error {
 		if ok, why := p.Sim.AccessDecision(host, "/", sim.AccessIdentity{Email: "eve@example.net"}); !ok {
 			return fmt.Errorf("an application still guards %s: %s", host, why)
 		}

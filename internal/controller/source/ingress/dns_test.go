@@ -13,6 +13,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/externaldns"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 func dnsEndpoint(t *testing.T, ns, name string) (*unstructured.Unstructured, error) {
@@ -48,7 +49,7 @@ func TestDNSModes(t *testing.T) {
 		v1alpha1.AnnotationDNS:    "None",
 	}, host)
 	p.Create(t, ing)
-	eventually(t, "the rules of "+host, func() error {
+	wait.Eventually(t, wait.Patience, "the rules of "+host, func() error {
 		if !hasRule(t, tunnelID, host) {
 			return fmt.Errorf("not in the tunnel's configuration yet")
 		}
@@ -78,7 +79,7 @@ func TestDNSModes(t *testing.T) {
 
 	p.InstallThirdPartyCRDs(t, "external-dns")
 	var ep *unstructured.Unstructured
-	eventually(t, "the Ingress's DNSEndpoint", func() error {
+	wait.Eventually(t, wait.Patience, "the Ingress's DNSEndpoint", func() error {
 		var err error
 		ep, err = dnsEndpoint(t, ns, ing.Name)
 		return err
@@ -95,7 +96,7 @@ func TestDNSModes(t *testing.T) {
 	}
 
 	annotate(t, ing, v1alpha1.AnnotationDNS, "DNSRecord")
-	eventually(t, "the record made and the DNSEndpoint gone", func() error {
+	wait.Eventually(t, wait.Patience, "the record made and the DNSEndpoint gone", func() error {
 		if _, err := dnsEndpoint(t, ns, ing.Name); client.IgnoreNotFound(err) != nil || err == nil {
 			return fmt.Errorf("DNSEndpoint still there (%v)", err)
 		}

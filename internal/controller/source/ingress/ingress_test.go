@@ -17,18 +17,13 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var p *providertest.Provider
 
 func TestMain(m *testing.M) { os.Exit(providertest.Run(m, &p)) }
-
-func eventually(t *testing.T, what string, fn func() error) {
-	t.Helper()
-	testenv.Eventually(t, 60*time.Second, what, fn)
-}
 
 // setup makes a namespace with a running CloudflareTunnel and a few Services.
 func setup(t *testing.T) (ns, tunnelID string) {
@@ -38,16 +33,7 @@ func setup(t *testing.T) (ns, tunnelID string) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"},
 		Spec:       v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("edge-" + ns), Replicas: ptr.To[int32](1)},
 	}
-	p.Create(t, cr)
-	eventually(t, "tunnel ID", func() error {
-		if err := p.Get(cr); err != nil {
-			return err
-		}
-		if cr.Status.TunnelID == "" {
-			return fmt.Errorf("no tunnel ID yet")
-		}
-		return nil
-	})
+	p.CreateTunnel(t, cr)
 	for _, s := range []struct {
 		name string
 		port int32
@@ -126,7 +112,7 @@ func TestPrivateRedisExample(t *testing.T) {
 		v1alpha1.AnnotationHostname:   host,
 	})
 	p.Create(t, ing)
-	eventually(t, "route and VPC service in Cloudflare", func() error {
+	wait.Eventually(t, wait.Patience, "route and VPC service in Cloudflare", func() error {
 		rs, ss := routesFor(t, host), servicesNamed(t, "redis-cache-dev-"+ns)
 		if len(rs) != 1 || len(ss) != 1 {
 			return fmt.Errorf("%d routes, %d services", len(rs), len(ss))
@@ -148,14 +134,14 @@ func TestPrivateRedisExample(t *testing.T) {
 	}
 
 	t.Run("RemovingTheVPCAnnotationDeletesTheService", func(t *testing.T) {
-		eventually(t, "annotation removed", func() error {
+		wait.Eventually(t, wait.Patience, "annotation removed", func() error {
 			if err := p.Get(ing); err != nil {
 				return err
 			}
 			delete(ing.Annotations, v1alpha1.AnnotationVPCService)
 			return p.Client.Update(context.Background(), ing)
 		})
-		eventually(t, "service gone, route kept", func() error {
+		wait.Eventually(t, wait.Patience, "service gone, route kept", func() error {
 			if ss := servicesNamed(t, "redis-cache-dev-"+ns); len(ss) != 0 {
 				return fmt.Errorf("service still there")
 			}
@@ -177,7 +163,7 @@ func TestPublicIngress(t *testing.T) {
 	host := "app-" + ns + ".example.com"
 	ing := ingress(ns, "web", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPublic: "true"}, host)
 	p.Create(t, ing)
-	eventually(t, "CNAME, tunnel rules and address", func() error {
+	wait.Eventually(t, wait.Patience, "CNAME, tunnel rules and address", func() error {
 		rs := recordsNamed(t, host)
 		if len(rs) != 1 || rs[0].Type != "CNAME" || !rs[0].Proxied || rs[0].Content != tunnelID+".cfargotunnel.com" {
 			return fmt.Errorf("records %+v", rs)
@@ -202,7 +188,7 @@ func TestPublicIngress(t *testing.T) {
 	}
 
 	t.Run("ATypoLosesNothing", func(t *testing.T) {
-		eventually(t, "bad hostname annotation", func() error {
+		wait.Eventually(t, wait.Patience, "bad hostname annotation", func() error {
 			if err := p.Get(ing); err != nil {
 				return err
 			}
@@ -220,7 +206,7 @@ func TestPublicIngress(t *testing.T) {
 		if c := tunnelConfig(t, tunnelID); !strings.Contains(c, "web."+ns+".svc.cluster.local") {
 			t.Errorf("the typo removed the public rules: %s", c)
 		}
-		eventually(t, "annotation fixed", func() error {
+		wait.Eventually(t, wait.Patience, "annotation fixed", func() error {
 			if err := p.Get(ing); err != nil {
 				return err
 			}
@@ -230,14 +216,14 @@ func TestPublicIngress(t *testing.T) {
 	})
 
 	t.Run("NoLongerPublic", func(t *testing.T) {
-		eventually(t, "public false", func() error {
+		wait.Eventually(t, wait.Patience, "public false", func() error {
 			if err := p.Get(ing); err != nil {
 				return err
 			}
 			ing.Annotations[v1alpha1.AnnotationPublic] = "false"
 			return p.Client.Update(context.Background(), ing)
 		})
-		eventually(t, "record and rules removed", func() error {
+		wait.Eventually(t, wait.Patience, "record and rules removed", func() error {
 			if rs := recordsNamed(t, host); len(rs) != 0 {
 				return fmt.Errorf("record still there")
 			}
@@ -258,7 +244,7 @@ func TestThreeHostsRouteAllThree(t *testing.T) {
 	hosts := []string{"a-" + ns + ".internal", "b-" + ns + ".internal", "c-" + ns + ".internal"}
 	ing := ingress(ns, "multi", map[string]string{v1alpha1.AnnotationTunnel: "edge"}, hosts...)
 	p.Create(t, ing)
-	eventually(t, "three routes", func() error {
+	wait.Eventually(t, wait.Patience, "three routes", func() error {
 		for _, h := range hosts {
 			if len(routesFor(t, h)) != 1 {
 				return fmt.Errorf("no route for %s", h)
@@ -282,7 +268,7 @@ func TestConflicts(t *testing.T) {
 		host := "dup-" + ns + ".internal"
 		first := ingress(ns, "first", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationHostname: host})
 		p.Create(t, first)
-		eventually(t, "first routed", func() error {
+		wait.Eventually(t, wait.Patience, "first routed", func() error {
 			if len(routesFor(t, host)) != 1 {
 				return fmt.Errorf("not yet")
 			}
@@ -366,7 +352,7 @@ func TestDeletingAPublicIngressRemovesWhatItCreated(t *testing.T) {
 	host := "gone-" + ns + ".example.com"
 	ing := ingress(ns, "gone", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPublic: "true", v1alpha1.AnnotationVPCService: "gone-" + ns}, host)
 	p.Create(t, ing)
-	eventually(t, "route, VPC service, record and rules", func() error {
+	wait.Eventually(t, wait.Patience, "route, VPC service, record and rules", func() error {
 		if len(routesFor(t, host)) != 1 || len(servicesNamed(t, "gone-"+ns)) != 1 || len(recordsNamed(t, host)) != 1 || !strings.Contains(tunnelConfig(t, tunnelID), host) {
 			return fmt.Errorf("not all there yet")
 		}
@@ -388,7 +374,7 @@ func TestDeletingAPublicIngressRemovesWhatItCreated(t *testing.T) {
 	if n := len(recordsNamed(t, host)); n != 0 {
 		t.Errorf("%d DNS records left", n)
 	}
-	eventually(t, "rules removed from the tunnel configuration", func() error {
+	wait.Eventually(t, wait.Patience, "rules removed from the tunnel configuration", func() error {
 		if c := tunnelConfig(t, tunnelID); strings.Contains(c, host) || !strings.Contains(c, "http_status:404") {
 			return fmt.Errorf("configuration %s", c)
 		}
@@ -398,7 +384,7 @@ func TestDeletingAPublicIngressRemovesWhatItCreated(t *testing.T) {
 
 func setAnnotation(t *testing.T, ing *networkingv1.Ingress, key, value string) {
 	t.Helper()
-	eventually(t, "annotation "+key+"="+value, func() error {
+	wait.Eventually(t, wait.Patience, "annotation "+key+"="+value, func() error {
 		if err := p.Get(ing); err != nil {
 			return err
 		}
@@ -415,7 +401,7 @@ func TestATunnelTypoKeepsTheSiteUp(t *testing.T) {
 	host := "typo-" + ns + ".example.com"
 	ing := ingress(ns, "typo", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPublic: "true"}, host)
 	p.Create(t, ing)
-	eventually(t, "published", func() error {
+	wait.Eventually(t, wait.Patience, "published", func() error {
 		if !strings.Contains(tunnelConfig(t, tunnelID), host) || len(recordsNamed(t, host)) != 1 {
 			return fmt.Errorf("not yet")
 		}
@@ -426,7 +412,7 @@ func TestATunnelTypoKeepsTheSiteUp(t *testing.T) {
 	waitEvent(t, ns, "typo", "TunnelNotFound", "egde")
 	// Make the tunnel it was on reconcile, as any later change would.
 	cft := &v1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"}}
-	eventually(t, "tunnel touched", func() error {
+	wait.Eventually(t, wait.Patience, "tunnel touched", func() error {
 		if err := p.Get(cft); err != nil {
 			return err
 		}
@@ -456,7 +442,7 @@ func TestATunnelTypoKeepsTheSiteUp(t *testing.T) {
 		}
 	})
 	deleteIngress(t, ing)
-	eventually(t, "the tunnel deleted once its Ingress is gone", func() error {
+	wait.Eventually(t, wait.Patience, "the tunnel deleted once its Ingress is gone", func() error {
 		if err := p.Get(cft); err == nil {
 			return fmt.Errorf("still there: %v", cft.Status.Conditions)
 		}
@@ -489,16 +475,16 @@ func TestBackendServiceChangesReachTheTunnel(t *testing.T) {
 			return nil
 		}
 	}
-	testenv.Eventually(t, 30*time.Second, "the rule once the Service exists", rule(8081))
+	wait.Eventually(t, 30*time.Second, "the rule once the Service exists", rule(8081))
 
-	eventually(t, "port changed", func() error {
+	wait.Eventually(t, wait.Patience, "port changed", func() error {
 		if err := p.Get(svc); err != nil {
 			return err
 		}
 		svc.Spec.Ports[0].Port = 8082
 		return p.Client.Update(context.Background(), svc)
 	})
-	testenv.Eventually(t, 30*time.Second, "the rule follows the Service's port", rule(8082))
+	wait.Eventually(t, 30*time.Second, "the rule follows the Service's port", rule(8082))
 	deleteIngress(t, ing)
 }
 
@@ -555,20 +541,20 @@ func TestOnlyWhatIsTrue(t *testing.T) {
 		host := "addr-" + ns + ".example.com"
 		ing := ingress(ns, "addr", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPublic: "true"}, host)
 		p.Create(t, ing)
-		eventually(t, "address", func() error {
+		wait.Eventually(t, wait.Patience, "address", func() error {
 			if a := address(t, ing); a != tunnelID+".cfargotunnel.com" {
 				return fmt.Errorf("address %q", a)
 			}
 			return nil
 		})
-		eventually(t, "annotation removed", func() error {
+		wait.Eventually(t, wait.Patience, "annotation removed", func() error {
 			if err := p.Get(ing); err != nil {
 				return err
 			}
 			delete(ing.Annotations, v1alpha1.AnnotationTunnel)
 			return p.Client.Update(ctx, ing)
 		})
-		eventually(t, "record and address gone", func() error {
+		wait.Eventually(t, wait.Patience, "record and address gone", func() error {
 			if n := len(recordsNamed(t, host)); n != 0 {
 				return fmt.Errorf("%d records", n)
 			}
@@ -593,7 +579,7 @@ func TestOnlyWhatIsTrue(t *testing.T) {
 			t.Fatal(err)
 		}
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}}
-		eventually(t, "web also on 443", func() error {
+		wait.Eventually(t, wait.Patience, "web also on 443", func() error {
 			if err := p.Get(svc); err != nil {
 				return err
 			}
@@ -605,7 +591,7 @@ func TestOnlyWhatIsTrue(t *testing.T) {
 		for _, ing := range []*networkingv1.Ingress{tls, ghost, noPort, tls443, publicNoHost, apex} {
 			p.Create(t, ing)
 		}
-		eventually(t, "apex routed", func() error {
+		wait.Eventually(t, wait.Patience, "apex routed", func() error {
 			if len(routesFor(t, "wild-"+ns+".example.com")) != 1 {
 				return fmt.Errorf("not yet")
 			}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +19,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 const aud = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -79,7 +79,7 @@ func TestOriginOptionsReachTheTunnel(t *testing.T) {
 		{Hostname: ptr.To(host), Path: ptr.To("^/api(/|$)"), Service: "https://api." + ns + ".svc.cluster.local:8080", OriginRequest: opts},
 		{Hostname: ptr.To(host), Service: "https://web." + ns + ".svc.cluster.local:80", OriginRequest: opts},
 	}
-	eventually(t, "rules with every origin option", func() error {
+	wait.Eventually(t, wait.Patience, "rules with every origin option", func() error {
 		if diff := cmp.Diff(want, rulesOf(t, tunnelID, host)); diff != "" {
 			return fmt.Errorf("rules (-want +got):\n%s", diff)
 		}
@@ -133,7 +133,7 @@ func TestAMalformedAccessAnnotationPublishesNothing(t *testing.T) {
 	}, host)
 	p.Create(t, ing)
 	waitEvent(t, ns, "guarded", "InvalidIngress", v1alpha1.AnnotationAccessAudTags)
-	eventually(t, "its private route (the rest of the Ingress works)", func() error {
+	wait.Eventually(t, wait.Patience, "its private route (the rest of the Ingress works)", func() error {
 		if len(routesFor(t, host)) != 1 {
 			return fmt.Errorf("no route yet")
 		}
@@ -152,7 +152,7 @@ func TestAMalformedAccessAnnotationPublishesNothing(t *testing.T) {
 		t.Errorf("PublicHostnames %+v", phs)
 	}
 	setAnnotation(t, ing, v1alpha1.AnnotationAccessAudTags, aud)
-	eventually(t, "published with the check once fixed", func() error {
+	wait.Eventually(t, wait.Patience, "published with the check once fixed", func() error {
 		rs := rulesOf(t, tunnelID, host)
 		if len(rs) == 0 {
 			return fmt.Errorf("not yet")
@@ -198,14 +198,14 @@ func TestAnOlderIngressRecordIsTakenOverNotRecreated(t *testing.T) {
 	}
 	w0 := writes()
 
-	eventually(t, "the Ingress is ours", func() error {
+	wait.Eventually(t, wait.Patience, "the Ingress is ours", func() error {
 		if err := p.Get(ing); err != nil {
 			return err
 		}
 		ing.Spec.IngressClassName = ptr.To("cloudflare")
 		return p.Client.Update(context.Background(), ing)
 	})
-	eventually(t, "the record taken over by the PublicHostname and the Ingress's address set", func() error {
+	wait.Eventually(t, wait.Patience, "the record taken over by the PublicHostname and the Ingress's address set", func() error {
 		got := &dnsv1alpha1.DNSRecord{}
 		if err := p.Client.Get(context.Background(), client.ObjectKeyFromObject(rec), got); err != nil {
 			return err
@@ -235,7 +235,7 @@ func TestAnOlderIngressRecordIsTakenOverNotRecreated(t *testing.T) {
 	if n := writes() - w0; n != 0 {
 		t.Errorf("%d DNS creates or deletes reached Cloudflare during the takeover, want 0", n)
 	}
-	eventually(t, "its PublicHostname Ready with the record", func() error {
+	wait.Eventually(t, wait.Patience, "its PublicHostname Ready with the record", func() error {
 		phs := publicHostnamesOf(t, ing)
 		if len(phs) != 1 || phs[0].Status.DNSRecord != rec.Name {
 			return fmt.Errorf("%d PublicHostnames, want one with DNSRecord %s", len(phs), rec.Name)
@@ -262,13 +262,13 @@ func TestAnIngressLosesAHostnameToAnOlderPublicHostname(t *testing.T) {
 			Origin: &v1alpha1.Origin{URL: ptr.To("http_status:418")}},
 	}
 	p.Create(t, ph)
-	eventually(t, "the hand-made hostname published", func() error {
+	wait.Eventually(t, wait.Patience, "the hand-made hostname published", func() error {
 		if rs := rulesOf(t, tunnelID, host); len(rs) != 1 || rs[0].Service != "http_status:418" {
 			return fmt.Errorf("rules %+v", rs)
 		}
 		return nil
 	})
-	time.Sleep(time.Second)
+	wait.NextSecond()
 	ing := ingress(ns, "late", map[string]string{v1alpha1.AnnotationTunnel: "edge", v1alpha1.AnnotationPublic: "true"}, host)
 	p.Create(t, ing)
 	waitEvent(t, ns, "late", "HostnameConflict", "hand-made")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ingressctl "github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // warnings are the Warning events on the object name in ns.
@@ -48,7 +49,7 @@ func TestATunnelBeingMadeIsNoWarning(t *testing.T) {
 	ing := ingress(ns, "together", map[string]string{v1alpha1.AnnotationTunnel: "edge"})
 	p.Create(t, ing)
 	host := "redis." + ns + ".svc.cluster.local"
-	eventually(t, "the route made once the tunnel has its ID", func() error {
+	wait.Eventually(t, wait.Patience, "the route made once the tunnel has its ID", func() error {
 		if rs := routesFor(t, host); len(rs) != 1 {
 			return fmt.Errorf("%d routes for %s", len(rs), host)
 		}
@@ -91,7 +92,7 @@ func TestABrokenTunnelIsSaidOnTheSource(t *testing.T) {
 // waitNormal waits for a Normal event of reason on the object name in ns.
 func waitNormal(t *testing.T, ns, name, reason, contains string) {
 	t.Helper()
-	eventually(t, "Normal "+reason+" on "+name, func() error {
+	wait.Eventually(t, wait.Patience, "Normal "+reason+" on "+name, func() error {
 		evs := &corev1.EventList{}
 		if err := p.Client.List(context.Background(), evs, client.InNamespace(ns)); err != nil {
 			return err
@@ -122,7 +123,7 @@ func TestATunnelWithoutConnectionsIsSaidOnItsIngress(t *testing.T) {
 		if !p.Sim.SetConnectors(tunnelID, step.connectors) {
 			t.Fatal("no tunnel in the simulator")
 		}
-		eventually(t, "the CloudflareTunnel "+step.status, func() error {
+		wait.Eventually(t, wait.Patience, "the CloudflareTunnel "+step.status, func() error {
 			if err := p.Get(cr); err != nil {
 				return err
 			}

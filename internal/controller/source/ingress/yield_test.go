@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +17,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/ingress/translate"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // sharedTunnel makes a CloudflareTunnel in a namespace of its own, shared
@@ -30,16 +30,7 @@ func sharedTunnel(t *testing.T) (ns, tunnelID string) {
 		Spec: v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("edge-" + ns), Replicas: ptr.To[int32](1),
 			AllowedNamespaces: &v1alpha1.AllowedNamespaces{From: v1alpha1.NamespacesFromAll}},
 	}
-	p.Create(t, cr)
-	eventually(t, "tunnel ID", func() error {
-		if err := p.Get(cr); err != nil {
-			return err
-		}
-		if cr.Status.TunnelID == "" {
-			return fmt.Errorf("no tunnel ID yet")
-		}
-		return nil
-	})
+	p.CreateTunnel(t, cr)
 	return ns, cr.Status.TunnelID
 }
 
@@ -66,10 +57,6 @@ func services(t *testing.T, ns string) {
 	}
 }
 
-// nextSecond waits until creation timestamps, kept to the second, tell an
-// object made now from one made before: claims are ordered by them.
-func nextSecond() { time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second))) }
-
 // Issue 34, bug 5: on a shared tunnel team-a holds a hostname through a
 // PublicHostname. team-b's Ingress for it loses the public claim, and with
 // it the private route: it makes none (and says why), and team-a's own
@@ -88,14 +75,14 @@ func TestTheHolderOfAPublicHostnameHoldsItsPrivateRoute(t *testing.T) {
 			Origin: &v1alpha1.Origin{URL: ptr.To("http_status:418")}},
 	}
 	p.Create(t, ph)
-	eventually(t, "team-a's hostname published", func() error {
+	wait.Eventually(t, wait.Patience, "team-a's hostname published", func() error {
 		if rs := rulesOf(t, tunnelID, host); len(rs) != 1 || rs[0].Service != "http_status:418" {
 			return fmt.Errorf("rules %+v", rs)
 		}
 		return nil
 	})
 
-	nextSecond()
+	wait.NextSecond()
 	steal := ingress(teamB, "steal", map[string]string{v1alpha1.AnnotationTunnel: edge, v1alpha1.AnnotationPublic: "true"}, host)
 	p.Create(t, steal)
 	waitEvent(t, teamB, "steal", "HostnameConflict", "private route")
@@ -106,7 +93,7 @@ func TestTheHolderOfAPublicHostnameHoldsItsPrivateRoute(t *testing.T) {
 			t.Errorf("team-b's Ingress is told of team-a's object: %s %s", e.Reason, e.Message)
 		}
 	}
-	eventually(t, "no private route for the loser", func() error {
+	wait.Eventually(t, wait.Patience, "no private route for the loser", func() error {
 		if rs := routesOf(t, teamB, "steal"); len(rs) != 0 {
 			return fmt.Errorf("team-b has HostnameRoute %s", rs[0].Name)
 		}
@@ -116,10 +103,10 @@ func TestTheHolderOfAPublicHostnameHoldsItsPrivateRoute(t *testing.T) {
 		t.Errorf("team-b's Ingress has %d PublicHostnames, want its losing claim kept in line", len(phs))
 	}
 
-	nextSecond()
+	wait.NextSecond()
 	mine := ingress(teamA, "mine", map[string]string{v1alpha1.AnnotationTunnel: edge, v1alpha1.AnnotationHostname: host})
 	p.Create(t, mine)
-	eventually(t, "team-a's private Ingress routes the hostname", func() error {
+	wait.Eventually(t, wait.Patience, "team-a's private Ingress routes the hostname", func() error {
 		rs := routesOf(t, teamA, "mine")
 		if len(rs) != 1 || rs[0].GetCondition(xpv2.TypeReady).Status != corev1.ConditionTrue {
 			return fmt.Errorf("team-a's routes %+v", rs)

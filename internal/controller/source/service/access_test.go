@@ -12,6 +12,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // A public Service protected by annotation, as an Ingress is: access-policies
@@ -29,7 +30,7 @@ func TestAPublicServiceProtectedByItsPolicies(t *testing.T) {
 	svc := exposedService(ns, "grafana", annotations(v1alpha1.AnnotationHostname, host, v1alpha1.AnnotationPublic, "true", v1alpha1.AnnotationAccessPolicies, "ops"),
 		corev1.ServicePort{Name: "http", Port: 3000})
 	p.Create(t, svc)
-	eventually(t, "published behind its application", func() error {
+	wait.Eventually(t, wait.Patience, "published behind its application", func() error {
 		cfg := p.TunnelConfig(t, tunnelID)
 		if !strings.Contains(cfg, `"hostname":"`+host+`"`) || len(p.Records(t, host)) != 1 {
 			return fmt.Errorf("not published yet: %s", cfg)

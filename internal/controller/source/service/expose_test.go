@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +14,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 func exposedService(ns, name string, ann map[string]string, ports ...corev1.ServicePort) *corev1.Service {
@@ -54,7 +54,7 @@ func TestAServiceOnlyPrivateRouteWithVPCService(t *testing.T) {
 	vpc := "redis-cache-" + ns
 	svc := exposedService(ns, "redis", annotations(v1alpha1.AnnotationVPCService, vpc), corev1.ServicePort{Name: "redis", Port: 6379})
 	p.Create(t, svc)
-	eventually(t, "route and VPC service in Cloudflare", func() error {
+	wait.Eventually(t, wait.Patience, "route and VPC service in Cloudflare", func() error {
 		rs, ss := p.HostnameRoutes(t, host), p.VPCServices(t, vpc)
 		if len(rs) != 1 || len(ss) != 1 {
 			return fmt.Errorf("%d routes, %d VPC services", len(rs), len(ss))
@@ -76,7 +76,7 @@ func TestAServiceOnlyPrivateRouteWithVPCService(t *testing.T) {
 		delete(s.Annotations, v1alpha1.AnnotationTunnel)
 		delete(s.Annotations, v1alpha1.AnnotationVPCService)
 	})
-	eventually(t, "route and VPC service gone", func() error {
+	wait.Eventually(t, wait.Patience, "route and VPC service gone", func() error {
 		if rs, ss := p.HostnameRoutes(t, host), p.VPCServices(t, vpc); len(rs)+len(ss) != 0 {
 			return fmt.Errorf("%d routes, %d VPC services left", len(rs), len(ss))
 		}
@@ -98,7 +98,7 @@ func TestPublicTCPAndHTTPSServices(t *testing.T) {
 	p.Create(t, db)
 	p.Create(t, web)
 	target := tunnelID + ".cfargotunnel.com"
-	eventually(t, "both published", func() error {
+	wait.Eventually(t, wait.Patience, "both published", func() error {
 		for _, h := range []string{dbHost, webHost} {
 			rs := p.Records(t, h)
 			if len(rs) != 1 || rs[0].Content != target || !rs[0].Proxied {
@@ -119,7 +119,7 @@ func TestPublicTCPAndHTTPSServices(t *testing.T) {
 
 	p.DeleteAndWait(t, db)
 	p.DeleteAndWait(t, web)
-	eventually(t, "both unpublished", func() error {
+	wait.Eventually(t, wait.Patience, "both unpublished", func() error {
 		for _, h := range []string{dbHost, webHost} {
 			if rs := p.Records(t, h); len(rs) != 0 {
 				return fmt.Errorf("%s: %d records left", h, len(rs))
@@ -150,7 +150,7 @@ func TestServicePortRulesAndBadInput(t *testing.T) {
 
 	edit(t, svc, func(s *corev1.Service) { s.Annotations[v1alpha1.AnnotationPort] = "8080" })
 	rule := `"hostname":"` + host + `","service":"http://app.` + ns + `.svc.cluster.local:8080"`
-	eventually(t, "published on port 8080", func() error {
+	wait.Eventually(t, wait.Patience, "published on port 8080", func() error {
 		if cfg := p.TunnelConfig(t, tunnelID); !strings.Contains(cfg, rule) {
 			return fmt.Errorf("configuration %s lacks %s", cfg, rule)
 		}
@@ -159,7 +159,7 @@ func TestServicePortRulesAndBadInput(t *testing.T) {
 
 	// Removing the tunnel annotation removes everything.
 	edit(t, svc, func(s *corev1.Service) { delete(s.Annotations, v1alpha1.AnnotationTunnel) })
-	eventually(t, "unpublished", func() error {
+	wait.Eventually(t, wait.Patience, "unpublished", func() error {
 		if rs := p.Records(t, host); len(rs) != 0 {
 			return fmt.Errorf("%d records left", len(rs))
 		}
@@ -202,7 +202,7 @@ func TestBadInputKeepsWhatAServicePublishes(t *testing.T) {
 			corev1.ServicePort{Name: "http", Port: 8080})
 		p.Create(t, svcs[tc.name])
 	}
-	eventually(t, "all published", func() error {
+	wait.Eventually(t, wait.Patience, "all published", func() error {
 		cfg := p.TunnelConfig(t, tunnelID)
 		for _, tc := range cases {
 			if !strings.Contains(cfg, rule(tc.name)) {
@@ -243,7 +243,7 @@ func TestPublicServicesVPCServiceReachesItsClusterName(t *testing.T) {
 	vpc := "x-" + ns
 	p.Create(t, exposedService(ns, "x", annotations(v1alpha1.AnnotationHostname, public, v1alpha1.AnnotationPublic, "true", v1alpha1.AnnotationVPCService, vpc),
 		corev1.ServicePort{Name: "http", Port: 8080}))
-	eventually(t, "VPC service, route and record in Cloudflare", func() error {
+	wait.Eventually(t, wait.Patience, "VPC service, route and record in Cloudflare", func() error {
 		ss := p.VPCServices(t, vpc)
 		if len(ss) != 1 {
 			return fmt.Errorf("%d VPC services", len(ss))
@@ -277,17 +277,16 @@ func TestAServiceYieldsThePrivateRouteOfAHostnameItLostPublicly(t *testing.T) {
 			Origin: &v1alpha1.Origin{URL: ptr.To("http_status:418")}},
 	}
 	p.Create(t, holder)
-	eventually(t, "the holder published", func() error {
+	wait.Eventually(t, wait.Patience, "the holder published", func() error {
 		if cfg := p.TunnelConfig(t, tunnelID); !strings.Contains(cfg, `"hostname":"`+host+`","service":"http_status:418"`) {
 			return fmt.Errorf("configuration %s", cfg)
 		}
 		return nil
 	})
-	// Claims are ordered by creation time, kept to the second.
-	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+	wait.NextSecond()
 	p.Create(t, exposedService(ns, "late", annotations(v1alpha1.AnnotationHostname, host, v1alpha1.AnnotationPublic, "true"), corev1.ServicePort{Name: "http", Port: 8080}))
 	waitEvent(t, ns, "late", "HostnameConflict", "private route")
-	eventually(t, "no route for the loser", func() error {
+	wait.Eventually(t, wait.Patience, "no route for the loser", func() error {
 		if n := madeFor(t, ns, "late"); n["HostnameRoute"] != 0 || n["PublicHostname"] != 1 {
 			return fmt.Errorf("made %v, want its PublicHostname only", n)
 		}
@@ -298,7 +297,7 @@ func TestAServiceYieldsThePrivateRouteOfAHostnameItLostPublicly(t *testing.T) {
 	}
 
 	p.DeleteAndWait(t, holder)
-	eventually(t, "the Service holds the hostname, its route included", func() error {
+	wait.Eventually(t, wait.Patience, "the Service holds the hostname, its route included", func() error {
 		if rs := p.HostnameRoutes(t, host); len(rs) != 1 || rs[0].TunnelID != tunnelID {
 			return fmt.Errorf("routes in Cloudflare %+v", rs)
 		}

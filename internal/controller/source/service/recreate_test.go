@@ -16,6 +16,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 // exposedObjects are what was made for the Service called svc by name (its
@@ -103,7 +104,7 @@ func TestARecreatedServiceDoesNotTakeOverTheOldOnesObjects(t *testing.T) {
 	p.Create(t, svc)
 	target := tunnelID + ".cfargotunnel.com"
 	var oldRecord, oldRoute string
-	eventually(t, "published", func() error {
+	wait.Eventually(t, wait.Patience, "published", func() error {
 		recs, rts := p.Records(t, host), p.HostnameRoutes(t, host)
 		if len(recs) != 1 || recs[0].Content != target || len(rts) != 1 {
 			return fmt.Errorf("%d records, %d hostname routes", len(recs), len(rts))
@@ -121,7 +122,7 @@ func TestARecreatedServiceDoesNotTakeOverTheOldOnesObjects(t *testing.T) {
 	}
 
 	release := holdDeletions(t, ns)
-	eventually(t, "deletions held", func() error {
+	wait.Eventually(t, wait.Patience, "deletions held", func() error {
 		err := p.Client.Delete(context.Background(), old[0], client.DryRunAll)
 		if err == nil || !strings.Contains(err.Error(), "held by the test") {
 			return fmt.Errorf("a deletion is not refused yet: %v", err)
@@ -141,7 +142,7 @@ func TestARecreatedServiceDoesNotTakeOverTheOldOnesObjects(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	release()
 
-	eventually(t, "the new Service's own objects, and only those", func() error {
+	wait.Eventually(t, wait.Patience, "the new Service's own objects, and only those", func() error {
 		objs := exposedObjects(t, ns, "app")
 		if len(objs) != 2 {
 			return fmt.Errorf("%d objects made for a Service app", len(objs))
@@ -156,7 +157,7 @@ func TestARecreatedServiceDoesNotTakeOverTheOldOnesObjects(t *testing.T) {
 		}
 		return nil
 	})
-	eventually(t, "published anew, once", func() error {
+	wait.Eventually(t, wait.Patience, "published anew, once", func() error {
 		recs, rts := p.Records(t, host), p.HostnameRoutes(t, host)
 		if len(recs) != 1 || recs[0].Content != target || len(rts) != 1 {
 			return fmt.Errorf("%d records, %d hostname routes", len(recs), len(rts))

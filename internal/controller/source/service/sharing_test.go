@@ -18,6 +18,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 const sharedLabel = "tunnels.example.com/edge"
@@ -35,7 +36,7 @@ func publicIngress(ns, name, tunnel, host string) *networkingv1.Ingress {
 
 func labelNamespace(t *testing.T, ns string, labels map[string]string) {
 	t.Helper()
-	eventually(t, "namespace labels", func() error {
+	wait.Eventually(t, wait.Patience, "namespace labels", func() error {
 		n := &corev1.Namespace{}
 		if err := p.Client.Get(context.Background(), types.NamespacedName{Name: ns}, n); err != nil {
 			return err
@@ -73,16 +74,7 @@ func TestATunnelSharedAcrossNamespaces(t *testing.T) {
 		Spec: v1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To("edge-" + platform), Replicas: ptr.To[int32](1),
 			AllowedNamespaces: &v1alpha1.AllowedNamespaces{From: v1alpha1.NamespacesFromSelector, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{sharedLabel: "true"}}}},
 	}
-	p.Create(t, cr)
-	eventually(t, "tunnel ID", func() error {
-		if err := p.Get(cr); err != nil {
-			return err
-		}
-		if cr.Status.TunnelID == "" {
-			return fmt.Errorf("no tunnel ID yet")
-		}
-		return nil
-	})
+	p.CreateTunnel(t, cr)
 	tunnelID := cr.Status.TunnelID
 	shared := platform + "/edge"
 	own, hostA, hostB := "own-"+platform+".example.com", "a-"+teamA+".example.com", "b-"+teamB+".example.com"
@@ -95,7 +87,7 @@ func TestATunnelSharedAcrossNamespaces(t *testing.T) {
 	p.Create(t, publicIngress(teamB, "web", shared, hostB))
 
 	redisA := "redis." + teamA + ".svc.cluster.local"
-	eventually(t, "platform's and team-a's hostnames published", func() error {
+	wait.Eventually(t, wait.Patience, "platform's and team-a's hostnames published", func() error {
 		if err := published(t, tunnelID, own, hostA); err != nil {
 			return err
 		}
@@ -151,7 +143,7 @@ func TestATunnelSharedAcrossNamespaces(t *testing.T) {
 
 	// Unlabelled: team-a's go, platform's stay.
 	labelNamespace(t, teamA, nil)
-	eventually(t, "team-a unpublished", func() error {
+	wait.Eventually(t, wait.Patience, "team-a unpublished", func() error {
 		if rs := p.Records(t, hostA); len(rs) != 0 || strings.Contains(p.TunnelConfig(t, tunnelID), hostA) || len(p.HostnameRoutes(t, hostA)) != 0 {
 			return fmt.Errorf("%s: %d records, or still routed or in the configuration", hostA, len(rs))
 		}
@@ -167,11 +159,11 @@ func TestATunnelSharedAcrossNamespaces(t *testing.T) {
 
 	// Labelled again, it comes back; the tunnel's deletion then waits for it.
 	labelNamespace(t, teamA, map[string]string{sharedLabel: "true"})
-	eventually(t, "team-a published again", func() error { return published(t, tunnelID, hostA) })
+	wait.Eventually(t, wait.Patience, "team-a published again", func() error { return published(t, tunnelID, hostA) })
 	if err := p.Client.Delete(context.Background(), cr); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "TunnelInUse naming team-a's Ingress", func() error {
+	wait.Eventually(t, wait.Patience, "TunnelInUse naming team-a's Ingress", func() error {
 		if err := p.Get(cr); err != nil {
 			return err
 		}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,8 +19,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var p *providertest.Provider
@@ -48,7 +47,7 @@ func application(ns, name string, pol v1alpha1.AccessApplicationPolicy) *v1alpha
 
 func gone(t *testing.T, id string) {
 	t.Helper()
-	testenv.Eventually(t, 60*time.Second, "policy "+id+" deleted at Cloudflare", func() error {
+	wait.Eventually(t, wait.Patience, "policy "+id+" deleted at Cloudflare", func() error {
 		if _, err := p.Cloudflare.GetAccessPolicy(context.Background(), id); !cloudflare.IsNotFound(err) {
 			return fmt.Errorf("still there (%v)", err)
 		}

@@ -20,8 +20,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
 var p *providertest.Provider
@@ -61,7 +61,7 @@ func TestDNSRecordDeletedSoonAfterCreateIsPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	var inCloudflare, inAPIServer time.Duration
-	testenv.Eventually(t, 90*time.Second, "record and DNSRecord gone", func() error {
+	wait.Eventually(t, 90*time.Second, "record and DNSRecord gone", func() error {
 		if inCloudflare == 0 {
 			if _, err := p.Cloudflare.GetDNSRecord(ctx, zone, id); cloudflare.IsNotFound(err) {
 				inCloudflare = time.Since(start)

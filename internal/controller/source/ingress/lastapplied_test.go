@@ -1,10 +1,8 @@
-package kubecache_test
+package ingress_test
 
 import (
 	"fmt"
-	"os"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -14,19 +12,16 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/kubecache"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
-var p *providertest.Provider
-
-func TestMain(m *testing.M) { os.Exit(providertest.Run(m, &p)) }
-
-// TestKubectlAppliedSourcesKeepTheirAnnotation: the cache holds Ingresses
-// and Services without kubectl's last-applied annotation, and the provider's
-// writes to them (the Ingress's finalizer and address) leave the stored
-// annotation as kubectl wrote it: a later kubectl apply still sees what it
-// applied.
+// TestKubectlAppliedSourcesKeepTheirAnnotation: the provider's cache
+// (internal/kubecache) holds Ingresses and Services without kubectl's
+// last-applied annotation, and the provider's writes to them (the Ingress's
+// finalizer and address) leave the stored annotation as kubectl wrote it: a
+// later kubectl apply still sees what it applied. It runs here, beside the
+// Ingress source's other tests of a running provider, so that kubecache's
+// own tests need no control plane.
 func TestKubectlAppliedSourcesKeepTheirAnnotation(t *testing.T) {
 	ns := p.Namespace(t)
 	cr := &v1alpha1.CloudflareTunnel{
@@ -53,7 +48,7 @@ func TestKubectlAppliedSourcesKeepTheirAnnotation(t *testing.T) {
 		}}},
 	}
 	p.Create(t, ing)
-	testenv.Eventually(t, 60*time.Second, "the provider's finalizer and address on the Ingress", func() error {
+	wait.Eventually(t, wait.Patience, "the provider's finalizer and address on the Ingress", func() error {
 		if err := p.Get(ing); err != nil {
 			return err
 		}
