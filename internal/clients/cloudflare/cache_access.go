@@ -3,188 +3,147 @@ package cloudflare
 import (
 	"context"
 	"time"
-
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 )
 
 // Access applications, reusable policies, groups and service tokens are
 // observed like every other kind: one paginated list per kind refreshes
 // every resource of it at most once per TTL, so 1,000 protected hostnames
 // cost a list of 1,000 applications per half poll instead of 1,000 gets.
+//
+// Their lists are asked only to find what a create of unknown outcome
+// left, or who holds a name a create was refused for, and both must see
+// objects newer than the snapshot: they list now, or answer from a list
+// sent after the time ListedAfter put in ctx. The list refreshes the
+// snapshot too.
 
-func (c *CachedClient) accessAppList(ctx context.Context) (map[string]AccessApplication, error) {
-	as, err := c.Client.ListAccessApplications(ctx)
-	return collectByID(as, func(a AccessApplication) string { return a.ID }), err
+var accessApplicationKind = kind[AccessApplication]{
+	getOp: "cannot get Access application",
+	id:    func(a *AccessApplication) string { return a.ID },
+	list:  (*Client).ListAccessApplications,
+	get:   (*Client).GetAccessApplication,
 }
 
-func (c *CachedClient) accessPolicyList(ctx context.Context) (map[string]AccessPolicy, error) {
-	ps, err := c.Client.ListAccessPolicies(ctx)
-	return collectByID(ps, func(p AccessPolicy) string { return p.ID }), err
-}
-
-// cachedGet serves a live object from s; a miss (an object newer than the
-// snapshot, or gone) is confirmed with get.
-func cachedGet[T any](ctx context.Context, s *snapshot[T], ttl time.Duration, id, op string, list func(context.Context) (map[string]T, error), get func(context.Context, string) (*T, error)) (*T, error) {
-	if s.deleted(id) {
-		return nil, goneError(op)
-	}
-	v, ok, err := s.get(ctx, ttl, id, list)
-	if err != nil {
-		return nil, err
-	}
-	if ok {
-		return &v, nil
-	}
-	got, err := get(ctx, id)
-	if err == nil {
-		s.put(id, *got)
-	}
-	return got, err
+func (c *CachedClient) cachedAccessApplications() cached[AccessApplication] {
+	return cached[AccessApplication]{c: c, s: &c.cache.accessApps, k: accessApplicationKind}
 }
 
 // GetAccessApplication serves an application from the snapshot.
 func (c *CachedClient) GetAccessApplication(ctx context.Context, id string) (*AccessApplication, error) {
-	return cachedGet(ctx, &c.cache.accessApps, c.observeTTL(), id, "cannot get Access application", c.accessAppList, c.Client.GetAccessApplication)
+	return c.cachedAccessApplications().get(ctx, id)
 }
 
 // ListAccessApplications lists now, or answers from a list sent after the
-// time ListedAfter put in ctx: it is asked only to find what a create of
-// unknown outcome left, or who holds a hostname a create was refused for,
-// and both must see objects newer than the snapshot. The list refreshes
-// the snapshot too.
+// time ListedAfter put in ctx.
 func (c *CachedClient) ListAccessApplications(ctx context.Context) ([]AccessApplication, error) {
-	all, err := c.cache.accessApps.since(ctx, listedAfter(ctx), c.accessAppList)
-	if err != nil {
-		return nil, err
-	}
-	return sortedValues(all, func(AccessApplication) bool { return true }), nil
+	return c.cachedAccessApplications().listSince(ctx, listedAfter(ctx), nil)
 }
 
 // CreateAccessApplication creates and records the application.
 func (c *CachedClient) CreateAccessApplication(ctx context.Context, in AccessApplicationInput) (*AccessApplication, error) {
-	ctx, sent := budget.WithSendRecord(ctx)
-	a, err := c.Client.CreateAccessApplication(ctx, in)
-	afterWrite(&c.cache.accessApps, err, sent, idOf(a, func(a *AccessApplication) string { return a.ID }), a)
-	return a, err
+	return create(ctx, c.cachedAccessApplications(), in, c.Client.CreateAccessApplication)
 }
 
 // UpdateAccessApplication updates and records the application.
 func (c *CachedClient) UpdateAccessApplication(ctx context.Context, id string, in AccessApplicationInput) (*AccessApplication, error) {
-	ctx, sent := budget.WithSendRecord(ctx)
-	a, err := c.Client.UpdateAccessApplication(ctx, id, in)
-	afterWrite(&c.cache.accessApps, err, sent, id, a)
-	return a, err
+	return update(ctx, c.cachedAccessApplications(), id, in, c.Client.UpdateAccessApplication)
 }
 
 // DeleteAccessApplication deletes and forgets the application.
 func (c *CachedClient) DeleteAccessApplication(ctx context.Context, id string) error {
-	err := c.Client.DeleteAccessApplication(ctx, id)
-	if err == nil || IsNotFound(err) {
-		c.cache.accessApps.remove(id)
-	}
-	return err
+	return c.cachedAccessApplications().remove(ctx, id, c.Client.DeleteAccessApplication)
+}
+
+var accessPolicyKind = kind[AccessPolicy]{
+	getOp: "cannot get Access policy",
+	id:    func(p *AccessPolicy) string { return p.ID },
+	list:  (*Client).ListAccessPolicies,
+	get:   (*Client).GetAccessPolicy,
+}
+
+func (c *CachedClient) cachedAccessPolicies() cached[AccessPolicy] {
+	return cached[AccessPolicy]{c: c, s: &c.cache.accessPolicies, k: accessPolicyKind}
 }
 
 // GetAccessPolicy serves a policy from the snapshot.
 func (c *CachedClient) GetAccessPolicy(ctx context.Context, id string) (*AccessPolicy, error) {
-	return cachedGet(ctx, &c.cache.accessPolicies, c.observeTTL(), id, "cannot get Access policy", c.accessPolicyList, c.Client.GetAccessPolicy)
+	return c.cachedAccessPolicies().get(ctx, id)
 }
 
 // ListAccessPolicies lists now, as ListAccessApplications does.
 func (c *CachedClient) ListAccessPolicies(ctx context.Context) ([]AccessPolicy, error) {
-	all, err := c.cache.accessPolicies.since(ctx, listedAfter(ctx), c.accessPolicyList)
-	if err != nil {
-		return nil, err
-	}
-	return sortedValues(all, func(AccessPolicy) bool { return true }), nil
+	return c.cachedAccessPolicies().listSince(ctx, listedAfter(ctx), nil)
 }
 
 // CreateAccessPolicy creates and records the policy.
 func (c *CachedClient) CreateAccessPolicy(ctx context.Context, in AccessPolicyInput) (*AccessPolicy, error) {
-	ctx, sent := budget.WithSendRecord(ctx)
-	p, err := c.Client.CreateAccessPolicy(ctx, in)
-	afterWrite(&c.cache.accessPolicies, err, sent, idOf(p, func(p *AccessPolicy) string { return p.ID }), p)
-	return p, err
+	return create(ctx, c.cachedAccessPolicies(), in, c.Client.CreateAccessPolicy)
 }
 
 // UpdateAccessPolicy updates and records the policy.
 func (c *CachedClient) UpdateAccessPolicy(ctx context.Context, id string, in AccessPolicyInput) (*AccessPolicy, error) {
-	ctx, sent := budget.WithSendRecord(ctx)
-	p, err := c.Client.UpdateAccessPolicy(ctx, id, in)
-	afterWrite(&c.cache.accessPolicies, err, sent, id, p)
-	return p, err
+	return update(ctx, c.cachedAccessPolicies(), id, in, c.Client.UpdateAccessPolicy)
 }
 
 // DeleteAccessPolicy deletes and forgets the policy.
 func (c *CachedClient) DeleteAccessPolicy(ctx context.Context, id string) error {
-	err := c.Client.DeleteAccessPolicy(ctx, id)
-	if err == nil || IsNotFound(err) {
-		c.cache.accessPolicies.remove(id)
-	}
-	return err
+	return c.cachedAccessPolicies().remove(ctx, id, c.Client.DeleteAccessPolicy)
 }
 
-func (c *CachedClient) accessGroupList(ctx context.Context) (map[string]AccessGroup, error) {
-	gs, err := c.Client.ListAccessGroups(ctx)
-	return collectByID(gs, func(g AccessGroup) string { return g.ID }), err
+var accessGroupKind = kind[AccessGroup]{
+	getOp: "cannot get Access group",
+	id:    func(g *AccessGroup) string { return g.ID },
+	list:  (*Client).ListAccessGroups,
+	get:   (*Client).GetAccessGroup,
 }
 
-func (c *CachedClient) serviceTokenList(ctx context.Context) (map[string]ServiceToken, error) {
-	ts, err := c.Client.ListServiceTokens(ctx)
-	return collectByID(ts, func(t ServiceToken) string { return t.ID }), err
+func (c *CachedClient) cachedAccessGroups() cached[AccessGroup] {
+	return cached[AccessGroup]{c: c, s: &c.cache.accessGroups, k: accessGroupKind}
 }
 
 // GetAccessGroup serves a group from the snapshot.
 func (c *CachedClient) GetAccessGroup(ctx context.Context, id string) (*AccessGroup, error) {
-	return cachedGet(ctx, &c.cache.accessGroups, c.observeTTL(), id, "cannot get Access group", c.accessGroupList, c.Client.GetAccessGroup)
+	return c.cachedAccessGroups().get(ctx, id)
 }
 
 // ListAccessGroups lists now, as ListAccessApplications does.
 func (c *CachedClient) ListAccessGroups(ctx context.Context) ([]AccessGroup, error) {
-	all, err := c.cache.accessGroups.since(ctx, listedAfter(ctx), c.accessGroupList)
-	if err != nil {
-		return nil, err
-	}
-	return sortedValues(all, func(AccessGroup) bool { return true }), nil
+	return c.cachedAccessGroups().listSince(ctx, listedAfter(ctx), nil)
 }
 
 // CreateAccessGroup creates and records the group.
 func (c *CachedClient) CreateAccessGroup(ctx context.Context, in AccessGroupInput) (*AccessGroup, error) {
-	ctx, sent := budget.WithSendRecord(ctx)
-	g, err := c.Client.CreateAccessGroup(ctx, in)
-	afterWrite(&c.cache.accessGroups, err, sent, idOf(g, func(g *AccessGroup) string { return g.ID }), g)
-	return g, err
+	return create(ctx, c.cachedAccessGroups(), in, c.Client.CreateAccessGroup)
 }
 
 // UpdateAccessGroup updates and records the group.
 func (c *CachedClient) UpdateAccessGroup(ctx context.Context, id string, in AccessGroupInput) (*AccessGroup, error) {
-	ctx, sent := budget.WithSendRecord(ctx)
-	g, err := c.Client.UpdateAccessGroup(ctx, id, in)
-	afterWrite(&c.cache.accessGroups, err, sent, id, g)
-	return g, err
+	return update(ctx, c.cachedAccessGroups(), id, in, c.Client.UpdateAccessGroup)
 }
 
 // DeleteAccessGroup deletes and forgets the group.
 func (c *CachedClient) DeleteAccessGroup(ctx context.Context, id string) error {
-	err := c.Client.DeleteAccessGroup(ctx, id)
-	if err == nil || IsNotFound(err) {
-		c.cache.accessGroups.remove(id)
-	}
-	return err
+	return c.cachedAccessGroups().remove(ctx, id, c.Client.DeleteAccessGroup)
+}
+
+var serviceTokenKind = kind[ServiceToken]{
+	getOp: "cannot get Access service token",
+	id:    func(t *ServiceToken) string { return t.ID },
+	list:  (*Client).ListServiceTokens,
+	get:   (*Client).GetServiceToken,
+}
+
+func (c *CachedClient) cachedServiceTokens() cached[ServiceToken] {
+	return cached[ServiceToken]{c: c, s: &c.cache.serviceTokens, k: serviceTokenKind}
 }
 
 // GetServiceToken serves a token (never its secret) from the snapshot.
 func (c *CachedClient) GetServiceToken(ctx context.Context, id string) (*ServiceToken, error) {
-	return cachedGet(ctx, &c.cache.serviceTokens, c.observeTTL(), id, "cannot get Access service token", c.serviceTokenList, c.Client.GetServiceToken)
+	return c.cachedServiceTokens().get(ctx, id)
 }
 
 // ListServiceTokens lists now, as ListAccessApplications does.
 func (c *CachedClient) ListServiceTokens(ctx context.Context) ([]ServiceToken, error) {
-	all, err := c.cache.serviceTokens.since(ctx, listedAfter(ctx), c.serviceTokenList)
-	if err != nil {
-		return nil, err
-	}
-	return sortedValues(all, func(ServiceToken) bool { return true }), nil
+	return c.cachedServiceTokens().listSince(ctx, listedAfter(ctx), nil)
 }
 
 // issued records a token from an answer that carried its secret; the
@@ -206,10 +165,7 @@ func (c *CachedClient) CreateServiceToken(ctx context.Context, in ServiceTokenIn
 
 // UpdateServiceToken updates and records the token.
 func (c *CachedClient) UpdateServiceToken(ctx context.Context, id string, in ServiceTokenInput) (*ServiceToken, error) {
-	ctx, sent := budget.WithSendRecord(ctx)
-	t, err := c.Client.UpdateServiceToken(ctx, id, in)
-	afterWrite(&c.cache.serviceTokens, err, sent, id, t)
-	return t, err
+	return update(ctx, c.cachedServiceTokens(), id, in, c.Client.UpdateServiceToken)
 }
 
 // RotateServiceToken rotates and records the token.
@@ -221,19 +177,14 @@ func (c *CachedClient) RotateServiceToken(ctx context.Context, id string, previo
 
 // RefreshServiceToken refreshes and records the token.
 func (c *CachedClient) RefreshServiceToken(ctx context.Context, id string) (*ServiceToken, error) {
-	ctx, sent := budget.WithSendRecord(ctx)
-	t, err := c.Client.RefreshServiceToken(ctx, id)
-	afterWrite(&c.cache.serviceTokens, err, sent, id, t)
-	return t, err
+	return c.cachedServiceTokens().write(ctx, id, func(ctx context.Context) (*ServiceToken, error) {
+		return c.Client.RefreshServiceToken(ctx, id)
+	})
 }
 
 // DeleteServiceToken deletes and forgets the token.
 func (c *CachedClient) DeleteServiceToken(ctx context.Context, id string) error {
-	err := c.Client.DeleteServiceToken(ctx, id)
-	if err == nil || IsNotFound(err) {
-		c.cache.serviceTokens.remove(id)
-	}
-	return err
+	return c.cachedServiceTokens().remove(ctx, id, c.Client.DeleteServiceToken)
 }
 
 // OrganizationTTL is how long the account's Access organization is served
