@@ -6,9 +6,10 @@
 # the background while the integration packages run: those mostly wait on
 # their controllers, so the race build's CPU fits beside them instead of
 # adding its minutes after them. The integration packages run
-# TEST_PARALLEL at a time (default 4, twice the cores of the machine CI runs
-# on): each mostly waits on its controllers' polls, so more of them at once
-# fill the cores instead of queueing (docs/development.md has the figures).
+# TEST_PARALLEL at a time (default 6, on the 2 cores CI has): each mostly
+# waits on its controllers' polls, so a package takes as long beside five
+# others as beside one, and the run is as long as its longest package plus
+# the builds (docs/development.md has the figures).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 GO="${GO:-go}"
@@ -19,7 +20,7 @@ rest="$($GO list ./... | grep -vxF -f <(printf '%s\n' "$race"))"
 $GO test -race -count=1 -shuffle=on -timeout 20m -coverprofile=_output/cover-race.out $race >_output/test-race.log 2>&1 &
 racepid=$!
 # shellcheck disable=SC2086
-$GO test -p "${TEST_PARALLEL:-4}" -count=1 -shuffle=on -timeout 30m -coverprofile=_output/cover.out $rest
+$GO test -p "${TEST_PARALLEL:-6}" -count=1 -shuffle=on -timeout 30m -coverprofile=_output/cover.out $rest
 rc=$?
 wait "$racepid"
 racerc=$?
