@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -44,10 +43,25 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/kubecache"
 )
 
-// RepoRoot is the repository's root directory.
+// RepoRoot is the repository's root directory: the nearest folder holding
+// go.mod above the working directory (go test runs a package's tests in its
+// folder). It does not read source file paths, which make test's -trimpath
+// removes so that a clone at another path reuses the build cache.
 func RepoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	dir, err := os.Getwd()
+	if err != nil {
+		panic(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			panic("no go.mod in " + dir + " or above: run the tests inside the repository")
+		}
+		dir = parent
+	}
 }
 
 // Env is a running control plane.
