@@ -147,10 +147,18 @@ func TestTunnelLifecycle(t *testing.T) {
 			}
 			return nil
 		})
+		// The status is written after Cloudflare is: the resource may still
+		// be Ready from before the update with the old version in status.
+		wait.Eventually(t, wait.Patience, "remoteConfigVersion 1 in status", func() error {
+			if err := p.Get(cr); err != nil {
+				return err
+			}
+			if v := cr.Status.AtProvider.RemoteConfigVersion; v != 1 {
+				return fmt.Errorf("remoteConfigVersion %d, want 1", v)
+			}
+			return nil
+		})
 		p.WaitReady(t, cr)
-		if cr.Status.AtProvider.RemoteConfigVersion != 1 {
-			t.Errorf("remoteConfigVersion %d, want 1", cr.Status.AtProvider.RemoteConfigVersion)
-		}
 	})
 
 	t.Run("DriftIsCorrected", func(t *testing.T) {
