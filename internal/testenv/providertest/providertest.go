@@ -495,6 +495,14 @@ func (p *Provider) WaitWarning(t *testing.T, ns, name, reason, contains string) 
 	})
 }
 
+// Requests counts the requests the provider has sent to the API server
+// with method to path (an object's API path), refused ones included.
+func (p *Provider) Requests(method, path string) int {
+	p.requests.mu.Lock()
+	defer p.requests.mu.Unlock()
+	return p.requests.byCall[method+" "+path]
+}
+
 // StatusWrites counts the status writes (PUT or PATCH of a status
 // subresource) the provider has sent to the API server, by object: its API
 // path without the /status suffix.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"net/http"
 	"testing"
-	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -137,9 +137,18 @@ func TestARecreatedServiceDoesNotTakeOverTheOldOnesObjects(t *testing.T) {
 	if again.UID == svc.UID {
 		t.Fatal("the recreated Service has the old one's UID")
 	}
-	// Long enough for the provider to see the new Service with the old
-	// objects still there.
-	time.Sleep(2 * time.Second)
+	// The provider has seen the new Service with the old objects still
+	// there once it tried to delete the old PublicHostname: the Service's
+	// absence releases the hostname route first (kind order) and stops at
+	// its refusal, while the new Service's first desired object is its
+	// PublicHostname, whose name the old one holds.
+	oldPH := phPath(t, old)
+	wait.Eventually(t, wait.Patience, "the provider met the new Service beside the old objects", func() error {
+		if p.Requests(http.MethodDelete, oldPH) == 0 {
+			return fmt.Errorf("no deletion of %s tried yet", oldPH)
+		}
+		return nil
+	})
 	release()
 
 	wait.Eventually(t, wait.Patience, "the new Service's own objects, and only those", func() error {
@@ -167,4 +176,16 @@ func TestARecreatedServiceDoesNotTakeOverTheOldOnesObjects(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// phPath is the API path of the PublicHostname among objs.
+func phPath(t *testing.T, objs []client.Object) string {
+	t.Helper()
+	for _, o := range objs {
+		if ph, ok := o.(*v1alpha1.PublicHostname); ok {
+			return fmt.Sprintf("/apis/%s/%s/namespaces/%s/publichostnames/%s", v1alpha1.Group, v1alpha1.Version, ph.Namespace, ph.Name)
+		}
+	}
+	t.Fatal("no PublicHostname among the objects made for the Service")
+	return ""
 }
