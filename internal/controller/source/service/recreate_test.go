@@ -3,8 +3,8 @@ package service_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"net/http"
+	"strings"
 	"testing"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
