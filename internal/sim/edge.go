@@ -84,9 +84,10 @@ func (e *edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	verdict := e.s.edgeAccess(name, r)
 	if verdict.app != nil && !verdict.allowed {
-		// GUESS: Access sends a browser to the team's login page and
-		// answers a request its policies refuse without one; the edge
-		// answers 403 either way, so nothing gets through.
+		// GUESS: Access sends a browser to the team's login page, and
+		// answers a refused service token 401 only with
+		// service_auth_401_redirect; the edge answers every refusal 403,
+		// so nothing gets through either way.
 		writeRefusal(w, edgeRefusal{status: http.StatusForbidden, msg: "Forbidden: " + verdict.why})
 		return
 	}
