@@ -38,6 +38,7 @@ func main() {
 		linger    = flag.Duration("connector-linger", 0, "keep a stopped connector listed, and tunnel deletes refused with 1022, for this long (Cloudflare: ~30s); 0 drops it at once")
 		legacy    = flag.Bool("legacy-tunnel-connections", false, "put the deprecated connections array in tunnel responses, as Cloudflare did before 2026-10-05")
 		team      = flag.String("access-team", "sim-team", "the Zero Trust team name: Access's auth domain is <team>.cloudflareaccess.com; \"\" models an account without Zero Trust, whose Access calls are refused")
+		edgeAddr  = flag.String("edge-addr", "", "serve the account's proxied hostnames as Cloudflare's edge and cloudflared would, over plain HTTP, on this address (e.g. 127.0.0.1:8443); point origins at local processes with PUT /__sim/edge/origins; \"\" (the default) serves no edge")
 		zs        zones
 	)
 	flag.Var(&zs, "zone", "a DNS zone in the account (repeatable)")
@@ -74,10 +75,28 @@ func main() {
 	}
 	fmt.Printf("http://%s/client/v4/\n", l.Addr())
 	fmt.Fprintf(os.Stderr, "cloudflare-sim: account %s, zones %v, Access team %q, rate limit %d per %s, list lag %s, connector linger %s; stats at http://%s/__sim/stats\n", *account, zs, *team, *rateLimit, *window, *listLag, *linger, l.Addr())
+	if *edgeAddr != "" {
+		serveEdge(s, *edgeAddr, l.Addr().String())
+	}
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	if err := srv.Serve(l); err != nil {
 		fail(err.Error())
 	}
+}
+
+// serveEdge serves the simulated edge on its own listener, beside the API.
+func serveEdge(s *sim.Server, addr, apiAddr string) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		fail("--edge-addr: " + err.Error())
+	}
+	fmt.Fprintf(os.Stderr, "cloudflare-sim: edge at http://%s/ (send the hostname as Host); origins at http://%s/__sim/edge/origins\n", l.Addr(), apiAddr)
+	srv := &http.Server{Handler: s.Edge(sim.EdgeOptions{}), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(l); err != nil {
+			fail("edge: " + err.Error())
+		}
+	}()
 }
 
 func fail(msg string) {

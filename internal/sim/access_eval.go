@@ -61,10 +61,32 @@ type AccessIdentity struct {
 func (s *Server) AccessDecision(host, path string, who AccessIdentity) (allowed bool, why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	v := s.decideAccess(host, path, who)
+	return v.allowed, v.why
+}
+
+// accessVerdict is AccessDecision's answer with what the edge needs
+// besides: the application that decided (nil when none covers the
+// request) and whether a Bypass policy let the request in.
+type accessVerdict struct {
+	allowed bool
+	why     string
+	app     *accessApp
+	bypass  bool
+}
+
+// decideAccess is AccessDecision; callers hold s.mu.
+func (s *Server) decideAccess(host, path string, who AccessIdentity) accessVerdict {
 	app := s.accessAppFor(host, path)
 	if app == nil {
-		return true, "no Access application"
+		return accessVerdict{allowed: true, why: "no Access application"}
 	}
+	allowed, bypass, why := s.evaluateApp(app, who)
+	return accessVerdict{allowed: allowed, why: why, app: app, bypass: bypass}
+}
+
+// evaluateApp runs app's policies for who, as AccessDecision describes.
+func (s *Server) evaluateApp(app *accessApp, who AccessIdentity) (allowed, bypass bool, why string) {
 	now := s.now()
 	tok, tokNote := s.authenticateServiceToken(who, now)
 	ev := evaluation{s: s, who: who, token: tok}
@@ -84,13 +106,13 @@ func (s *Server) AccessDecision(host, path string, who AccessIdentity) (allowed 
 		}
 		if ev.matches(p.ruleSets, false) {
 			if p.Decision == "bypass" {
-				return true, fmt.Sprintf("%s: bypass policy %q (precedence %d)", name, p.Name, precedence[p])
+				return true, true, fmt.Sprintf("%s: bypass policy %q (precedence %d)", name, p.Name, precedence[p])
 			}
 			via := ""
 			if tok != nil {
 				via = fmt.Sprintf(" with service token %q", tok.Name)
 			}
-			return true, fmt.Sprintf("%s: service auth policy %q (precedence %d)%s", name, p.Name, precedence[p], via)
+			return true, false, fmt.Sprintf("%s: service auth policy %q (precedence %d)%s", name, p.Name, precedence[p], via)
 		}
 	}
 	if who.Email == "" {
@@ -98,7 +120,7 @@ func (s *Server) AccessDecision(host, path string, who AccessIdentity) (allowed 
 		if tokNote != "" {
 			why += " (" + tokNote + ")"
 		}
-		return false, why
+		return false, false, why
 	}
 	for _, p := range policies {
 		if p.Decision != "allow" && p.Decision != "deny" {
@@ -106,12 +128,12 @@ func (s *Server) AccessDecision(host, path string, who AccessIdentity) (allowed 
 		}
 		if ev.matches(p.ruleSets, true) {
 			if p.Decision == "allow" {
-				return true, fmt.Sprintf("%s: allow policy %q (precedence %d)", name, p.Name, precedence[p])
+				return true, false, fmt.Sprintf("%s: allow policy %q (precedence %d)", name, p.Name, precedence[p])
 			}
-			return false, fmt.Sprintf("%s: block policy %q (precedence %d)", name, p.Name, precedence[p])
+			return false, false, fmt.Sprintf("%s: block policy %q (precedence %d)", name, p.Name, precedence[p])
 		}
 	}
-	return false, fmt.Sprintf("%s: no policy matched %s; Access denies by default", name, who.Email)
+	return false, false, fmt.Sprintf("%s: no policy matched %s; Access denies by default", name, who.Email)
 }
 
 // authenticateServiceToken finds the service token the identity presents,

@@ -146,6 +146,9 @@ type Server struct {
 	// watches check hostnames for exposure after every write
 	// (WatchExposure).
 	watches []*ExposureWatch
+	// edgeOrigins maps the origins the edge dials ("host:port") to
+	// addresses ("ip:port"): SetEdgeOrigins, PUT /__sim/edge/origins.
+	edgeOrigins map[string]string
 }
 
 // OpStats counts the requests one API operation received.
@@ -276,6 +279,8 @@ func (s *Server) routesTable() {
 	root.HandleFunc("POST /__sim/tunnels/{tunnel_id}/connectors", s.handleConnectors)
 	root.HandleFunc("POST /__sim/connect", s.handleConnect)
 	root.HandleFunc("POST /__sim/access/decision", s.handleAccessDecision)
+	root.HandleFunc("GET /__sim/edge/origins", s.handleEdgeOrigins)
+	root.HandleFunc("PUT /__sim/edge/origins", s.handleEdgeOrigins)
 	s.mux = root
 }
 

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim/cloudflared"
 )
 
 type tunnel struct {
@@ -39,6 +41,10 @@ type tunnel struct {
 	// (Options.ConnectorLinger).
 	lingering []lingeringConnector
 	config    *tunnelConfiguration
+	// ingress is the newest configuration cloudflared would accept, which
+	// the edge serves: cloudflared keeps its previous configuration when a
+	// new one fails its validation. nil: none yet.
+	ingress *cloudflared.Ingress
 }
 
 type connector struct {
@@ -579,6 +585,9 @@ func (s *Server) putConfiguration(r *http.Request, body []byte) (any, any, *apiE
 		version = t.config.Version + 1
 	}
 	t.config = &tunnelConfiguration{AccountID: t.AccountTag, TunnelID: t.ID, Version: version, Source: "cloudflare", CreatedAt: s.now(), Config: in.Config}
+	if ing, err := cloudflared.Parse(in.Config); err == nil {
+		t.ingress = &ing
+	}
 	// cloudflared pulls a new remote configuration within moments; a test
 	// holds a connector back with config_lag.
 	for i := range t.connectors {
