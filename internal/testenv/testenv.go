@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -236,11 +237,21 @@ func (e *Env) StartManager(t *testing.T, setup func(ctrl.Manager, controller.Opt
 	go func() {
 		defer close(done)
 		if err := mgr.Start(ctx); err != nil {
-			t.Errorf("manager stopped: %v", err)
+			t.Errorf("manager stopped: %v\n%s", err, Goroutines())
 		}
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	return mgr
+}
+
+// Goroutines are this process's goroutines, identical stacks grouped: what a
+// runnable that does not stop is waiting for.
+func Goroutines() string {
+	var b strings.Builder
+	if err := pprof.Lookup("goroutine").WriteTo(&b, 1); err != nil {
+		return "(no goroutine dump: " + err.Error() + ")"
+	}
+	return b.String()
 }
 
 func testLogger(t *testing.T) logr.Logger {

@@ -287,7 +287,7 @@ func (p *Provider) startManager(ctx context.Context, opts Options, managed mr.Se
 	go func() {
 		defer close(done)
 		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager stopped:", err)
+			fmt.Fprintln(os.Stderr, "manager stopped:", err, "\n"+testenv.Goroutines())
 		}
 	}()
 	return done, nil
