@@ -146,6 +146,9 @@ type Server struct {
 	// watches check hostnames for exposure after every write
 	// (WatchExposure).
 	watches []*ExposureWatch
+	// scopes limit tokens to some tunnels (ScopeToken): token → the
+	// tunnel IDs it reaches. A token without an entry reaches all.
+	scopes map[string]map[string]bool
 }
 
 // OpStats counts the requests one API operation received.
@@ -275,6 +278,7 @@ func (s *Server) routesTable() {
 	root.HandleFunc("POST /__sim/faults", s.handleFaults)
 	root.HandleFunc("POST /__sim/tunnels/{tunnel_id}/connectors", s.handleConnectors)
 	root.HandleFunc("POST /__sim/connect", s.handleConnect)
+	root.HandleFunc("POST /__sim/scope", s.handleScope)
 	root.HandleFunc("POST /__sim/access/decision", s.handleAccessDecision)
 	s.mux = root
 }
