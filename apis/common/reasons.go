@@ -35,6 +35,13 @@ const (
 	// ReasonRefused: Cloudflare refused the request (a 4xx answer: an
 	// invalid value, a missing permission).
 	ReasonRefused xpv2.ConditionReason = "CloudflareRefused"
+	// ReasonPermissionDenied: the API token may no longer read the
+	// resource's Cloudflare object: Cloudflare's list of its kind leaves it
+	// out (lists show only what a token may read, per tunnel since
+	// 2026-05-21) and a get by ID is refused with 403. It is not taken for
+	// deleted and nothing is created in its place; the message names the
+	// permission to grant.
+	ReasonPermissionDenied xpv2.ConditionReason = "PermissionDenied"
 	// ReasonPolicyInUse: an AccessPolicy being deleted is still used by
 	// Access applications; its deletion waits until they no longer use it.
 	ReasonPolicyInUse xpv2.ConditionReason = "PolicyInUse"

@@ -149,6 +149,9 @@ type Server struct {
 	// edgeOrigins maps the origins the edge dials ("host:port") to
 	// addresses ("ip:port"): SetEdgeOrigins, PUT /__sim/edge/origins.
 	edgeOrigins map[string]string
+	// scopes limit tokens to some tunnels (ScopeToken): token → the
+	// tunnel IDs it reaches. A token without an entry reaches all.
+	scopes map[string]map[string]bool
 }
 
 // OpStats counts the requests one API operation received.
@@ -278,6 +281,7 @@ func (s *Server) routesTable() {
 	root.HandleFunc("POST /__sim/faults", s.handleFaults)
 	root.HandleFunc("POST /__sim/tunnels/{tunnel_id}/connectors", s.handleConnectors)
 	root.HandleFunc("POST /__sim/connect", s.handleConnect)
+	root.HandleFunc("POST /__sim/scope", s.handleScope)
 	root.HandleFunc("POST /__sim/access/decision", s.handleAccessDecision)
 	root.HandleFunc("GET /__sim/edge/origins", s.handleEdgeOrigins)
 	root.HandleFunc("PUT /__sim/edge/origins", s.handleEdgeOrigins)

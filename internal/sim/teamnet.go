@@ -59,6 +59,11 @@ func (s *Server) findCIDRRoute(r *http.Request) (*cidrRoute, *apiError) {
 	}
 	for _, c := range s.cidr {
 		if c.ID == id && c.DeletedAt == nil {
+			// GUESS: a route of a tunnel outside the token's scope is
+			// refused as its tunnel is (scope.go).
+			if !s.reachesTunnel(r, c.TunnelID) {
+				return nil, errNotPermitted()
+			}
 			return c, nil
 		}
 	}
@@ -95,6 +100,11 @@ func (s *Server) createCIDRRoute(r *http.Request, body []byte) (any, any, *apiEr
 	if err := decodeBody(body, c); err != nil {
 		return nil, nil, err
 	}
+	// GUESS: routing to a tunnel outside the token's scope is refused as
+	// a call on that tunnel is (scope.go).
+	if !s.reachesTunnel(r, c.TunnelID) {
+		return nil, nil, errNotPermitted()
+	}
 	if err := s.checkCIDRRoute(nil, c); err != nil {
 		return nil, nil, err
 	}
@@ -120,7 +130,9 @@ func (s *Server) listCIDRRoutes(r *http.Request, _ []byte) (any, any, *apiError)
 			}
 			continue
 		}
-		if !s.listable(c.CreatedAt) {
+		// Documented: a list shows only the routes of the tunnels the
+		// token may read.
+		if !s.listable(c.CreatedAt) || !s.reachesTunnel(r, c.TunnelID) {
 			continue
 		}
 		if v, ok := q["comment"]; ok && c.Comment != v[0] {
@@ -191,6 +203,9 @@ func (s *Server) editCIDRRoute(r *http.Request, body []byte) (any, any, *apiErro
 		if src != nil {
 			*dst = *src
 		}
+	}
+	if !s.reachesTunnel(r, next.TunnelID) {
+		return nil, nil, errNotPermitted()
 	}
 	if err := s.checkCIDRRoute(c, &next); err != nil {
 		return nil, nil, err
@@ -359,7 +374,8 @@ func (s *Server) routeForIP(r *http.Request, _ []byte) (any, any, *apiError) {
 	}
 	var best *cidrRoute
 	for _, c := range s.cidr {
-		if c.DeletedAt != nil || c.VirtualNetworkID != vn {
+		// GUESS: the lookup by address sees what the list sees.
+		if c.DeletedAt != nil || c.VirtualNetworkID != vn || !s.reachesTunnel(r, c.TunnelID) {
 			continue
 		}
 		p := netip.MustParsePrefix(c.Network)

@@ -109,6 +109,12 @@ func (s *Server) findTunnel(r *http.Request) (*tunnel, *apiError) {
 	if !isUUID(id) {
 		return nil, badID(r)
 	}
+	// GUESS: the permission is checked before the tunnel is looked up, so
+	// a scoped token learns nothing of tunnels outside its scope, not
+	// even whether they exist (scope.go).
+	if !s.reachesTunnel(r, id) {
+		return nil, errNotPermitted()
+	}
 	for _, t := range s.tunnels {
 		if t.ID == id {
 			return t, nil
@@ -147,6 +153,10 @@ func (s *Server) createTunnel(r *http.Request, body []byte) (any, any, *apiError
 	}
 	if err := decodeBody(body, &in); err != nil {
 		return nil, nil, err
+	}
+	// GUESS: creating a tunnel takes the account-wide role (scope.go).
+	if s.scoped(r) {
+		return nil, nil, errNotPermitted()
 	}
 	if strings.TrimSpace(in.Name) == "" {
 		return nil, nil, errf(http.StatusBadRequest, 1001, "name is required")
@@ -213,7 +223,8 @@ func (s *Server) listTunnels(r *http.Request, _ []byte) (any, any, *apiError) {
 			}
 			continue
 		}
-		if !s.listable(t.CreatedAt) {
+		// Documented: a list shows only the tunnels the token may read.
+		if !s.listable(t.CreatedAt) || !s.reachesTunnel(r, t.ID) {
 			continue
 		}
 		if v := q.Get("name"); v != "" && t.Name != v {

@@ -179,7 +179,12 @@ type kind[T any] struct {
 	// getOp names the get in the not-found answer for an object this
 	// process deleted.
 	getOp string
-	id    func(*T) string
+	// noun names one object of the kind ("tunnel") and permission the API
+	// token permission that reads and writes it (the x-api-token-group of
+	// its operations in Cloudflare's OpenAPI document), for the error of a
+	// get refused with 403 (AccessLostError).
+	noun, permission string
+	id               func(*T) string
 	// deleted reports whether a get answered with a deleted object, which
 	// Cloudflare's lists leave out and so the snapshot must too (tunnels
 	// and routes keep their IDs after a delete). nil: a kind whose deleted
@@ -206,8 +211,12 @@ func (o cached[T]) listAll(ctx context.Context) (map[string]T, error) {
 }
 
 // get serves a live object from the snapshot; anything else (an object
-// newer than the snapshot, or deleted) is confirmed with a get, and
-// recorded when live. An object this process deleted costs no call.
+// newer than the snapshot, deleted, or one the token may no longer read,
+// which Cloudflare's lists leave out) is confirmed with a get, and
+// recorded when live. The get tells the cases apart: a 404 is gone, a 403
+// an object the token lost its permission on (AccessLostError), which is
+// never taken for gone. So a missing object costs one get per observation
+// and a listed one none. An object this process deleted costs no call.
 func (o cached[T]) get(ctx context.Context, id string) (*T, error) {
 	if o.s.deleted(id) {
 		return nil, goneError(o.k.getOp)
@@ -220,6 +229,9 @@ func (o cached[T]) get(ctx context.Context, id string) (*T, error) {
 		return &v, nil
 	}
 	got, err := o.k.get(o.c.Client, ctx, id)
+	if IsForbidden(err) {
+		return nil, &AccessLostError{Kind: o.k.noun, ID: id, Permission: o.k.permission, Err: err}
+	}
 	if err == nil && (o.k.deleted == nil || !o.k.deleted(got)) {
 		o.s.put(id, *got)
 	}

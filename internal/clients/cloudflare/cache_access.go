@@ -21,6 +21,9 @@ var accessApplicationKind = kind[AccessApplication]{
 	id:    func(a *AccessApplication) string { return a.ID },
 	list:  (*Client).ListAccessApplications,
 	get:   (*Client).GetAccessApplication,
+	// What a refused get names (AccessLostError).
+	noun:       "Access application",
+	permission: "Account › Access: Apps and Policies: Edit",
 }
 
 func (c *CachedClient) cachedAccessApplications() cached[AccessApplication] {
@@ -58,6 +61,9 @@ var accessPolicyKind = kind[AccessPolicy]{
 	id:    func(p *AccessPolicy) string { return p.ID },
 	list:  (*Client).ListAccessPolicies,
 	get:   (*Client).GetAccessPolicy,
+	// What a refused get names (AccessLostError).
+	noun:       "Access policy",
+	permission: "Account › Access: Apps and Policies: Edit",
 }
 
 func (c *CachedClient) cachedAccessPolicies() cached[AccessPolicy] {
@@ -94,6 +100,9 @@ var accessGroupKind = kind[AccessGroup]{
 	id:    func(g *AccessGroup) string { return g.ID },
 	list:  (*Client).ListAccessGroups,
 	get:   (*Client).GetAccessGroup,
+	// What a refused get names (AccessLostError).
+	noun:       "Access group",
+	permission: "Account › Access: Organizations, Identity Providers, and Groups: Edit",
 }
 
 func (c *CachedClient) cachedAccessGroups() cached[AccessGroup] {
@@ -130,6 +139,9 @@ var serviceTokenKind = kind[ServiceToken]{
 	id:    func(t *ServiceToken) string { return t.ID },
 	list:  (*Client).ListServiceTokens,
 	get:   (*Client).GetServiceToken,
+	// What a refused get names (AccessLostError).
+	noun:       "Access service token",
+	permission: "Account › Access: Service Tokens: Edit",
 }
 
 func (c *CachedClient) cachedServiceTokens() cached[ServiceToken] {

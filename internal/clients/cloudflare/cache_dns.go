@@ -18,6 +18,9 @@ func recordKind(zoneID string) kind[DNSRecord] {
 		get: func(c *Client, ctx context.Context, id string) (*DNSRecord, error) {
 			return c.GetDNSRecord(ctx, zoneID, id)
 		},
+		// What a refused get names (AccessLostError).
+		noun:       "DNS record",
+		permission: "Zone › DNS: Edit for the record's zone",
 	}
 }
 

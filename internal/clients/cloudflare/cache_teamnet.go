@@ -19,6 +19,10 @@ var cidrRouteKind = kind[CIDRRoute]{
 		return c.ListCIDRRoutes(ctx, CIDRRouteFilter{})
 	},
 	get: (*Client).GetCIDRRoute,
+	// What a refused get names (AccessLostError). Cloudflare lists a
+	// route only to a token that may read its tunnel.
+	noun:       "network route",
+	permission: "Account › Cloudflare Tunnel: Edit (or Cloudflare One Networks: Edit), for the account or for the route's tunnel",
 }
 
 func (c *CachedClient) cachedCIDRRoutes() cached[CIDRRoute] {
@@ -71,6 +75,9 @@ var virtualNetworkKind = kind[VirtualNetwork]{
 	deleted: (*VirtualNetwork).Deleted,
 	list:    (*Client).ListVirtualNetworks,
 	get:     (*Client).GetVirtualNetwork,
+	// What a refused get names (AccessLostError).
+	noun:       "virtual network",
+	permission: "Account › Cloudflare Tunnel: Edit (or Cloudflare One Networks: Edit)",
 }
 
 func (c *CachedClient) cachedVirtualNetworks() cached[VirtualNetwork] {

@@ -14,6 +14,10 @@ var tunnelKind = kind[Tunnel]{
 	deleted: (*Tunnel).Deleted,
 	list:    func(c *Client, ctx context.Context) ([]Tunnel, error) { return c.ListTunnels(ctx, TunnelFilter{}) },
 	get:     (*Client).GetTunnel,
+	// What a refused get names (AccessLostError). The permission is
+	// granted for the account or, since 2026-05-21, for single tunnels.
+	noun:       "tunnel",
+	permission: "Account › Cloudflare Tunnel: Edit (Read for an observe-only resource), for the account or for this tunnel",
 }
 
 func (c *CachedClient) cachedTunnels() cached[Tunnel] {
@@ -152,6 +156,9 @@ var hostnameRouteKind = kind[HostnameRoute]{
 		return c.ListHostnameRoutes(ctx, HostnameRouteFilter{})
 	},
 	get: (*Client).GetHostnameRoute,
+	// What a refused get names (AccessLostError).
+	noun:       "hostname route",
+	permission: "Account › Cloudflare Tunnel: Edit (or Cloudflare One Networks: Edit)",
 }
 
 func (c *CachedClient) cachedHostnameRoutes() cached[HostnameRoute] {
@@ -194,6 +201,9 @@ var serviceKind = kind[Service]{
 	id:    func(s *Service) string { return s.ServiceID },
 	list:  (*Client).ListServices,
 	get:   (*Client).GetService,
+	// What a refused get names (AccessLostError).
+	noun:       "VPC service",
+	permission: "Account › Connectivity Directory: Edit",
 }
 
 func (c *CachedClient) cachedServices() cached[Service] {

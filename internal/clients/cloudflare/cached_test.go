@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,7 +24,11 @@ type thing struct {
 // things is Cloudflare for things: it counts the calls made to it and
 // fails them on demand.
 type things struct {
-	objects               map[string]thing
+	objects map[string]thing
+	// unreadable are things the token lost its permission on: lists
+	// leave them out and a get is refused with 403, as Cloudflare does
+	// since lists show only what a token may read.
+	unreadable            map[string]bool
 	lists, gets, writes   int
 	failList, failGet     error
 	failWrite, failDelete error
@@ -31,11 +36,13 @@ type things struct {
 
 func (f *things) kind() kind[thing] {
 	return kind[thing]{
-		getOp:   "cannot get thing",
-		id:      func(t *thing) string { return t.ID },
-		deleted: func(t *thing) bool { return t.Deleted },
-		list:    func(*Client, context.Context) ([]thing, error) { return f.list() },
-		get:     func(_ *Client, _ context.Context, id string) (*thing, error) { return f.get(id) },
+		getOp:      "cannot get thing",
+		noun:       "thing",
+		permission: "Account › Things: Edit",
+		id:         func(t *thing) string { return t.ID },
+		deleted:    func(t *thing) bool { return t.Deleted },
+		list:       func(*Client, context.Context) ([]thing, error) { return f.list() },
+		get:        func(_ *Client, _ context.Context, id string) (*thing, error) { return f.get(id) },
 	}
 }
 
@@ -47,7 +54,7 @@ func (f *things) list() ([]thing, error) {
 	}
 	var out []thing
 	for _, t := range f.objects {
-		if !t.Deleted {
+		if !t.Deleted && !f.unreadable[t.ID] {
 			out = append(out, t)
 		}
 	}
@@ -58,6 +65,9 @@ func (f *things) get(id string) (*thing, error) {
 	f.gets++
 	if f.failGet != nil {
 		return nil, f.failGet
+	}
+	if f.unreadable[id] {
+		return nil, &APIError{Operation: "cannot get thing", Status: http.StatusForbidden, Codes: []int{9109}, Messages: []string{"Unauthorized to access requested resource"}}
 	}
 	t, ok := f.objects[id]
 	if !ok {
@@ -128,11 +138,17 @@ var (
 	errBoom = errors.New("boom")
 	// errGone stands for any not-found answer (IsNotFound).
 	errGone = errors.New("not found")
+	// errAccessLost stands for an object the token lost its permission
+	// on (IsAccessLost), which is never not found.
+	errAccessLost = errors.New("access lost")
 )
 
 func sameError(got, want error) bool {
-	if want == errGone {
-		return IsNotFound(got)
+	switch want {
+	case errGone:
+		return IsNotFound(got) && !IsAccessLost(got)
+	case errAccessLost:
+		return IsAccessLost(got) && !IsNotFound(got)
 	}
 	return errors.Is(got, want) || (got == nil && want == nil)
 }
@@ -174,6 +190,42 @@ func TestCachedKind(t *testing.T) {
 			do:     get("b"), want: &thing{ID: "b", Name: "b", Deleted: true},
 			thenID: "b", thenWant: &thing{ID: "b", Name: "b", Deleted: true},
 			gets: 2,
+		},
+		// Missing from a fresh list: one get per observation tells a
+		// deleted object (404) from one the token may no longer read
+		// (403), which is never taken for gone.
+		"GoneFromTheListAndByIDIsNotFound": {
+			behind: func(f *things, s *snapshot[thing]) {
+				delete(f.objects, "a")
+				age(s, ttl+time.Second)
+			},
+			do: get("a"), wantErr: errGone,
+			thenID: "a", thenErr: errGone,
+			lists: 1, gets: 2,
+		},
+		"UnreadableIsAccessLostNotGone": {
+			behind: func(f *things, s *snapshot[thing]) {
+				f.unreadable = map[string]bool{"a": true}
+				age(s, ttl+time.Second)
+			},
+			do: get("a"), wantErr: errAccessLost,
+			thenID: "a", thenErr: errAccessLost,
+			lists: 1, gets: 2,
+		},
+		"ReadableAgainIsServedFromTheListWithoutAGet": {
+			behind: func(f *things, s *snapshot[thing]) {
+				f.unreadable = map[string]bool{"a": true}
+				age(s, ttl+time.Second)
+				if _, err := (cached[thing]{c: &CachedClient{Client: &Client{}, ttl: ttl}, s: s, k: f.kind()}).get(context.Background(), "a"); !IsAccessLost(err) {
+					panic(fmt.Sprintf("an unreadable thing: %v", err))
+				}
+				f.unreadable = nil
+				age(s, ttl+time.Second)
+				f.lists, f.gets = 0, 0
+			},
+			do: get("a"), want: one("a", "a"),
+			thenID: "a", thenWant: one("a", "a"),
+			lists: 1,
 		},
 		"UnknownIDNotFound": {
 			do: get("zz"), wantErr: errGone,
@@ -328,5 +380,29 @@ func TestCachedKind(t *testing.T) {
 				t.Errorf("calls: %d lists, %d gets, %d writes; want %d, %d, %d", f.lists, f.gets, f.writes, tc.lists, tc.gets, tc.writes)
 			}
 		})
+	}
+}
+
+// TestAccessLostSaysWhatToGrant: the refusal of a get for an object its
+// list left out names the object and the permission, and still reads as
+// Cloudflare's 403 underneath.
+func TestAccessLostSaysWhatToGrant(t *testing.T) {
+	f := &things{objects: map[string]thing{"a": {ID: "a"}}, unreadable: map[string]bool{"a": true}}
+	o := cached[thing]{c: &CachedClient{Client: &Client{}, ttl: time.Minute}, s: &snapshot[thing]{}, k: f.kind()}
+	_, err := o.get(context.Background(), "a")
+	var al *AccessLostError
+	if !errors.As(err, &al) {
+		t.Fatalf("error %v, want an AccessLostError", err)
+	}
+	if al.Kind != "thing" || al.ID != "a" || al.Permission != "Account › Things: Edit" {
+		t.Errorf("AccessLostError %+v", al)
+	}
+	for _, want := range []string{"thing a", "Grant the token Account › Things: Edit", "not taken for deleted"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q does not say %q", err.Error(), want)
+		}
+	}
+	if !IsForbidden(err) || !IsRefused(err) || IsNotFound(err) || IsTransient(err) {
+		t.Errorf("classified as forbidden %t, refused %t, not found %t, transient %t; want a refusal only", IsForbidden(err), IsRefused(err), IsNotFound(err), IsTransient(err))
 	}
 }

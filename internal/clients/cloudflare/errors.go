@@ -140,3 +140,39 @@ func IsRefused(err error) bool {
 	ae, ok := asAPIError(err)
 	return ok && ae.Status >= 400 && ae.Status < 500 && ae.Status != http.StatusRequestTimeout && !IsRateLimited(err)
 }
+
+// IsForbidden is true for a 403: the token may not make this call, on this
+// object or at all.
+func IsForbidden(err error) bool {
+	ae, ok := asAPIError(err)
+	return ok && ae.Status == http.StatusForbidden
+}
+
+// AccessLostError is an object that Cloudflare's list of its kind leaves
+// out and whose get by ID is refused with 403, although the list itself
+// was served: the token lost its permission on it. Since 2026-05-21
+// Cloudflare's lists show only what the token may read (granular
+// permissions, per tunnel), so an object missing from a list is not
+// deleted on that evidence; a 404 would say it is gone, a 403 says only
+// that this token may not see it. Nothing is created in its place.
+type AccessLostError struct {
+	// Kind names the object ("tunnel"), ID is its Cloudflare ID.
+	Kind, ID string
+	// Permission is what the token needs to read and manage it.
+	Permission string
+	// Err is Cloudflare's refusal.
+	Err error
+}
+
+func (e *AccessLostError) Error() string {
+	return fmt.Sprintf("the API token may no longer read %s %s: Cloudflare no longer lists it and refuses a get by ID (%v); it is not taken for deleted and nothing is created in its place. Grant the token %s", e.Kind, e.ID, e.Err, e.Permission)
+}
+
+func (e *AccessLostError) Unwrap() error { return e.Err }
+
+// IsAccessLost is true when the token lost its permission on an object it
+// manages (AccessLostError).
+func IsAccessLost(err error) bool {
+	var al *AccessLostError
+	return errors.As(err, &al)
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/cloudflaretest"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/dnsrecord"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/hostnameroute"
@@ -46,6 +47,7 @@ func TestReason(t *testing.T) {
 		"BudgetQueueOutlasted":  {cloudflaretest.DeadlineSpent(t), common.ReasonTransient},
 		"InvalidRecord":         {cloudflaretest.Answered(t, 400, 9007, "Content for CNAME record is invalid"), common.ReasonRefused},
 		"TokenLacksPermission":  {cloudflaretest.Answered(t, 403, 10000, "Authentication error"), common.ReasonRefused},
+		"TokenLostTheObject":    {&cloudflare.AccessLostError{Kind: "tunnel", ID: "t-1", Permission: "Account › Cloudflare Tunnel: Edit", Err: cloudflaretest.Answered(t, 403, 9109, "Unauthorized to access requested resource")}, common.ReasonPermissionDenied},
 		"A5xxCodeIsNoStatus":    {cloudflaretest.Answered(t, 400, 5001, "something"), common.ReasonRefused},
 		"AnyOtherFailure":       {errors.New("spec.forProvider.tunnelId is not set"), ""},
 		"NoFailure":             {nil, ""},

@@ -41,7 +41,8 @@ type reasoned interface {
 
 // Reason is the reason of the Synced=False that err causes: the one its
 // error type names, else the class of a Cloudflare or network failure
-// (rate limited, transient, refused by Cloudflare); "" for any other,
+// (an object the token lost its permission on, rate limited, transient,
+// refused by Cloudflare); "" for any other,
 // which keeps ReconcileError.
 func Reason(err error) xpv2.ConditionReason {
 	var r reasoned
@@ -50,6 +51,8 @@ func Reason(err error) xpv2.ConditionReason {
 		return ""
 	case errors.As(err, &r):
 		return r.ConditionReason()
+	case cloudflare.IsAccessLost(err):
+		return common.ReasonPermissionDenied
 	case cloudflare.IsRateLimited(err):
 		return common.ReasonRateLimited
 	case cloudflare.IsTransient(err):

@@ -317,6 +317,10 @@ func (e *external) refused(ctx context.Context, cr *v1alpha1.Tunnel) error {
 	// by what, and without its ID the refusal is not recorded (a later
 	// Observe could then take a tunnel made moments before for ours).
 	ts, err := e.tunnels.ListTunnelsSince(ctx, cloudflare.TunnelFilter{Name: name}, time.Now())
+	if err == nil && len(ts) == 0 {
+		// Cloudflare lists only the tunnels a token may read.
+		return errors.Errorf("a live tunnel named %q already exists that this API token may not read (Cloudflare lists a token only the tunnels it may read); it is left alone", name)
+	}
 	if err != nil || len(ts) != 1 {
 		return errors.Errorf("a live tunnel named %q already exists", name)
 	}
