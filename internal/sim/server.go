@@ -146,6 +146,10 @@ type Server struct {
 	// watches check hostnames for exposure after every write
 	// (WatchExposure).
 	watches []*ExposureWatch
+
+	// dnsWatches record watched names' records after every DNS write
+	// (WatchDNS).
+	dnsWatches []*DNSWatch
 }
 
 // OpStats counts the requests one API operation received.
