@@ -152,6 +152,9 @@ type Server struct {
 	// scopes limit tokens to some tunnels (ScopeToken): token → the
 	// tunnel IDs it reaches. A token without an entry reaches all.
 	scopes map[string]map[string]bool
+	// dnsWatches record watched names' records after every DNS write
+	// (WatchDNS).
+	dnsWatches []*DNSWatch
 }
 
 // OpStats counts the requests one API operation received.

@@ -66,6 +66,23 @@ func (c *CachedClient) UpdateDNSRecord(ctx context.Context, zoneID, id string, r
 	return c.writeRecord(ctx, zoneID, &dnsOp{kind: opPut, id: id, rec: r})
 }
 
+// ReplaceDNSRecord replaces the record and records the outcome. It is sent
+// at once, never joining the zone's next batch: that batch may be split
+// when Cloudflare refuses one of its operations, and the delete and the
+// create must stay in one transaction.
+func (c *CachedClient) ReplaceDNSRecord(ctx context.Context, zoneID, id string, r DNSRecord) (*DNSRecord, error) {
+	rec, err := c.Client.ReplaceDNSRecord(ctx, zoneID, id, r)
+	records := c.cache.zoneRecords(zoneID)
+	if err != nil {
+		// Refused, or of unknown outcome: the next read lists the zone.
+		records.invalidate()
+		return nil, err
+	}
+	records.remove(id)
+	records.put(rec.ID, *rec)
+	return rec, nil
+}
+
 // DeleteDNSRecord deletes and forgets the record, in the zone's next batch
 // when batching is on.
 func (c *CachedClient) DeleteDNSRecord(ctx context.Context, zoneID, id string) error {

@@ -3,6 +3,7 @@ package cloudflare
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -79,7 +80,11 @@ type DNSRecordsAPI interface {
 	// ListDNSRecordsSince is ListDNSRecords from a list sent no earlier
 	// than t: what Cloudflare held after a write made before t.
 	ListDNSRecordsSince(ctx context.Context, zoneID string, f DNSRecordFilter, t time.Time) ([]DNSRecord, error)
+	// UpdateDNSRecord overwrites a record of the same type: Cloudflare
+	// refuses an update that changes the type (ReplaceDNSRecord does).
 	UpdateDNSRecord(ctx context.Context, zoneID, id string, r DNSRecord) (*DNSRecord, error)
+	// ReplaceDNSRecord deletes record id and creates r in one transaction.
+	ReplaceDNSRecord(ctx context.Context, zoneID, id string, r DNSRecord) (*DNSRecord, error)
 	DeleteDNSRecord(ctx context.Context, zoneID, id string) error
 }
 
@@ -194,6 +199,28 @@ func (c *Client) UpdateDNSRecord(ctx context.Context, zoneID, id string, r DNSRe
 	return out, wrap(decodeRaw(res.JSON.RawJSON(), out), "cannot decode DNS record")
 }
 
+// ReplaceDNSRecord deletes record id and creates r in one batch, which
+// Cloudflare applies in one transaction: the name is never without a
+// record, and whatever becomes of the answer, either both happened or
+// neither did. It is how a record's type changes: since 2026-06-30
+// Cloudflare refuses an update that changes it, and points to a delete and
+// a create, or a batch holding both (its API deprecations notes).
+func (c *Client) ReplaceDNSRecord(ctx context.Context, zoneID, id string, r DNSRecord) (*DNSRecord, error) {
+	res, err := c.sendBatch(ctx, zoneID, DNSBatch{Deletes: []string{id}, Posts: []DNSRecord{r}})
+	if err != nil {
+		return nil, wrap(err, "cannot replace DNS record")
+	}
+	if len(res.Posts) != 1 {
+		return nil, errReplacementNotInAnswer
+	}
+	return &res.Posts[0], nil
+}
+
+// errReplacementNotInAnswer is the outcome of a replacement whose batch
+// succeeded with an answer that holds no created record: unknown, as after
+// a lost response.
+var errReplacementNotInAnswer = errors.New("cannot replace DNS record: Cloudflare's answer to the batch did not include the new record, so its outcome is unknown")
+
 // DeleteDNSRecord deletes a record.
 func (c *Client) DeleteDNSRecord(ctx context.Context, zoneID, id string) error {
 	_, err := c.sdk.DNS.Records.Delete(ctx, id, dns.RecordDeleteParams{ZoneID: cf.F(zoneID)})
@@ -241,6 +268,12 @@ type batchBody struct {
 // BatchDNSRecords sends a batch: one request, however many operations it
 // holds (up to the zone plan's limit, 200 on a free zone).
 func (c *Client) BatchDNSRecords(ctx context.Context, zoneID string, b DNSBatch) (*DNSBatchResult, error) {
+	// Many records' last step: ahead of the queue of single-object writes.
+	return c.sendBatch(budget.WithPriority(ctx, budget.Aggregate), zoneID, b)
+}
+
+// sendBatch sends a batch at ctx's priority.
+func (c *Client) sendBatch(ctx context.Context, zoneID string, b DNSBatch) (*DNSBatchResult, error) {
 	var in batchBody
 	for _, id := range b.Deletes {
 		in.Deletes = append(in.Deletes, batchID{ID: id})
@@ -255,8 +288,6 @@ func (c *Client) BatchDNSRecords(ctx context.Context, zoneID string, b DNSBatch)
 	if err != nil {
 		return nil, wrap(err, "cannot encode DNS batch")
 	}
-	// Many records' last step: ahead of the queue of single-object writes.
-	ctx = budget.WithPriority(ctx, budget.Aggregate)
 	// The SDK's DNS.Records.Batch request, its answer decoded as plain
 	// JSON (see ListDNSRecords: the SDK's record-union decoder costs about
 	// a millisecond and 350 KB per record).

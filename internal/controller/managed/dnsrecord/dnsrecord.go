@@ -71,6 +71,9 @@ type external struct {
 	// The zone Observe resolved, for Create, Update and Delete in the same
 	// reconcile.
 	zone zoneRef
+	// observed is the record Observe found, for Update: a record whose
+	// type is to change is replaced, not updated.
+	observed *cloudflare.DNSRecord
 }
 
 func (e *external) Disconnect(context.Context) error { return nil }
@@ -217,6 +220,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.DNSRecord) (managed
 		adopted = true
 	}
 
+	e.observed = rec
 	cr.SetConditions(xpv2.Available())
 	cr.Status.AtProvider = observation(rec, z)
 	lateInit := lateInitialize(&cr.Spec.ForProvider, rec)
@@ -251,8 +255,12 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.DNSRecord) (managed.
 }
 
 func (e *external) Update(ctx context.Context, cr *v1alpha1.DNSRecord) (managed.ExternalUpdate, error) {
+	want := desired(cr.Spec.ForProvider, e.identity(cr).Mark())
+	if typeChanges(e.observed, want) {
+		return managed.ExternalUpdate{}, e.changeType(ctx, cr, want)
+	}
 	// PUT: the record becomes exactly the desired one, marker included.
-	_, err := e.records.UpdateDNSRecord(ctx, e.zone.ID, meta.GetExternalName(cr), desired(cr.Spec.ForProvider, e.identity(cr).Mark()))
+	_, err := e.records.UpdateDNSRecord(ctx, e.zone.ID, meta.GetExternalName(cr), want)
 	return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update DNS record")
 }
 

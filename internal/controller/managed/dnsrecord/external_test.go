@@ -32,7 +32,9 @@ type fakeRecords struct {
 	snapshot  *[]cloudflare.DNSRecord
 	since     time.Time
 	createErr error
-	writes    []string
+	// replaceErr fails ReplaceDNSRecord.
+	replaceErr error
+	writes     []string
 }
 
 var errNotFound = &cloudflare.APIError{Operation: "cannot get DNS record", Status: 404, Codes: []int{cloudflare.CodeDNSRecordNotFound}, Messages: []string{"Record does not exist."}}
@@ -78,9 +80,20 @@ func named(records []cloudflare.DNSRecord, name string) []cloudflare.DNSRecord {
 	return out
 }
 
-func (f *fakeRecords) UpdateDNSRecord(context.Context, string, string, cloudflare.DNSRecord) (*cloudflare.DNSRecord, error) {
-	f.writes = append(f.writes, "update")
-	return nil, errors.New("unexpected")
+func (f *fakeRecords) UpdateDNSRecord(_ context.Context, _, id string, r cloudflare.DNSRecord) (*cloudflare.DNSRecord, error) {
+	f.writes = append(f.writes, "update "+id)
+	r.ID = id
+	return &r, nil
+}
+
+// ReplaceDNSRecord deletes id and creates r as "replacement".
+func (f *fakeRecords) ReplaceDNSRecord(_ context.Context, _, id string, r cloudflare.DNSRecord) (*cloudflare.DNSRecord, error) {
+	f.writes = append(f.writes, "replace "+id)
+	if f.replaceErr != nil {
+		return nil, f.replaceErr
+	}
+	r.ID = "replacement"
+	return &r, nil
 }
 
 func (f *fakeRecords) DeleteDNSRecord(context.Context, string, string) error {
