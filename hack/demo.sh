@@ -30,7 +30,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-step "Building the local cluster (kube-apiserver, etcd, controller-manager, scheduler, kubectl, KWOK), the provider and the Cloudflare simulator — the first run takes 10-20 minutes, later runs seconds"
+step "Building the local cluster (kube-apiserver, etcd, controller-manager, scheduler, kubectl, KWOK), the provider and the Cloudflare simulator — the first run takes about 11 minutes on 2 cores, later runs seconds"
 # The provider builds beside the cluster's binaries: on a cold machine one's
 # module downloads overlap the other's compile.
 go build -o _output/bin/ ./cmd/provider ./cmd/cloudflare-sim 2>"$out/build.log" &

@@ -41,7 +41,7 @@ build_kube() {
       ld="$ld -X $p.gitVersion=v$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$(cut -d. -f2 <<<"$K8S_VERSION")"
       ld="$ld -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
     done
-    log "building ${todo[*]} (cold: ~15-25 min on 2 cores; warm: seconds)"
+    log "building ${todo[*]} (cold: ~8-12 min on 2 cores; warm: seconds)"
     mkdir "$work/out"
     go build -trimpath -tags=selinux,notest,grpcnotrace -ldflags "$ld" -o "$work/out/" "${todo[@]/#/k8s.io/kubernetes/cmd/}"
     mv "$work/out/"* "$DEST/"
