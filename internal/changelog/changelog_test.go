@@ -215,7 +215,9 @@ func TestChangeLogWithoutSecrets(t *testing.T) {
 		secretValue(t, ns, "logged-token", "token"),
 		secretValue(t, ns, "logged-credentials", ztv1alpha1.KeyServiceTokenClientSecret)}
 
-	p.Edit(t, tun, func() { tun.Spec.ForProvider.Config.Ingress[0].Service = "http://web." + ns + ".svc.cluster.local:8080" })
+	p.Edit(t, tun, func() {
+		tun.Spec.ForProvider.Config.Ingress[0].Service = "http://web." + ns + ".svc.cluster.local:8080"
+	})
 	p.Edit(t, sat, func() {
 		// A second ahead: the request is stored to the second, and the
 		// token may have been made within this one.
