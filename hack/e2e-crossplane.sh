@@ -381,6 +381,18 @@ for i, s in enumerate(x for x in os.environ["CHANGELOG_SECRETS"].split("\n") if 
 PY
 info "$(wc -l <"$out/changelogs.jsonl") change log entries ($(grep -c OPERATION_TYPE_CREATE "$out/changelogs.jsonl") creates, $(grep -c OPERATION_TYPE_UPDATE "$out/changelogs.jsonl") updates, $(grep -c OPERATION_TYPE_DELETE "$out/changelogs.jsonl") deletes); none holds the API token, the tunnel's run token or the client secret"
 
+# The runtime config that turns change logs on in a pod, as Crossplane
+# renders it into the revision's Deployment (KWOK runs no container, so the
+# sidecar itself is not run here: the receiver above stands in for it).
+kc apply -f cluster/crossplane/deploymentruntimeconfig-changelogs.yaml >/dev/null
+rendered_with_changelogs() {
+  local d
+  d="$(kc -n crossplane-system get deployment "$rev2" -o jsonpath='{.spec.template.spec.containers[*].name}|{.spec.template.spec.containers[?(@.name=="package-runtime")].args}|{.spec.template.spec.containers[?(@.name=="package-runtime")].volumeMounts[*].mountPath}|{.spec.template.spec.volumes[*].name}')"
+  [[ "$d" == *changelogs-sidecar*"|"*--enable-changelogs*"|"*/var/run/changelogs*"|"*changelogs* ]]
+}
+waitfor "deploymentruntimeconfig-changelogs.yaml rendered: the sidecar beside package-runtime, --enable-changelogs, the shared volume" 60 rendered_with_changelogs
+kc apply -f cluster/crossplane/deploymentruntimeconfig.yaml >/dev/null
+
 # ------------------------------------------------------------------ 9. trace
 phase "trace: crossplane resource trace of a CloudflareTunnel and a PublicHostname"
 refs_of() { kc -n $ns get "$1" -o jsonpath='{range .spec.crossplane.resourceRefs[*]}{.kind}/{.name} {end}'; }
