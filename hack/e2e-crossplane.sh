@@ -15,7 +15,8 @@
 #     pointed at the pushed package), then the token Secret and the
 #     ClusterProviderConfig (endpoint: the simulator)
 #  5. waits for the Provider to be Installed and Healthy and the five
-#     ManagedResourceDefinitions to be Active
+#     ManagedResourceDefinitions to be Active (the activation policy is the
+#     README's but for one kind, AccessServiceToken, activated in step 8)
 #  6. runs the package's provider binary on the host with a kubeconfig holding
 #     only the provider ServiceAccount's token (its RBAC is exactly what
 #     Crossplane and cluster/crossplane/rbac.yaml grant), applies the design's
@@ -24,7 +25,17 @@
 #  7. upgrades to v0.0.2: the new revision takes over, the objects stay intact
 #     (same IDs), the public Ingress's DNS record moves to its new
 #     PublicHostname without being recreated
-#  8. uninstalls: deletes the objects (nothing left in the simulator), then the
+#     v0.0.2 runs with --enable-changelogs, its change logs received on a Unix
+#     socket by test/changelogs-receiver (standing in for Crossplane's
+#     changelogs sidecar, which needs a pod)
+#  8. safe-start: the kind left out of the activation policy is not served
+#     and its controller not started; the README's policy activates it, its
+#     controller starts, and an AccessServiceToken is created, updated and
+#     deleted: each change is in the change log, and no secret is
+#  9. crossplane resource trace shows the CloudflareTunnel's tree (Tunnel,
+#     its token Secret, the cloudflared Deployment and PodDisruptionBudget)
+#     and a PublicHostname's (its DNS record), Ready where they should be
+# 10. uninstalls: deletes the objects (nothing left in the simulator), then the
 #     Provider
 # Any "forbidden" in the provider's log fails the run. Prints each phase's time.
 set -euo pipefail
@@ -80,6 +91,7 @@ crossplane_core="$core_dir/crossplane"
 crossplane_cli="$(bash hack/crossplane-cli.sh)"
 (cd tools/crossplane-cli && GOWORK=off GOFLAGS=-modcacherw CGO_ENABLED=0 GOOS= GOARCH= go build -trimpath -o "$out/registry" ./registry)
 go build -o "$out/cloudflare-sim" ./cmd/cloudflare-sim
+go build -o "$out/changelogs-receiver" ./test/changelogs-receiver
 declare -A xpkg=() runtime_bin=()
 # v0.0.1 is the provider as it was last released (hack/upgrade-from), built
 # from this repository's own history, so the upgrade below is a real change
@@ -157,6 +169,8 @@ waitfor "core is ready" 60 curl -sf "http://127.0.0.1:$core_probe/readyz"
 # ------------------------------------------------------------- 4. the README
 phase "install: every kubectl apply of cluster/crossplane/README.md, then credentials"
 guide=cluster/crossplane/README.md
+policy=cluster/crossplane/activationpolicy.yaml
+held_back=accessservicetokens.zerotrust.tunnels.cloudflare.com
 mapfile -t files < <(awk '/^## 1\. Apply/{on=1; next} /^## /{on=0} on && /^kubectl apply -f /{print $4}' "$guide")
 (( ${#files[@]} >= 4 )) || fail "found ${#files[@]} kubectl apply lines in $guide, expected the install steps"
 for f in "${files[@]}"; do
@@ -164,6 +178,10 @@ for f in "${files[@]}"; do
   if [[ "$f" == cluster/crossplane/provider.yaml ]]; then
     # The one edit the guide asks for: spec.package is the pushed reference.
     sed "s#^\(  package: \).*#\1$(pkg_ref v0.0.1)#" "$f" | kc apply -f - >/dev/null
+  elif [[ "$f" == "$policy" ]]; then
+    # All but one kind: installed inactive, activated in step 8.
+    [[ "$(grep -c "^    - $held_back\$" "$f")" == 1 ]] || fail "$f does not activate $held_back exactly once"
+    grep -v "^    - $held_back\$" "$f" | kc apply -f - >/dev/null
   else
     kc apply -f "$f" >/dev/null
   fi
@@ -220,11 +238,12 @@ contexts: [{name: provider, context: {cluster: local, user: provider}}]
 current-context: provider
 KCFG
 }
-start_provider() { # VERSION
-  sa_kubeconfig "$out/provider-$1.kubeconfig"
+start_provider() { # VERSION [ARG...]
+  local v=$1; shift
+  sa_kubeconfig "$out/provider-$v.kubeconfig"
   # The runtime config's args (--leader-election) plus a short poll for the test.
-  KUBECONFIG="$out/provider-$1.kubeconfig" POD_NAMESPACE=crossplane-system "${runtime_bin[$1]}" --leader-election --debug --poll 10s \
-    --metrics-bind-address "127.0.0.1:$(free_port)" --health-probe-bind-address "127.0.0.1:$(free_port)" >"$out/provider-$1.log" 2>&1 &
+  KUBECONFIG="$out/provider-$v.kubeconfig" POD_NAMESPACE=crossplane-system "${runtime_bin[$v]}" --leader-election --debug --poll 10s \
+    --metrics-bind-address "127.0.0.1:$(free_port)" --health-probe-bind-address "127.0.0.1:$(free_port)" "$@" >"$out/provider-$v.log" 2>&1 &
   provider_pid=$!
 }
 phase "run: the package's provider binary (v0.0.1) as its ServiceAccount; the design's examples"
@@ -288,14 +307,18 @@ waitfor "the RBAC manager has granted the new revision its APIs" 60 can_list_as_
 # The old revision's pod goes away and the new one's starts: stop v0.0.1, run v0.0.2.
 kill "$provider_pid"; wait "$provider_pid" 2>/dev/null || true
 head -n "$v1_lines" "$out/provider-v0.0.1.log" | grep -qi forbidden && fail "v0.0.1 was refused something while current (forbidden in its log)"
-start_provider v0.0.2
+# The change log receiver, where the sidecar's socket would be.
+changelogs_socket="$out/changelogs.sock"
+"$out/changelogs-receiver" --socket-path "$changelogs_socket" >"$out/changelogs.jsonl" 2>"$out/changelogs-receiver.log" &
+pids+=($!)
+start_provider v0.0.2 --enable-changelogs --changelogs-socket-path "$changelogs_socket"
 waitfor "v0.0.2 running and leading (the old process gave its lease back)" 30 grep -q 'Successfully acquired lease' "$out/provider-v0.0.2.log"
 sleep 12 # more than a poll: v0.0.2 observes everything
 waitfor "every managed resource still Ready" 60 kc wait --for=condition=Ready tunnels,hostnameroutes,vpcservices,dnsrecords --all -A --timeout=2s
 after="$(curl -sf "$sim_base/__sim/state" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(sorted(x["id"] + " config v" + str(x.get("config_version")) for x in s["tunnels"]), sorted(x["id"] for x in s["hostname_routes"]), sorted(x["service_id"] for x in s["services"]), sorted(x["id"] for x in s["dns_records"]))')"
 [[ "$before" == "$after" ]] || fail "Cloudflare objects changed across the upgrade: before $before, after $after"
 info "the same Cloudflare objects (same IDs) and tunnel configurations (same versions: never rewritten) before and after"
-waitfor "12 ManagedResourceDefinitions Active (PublicHostname, NetworkRoute, VirtualNetwork, AccessPolicy, AccessApplication, AccessGroup and AccessServiceToken added)" 60 mrds_active 12
+waitfor "11 ManagedResourceDefinitions Active (PublicHostname, NetworkRoute, VirtualNetwork, AccessPolicy, AccessApplication and AccessGroup added; AccessServiceToken held back)" 60 mrds_active 11
 waitfor "the public Ingress's PublicHostname Ready, its DNS record taken over" 90 kc -n $ns wait --for=condition=Ready publichostnames --all --timeout=2s
 owner="$(kc -n $ns get dnsrecords -l tunnels.cloudflare.com/ingress=web -o jsonpath='{.items[0].metadata.ownerReferences[0].kind}')"
 [[ "$owner" == PublicHostname ]] || fail "the web Ingress's DNSRecord is controlled by '$owner', want its PublicHostname"
@@ -310,7 +333,93 @@ waitfor "the redis Service's NetworkRoute Ready" 90 kc -n $ns wait --for=conditi
 waitfor "the simulator holds 2 tunnels, 3 hostname routes, 2 VPC services, 3 DNS records, 1 network route" 60 expect_state 2 3 2 3 1
 grep -qi forbidden "$out/provider-v0.0.2.log" && fail "v0.0.2 was refused something (forbidden in its log)"
 
-# --------------------------------------------------------------- 8. uninstall
+# ------------------------------------------- 8. safe-start and change logs
+phase "activate: a kind inactive since install starts; its changes in the change log"
+mrd_state() { kc get managedresourcedefinition "$held_back" -o jsonpath='{.spec.state}'; }
+[[ "$(mrd_state)" == Inactive ]] || fail "$held_back is '$(mrd_state)', want Inactive (the policy applied at install leaves it out)"
+kc get crd "$held_back" >/dev/null 2>&1 && fail "the CRD $held_back exists while its ManagedResourceDefinition is inactive"
+kc get accessservicetokens -A >/dev/null 2>&1 && fail "accessservicetokens are served while inactive"
+started() { grep -i 'starting controller' "$out/provider-v0.0.2.log" | grep -qi "managed/$1"; }
+started tunnel.zerotrust || fail "the Tunnel controller never said it started (the check below would prove nothing)"
+started accessservicetoken.zerotrust && fail "the AccessServiceToken controller started while its kind is inactive"
+info "$held_back Inactive: no CRD, not served, its controller not started"
+kc apply -f "$policy" >/dev/null
+waitfor "$held_back Active (the README's policy)" 60 sh -c "[ \"\$('$kubectl' --cache-dir '$out/kubectl-cache' get managedresourcedefinition $held_back -o jsonpath='{.spec.state}')\" = Active ]"
+waitfor "its CRD Established" 60 kc wait --for=condition=Established crd/$held_back --timeout=2s
+waitfor "its controller started in the running provider" 60 started accessservicetoken.zerotrust
+kc apply -f hack/e2e-crossplane/servicetoken.yaml >/dev/null
+waitfor "an AccessServiceToken Ready" 60 kc -n $ns wait --for=condition=Ready accessservicetoken/e2e-changelog --timeout=2s
+changelog_has() { # KIND NAME OPERATION: a successful entry
+  python3 - "$out/changelogs.jsonl" "$@" <<'PY'
+import json, sys
+path, kind, name, op = sys.argv[1:5]
+for line in open(path):
+    e = json.loads(line)
+    if (e.get("kind"), e.get("name"), e.get("operation")) == (kind, name, op) and not e.get("errorMessage"):
+        sys.exit(0)
+sys.exit(1)
+PY
+}
+waitfor "its create in the change log" 30 changelog_has AccessServiceToken e2e-changelog OPERATION_TYPE_CREATE
+kc -n $ns patch accessservicetoken e2e-changelog --type merge -p '{"spec":{"forProvider":{"name":"e2e-changelog-renamed"}}}' >/dev/null
+waitfor "its update (a rename) in the change log" 60 changelog_has AccessServiceToken e2e-changelog OPERATION_TYPE_UPDATE
+secret_of() { kc -n $ns get secret "$1" -o "go-template={{index .data \"$2\" | base64decode}}"; }
+client_secret="$(secret_of e2e-changelog-credentials CF-Access-Client-Secret)"
+run_token="$(secret_of $cft-token token)"
+[[ -n "$client_secret" && -n "$run_token" ]] || fail "the service token's client secret or the tunnel's run token is missing"
+kc -n $ns delete accessservicetoken e2e-changelog --wait=false >/dev/null
+waitfor "its delete in the change log" 60 changelog_has AccessServiceToken e2e-changelog OPERATION_TYPE_DELETE
+waitfor "the AccessServiceToken gone" 60 sh -c "! '$kubectl' --cache-dir '$out/kubectl-cache' -n $ns get accessservicetoken e2e-changelog"
+# The secrets go through the environment, never a command line.
+CHANGELOG_SECRETS="$(printf '%s\n' "$token" "$run_token" "$client_secret")" python3 - "$out/changelogs.jsonl" <<'PY' || fail "a secret is in the change log"
+import base64, os, sys
+text = open(sys.argv[1]).read()
+for i, s in enumerate(x for x in os.environ["CHANGELOG_SECRETS"].split("\n") if x):
+    if s in text or base64.b64encode(s.encode()).decode() in text:
+        print("secret #%d (API token, run token, client secret) is in the change log" % i, file=sys.stderr)
+        sys.exit(1)
+PY
+info "$(wc -l <"$out/changelogs.jsonl") change log entries ($(grep -c OPERATION_TYPE_CREATE "$out/changelogs.jsonl") creates, $(grep -c OPERATION_TYPE_UPDATE "$out/changelogs.jsonl") updates, $(grep -c OPERATION_TYPE_DELETE "$out/changelogs.jsonl") deletes); none holds the API token, the tunnel's run token or the client secret"
+
+# The runtime config that turns change logs on in a pod, as Crossplane
+# renders it into the revision's Deployment (KWOK runs no container, so the
+# sidecar itself is not run here: the receiver above stands in for it).
+kc apply -f cluster/crossplane/deploymentruntimeconfig-changelogs.yaml >/dev/null
+rendered_with_changelogs() {
+  local d
+  d="$(kc -n crossplane-system get deployment "$rev2" -o jsonpath='{.spec.template.spec.containers[*].name}|{.spec.template.spec.containers[?(@.name=="package-runtime")].args}|{.spec.template.spec.containers[?(@.name=="package-runtime")].volumeMounts[*].mountPath}|{.spec.template.spec.volumes[*].name}')"
+  [[ "$d" == *changelogs-sidecar*"|"*--enable-changelogs*"|"*/var/run/changelogs*"|"*changelogs* ]]
+}
+waitfor "deploymentruntimeconfig-changelogs.yaml rendered: the sidecar beside package-runtime, --enable-changelogs, the shared volume" 60 rendered_with_changelogs
+kc apply -f cluster/crossplane/deploymentruntimeconfig.yaml >/dev/null
+
+# ------------------------------------------------------------------ 9. trace
+phase "trace: crossplane resource trace of a CloudflareTunnel and a PublicHostname"
+refs_of() { kc -n $ns get "$1" -o jsonpath='{range .spec.crossplane.resourceRefs[*]}{.kind}/{.name} {end}'; }
+waitfor "the CloudflareTunnel names its children" 60 sh -c "[ \"\$('$kubectl' --cache-dir '$out/kubectl-cache' -n $ns get cloudflaretunnel $cft -o jsonpath='{.spec.crossplane.resourceRefs[*].kind}')\" = 'Deployment PodDisruptionBudget Tunnel' ]"
+waitfor "the PublicHostname names its DNS record" 60 sh -c "'$kubectl' --cache-dir '$out/kubectl-cache' -n $ns get publichostname status -o jsonpath='{.spec.crossplane.resourceRefs[*].kind}' | grep -qx DNSRecord"
+trace() { # OUTPUT RESOURCE NAME [ARG...]
+  local f="$out/trace-$1.txt"; shift
+  "$crossplane_cli" resource trace "$@" -n $ns >"$f" 2>&1 || { cat "$f" >&2; fail "crossplane resource trace $*"; }
+}
+row() { # FILE REGEX DESCRIPTION: a row of the tree (name SYNCED READY STATUS)
+  grep -Eq "$2" "$out/trace-$1.txt" || { cat "$out/trace-$1.txt" >&2; fail "trace $1: no row for $3"; }
+}
+trace tunnel cloudflaretunnel $cft --show-connection-secrets
+row tunnel "^CloudflareTunnel/$cft \($ns\) +- +True " "the CloudflareTunnel, Ready"
+row tunnel "^├─ Deployment/$cft-cloudflared \($ns\) +- +- " "its cloudflared Deployment"
+row tunnel "^├─ PodDisruptionBudget/$cft-cloudflared \($ns\) +- +- " "its PodDisruptionBudget"
+row tunnel "^└─ Tunnel/$cft \($ns\) +True +True " "its Tunnel, Synced and Ready"
+row tunnel "^   └─ Secret/$cft-token \($ns\) " "the Tunnel's token Secret"
+[[ "$(wc -l <"$out/trace-tunnel.txt")" == 6 ]] || { cat "$out/trace-tunnel.txt" >&2; fail "trace of the CloudflareTunnel: want a header and 5 rows"; }
+trace hostname publichostname status
+row hostname "^PublicHostname/status \($ns\) +- +True " "the PublicHostname, Ready"
+row hostname "^└─ DNSRecord/[^ ]+ \($ns\) +True +True " "its DNS record, Synced and Ready"
+[[ "$(wc -l <"$out/trace-hostname.txt")" == 3 ]] || { cat "$out/trace-hostname.txt" >&2; fail "trace of the PublicHostname: want a header and 2 rows"; }
+info "CloudflareTunnel: $(refs_of cloudflaretunnel/$cft)+ the token Secret; PublicHostname: $(refs_of publichostname/status)"
+sed 's/^/      /' "$out/trace-tunnel.txt" "$out/trace-hostname.txt" >&2
+
+# --------------------------------------------------------------- 10. uninstall
 phase "uninstall: objects, then the Provider"
 kc delete -f hack/e2e-crossplane/direct.yaml --wait=false >/dev/null
 kc -n $ns delete ingress,publichostnames,services --all --wait=false >/dev/null

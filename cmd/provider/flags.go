@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/changelog"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	providercontroller "github.com/context-labs/provider-cloudflare-tunnel/internal/controller"
 )
@@ -37,6 +38,8 @@ type flags struct {
 	cfBudgetBurst    *int
 	dnsBatchWindow   *time.Duration
 	dnsBatchSize     *int
+	changelogs       *bool
+	changelogsSocket *string
 
 	webhook              *bool
 	webhookPort          *int
@@ -68,6 +71,8 @@ func newApp() (*kingpin.Application, *flags) {
 		clusterDomain:    app.Flag("cluster-domain", "DNS domain of the cluster's Services: cloudflared reaches a Service origin as <service>.<namespace>.svc.<cluster-domain>.").Default("cluster.local").String(),
 		cfBudgetBurst:    app.Flag("cloudflare-budget-burst", "Requests that may be sent at once before the budget's rate applies.").Default("10").Int(),
 		dnsBatchWindow:   app.Flag("dns-batch-window", "How long a DNS record write waits for others in its zone to share one batch request; 0 sends each write alone.").Default(cloudflare.DefaultDNSBatchWindow.String()).Duration(),
+		changelogs:       app.Flag("enable-changelogs", "Record every create, update and delete of a managed resource in Crossplane's change logs: each is sent to the change log service on --changelogs-socket-path (Crossplane's changelogs sidecar).").Default("false").Envar("ENABLE_CHANGE_LOGS").Bool(),
+		changelogsSocket: app.Flag("changelogs-socket-path", "Unix socket of the change log service, when --enable-changelogs.").Default(changelog.DefaultSocketPath).Envar("CHANGELOGS_SOCKET_PATH").String(),
 		dnsBatchSize:     app.Flag("dns-batch-size", "Most DNS record writes in one batch request (Cloudflare allows 200 on a free zone, 3,500 on paid plans).").Default(strconv.Itoa(cloudflare.DefaultDNSBatchSize)).Int(),
 
 		webhook:              app.Flag("webhook", "Serve the validating admission webhook (it refuses a token rotation request in the future) when it has a serving certificate: --webhook-tls-dir or --webhook-self-signed. --no-webhook serves none; the controllers still refuse such a request.").Default("true").Bool(),
@@ -101,6 +106,9 @@ func (f *flags) validate() (memoryLimit int64, err error) {
 	}
 	if *f.webhookSelfSigned && *f.webhookTLSDir != "" {
 		return 0, fmt.Errorf("--webhook-self-signed and --webhook-tls-dir (TLS_SERVER_CERTS_DIR) are both given: the webhook's certificate comes from one of them")
+	}
+	if *f.changelogs && !filepath.IsAbs(*f.changelogsSocket) {
+		return 0, fmt.Errorf("--changelogs-socket-path %q is not an absolute path", *f.changelogsSocket)
 	}
 	if *f.webhookPort < 1 || *f.webhookPort > 65535 {
 		return 0, fmt.Errorf("--webhook-port must be a port number")

@@ -13,10 +13,11 @@ import (
 
 // settings is what the flags hold, dereferenced for comparison.
 type settings struct {
-	Debug, LeaderElection, ManagementPolicy                        bool
+	Debug, LeaderElection, ManagementPolicy, ChangeLogs            bool
 	Sync, Poll, RateWindow, PollStateMetric, DNSBatchWindow        time.Duration
 	MaxReconcileRate, RateLimit, BudgetBurst, DNSBatchSize         int
 	MetricsAddr, MemoryLimit, PprofAddr, HealthAddr, ClusterDomain string
+	ChangeLogsSocket                                               string
 	BudgetFraction                                                 float64
 }
 
@@ -35,7 +36,7 @@ func (f *flags) settings() settings {
 		Sync: *f.syncPeriod, Poll: *f.pollInterval, RateWindow: *f.cfRateWindow, PollStateMetric: *f.pollStateMetric, DNSBatchWindow: *f.dnsBatchWindow,
 		MaxReconcileRate: *f.maxReconcileRate, RateLimit: *f.cfRateLimit, BudgetBurst: *f.cfBudgetBurst, DNSBatchSize: *f.dnsBatchSize,
 		MetricsAddr: *f.metricsAddr, MemoryLimit: *f.memoryLimit, PprofAddr: *f.pprofAddr, HealthAddr: *f.healthAddr, ClusterDomain: *f.clusterDomain,
-		BudgetFraction: *f.cfBudgetFraction,
+		BudgetFraction: *f.cfBudgetFraction, ChangeLogs: *f.changelogs, ChangeLogsSocket: *f.changelogsSocket,
 	}
 }
 
@@ -49,6 +50,9 @@ func TestFlagDefaults(t *testing.T) {
 		MaxReconcileRate: providercontroller.DefaultMaxReconcileRate, RateLimit: 1200, BudgetBurst: 10, DNSBatchSize: cloudflare.DefaultDNSBatchSize,
 		MetricsAddr: ":8080", HealthAddr: ":8081", ClusterDomain: "cluster.local",
 		BudgetFraction: 0.8,
+		// Change logs are off unless asked for; the socket is where
+		// Crossplane's documented sidecar listens.
+		ChangeLogsSocket: "/var/run/changelogs/changelogs.sock",
 	}
 	if diff := cmp.Diff(want, f.settings()); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -82,6 +86,9 @@ func TestFlagValidation(t *testing.T) {
 		"WebhookSelfSigned":             {args: []string{"--webhook-self-signed"}, wantLimit: -1},
 		"WebhookBothCertificates":       {args: []string{"--webhook-self-signed", "--webhook-tls-dir=/tls/server"}, wantErr: "--webhook-self-signed and --webhook-tls-dir (TLS_SERVER_CERTS_DIR) are both given"},
 		"WebhookPortZero":               {args: []string{"--webhook-port=0"}, wantErr: "--webhook-port must be a port number"},
+		"ChangeLogs":                    {args: []string{"--enable-changelogs"}, wantLimit: -1},
+		"ChangeLogsOnAnotherSocket":     {args: []string{"--enable-changelogs", "--changelogs-socket-path=/tmp/cl.sock"}, wantLimit: -1},
+		"ChangeLogsOnARelativeSocket":   {args: []string{"--enable-changelogs", "--changelogs-socket-path=cl.sock"}, wantErr: `--changelogs-socket-path "cl.sock" is not an absolute path`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -36,6 +36,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/admit"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/changelog"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
 	providercontroller "github.com/context-labs/provider-cloudflare-tunnel/internal/controller"
@@ -146,6 +147,14 @@ func main() {
 	if *f.managementPolicy {
 		o.Features.Enable(feature.EnableBetaManagementPolicies)
 		log.Info("Beta feature enabled", "flag", feature.EnableBetaManagementPolicies)
+	}
+	if *f.changelogs {
+		logger, closeLog, err := changelog.Logger(*f.changelogsSocket, "provider-cloudflare-tunnel:"+version.Version)
+		kingpin.FatalIfError(err, "Cannot set up change logs")
+		defer func() { _ = closeLog() }()
+		o.Features.Enable(feature.EnableAlphaChangeLogs)
+		o.ChangeLogOptions = &controller.ChangeLogOptions{ChangeLogger: logger}
+		log.Info("Alpha feature enabled", "flag", feature.EnableAlphaChangeLogs, "socket", *f.changelogsSocket)
 	}
 
 	// safe-start: controllers start only once their CRDs are established, so

@@ -113,6 +113,12 @@ type CloudflareTunnelSpec struct {
 	// ProviderConfig for it is managed for this tunnel.
 	// +optional
 	CredentialsSecretRef *xpv2.LocalSecretReference `json:"credentialsSecretRef,omitempty"`
+
+	// Crossplane is written by the provider, not by users: the objects
+	// this CloudflareTunnel made, where Crossplane's tools look for a
+	// composite's children.
+	// +optional
+	Crossplane *CompositeCrossplane `json:"crossplane,omitempty"`
 }
 
 // Which namespaces may use a tunnel (the zerotrust group's values, which

@@ -289,6 +289,12 @@ type PublicHostnameSpec struct {
 	// +kubebuilder:default=Managed
 	// +kubebuilder:validation:Enum=Managed;None
 	DNS string `json:"dns,omitempty"`
+
+	// Crossplane is written by the provider, not by users: the objects
+	// this PublicHostname made, where Crossplane's tools look for a
+	// composite's children.
+	// +optional
+	Crossplane *CompositeCrossplane `json:"crossplane,omitempty"`
 }
 
 // PublishedStatus is the CloudflareTunnel's answer to a PublicHostname. The

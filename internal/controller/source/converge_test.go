@@ -403,3 +403,23 @@ func TestYieldedBy(t *testing.T) {
 		t.Errorf("YieldedBy: only the owner's own PublicHostnames, by UID, count: -want +got:\n%s", diff)
 	}
 }
+
+// TestCopySpecKeepsTheHostnamesChildren: a source's copy of a
+// PublicHostname it made replaces the spec it decides, but keeps
+// spec.crossplane, the hostname's own record of its children; otherwise
+// the source and the hostname would rewrite it in turn forever.
+func TestCopySpecKeepsTheHostnamesChildren(t *testing.T) {
+	children := &v1alpha1.CompositeCrossplane{ResourceRefs: []v1alpha1.CompositeResourceRef{{APIVersion: "dns.tunnels.cloudflare.com/v1alpha1", Kind: "DNSRecord", Name: "web"}}}
+	cur := &v1alpha1.PublicHostname{Spec: v1alpha1.PublicHostnameSpec{Hostname: "web.example.com", Crossplane: children.DeepCopy()}}
+	want := &v1alpha1.PublicHostname{Spec: v1alpha1.PublicHostnameSpec{Hostname: "web.example.com"}}
+	if CopySpec(cur, want) {
+		t.Errorf("an unchanged spec was copied as a change")
+	}
+	want.Spec.Hostname = "www.example.com"
+	if !CopySpec(cur, want) || cur.Spec.Hostname != "www.example.com" {
+		t.Errorf("the changed hostname was not copied: %+v", cur.Spec)
+	}
+	if diff := cmp.Diff(children, cur.Spec.Crossplane); diff != "" {
+		t.Errorf("spec.crossplane (-want +got):\n%s", diff)
+	}
+}

@@ -75,7 +75,11 @@ func CopySpec(cur, want Owned) bool {
 		c.Spec.ProviderConfigReference = w.Spec.ProviderConfigReference
 		c.Spec.AdoptByName = w.Spec.AdoptByName
 	case *v1alpha1.PublicHostname:
+		// spec.crossplane is the PublicHostname's own record of its
+		// children, not the source's to decide.
+		own := c.Spec.Crossplane
 		c.Spec = want.(*v1alpha1.PublicHostname).Spec
+		c.Spec.Crossplane = own
 	}
 	return !equality.Semantic.DeepEqual(before, cur)
 }

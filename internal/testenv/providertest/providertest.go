@@ -30,10 +30,13 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
@@ -137,6 +140,10 @@ type Options struct {
 	// WriteUnchangedStatus turns the provider's quiet status client off
 	// (controller.Settings.WriteUnchangedStatus), to show what it saves.
 	WriteUnchangedStatus bool
+
+	// ChangeLogger, when set, is what main's --enable-changelogs wires:
+	// every managed resource's creates, updates and deletes go to it.
+	ChangeLogger managed.ChangeLogger
 }
 
 // RunWithOptions is Run with the simulator's rate limit, the request budget
@@ -276,6 +283,10 @@ func (p *Provider) startManager(ctx context.Context, opts Options, managed mr.Se
 	if opts.MaxReconcileRate > 0 {
 		o.MaxConcurrentReconciles = opts.MaxReconcileRate
 		o.GlobalRateLimiter = ratelimiter.NewGlobal(opts.MaxReconcileRate)
+	}
+	if opts.ChangeLogger != nil {
+		o.Features.Enable(feature.EnableAlphaChangeLogs)
+		o.ChangeLogOptions = &controller.ChangeLogOptions{ChangeLogger: opts.ChangeLogger}
 	}
 	if err := customresourcesgate.Setup(mgr, o); err != nil {
 		return nil, err

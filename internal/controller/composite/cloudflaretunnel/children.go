@@ -22,6 +22,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/connector"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/resourcerefs"
 )
 
 func (r *Reconciler) deleteStaleToken(ctx context.Context, cr *v1alpha1.CloudflareTunnel) error {
@@ -98,4 +99,26 @@ func (r *Reconciler) recordOp(cr *v1alpha1.CloudflareTunnel, op controllerutil.O
 	case controllerutil.OperationResultUpdated:
 		r.record.Event(cr, event.Normal(event.Reason("Updated"+kind), fmt.Sprintf("Updated %s %s", kind, name)))
 	}
+}
+
+// writeResourceRefs names in spec.crossplane.resourceRefs the children
+// that exist: the Tunnel, the cloudflared Deployment and its
+// PodDisruptionBudget, and the ProviderConfig of spec.credentialsSecretRef
+// (crossplane resource trace shows them; the token Secret is the Tunnel's
+// connection Secret, which trace --show-connection-secrets shows under it).
+func (r *Reconciler) writeResourceRefs(ctx context.Context, cr *v1alpha1.CloudflareTunnel) error {
+	in := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: cr.Namespace, Name: name} }
+	candidates := []client.Object{
+		&ztv1alpha1.Tunnel{ObjectMeta: in(cr.Name)},
+		&appsv1.Deployment{ObjectMeta: in(DeploymentName(cr))},
+		&policyv1.PodDisruptionBudget{ObjectMeta: in(DeploymentName(cr))},
+	}
+	if cr.Spec.CredentialsSecretRef != nil {
+		candidates = append(candidates, &v1alpha1.ProviderConfig{ObjectMeta: in(ProviderConfigName(cr))})
+	}
+	refs, err := resourcerefs.Controlled(ctx, r.kube, cr, candidates...)
+	if err != nil {
+		return err
+	}
+	return resourcerefs.Write(ctx, r.kube, cr, func(c *v1alpha1.CloudflareTunnel) **v1alpha1.CompositeCrossplane { return &c.Spec.Crossplane }, refs)
 }

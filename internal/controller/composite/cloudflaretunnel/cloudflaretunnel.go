@@ -117,6 +117,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 
 	res, err := r.apply(ctx, cr)
+	if err == nil {
+		err = r.writeResourceRefs(ctx, cr)
+	}
 	if kerrors.IsConflict(err) {
 		// Someone else wrote first: an ordinary race, not the user's
 		// problem. Try again with what they wrote.

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -560,6 +561,25 @@ func TestCloudflareTunnelWithItsOwnCredentials(t *testing.T) {
 	if err := p.Get(pc); err != nil || pc.Spec.Credentials.SecretRef.Name != "team-a-cloudflare" {
 		t.Errorf("managed ProviderConfig %+v (%v)", pc.Spec, err)
 	}
+	// What crossplane resource trace shows as its children (one replica:
+	// no PodDisruptionBudget).
+	want := []v1alpha1.CompositeResourceRef{
+		{APIVersion: "apps/v1", Kind: "Deployment", Name: "team-a-cloudflared"},
+		{APIVersion: "tunnels.cloudflare.com/v1alpha1", Kind: "ProviderConfig", Name: "team-a-credentials"},
+		{APIVersion: "zerotrust.tunnels.cloudflare.com/v1alpha1", Kind: "Tunnel", Name: "team-a"},
+	}
+	wait.Eventually(t, wait.Patience, "spec.crossplane.resourceRefs names the children", func() error {
+		if err := p.Get(cr); err != nil {
+			return err
+		}
+		if cr.Spec.Crossplane == nil {
+			return fmt.Errorf("no spec.crossplane")
+		}
+		if diff := cmp.Diff(want, cr.Spec.Crossplane.ResourceRefs); diff != "" {
+			return fmt.Errorf("resourceRefs (-want +got):\n%s", diff)
+		}
+		return nil
+	})
 	p.DeleteAndWait(t, cr)
 }
 

@@ -25,6 +25,8 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/resourcerefs"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake/target"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/index"
@@ -268,4 +270,30 @@ func (r *Reconciler) deleteRecord(ctx context.Context, ph *v1alpha1.PublicHostna
 	}
 	r.record.Event(ph, event.Normal("DeletingDNSRecord", fmt.Sprintf("Deleting DNSRecord %s, no longer wanted; it goes once Cloudflare confirms the deletion", rec.Name)))
 	return nil
+}
+
+// writeResourceRefs names in spec.crossplane.resourceRefs the children
+// that exist: its DNS records and its Access application (crossplane
+// resource trace shows them).
+func (r *Reconciler) writeResourceRefs(ctx context.Context, ph *v1alpha1.PublicHostname) error {
+	recs, err := r.records(ctx, ph)
+	if err != nil {
+		return err
+	}
+	var refs []v1alpha1.CompositeResourceRef
+	for i := range recs {
+		ref, err := resourcerefs.Ref(r.kube.Scheme(), &recs[i])
+		if err != nil {
+			return err
+		}
+		refs = append(refs, ref)
+	}
+	if ph.Spec.Access != nil {
+		app, err := resourcerefs.Controlled(ctx, r.kube, ph, &ztv1alpha1.AccessApplication{ObjectMeta: metav1.ObjectMeta{Namespace: ph.Namespace, Name: ApplicationName(ph)}})
+		if err != nil {
+			return err
+		}
+		refs = append(refs, app...)
+	}
+	return resourcerefs.Write(ctx, r.kube, ph, func(p *v1alpha1.PublicHostname) **v1alpha1.CompositeCrossplane { return &p.Spec.Crossplane }, refs)
 }

@@ -105,6 +105,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	res, err := r.apply(ctx, ph)
+	if err == nil {
+		err = r.writeResourceRefs(ctx, ph)
+	}
 	if err != nil {
 		if kerrors.IsConflict(err) {
 			return reconcile.Result{Requeue: true}, nil

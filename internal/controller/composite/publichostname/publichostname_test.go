@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
@@ -142,6 +143,24 @@ func TestAHandMadePublicHostname(t *testing.T) {
 	if rs := records(t, host); len(rs) != 1 || rs[0].Type != "CNAME" || !rs[0].Proxied || rs[0].Content != tunnelID+".cfargotunnel.com" {
 		t.Fatalf("DNS records %+v, want one proxied CNAME to the tunnel", rs)
 	}
+	// Its DNS record is what crossplane resource trace shows as its child.
+	wait.Eventually(t, wait.Patience, "spec.crossplane.resourceRefs names the DNS record", func() error {
+		if err := p.Get(ph); err != nil {
+			return err
+		}
+		recs := &dnsv1alpha1.DNSRecordList{}
+		if err := p.Client.List(context.Background(), recs, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		if len(recs.Items) != 1 {
+			return fmt.Errorf("%d DNSRecords, want 1", len(recs.Items))
+		}
+		want := []v1alpha1.CompositeResourceRef{{APIVersion: "dns.tunnels.cloudflare.com/v1alpha1", Kind: "DNSRecord", Name: recs.Items[0].Name}}
+		if ph.Spec.Crossplane == nil || !cmp.Equal(want, ph.Spec.Crossplane.ResourceRefs) {
+			return fmt.Errorf("spec.crossplane %+v, want resourceRefs %+v", ph.Spec.Crossplane, want)
+		}
+		return nil
+	})
 	c, version := config(t, tunnelID)
 	opts := &ztv1alpha1.OriginRequest{
 		OriginServerName: ptr.To("web.internal"), MatchSNIToHost: ptr.To(false), HTTPHostHeader: ptr.To("web.internal"),

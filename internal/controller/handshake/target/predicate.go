@@ -38,7 +38,7 @@ func sameForUsers(o, n *v1alpha1.CloudflareTunnel) bool {
 	return o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp()) &&
 		maps.Equal(o.GetLabels(), n.GetLabels()) &&
 		maps.Equal(o.GetAnnotations(), n.GetAnnotations()) &&
-		equality.Semantic.DeepEqual(o.Spec, n.Spec) &&
+		sameSpec(o.Spec, n.Spec) &&
 		equality.Semantic.DeepEqual(o.Status.ProviderConfigRef, n.Status.ProviderConfigRef) &&
 		sameTunnelID(o, n)
 }
@@ -51,4 +51,11 @@ func sameTunnelID(o, n *v1alpha1.CloudflareTunnel) bool {
 		return false
 	}
 	return n.Status.TunnelID != "" || o.GetCondition(xpv2.TypeReady).Reason == n.GetCondition(xpv2.TypeReady).Reason
+}
+
+// sameSpec says whether two specs agree but for spec.crossplane, the
+// tunnel's record of its own children, which its users do not read.
+func sameSpec(o, n v1alpha1.CloudflareTunnelSpec) bool {
+	o.Crossplane, n.Crossplane = nil, nil
+	return equality.Semantic.DeepEqual(o, n)
 }

@@ -50,6 +50,9 @@ func TestChanged(t *testing.T) {
 			c.Spec.AllowedNamespaces = &v1alpha1.AllowedNamespaces{From: "All"}
 			c.Generation++
 		}), want: true},
+		"ItsChildren": {old: cft(nil), new: cft(func(c *v1alpha1.CloudflareTunnel) {
+			c.Spec.Crossplane = &v1alpha1.CompositeCrossplane{ResourceRefs: []v1alpha1.CompositeResourceRef{{APIVersion: "apps/v1", Kind: "Deployment", Name: "edge-cloudflared"}}}
+		})},
 		"AdoptByName": {old: cft(nil), new: cft(func(c *v1alpha1.CloudflareTunnel) { c.Spec.AdoptByName = true }), want: true},
 		"Labels":      {old: cft(nil), new: cft(func(c *v1alpha1.CloudflareTunnel) { c.Labels["a"] = "c" }), want: true},
 		"Deleted":     {old: cft(nil), new: cft(func(c *v1alpha1.CloudflareTunnel) { c.DeletionTimestamp = &now }), want: true},

@@ -174,6 +174,11 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 	if o.Features.Enabled(feature.EnableBetaManagementPolicies) {
 		opts = append(opts, managed.WithManagementPolicies())
 	}
+	if o.Features.Enabled(feature.EnableAlphaChangeLogs) && o.ChangeLogOptions != nil {
+		// Every create, update and delete goes to the change log
+		// (internal/changelog).
+		opts = append(opts, managed.WithChangeLogger(o.ChangeLogOptions.ChangeLogger))
+	}
 	if m := o.MetricOptions; m != nil {
 		// crossplane-runtime's managed-resource metrics: time to first
 		// ready and to deletion, drift, and resources by state.
