@@ -110,6 +110,10 @@ type Kind[T resource.ModernManaged] struct {
 	// Networks lists the CIDRs the resource routes, for the provider
 	// config's allowed networks.
 	Networks func(mg T) []string
+	// StoredForm puts fields whose in-memory form would not be written
+	// back as the API server stores them into that form, before every
+	// reconcile (rotation.KeepStoredZero); nil for a kind that has none.
+	StoredForm func(mg T)
 	// ObservedID is the ID of the Cloudflare object the resource's status
 	// says it observed as its own, so that naming an ID (by hand, or
 	// adopting it) is told apart from holding it (tenancy.go). Nil for a
@@ -142,7 +146,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 		}
 		ext := k.External(Connection{Cloudflare: c, Kube: kube, Config: *cfg, Metrics: s.Metrics, PollInterval: o.PollInterval})
 		guarded := &tenancyGuard[T]{TypedExternalClient: ext, kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs, virtualNetworkIDs: k.VirtualNetworkIDs, accessPolicyIDs: k.AccessPolicyIDs, accessGroupIDs: k.AccessGroupIDs, accessServiceTokenIDs: k.AccessServiceTokenIDs, observedID: observedIDOf(k.ObservedID), settle: 2 * o.PollInterval}
-		railed := &guardrails[T]{TypedExternalClient: guarded, config: *cfg, hostnames: k.Hostnames, networks: k.Networks, origins: k.Origins, clusterDomain: s.ClusterDomain}
+		railed := &guardrails[T]{TypedExternalClient: guarded, kube: kube, config: *cfg, hostnames: k.Hostnames, networks: k.Networks, origins: k.Origins, clusterDomain: s.ClusterDomain}
 		var edge managed.TypedExternalClient[T] = railed
 		if k.EdgeHostnames != nil {
 			edge = &holderGuard[T]{TypedExternalClient: railed, kube: kube, kind: k.GVK.Kind, config: *cfg, hostnames: k.EdgeHostnames, observedID: observedIDOf(k.ObservedID)}
@@ -154,7 +158,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 		managed.WithTypedExternalConnector[T](conn),
 		// Cloudflare assigns IDs: the external-name stays empty until
 		// Create (or adoption in Observe) sets it.
-		managed.WithInitializers(),
+		managed.WithInitializers(storedForm(k.StoredForm)...),
 		// Observe and Create adopt what a crashed create left behind (by
 		// natural key and ownership marker), so an unknown create outcome
 		// heals itself instead of waiting for a human.
@@ -474,4 +478,17 @@ type listsWithoutCopies struct{ client.Client }
 
 func (c listsWithoutCopies) List(ctx context.Context, l client.ObjectList, opts ...client.ListOption) error {
 	return c.Client.List(ctx, l, append(opts, client.UnsafeDisableDeepCopy)...)
+}
+
+// storedForm is the initializer of Kind.StoredForm, if the kind has one.
+func storedForm[T resource.ModernManaged](f func(T)) []managed.Initializer {
+	if f == nil {
+		return nil
+	}
+	return []managed.Initializer{managed.InitializerFn(func(_ context.Context, mg resource.Managed) error {
+		if t, ok := mg.(T); ok {
+			f(t)
+		}
+		return nil
+	})}
 }
