@@ -111,8 +111,9 @@ type Kind[T resource.ModernManaged] struct {
 	// config's allowed networks.
 	Networks func(mg T) []string
 	// StoredForm puts fields whose in-memory form would not be written
-	// back as the API server stores them into that form, before every
-	// reconcile (rotation.KeepStoredZero); nil for a kind that has none.
+	// back as the API server stores them into that form
+	// (rotation.KeepStoredZero), on every object the managed reconciler
+	// reads or writes (storedform.go); nil for a kind that has none.
 	StoredForm func(mg T)
 	// ObservedID is the ID of the Cloudflare object the resource's status
 	// says it observed as its own, so that naming an ID (by hand, or
@@ -158,7 +159,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 		managed.WithTypedExternalConnector[T](conn),
 		// Cloudflare assigns IDs: the external-name stays empty until
 		// Create (or adoption in Observe) sets it.
-		managed.WithInitializers(storedForm(k.StoredForm)...),
+		managed.WithInitializers(),
 		// Observe and Create adopt what a crashed create left behind (by
 		// natural key and ownership marker), so an unknown create outcome
 		// heals itself instead of waiting for a human.
@@ -202,7 +203,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 	}
 	// Its status writes put the reasons noted in the reconcile on Synced
 	// (reasons.go).
-	r := managed.NewReconciler(reasonsManager{mgr}, resource.ManagedKind(k.GVK), opts...)
+	r := managed.NewReconciler(storedFormManager[T]{Manager: reasonsManager{mgr}, form: k.StoredForm}, resource.ManagedKind(k.GVK), opts...)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
@@ -478,17 +479,4 @@ type listsWithoutCopies struct{ client.Client }
 
 func (c listsWithoutCopies) List(ctx context.Context, l client.ObjectList, opts ...client.ListOption) error {
 	return c.Client.List(ctx, l, append(opts, client.UnsafeDisableDeepCopy)...)
-}
-
-// storedForm is the initializer of Kind.StoredForm, if the kind has one.
-func storedForm[T resource.ModernManaged](f func(T)) []managed.Initializer {
-	if f == nil {
-		return nil
-	}
-	return []managed.Initializer{managed.InitializerFn(func(_ context.Context, mg resource.Managed) error {
-		if t, ok := mg.(T); ok {
-			f(t)
-		}
-		return nil
-	})}
 }
