@@ -33,6 +33,7 @@ func accessOwnershipEntries() []entry {
 		{name: "AccessApplication/APathOfAHostnameAnotherNamespaceHolds", answer: custom, run: gatesAnotherNamespacesHostname},
 		{name: "Ingress/AccessPoliciesOnAHostnameItLost", answer: custom, run: protectsAHostnameItLost},
 		{name: "Ingress/AccessPoliciesTakenOff", answer: custom, run: takesAccessOff},
+		{name: "Tunnel/ARuleForAnotherNamespacesProtectedHostname", answer: custom, run: rulesAProtectedHostname},
 	}
 }
 
@@ -185,5 +186,68 @@ func takesAccessOff(t *testing.T, c *corpus) string {
 		return nil
 	})
 	c.allowMade(host)
+	return answer
+}
+
+// protectedIngress publishes host from the corpus namespace with managed
+// Access by a policy of the namespace, and returns the Ingress, the policy
+// and the application's ID once Cloudflare has it.
+func (c *corpus) protectedIngress(t *testing.T, name, host string) (*networkingv1.Ingress, *ztv1alpha1.AccessPolicy, string) {
+	pol := c.staffPolicy(t, name+"-staff")
+	ing := c.ingress(name, ann(tv1alpha1.AnnotationPublic, "true", tv1alpha1.AnnotationAccessPolicies, name+"-staff"), func(i *networkingv1.Ingress) {
+		i.Spec.DefaultBackend = nil
+		i.Spec.Rules = []networkingv1.IngressRule{hostRule(host, "/", networkingv1.PathTypePrefix, backend("web", number(80)))}
+	})
+	p.Create(t, ing)
+	var id string
+	wait.Eventually(t, 90*time.Second, "the application made and the hostname published", func() error {
+		ids := cloudflareApps(t, host)
+		if len(ids) != 1 || len(p.Records(t, host)) != 1 {
+			return fmt.Errorf("applications %v and %d records for %s", ids, len(p.Records(t, host)), host)
+		}
+		id = ids[0]
+		return nil
+	})
+	return ing, pol, id
+}
+
+// rulesAProtectedHostname: another namespace makes a Tunnel whose
+// configuration has a rule for a hostname the corpus namespace publishes
+// with Access, and waits until Cloudflare serves it. The DNS record that
+// answers for the name is the publisher's: its application stays, and its
+// users are still let in.
+func rulesAProtectedHostname(t *testing.T, c *corpus) string {
+	host := "ruled-" + c.ns + ".example.com"
+	ing, pol, appID := c.protectedIngress(t, "ruled", host)
+	tun := &ztv1alpha1.Tunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: c.bare, Name: "ruled-squat"},
+		Spec: ztv1alpha1.TunnelSpec{ForProvider: ztv1alpha1.TunnelParameters{Name: "ruled-squat-" + c.bare, Config: &ztv1alpha1.TunnelConfig{Ingress: []ztv1alpha1.IngressRule{
+			{Hostname: ptr.To(host), Service: "http://web." + c.bare + ".svc.cluster.local:80"}, catchAll(),
+		}}}},
+	}
+	p.Create(t, tun)
+	wait.Eventually(t, 90*time.Second, "the other namespace's rule served", func() error {
+		if err := p.Get(tun); err != nil {
+			return err
+		}
+		if s := tun.GetCondition(xpv2.TypeSynced); tun.Status.AtProvider.RemoteConfigVersion == 0 || s.Status != corev1.ConditionTrue {
+			return fmt.Errorf("config version %d, Synced=%s %s", tun.Status.AtProvider.RemoteConfigVersion, s.Status, s.Message)
+		}
+		return nil
+	})
+	// Evidence of time for the application's 2 s poll: the account's
+	// tunnels listed five more times.
+	p.WaitServed(t, 5, "GET", "/cfd_tunnel$")
+	answer := "the publisher's application kept, Synced; its users let in"
+	if ids := cloudflareApps(t, host); len(ids) != 1 || ids[0] != appID {
+		answer = c.knownBug(t, "a rule on another namespace's tunnel took the application of a protected hostname: %v, was %s", ids, appID)
+	}
+	if ok, why := p.Sim.AccessDecision(host, "/", sim.AccessIdentity{Email: "bob@example.com"}); !ok {
+		answer = c.knownBug(t, "the publisher's users are shut out of %s: %s", host, why)
+	}
+	p.DeleteAndWait(t, tun)
+	p.DeleteAndWait(t, ing)
+	p.DeleteAndWait(t, pol)
+	c.allowMade(host, "ruled-squat-")
 	return answer
 }

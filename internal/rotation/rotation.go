@@ -176,3 +176,18 @@ func condition(ok bool, reason xpv2.ConditionReason, msg string) xpv2.Condition 
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// KeepStoredZero keeps a zero request time, stored before the CRDs' rule
+// refused it, writable as stored: metav1.Time marshals the zero time as
+// null, which the API server drops and then refuses as a missing required
+// field, so every whole-object write of the resource (its finalizer, its
+// external-name) would fail and the request would never be answered. One
+// nanosecond after it is written as the stored "0001-01-01T00:00:00Z" (RFC
+// 3339 to the second), a value the rule does not judge again while it is
+// unchanged (CRD validation ratcheting); CheckRequest still refuses it as
+// too old.
+func KeepStoredZero(t *metav1.Time) {
+	if t != nil && t.IsZero() {
+		t.Time = time.Time{}.Add(time.Nanosecond)
+	}
+}

@@ -1,6 +1,7 @@
 package rotation
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -146,4 +147,26 @@ func TestCondition(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The zero time is kept in the form it is stored in, and still refused.
+func TestKeepStoredZero(t *testing.T) {
+	var zero metav1.Time
+	KeepStoredZero(&zero)
+	b, err := json.Marshal(zero)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != `"0001-01-01T00:00:00Z"` {
+		t.Errorf("marshalled as %s, want the stored form", b)
+	}
+	if _, ok := CheckRequest("requestedAt", zero.Time, time.Now()).(*TooOldRequestError); !ok {
+		t.Error("the kept zero time is not refused as too old")
+	}
+	set := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	KeepStoredZero(&set)
+	if !set.Equal(&metav1.Time{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}) {
+		t.Errorf("a set time changed: %v", set)
+	}
+	KeepStoredZero(nil)
 }

@@ -138,10 +138,12 @@ func caPools(cr *v1alpha1.CloudflareTunnel, phs []v1alpha1.PublicHostname, d pub
 func Answer(cr *v1alpha1.CloudflareTunnel, ph *v1alpha1.PublicHostname, d publish.Decision, configVersion int) v1alpha1.PublishedStatus {
 	st := v1alpha1.PublishedStatus{Tunnel: handshake.AnswerName(types.NamespacedName{Namespace: cr.Namespace, Name: cr.Name}, ph.Namespace), ObservedGeneration: ph.Status.RulesGeneration}
 	if holder, lost := d.Lost[claimName(cr, ph)]; lost {
-		st.Reason, st.ClaimedBy = "HostnameConflict", holder
+		// The holder is named only to a PublicHostname of its own
+		// namespace: another namespace's is another tenant's object.
+		st.Reason = "HostnameConflict"
 		by := "a PublicHostname of another namespace"
 		if n := handshake.SameNamespaceName(holder, cr.Namespace, ph.Namespace); n != "" {
-			by = "PublicHostname " + n
+			st.ClaimedBy, by = holder, "PublicHostname "+n
 		}
 		st.Message = fmt.Sprintf("hostname %s is already published through CloudflareTunnel %s by %s, the older claim; this one is not published", ph.Spec.Hostname, cr.Name, by)
 		return st

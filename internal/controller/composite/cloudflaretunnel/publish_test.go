@@ -2,6 +2,7 @@ package cloudflaretunnel
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,7 +106,7 @@ func TestAnswer(t *testing.T) {
 		p.Status.Rules = []ztv1alpha1.IngressRule{{Hostname: ptr.To(p.Spec.Hostname), Service: "http_status:404"}}
 		p.Status.RulesGeneration = 3
 	}
-	d := publish.Decision{Holder: map[string]string{"a.example.com": "a"}, Lost: map[string]string{"late": "a"}}
+	d := publish.Decision{Holder: map[string]string{"a.example.com": "a"}, Lost: map[string]string{"late": "a", "team-b/late": "a"}}
 	cases := map[string]struct {
 		ph      v1alpha1.PublicHostname
 		version int
@@ -114,6 +115,11 @@ func TestAnswer(t *testing.T) {
 		"Lost": {
 			ph:   ph("late", "edge"),
 			want: v1alpha1.PublishedStatus{Tunnel: "edge", Reason: "HostnameConflict", ClaimedBy: "a"},
+		},
+		"LostToAnotherNamespace": {
+			ph: ph("late", "team-a/edge", func(p *v1alpha1.PublicHostname) { p.Namespace = "team-b" }),
+			// The holder, team-a/a, is another tenant's: not named.
+			want: v1alpha1.PublishedStatus{Tunnel: "team-a/edge", Reason: "HostnameConflict"},
 		},
 		"NoRulesYet": {
 			ph:   ph("a", "edge"),
@@ -134,6 +140,9 @@ func TestAnswer(t *testing.T) {
 			got := Answer(cr, &tc.ph, d, tc.version)
 			if got.Message == "" {
 				t.Error("an answer without a message")
+			}
+			if tc.ph.Namespace != cr.Namespace && strings.Contains(got.Message, cr.Namespace+"/") {
+				t.Errorf("the answer names another namespace's object: %s", got.Message)
 			}
 			got.Message = ""
 			if diff := cmp.Diff(tc.want, got); diff != "" {

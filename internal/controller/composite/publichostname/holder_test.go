@@ -273,3 +273,82 @@ func TestAProtectedHostnameWaitingSaysItsCheckedRulesStay(t *testing.T) {
 	p.DeleteAndWait(t, ph)
 	p.DeleteAndWait(t, staff)
 }
+
+// Another namespace's tunnel with a rule for a protected hostname, made and
+// served in Cloudflare, does not take the hostname from the namespace whose
+// DNS record answers for it: the holder's application stays made and
+// Synced (its users are still let in with its policies), and the holder may
+// add another one on a path.
+func TestAnotherNamespacesTunnelRuleDoesNotTakeAHeldHostname(t *testing.T) {
+	ns, tunnelID := setup(t)
+	squatter := p.Namespace(t)
+	host := "ruled-" + ns + ".example.com"
+	staff := accessPolicy(ns, "staff", ztv1alpha1.AccessRule{EmailDomain: ptr.To("example.com")})
+	p.Create(t, staff)
+	ph := hostname(ns, "owner", host, func(ph *v1alpha1.PublicHostname) {
+		ph.Spec.Access = &v1alpha1.Access{Policies: []v1alpha1.AccessPolicyName{{Name: "staff"}}}
+	})
+	p.Create(t, ph)
+	waitReady(t, ph)
+	app := &ztv1alpha1.AccessApplication{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: publichostname.ApplicationName(ph)}}
+	if err := p.Get(app); err != nil {
+		t.Fatal(err)
+	}
+	appID := meta.GetExternalName(app)
+
+	tun := &ztv1alpha1.Tunnel{
+		ObjectMeta: metav1.ObjectMeta{Namespace: squatter, Name: "squat"},
+		Spec: ztv1alpha1.TunnelSpec{ForProvider: ztv1alpha1.TunnelParameters{Name: "squat-" + squatter, Config: &ztv1alpha1.TunnelConfig{Ingress: []ztv1alpha1.IngressRule{
+			{Hostname: ptr.To(host), Service: "http://web." + squatter + ".svc.cluster.local:80"}, {Service: "http_status:404"},
+		}}}},
+	}
+	p.Create(t, tun)
+	wait.Eventually(t, wait.Patience, "the squatter's tunnel made and its rule served", func() error {
+		if err := p.Get(tun); err != nil {
+			return err
+		}
+		if s := tun.GetCondition(xpv2.TypeSynced); meta.GetExternalName(tun) == "" || tun.Status.AtProvider.RemoteConfigVersion == 0 || s.Status != corev1.ConditionTrue {
+			return fmt.Errorf("external-name %q, config version %d, Synced=%s %s", meta.GetExternalName(tun), tun.Status.AtProvider.RemoteConfigVersion, s.Status, s.Message)
+		}
+		return nil
+	})
+	// Evidence that the holder's application was reconciled since: three
+	// more polls of the account's tunnels, each of which the application's
+	// two-second poll keeps pace with.
+	p.WaitServed(t, 3, "GET", "/cfd_tunnel$")
+	p.WaitServed(t, 2, "GET", "/cfd_tunnel$")
+	if err := p.Get(app); err != nil {
+		t.Fatal(err)
+	}
+	if c := app.GetCondition(xpv2.TypeSynced); c.Status != corev1.ConditionTrue || meta.GetExternalName(app) != appID {
+		t.Errorf("the holder's application: external-name %q (was %s), Synced=%s %s: %s", meta.GetExternalName(app), appID, c.Status, c.Reason, c.Message)
+	}
+	if _, err := p.Cloudflare.GetAccessApplication(context.Background(), appID); err != nil {
+		t.Errorf("the holder's application %s is gone from Cloudflare: %v", appID, err)
+	}
+	if err := protected(t, tunnelID, host, ""); err != nil {
+		t.Error(err)
+	}
+	if !lettingIn(t, host, "bob@example.com") {
+		t.Error("the holder's users are shut out")
+	}
+
+	admin := &ztv1alpha1.AccessApplication{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "admin"},
+		Spec:       ztv1alpha1.AccessApplicationSpec{ForProvider: ztv1alpha1.AccessApplicationParameters{Name: "admin", Domain: host + "/admin"}},
+	}
+	p.Create(t, admin)
+	wait.Eventually(t, wait.Patience, "the holder's second application made", func() error {
+		if err := p.Get(admin); err != nil {
+			return err
+		}
+		if c := admin.GetCondition(xpv2.TypeReady); meta.GetExternalName(admin) == "" || c.Status != corev1.ConditionTrue {
+			return fmt.Errorf("not made: %+v", admin.GetCondition(xpv2.TypeSynced))
+		}
+		return nil
+	})
+	p.DeleteAndWait(t, admin)
+	p.DeleteAndWait(t, tun)
+	p.DeleteAndWait(t, ph)
+	p.DeleteAndWait(t, staff)
+}

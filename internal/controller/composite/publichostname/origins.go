@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	kmeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,7 +56,7 @@ func (r *Reconciler) originGuard(ctx context.Context, ph *v1alpha1.PublicHostnam
 	if err != nil {
 		return nil, err
 	}
-	look := r.leads(ctx)
+	look := clients.ServiceLeads(ctx, r.kube)
 	return func(rules []ztv1alpha1.IngressRule) (error, error) {
 		for _, rule := range rules {
 			err := cfg.FollowOrigin(rule.Service, from, look)
@@ -70,48 +69,6 @@ func (r *Reconciler) originGuard(ctx context.Context, ph *v1alpha1.PublicHostnam
 		}
 		return nil, nil
 	}, nil
-}
-
-// leads reads where a Service leads, for the origin guardrail: the name an
-// ExternalName Service stands for, or the addresses of the endpoints
-// written by hand for it.
-func (r *Reconciler) leads(ctx context.Context) origin.Lookup {
-	return func(ns, name string) (origin.Lead, error) {
-		svc := &corev1.Service{}
-		if err := r.kube.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, svc); err != nil {
-			return origin.Lead{}, errors.Wrap(client.IgnoreNotFound(err), "cannot get Service")
-		}
-		if svc.Spec.Type == corev1.ServiceTypeExternalName {
-			return origin.Lead{ExternalName: svc.Spec.ExternalName}, nil
-		}
-		l := &discoveryv1.EndpointSliceList{}
-		if err := r.kube.List(ctx, l, client.InNamespace(ns), client.MatchingLabels{discoveryv1.LabelServiceName: name}); err != nil {
-			return origin.Lead{}, errors.Wrap(err, "cannot list EndpointSlices")
-		}
-		return origin.Lead{Addresses: HandMadeAddresses(svc, l.Items)}, nil
-	}
-}
-
-// endpointController is the managed-by label of the EndpointSlices that
-// Kubernetes makes from a Service's selector.
-const endpointController = "endpointslice-controller.k8s.io"
-
-// HandMadeAddresses are the endpoint addresses of a Service that someone
-// wrote rather than Kubernetes found from its selector: every slice of a
-// Service without a selector (the endpoint controller does not look after
-// those, whatever their labels say), and the slices of any Service that
-// the endpoint controller did not make (it corrects those it did).
-func HandMadeAddresses(svc *corev1.Service, slices []discoveryv1.EndpointSlice) []string {
-	var out []string
-	for _, s := range slices {
-		if len(svc.Spec.Selector) > 0 && s.Labels[discoveryv1.LabelManagedBy] == endpointController {
-			continue
-		}
-		for _, e := range s.Endpoints {
-			out = append(out, e.Addresses...)
-		}
-	}
-	return out
 }
 
 // guardrails are those of the provider config the tunnel's resources use

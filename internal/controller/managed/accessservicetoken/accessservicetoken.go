@@ -21,6 +21,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/mr"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/rotation"
 )
 
 var kind = mr.Kind[*v1alpha1.AccessServiceToken]{
@@ -31,6 +32,11 @@ var kind = mr.Kind[*v1alpha1.AccessServiceToken]{
 		return &external{tokens: c.Cloudflare, kube: c.Kube, now: time.Now}
 	},
 	ObservedID: func(cr *v1alpha1.AccessServiceToken) string { return cr.Status.AtProvider.ID },
+	StoredForm: func(cr *v1alpha1.AccessServiceToken) {
+		if r := cr.Spec.ForProvider.Rotation; r != nil {
+			rotation.KeepStoredZero(&r.RequestedAt)
+		}
+	},
 }
 
 // Setup adds the AccessServiceToken controller.

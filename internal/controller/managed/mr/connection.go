@@ -80,6 +80,8 @@ func (o *clusterOwner) withOwner(ctx context.Context, cfg *clients.Config) error
 // Cloudflare: what it made before the rule is left alone.
 type guardrails[T resource.ModernManaged] struct {
 	managed.TypedExternalClient[T]
+	// kube reads where the Services an origin names lead.
+	kube      client.Reader
 	config    clients.Config
 	hostnames func(T) []string
 	networks  func(T) []string
@@ -89,7 +91,7 @@ type guardrails[T resource.ModernManaged] struct {
 }
 
 func (g *guardrails[T]) Observe(ctx context.Context, mg T) (managed.ExternalObservation, error) {
-	if err := g.check(mg); err != nil {
+	if err := g.check(ctx, mg); err != nil {
 		if meta.WasDeleted(mg) {
 			return managed.ExternalObservation{ResourceExists: false}, nil
 		}
@@ -98,7 +100,7 @@ func (g *guardrails[T]) Observe(ctx context.Context, mg T) (managed.ExternalObse
 	return g.TypedExternalClient.Observe(ctx, mg)
 }
 
-func (g *guardrails[T]) check(mg T) error {
+func (g *guardrails[T]) check(ctx context.Context, mg T) error {
 	if err := g.config.CheckNamespace(mg.GetNamespace()); err != nil {
 		return err
 	}
@@ -117,8 +119,13 @@ func (g *guardrails[T]) check(mg T) error {
 		}
 	}
 	if g.origins != nil {
+		// Followed to where each Service leads: an ExternalName Service,
+		// or endpoints written by hand, are judged by their target here
+		// as at the PublicHostname, so a Tunnel written by hand passes
+		// only what allow.origins lets through.
+		look := clients.ServiceLeads(ctx, g.kube)
 		for _, o := range g.origins(mg) {
-			if err := g.config.CheckOrigin(o, origin.Source{ClusterDomain: g.clusterDomain}); err != nil {
+			if err := g.config.FollowOrigin(o, origin.Source{ClusterDomain: g.clusterDomain}, look); err != nil {
 				return err
 			}
 		}

@@ -63,10 +63,16 @@ func hostnameValues[T resource.ModernManaged](hostnames func(T) []string) func(c
 // objects: a tenant learns only that the hostname is not its own.
 type HostnameHeldError struct {
 	Kind, Hostname string
+	// Holding is the evidence: a tunnel rule alone keeps what the
+	// resource made, a DNS record takes it back.
+	Holding Holding
 }
 
 func (e *HostnameHeldError) Error() string {
-	return fmt.Sprintf("not allowed: hostname %s is held by another namespace (its DNS record, or its rule on a tunnel not shared with this namespace, was made there); only the holder of a hostname puts an %s on it. Nothing was written to Cloudflare; use a hostname this namespace publishes, or ask the platform team to hand this one over (list it exactly in the provider config's spec.allow.hostnameSuffixes)", e.Hostname, e.Kind)
+	if e.Holding == HeldByTunnelRule {
+		return fmt.Sprintf("not allowed: hostname %s is served by a rule on a tunnel another namespace manages, and no DNS record of this namespace names it; only the holder of a hostname puts an %s on it. Nothing is written to Cloudflare, and what this resource made before is kept as it is. Publish the hostname from this namespace (its DNS record proves it is held here), or ask the platform team to hand it over (list it exactly in the provider config's spec.allow.hostnameSuffixes)", e.Hostname, e.Kind)
+	}
+	return fmt.Sprintf("not allowed: hostname %s is held by another namespace (the DNS record that answers for it was made there); only the holder of a hostname puts an %s on it. Nothing was written to Cloudflare; use a hostname this namespace publishes, or ask the platform team to hand this one over (list it exactly in the provider config's spec.allow.hostnameSuffixes)", e.Hostname, e.Kind)
 }
 
 // ConditionReason of a hostname another namespace holds: NotAllowed.
@@ -74,8 +80,11 @@ func (e *HostnameHeldError) ConditionReason() xpv2.ConditionReason { return comm
 
 // holderGuard refuses a resource whose edge hostnames another namespace
 // holds. An object the resource made on such a hostname before it was held
-// elsewhere is deleted: it gates the holder's users with another tenant's
-// policies, and the holder's own application could not be made beside it.
+// elsewhere is deleted when the proof is the DNS record that answers for
+// the name (HeldByDNSRecord): it gates the holder's users with another
+// tenant's policies, and the holder's own application could not be made
+// beside it. On weaker proof (a tunnel rule) it is kept: deleting it on a
+// rule any namespace can write would open a protected hostname.
 type holderGuard[T resource.ModernManaged] struct {
 	managed.TypedExternalClient[T]
 	kube      client.Reader
@@ -91,15 +100,15 @@ func (g *holderGuard[T]) Observe(ctx context.Context, mg T) (managed.ExternalObs
 		// What it made is its own to delete, held elsewhere or not.
 		return g.TypedExternalClient.Observe(ctx, mg)
 	}
-	host, err := g.heldElsewhere(ctx, mg)
-	if err != nil || host == "" {
-		if err != nil {
-			return managed.ExternalObservation{}, err
-		}
+	host, holding, err := g.heldElsewhere(ctx, mg)
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	if holding == NotHeldElsewhere {
 		return g.TypedExternalClient.Observe(ctx, mg)
 	}
-	refusal := &HostnameHeldError{Kind: g.kind, Hostname: host}
-	if id := meta.GetExternalName(mg); id != "" && holds(mg, id, g.observedID) {
+	refusal := &HostnameHeldError{Kind: g.kind, Hostname: host, Holding: holding}
+	if id := meta.GetExternalName(mg); holding == HeldByDNSRecord && id != "" && holds(mg, id, g.observedID) {
 		if _, err := g.TypedExternalClient.Delete(ctx, mg); err != nil {
 			return managed.ExternalObservation{}, errors.Wrapf(err, "%s; cannot delete the one it made before", refusal.Error())
 		}
@@ -109,19 +118,24 @@ func (g *holderGuard[T]) Observe(ctx context.Context, mg T) (managed.ExternalObs
 }
 
 // heldElsewhere is the first of the resource's hostnames that another
-// namespace holds, unless the provider config hands it to this one.
-func (g *holderGuard[T]) heldElsewhere(ctx context.Context, mg T) (string, error) {
+// namespace holds, unless the provider config hands it to this one, with
+// the proof: the strongest over all its hostnames.
+func (g *holderGuard[T]) heldElsewhere(ctx context.Context, mg T) (string, Holding, error) {
+	first, strongest := "", NotHeldElsewhere
 	for _, h := range g.hostnames(mg) {
 		host := NormalizeHostname(h)
 		if host == "" || strings.HasPrefix(host, "*") || handedOver(g.config, host) {
 			continue
 		}
-		held, err := HeldElsewhere(ctx, g.kube, mg.GetNamespace(), host)
-		if err != nil || held {
-			return host, err
+		holding, err := HolderOf(ctx, g.kube, mg.GetNamespace(), host)
+		if err != nil {
+			return host, NotHeldElsewhere, err
+		}
+		if holding > strongest {
+			first, strongest = host, holding
 		}
 	}
-	return "", nil
+	return first, strongest, nil
 }
 
 // handedOver says whether the provider config names the hostname itself
@@ -136,38 +150,122 @@ func handedOver(c clients.Config, host string) bool {
 	return false
 }
 
-// HeldElsewhere says whether a namespace other than ns holds host: a
-// DNSRecord there made its record in Cloudflare (Ready, with an
-// external-name), or a Tunnel there carries a rule for it and its
-// CloudflareTunnel does not share it with ns.
-func HeldElsewhere(ctx context.Context, kube client.Reader, ns, host string) (bool, error) {
-	recs := &dnsv1alpha1.DNSRecordList{}
-	if err := kube.List(ctx, recs, client.MatchingFields{HostnameIndex: host}, client.UnsafeDisableDeepCopy); err != nil && !apimeta.IsNoMatchError(err) {
-		return false, errors.Wrap(err, "cannot list DNSRecords")
+// Holding is how another namespace is proven to hold a hostname, weakest
+// first.
+type Holding int
+
+const (
+	// NotHeldElsewhere: the hostname is the namespace's own, or nobody's.
+	NotHeldElsewhere Holding = iota
+	// HeldByTunnelRule: no DNS record of the provider's answers for the
+	// hostname, and a tunnel another namespace manages (made in
+	// Cloudflare, its configuration as written there, not shared with the
+	// namespace) serves a rule for it. New writes are refused; what exists
+	// is kept.
+	HeldByTunnelRule
+	// HeldByDNSRecord: the DNS record that answers for the hostname (the
+	// most specific of the provider's records that cover it, made and
+	// marked) belongs to another namespace, and none of the namespace's
+	// own is as specific.
+	HeldByDNSRecord
+)
+
+// HolderOf says whether, and on what proof, a namespace other than ns
+// holds host. The proof is what is real and marked: a DNS record the
+// provider made (Ready, with an external-name), else a rule on a tunnel
+// the provider made and whose configuration Cloudflare holds as written
+// (servedBy). A record of ns's own takes precedence over any tunnel rule:
+// DNS decides which tunnel a request reaches.
+func HolderOf(ctx context.Context, kube client.Reader, ns, host string) (Holding, error) {
+	own, other, err := dnsHolders(ctx, kube, ns, host)
+	switch {
+	case err != nil:
+		return NotHeldElsewhere, err
+	case other && own:
+		// Two namespaces' records answer alike (A or AAAA records of one
+		// name): neither is proven the holder.
+		return HeldByTunnelRule, nil
+	case other:
+		return HeldByDNSRecord, nil
+	case own:
+		return NotHeldElsewhere, nil
 	}
-	for i := range recs.Items {
-		r := &recs.Items[i]
-		if r.Namespace != ns && !meta.WasDeleted(r) && meta.GetExternalName(r) != "" && r.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
-			return true, nil
+	served, err := servedElsewhere(ctx, kube, ns, host)
+	if err != nil || !served {
+		return NotHeldElsewhere, err
+	}
+	return HeldByTunnelRule, nil
+}
+
+// dnsHolders says whose made records answer for host: of the provider's
+// records that cover it, the most specific (the name itself before any
+// wildcard, a longer wildcard before a shorter), as DNS answers.
+func dnsHolders(ctx context.Context, kube client.Reader, ns, host string) (own, other bool, err error) {
+	for _, pattern := range CoveringPatterns(host) {
+		recs := &dnsv1alpha1.DNSRecordList{}
+		if err := kube.List(ctx, recs, client.MatchingFields{HostnameIndex: pattern}, client.UnsafeDisableDeepCopy); err != nil {
+			if apimeta.IsNoMatchError(err) {
+				return false, false, nil
+			}
+			return false, false, errors.Wrap(err, "cannot list DNSRecords")
+		}
+		for i := range recs.Items {
+			r := &recs.Items[i]
+			if !made(r) {
+				continue
+			}
+			if r.Namespace == ns {
+				own = true
+			} else {
+				other = true
+			}
+		}
+		if own || other {
+			return own, other, nil
 		}
 	}
-	tuns := &ztv1alpha1.TunnelList{}
-	if err := kube.List(ctx, tuns, client.MatchingFields{HostnameIndex: host}, client.UnsafeDisableDeepCopy); err != nil && !apimeta.IsNoMatchError(err) {
-		return false, errors.Wrap(err, "cannot list Tunnels")
-	}
+	return false, false, nil
+}
+
+// servedElsewhere says whether a tunnel of another namespace, not shared
+// with ns, serves a rule that covers host.
+func servedElsewhere(ctx context.Context, kube client.Reader, ns, host string) (bool, error) {
 	shared := sharedWith(kube, ns, false)
-	for i := range tuns.Items {
-		t := &tuns.Items[i]
-		if t.Namespace == ns || meta.WasDeleted(t) {
-			continue
+	for _, pattern := range CoveringPatterns(host) {
+		tuns := &ztv1alpha1.TunnelList{}
+		if err := kube.List(ctx, tuns, client.MatchingFields{HostnameIndex: pattern}, client.UnsafeDisableDeepCopy); err != nil {
+			if apimeta.IsNoMatchError(err) {
+				return false, nil
+			}
+			return false, errors.Wrap(err, "cannot list Tunnels")
 		}
-		ok, err := shared(ctx, t)
-		if err != nil {
-			return false, err
-		}
-		if !ok {
-			return true, nil
+		for i := range tuns.Items {
+			t := &tuns.Items[i]
+			if t.Namespace == ns || !servedBy(t) {
+				continue
+			}
+			ok, err := shared(ctx, t)
+			if err != nil || !ok {
+				return err == nil, err
+			}
 		}
 	}
 	return false, nil
+}
+
+// made says whether a managed resource made (or adopted by its marker) its
+// Cloudflare object and observed it there: not being deleted, an
+// external-name that is the ID it observed, and Ready.
+func made(mg resource.Managed) bool {
+	return !meta.WasDeleted(mg) && meta.GetExternalName(mg) != "" && mg.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
+}
+
+// servedBy says whether the Tunnel's configuration, as its spec has it, is
+// what Cloudflare holds: made, its external-name the tunnel it observed, a
+// configuration version written, and Synced for this generation (an
+// Observe found the configuration as written, or an Update wrote it).
+func servedBy(t *ztv1alpha1.Tunnel) bool {
+	synced := t.GetCondition(xpv2.TypeSynced)
+	return made(t) && meta.GetExternalName(t) == t.Status.AtProvider.ID && t.Status.AtProvider.RemoteConfigVersion > 0 &&
+		synced.Status == corev1.ConditionTrue && synced.ObservedGeneration == t.Generation
 }

@@ -1,8 +1,22 @@
 package mr
 
 import (
+	"context"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/apis"
+	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
 )
 
@@ -45,6 +59,85 @@ func TestHandedOver(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := handedOver(tc.cfg, tc.host); got != tc.want {
 				t.Errorf("handedOver(%v, %q) = %v, want %v", tc.cfg.Allow.HostnameSuffixes, tc.host, got, tc.want)
+			}
+		})
+	}
+}
+
+func madeRecord(ns, name, host string) *dnsv1alpha1.DNSRecord {
+	r := &dnsv1alpha1.DNSRecord{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	r.Spec.ForProvider.Name = host
+	meta.SetExternalName(r, "rec-"+ns+"-"+name)
+	r.SetConditions(xpv2.Available())
+	return r
+}
+
+// tunnelWithRule is a hand-made Tunnel of ns whose configuration has a rule
+// for host; served says it is made and its configuration written as is.
+func tunnelWithRule(ns, host string, served bool) *ztv1alpha1.Tunnel {
+	tun := &ztv1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "squat", Generation: 2}}
+	tun.Spec.ForProvider.Config = &ztv1alpha1.TunnelConfig{Ingress: []ztv1alpha1.IngressRule{{Hostname: ptr.To(host), Service: "http://web." + ns + ".svc.cluster.local"}, {Service: "http_status:404"}}}
+	if served {
+		meta.SetExternalName(tun, "tun-"+ns)
+		tun.Status.AtProvider.ID = "tun-" + ns
+		tun.Status.AtProvider.RemoteConfigVersion = 3
+		tun.SetConditions(xpv2.Available(), xpv2.ReconcileSuccess().WithObservedGeneration(2))
+	}
+	return tun
+}
+
+// The holder is proven by what is real and marked: a made DNS record, the
+// most specific that covers the name, before any tunnel rule; a tunnel
+// rule only when Cloudflare serves it.
+func TestHolderOf(t *testing.T) {
+	const host = "grafana.apps.example.com"
+	unsynced := tunnelWithRule("team-b", host, true)
+	unsynced.Generation = 3 // a spec change not yet written
+	unmadeRecord := madeRecord("team-b", "rec", host)
+	meta.SetExternalName(unmadeRecord, "")
+	for name, tc := range map[string]struct {
+		objs []client.Object
+		want Holding
+	}{
+		"nothing":                                {nil, NotHeldElsewhere},
+		"another namespace's record":             {[]client.Object{madeRecord("team-b", "rec", host)}, HeldByDNSRecord},
+		"another namespace's record, not made":   {[]client.Object{unmadeRecord}, NotHeldElsewhere},
+		"the namespace's own record":             {[]client.Object{madeRecord("team-a", "rec", host)}, NotHeldElsewhere},
+		"a tunnel rule never made":               {[]client.Object{tunnelWithRule("team-b", host, false)}, NotHeldElsewhere},
+		"a tunnel rule not yet written":          {[]client.Object{unsynced}, NotHeldElsewhere},
+		"a served tunnel rule":                   {[]client.Object{tunnelWithRule("team-b", host, true)}, HeldByTunnelRule},
+		"a served wildcard tunnel rule":          {[]client.Object{tunnelWithRule("team-b", "*.apps.example.com", true)}, HeldByTunnelRule},
+		"the own record before a served rule":    {[]client.Object{madeRecord("team-a", "rec", host), tunnelWithRule("team-b", host, true)}, NotHeldElsewhere},
+		"another namespace's wildcard record":    {[]client.Object{madeRecord("team-b", "rec", "*.apps.example.com")}, HeldByDNSRecord},
+		"a wider wildcard of another namespace":  {[]client.Object{madeRecord("team-b", "rec", "*.example.com")}, HeldByDNSRecord},
+		"the own name before another's wildcard": {[]client.Object{madeRecord("team-a", "rec", host), madeRecord("team-b", "rec", "*.apps.example.com")}, NotHeldElsewhere},
+		"the own wildcard before a wider one":    {[]client.Object{madeRecord("team-a", "rec", "*.apps.example.com"), madeRecord("team-b", "rec", "*.example.com")}, NotHeldElsewhere},
+		"another's name before the own wildcard": {[]client.Object{madeRecord("team-a", "rec", "*.apps.example.com"), madeRecord("team-b", "rec", host)}, HeldByDNSRecord},
+		"records of both namespaces":             {[]client.Object{madeRecord("team-a", "rec", host), madeRecord("team-b", "rec", host)}, HeldByTunnelRule},
+		"a sibling's record":                     {[]client.Object{madeRecord("team-b", "rec", "prometheus.apps.example.com")}, NotHeldElsewhere},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := runtime.NewScheme()
+			if err := apis.AddToScheme(s); err != nil {
+				t.Fatal(err)
+			}
+			kube := fake.NewClientBuilder().WithScheme(s).WithObjects(tc.objs...).
+				WithIndex(&dnsv1alpha1.DNSRecord{}, HostnameIndex, hostnameValues(func(r *dnsv1alpha1.DNSRecord) []string { return []string{r.Spec.ForProvider.Name} })).
+				WithIndex(&ztv1alpha1.Tunnel{}, HostnameIndex, hostnameValues(func(t *ztv1alpha1.Tunnel) []string {
+					var hs []string
+					for _, r := range t.Spec.ForProvider.Config.Ingress {
+						if r.Hostname != nil {
+							hs = append(hs, *r.Hostname)
+						}
+					}
+					return hs
+				})).Build()
+			got, err := HolderOf(context.Background(), kube, "team-a", host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("HolderOf = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -110,6 +110,11 @@ type Kind[T resource.ModernManaged] struct {
 	// Networks lists the CIDRs the resource routes, for the provider
 	// config's allowed networks.
 	Networks func(mg T) []string
+	// StoredForm puts fields whose in-memory form would not be written
+	// back as the API server stores them into that form
+	// (rotation.KeepStoredZero), on every object the managed reconciler
+	// reads or writes (storedform.go); nil for a kind that has none.
+	StoredForm func(mg T)
 	// ObservedID is the ID of the Cloudflare object the resource's status
 	// says it observed as its own, so that naming an ID (by hand, or
 	// adopting it) is told apart from holding it (tenancy.go). Nil for a
@@ -142,7 +147,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 		}
 		ext := k.External(Connection{Cloudflare: c, Kube: kube, Config: *cfg, Metrics: s.Metrics, PollInterval: o.PollInterval})
 		guarded := &tenancyGuard[T]{TypedExternalClient: ext, kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs, virtualNetworkIDs: k.VirtualNetworkIDs, accessPolicyIDs: k.AccessPolicyIDs, accessGroupIDs: k.AccessGroupIDs, accessServiceTokenIDs: k.AccessServiceTokenIDs, observedID: observedIDOf(k.ObservedID), settle: 2 * o.PollInterval}
-		railed := &guardrails[T]{TypedExternalClient: guarded, config: *cfg, hostnames: k.Hostnames, networks: k.Networks, origins: k.Origins, clusterDomain: s.ClusterDomain}
+		railed := &guardrails[T]{TypedExternalClient: guarded, kube: kube, config: *cfg, hostnames: k.Hostnames, networks: k.Networks, origins: k.Origins, clusterDomain: s.ClusterDomain}
 		var edge managed.TypedExternalClient[T] = railed
 		if k.EdgeHostnames != nil {
 			edge = &holderGuard[T]{TypedExternalClient: railed, kube: kube, kind: k.GVK.Kind, config: *cfg, hostnames: k.EdgeHostnames, observedID: observedIDOf(k.ObservedID)}
@@ -203,7 +208,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 	}
 	// Its status writes put the reasons noted in the reconcile on Synced
 	// (reasons.go).
-	r := managed.NewReconciler(reasonsManager{mgr}, resource.ManagedKind(k.GVK), opts...)
+	r := managed.NewReconciler(storedFormManager[T]{Manager: reasonsManager{mgr}, form: k.StoredForm}, resource.ManagedKind(k.GVK), opts...)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).

@@ -28,6 +28,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/rotation"
 )
 
 // Connection detail keys published to writeConnectionSecretToRef.
@@ -55,6 +56,11 @@ var kind = mr.Kind[*v1alpha1.Tunnel]{
 	},
 	Hostnames: configHostnames,
 	Origins:   configOrigins,
+	StoredForm: func(cr *v1alpha1.Tunnel) {
+		if r := cr.Spec.ForProvider.TokenRotation; r != nil {
+			rotation.KeepStoredZero(&r.RequestedAt)
+		}
+	},
 }
 
 // configHostnames lists the hostnames of the tunnel's configuration.

@@ -2,6 +2,7 @@ package ingress_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -101,6 +102,12 @@ func TestTheHolderOfAPublicHostnameHoldsItsPrivateRoute(t *testing.T) {
 	})
 	if phs := publicHostnamesOf(t, steal); len(phs) != 1 {
 		t.Errorf("team-b's Ingress has %d PublicHostnames, want its losing claim kept in line", len(phs))
+	} else if st, err := json.Marshal(phs[0].Status); err != nil {
+		t.Fatal(err)
+	} else if strings.Contains(string(st), teamA) {
+		// Nor in its status: status.tunnel.claimedBy names only a holder
+		// of its own namespace.
+		t.Errorf("team-b's PublicHostname's status names team-a's object: %s", st)
 	}
 
 	wait.NextSecond()

@@ -37,12 +37,11 @@ func Lost(phs []*v1alpha1.PublicHostname, tunnel string) map[string]string {
 		if c.Status != corev1.ConditionFalse || c.Reason != v1alpha1.ReasonHostnameConflict {
 			continue
 		}
-		holder := "an older claim"
-		if t := ph.Status.Tunnel; t != nil && t.ClaimedBy != "" {
-			holder = "a PublicHostname of another namespace, the older claim"
-			if n := handshake.HolderName(ph); n != "" {
-				holder = "PublicHostname " + n + ", the older claim"
-			}
+		// The tunnel names a holder of the PublicHostname's own namespace
+		// only (status.tunnel.claimedBy); any other is another tenant's.
+		holder := "a PublicHostname of another namespace, the older claim"
+		if n := handshake.HolderName(ph); n != "" {
+			holder = "PublicHostname " + n + ", the older claim"
 		}
 		out[ph.Spec.Hostname] = fmt.Sprintf("hostname %s is already published through CloudflareTunnel %s by %s; this route's rules for it are not published", ph.Spec.Hostname, tunnel, holder)
 	}

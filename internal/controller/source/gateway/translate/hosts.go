@@ -17,7 +17,8 @@ import (
 
 // host is one hostname the Gateway's routes serve: the routes' paths
 // merged, the oldest route's first (Gateway API gives a path two routes
-// name to the oldest), and the Access check they all ask for.
+// name to the oldest), and the Access check of the oldest route, which a
+// newer route must ask for too to serve the hostname.
 type host struct {
 	name  string
 	paths []path
@@ -27,9 +28,11 @@ type host struct {
 	routes []*route
 	// lost are the paths newer routes name that an older route holds.
 	lost []lostPath
-	// conflict: the routes ask for different Access checks; the hostname
-	// is not published.
-	conflict bool
+	// refused are newer routes that cannot serve the hostname: they ask
+	// for another Access check than the older routes, or their Access
+	// annotation cannot be used. The hostname stays as the older routes
+	// publish it; a newer route never holds or takes it down.
+	refused []refusedRoute
 	// http2: its routes are GRPCRoutes, whose backends take HTTP/2.
 	http2 bool
 }
@@ -44,19 +47,35 @@ type hosts struct {
 
 func newHosts() *hosts { return &hosts{byName: map[string]*host{}, holders: map[string][]*route{}} }
 
-// add merges an attached route's hostnames and paths.
+// refusedRoute is a newer route a hostname's older routes keep out, and
+// why.
+type refusedRoute struct {
+	route, holder *route
+	why           string
+}
+
+// add merges an attached route's hostnames and paths. Routes come oldest
+// first: a hostname an older route already serves is not held by a newer
+// route's unusable Access annotation, nor served by a newer route that
+// asks for another Access check.
 func (hs *hosts) add(rt *route) {
 	for _, name := range rt.held {
+		if h, ok := hs.byName[name]; ok {
+			h.refused = append(h.refused, refusedRoute{route: rt, holder: h.routes[0], why: "this route's Access annotation cannot be used"})
+			continue
+		}
 		hs.holders[name] = append(hs.holders[name], rt)
 	}
 	for _, name := range rt.hosts {
 		h, ok := hs.byName[name]
-		if !ok {
+		switch {
+		case !ok:
 			h = &host{name: name, owner: map[string]*route{}, access: rt.access, http2: rt.http2}
 			hs.byName[name] = h
 			hs.order = append(hs.order, name)
-		} else if !gatewayapi.SameAccess(h.access, rt.access) {
-			h.conflict = true
+		case len(hs.holders[name]) == 0 && !gatewayapi.SameAccess(h.access, rt.access):
+			h.refused = append(h.refused, refusedRoute{route: rt, holder: h.routes[0], why: fmt.Sprintf("this route asks for another Access check (annotation %s and its siblings)", v1alpha1.AnnotationAccessPolicies)})
+			continue
 		}
 		h.routes = append(h.routes, rt)
 		for _, p := range rt.paths {
@@ -118,23 +137,32 @@ func (rt *route) name(other *route) string {
 	return "a route of another namespace"
 }
 
+// ReasonAccessConflict (PartiallyInvalid=True): an older route serves a
+// hostname of the route with another Access check, or the route's Access
+// annotation cannot be used while an older route serves it; the route's
+// rules for it are not published, and the hostname stays as the older
+// route publishes it.
+const ReasonAccessConflict gwv1.RouteConditionReason = "AccessConflict"
+
 // settle tells the routes of a hostname the paths they lost to older
-// routes, and that they disagree on its Access check: it is published with
-// none of them.
+// routes, that an older route's unusable Access annotation holds it, and
+// the newer routes it refused why.
 func (hs *hosts) settle(statuses *[]RouteStatus) {
 	for _, name := range hs.order {
 		h := hs.byName[name]
 		h.settlePaths(statuses)
 		if holders := hs.holders[name]; len(holders) > 0 {
 			for _, rt := range h.routes {
-				markRoute(statuses, rt, fmt.Sprintf("hostname %s: the Access annotation of %s cannot be used; it is not published until it is corrected", name, rt.names(holders)))
+				markRoute(statuses, rt, fmt.Sprintf("hostname %s: the Access annotation of %s, older, cannot be used; it is not published until it is corrected", name, rt.names(holders)))
 			}
 		}
-		if !h.conflict {
-			continue
-		}
-		for _, rt := range h.routes {
-			markRoute(statuses, rt, fmt.Sprintf("hostname %s: %s ask for different Access checks (annotation %s and its siblings); it is not published until they agree", name, rt.names(h.routes), v1alpha1.AnnotationAccessPolicies))
+		for _, r := range h.refused {
+			msg := fmt.Sprintf("hostname %s is served by %s, older: %s, and Gateway API gives a hostname to the oldest route; this route's rules for it are not published, and the hostname stays as the older route publishes it", name, r.route.name(r.holder), r.why)
+			for i := range *statuses {
+				if st := &(*statuses)[i]; st.Kind == r.route.kind && st.Namespace+"/"+st.Name == r.route.id {
+					conflicted(st, ReasonAccessConflict, msg)
+				}
+			}
 		}
 	}
 }
@@ -206,7 +234,7 @@ func (hs *hosts) publicHostnames(gw *gwv1.Gateway, tunnel, dns string) []*v1alph
 	var out []*v1alpha1.PublicHostname
 	for _, name := range names {
 		h := hs.byName[name]
-		if h.conflict || len(h.paths) == 0 || len(hs.holders[name]) > 0 {
+		if len(h.paths) == 0 || len(hs.holders[name]) > 0 {
 			continue
 		}
 		ph := publicHostname(gw, tunnel, name, h.access, dns)
@@ -253,20 +281,15 @@ func publicHostname(gw *gwv1.Gateway, tunnel, name string, access *v1alpha1.Acce
 	}
 }
 
-// held are the hostnames not published because of their Access check:
-// routes disagree on it, or a route's annotation cannot be used.
+// held are the hostnames not published because of their Access check: the
+// oldest route naming them has an annotation that cannot be used.
 func (hs *hosts) held() []string {
 	var out []string
-	for name, h := range hs.byName {
-		if h.conflict {
-			out = append(out, name)
-		}
-	}
 	for name := range hs.holders {
 		out = append(out, name)
 	}
 	slices.Sort(out)
-	return slices.Compact(out)
+	return out
 }
 
 // Protected says whether a PublicHostname requires an Access check: held,
