@@ -130,6 +130,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 	name := managed.ControllerName(k.GVK.GroupKind().String())
 	kube := mgr.GetClient()
 	owner := &clusterOwner{reader: mgr.GetAPIReader()}
+	recorder := event.NewAPIRecorder(mgr.GetEventRecorderFor(name))
 	deleted := &deletedHere{}
 	written := &writtenHere{}
 	conn := managed.TypedExternalConnectorFn[T](func(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
@@ -140,7 +141,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 		if err := owner.withOwner(ctx, cfg); err != nil {
 			return nil, note(ctx, mg.GetCondition(xpv2.TypeSynced), err)
 		}
-		ext := k.External(Connection{Cloudflare: c, Kube: kube, Config: *cfg, Metrics: s.Metrics, PollInterval: o.PollInterval})
+		ext := k.External(Connection{Cloudflare: c, Kube: kube, Config: *cfg, Metrics: s.Metrics, PollInterval: o.PollInterval, Recorder: recorder})
 		guarded := &tenancyGuard[T]{TypedExternalClient: ext, kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs, virtualNetworkIDs: k.VirtualNetworkIDs, accessPolicyIDs: k.AccessPolicyIDs, accessGroupIDs: k.AccessGroupIDs, accessServiceTokenIDs: k.AccessServiceTokenIDs, observedID: observedIDOf(k.ObservedID), settle: 2 * o.PollInterval}
 		railed := &guardrails[T]{TypedExternalClient: guarded, config: *cfg, hostnames: k.Hostnames, networks: k.Networks, origins: k.Origins, clusterDomain: s.ClusterDomain}
 		var edge managed.TypedExternalClient[T] = railed
@@ -169,7 +170,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 		managed.WithTimeout(ReconcileTimeout),
 		managed.WithCreationGracePeriod(grace),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
-		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))),
+		managed.WithRecorder(recorder),
 	}
 	if o.Features.Enabled(feature.EnableBetaManagementPolicies) {
 		opts = append(opts, managed.WithManagementPolicies())
