@@ -110,6 +110,12 @@ type Kind[T resource.ModernManaged] struct {
 	// Networks lists the CIDRs the resource routes, for the provider
 	// config's allowed networks.
 	Networks func(mg T) []string
+	// FollowReferences clears the IDs of references whose target now
+	// holds another Cloudflare object than the one resolved (a service
+	// token made again in place of one deleted in Cloudflare), so that
+	// resolution sets the new ID; references otherwise keep an ID once
+	// resolved. Nil for a kind without such references.
+	FollowReferences func(ctx context.Context, kube client.Reader, mg T) error
 	// ObservedID is the ID of the Cloudflare object the resource's status
 	// says it observed as its own, so that naming an ID (by hand, or
 	// adopting it) is told apart from holding it (tenancy.go). Nil for a
@@ -160,7 +166,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 		// natural key and ownership marker), so an unknown create outcome
 		// heals itself instead of waiting for a human.
 		managed.WithDeterministicExternalName(true),
-		managed.WithReferenceResolver(sameNamespaceResolver(kube, k.References, sharedRefs[T]{tunnels: k.TunnelRefs, policies: k.AccessPolicyRefs})),
+		managed.WithReferenceResolver(sameNamespaceResolver(kube, k.References, sharedRefs[T]{tunnels: k.TunnelRefs, policies: k.AccessPolicyRefs, follow: k.FollowReferences})),
 		managed.WithPollInterval(o.PollInterval),
 		// A write may queue for the shared request budget behind every
 		// other controller's workers (3 kinds x 100 at 3.2 requests a
@@ -237,6 +243,8 @@ func SetupGated[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options
 // spec.allowedNamespaces) and AccessPolicies (their own).
 type sharedRefs[T resource.ModernManaged] struct {
 	tunnels, policies func(T) []*xpv2.NamespacedReference
+	// follow is the kind's FollowReferences.
+	follow func(context.Context, client.Reader, T) error
 }
 
 // check refuses a reference into another namespace that does not share
@@ -279,6 +287,11 @@ func sameNamespaceResolver[T resource.ModernManaged](kube client.Client, refs fu
 		}
 		if err := shared.check(ctx, kube, mg.GetNamespace(), t); err != nil {
 			return err
+		}
+		if shared.follow != nil {
+			if err := shared.follow(ctx, kube, t); err != nil {
+				return err
+			}
 		}
 		return simple.ResolveReferences(ctx, mg)
 	}
