@@ -42,6 +42,7 @@ func TestCondition(t *testing.T) {
 		"DeletedFirst":             {use: Use{Decision: "allow", Named: deleted, Strict: on}, status: "False", reason: v1alpha1.ReasonServiceTokenDeleted, inMessage: "service token t-2 (AccessServiceToken ns/monitor)"},
 		"GroupWithADeletedToken":   {use: Use{Named: deleted}, status: "False", reason: v1alpha1.ReasonServiceTokenDeleted, inMessage: "Recreate"},
 		"GroupWithItsTokens":       {use: Use{Named: present}, status: "True", reason: v1alpha1.ReasonServiceTokensEffective},
+		"ReplacedTokenNamedByID":   {use: Use{Decision: "non_identity", Named: []Named{{ID: "t-3", Holder: "ns/deployer", Deleted: true, ReplacedBy: "t-4"}}}, status: "False", reason: v1alpha1.ReasonServiceTokenDeleted, inMessage: "made t-4 in its place"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -75,14 +76,16 @@ func tokenHolding(name, id string, reason xpv2.ConditionReason) *v1alpha1.Access
 // Of finds the holders of the IDs the rules name in the namespace, and
 // which of them report their token deleted in Cloudflare.
 func TestOf(t *testing.T) {
-	kube := kubeWith(tokenHolding("ci", "t-1", ""), tokenHolding("monitor", "t-2", common.ReasonDeletedInCloudflare))
+	remade := tokenHolding("deployer", "t-4", "")
+	remade.Status.AtProvider.Replaced = &v1alpha1.AccessServiceTokenReplacement{PreviousID: "t-3"}
+	kube := kubeWith(tokenHolding("ci", "t-1", ""), tokenHolding("monitor", "t-2", common.ReasonDeletedInCloudflare), remade)
 	include := []v1alpha1.AccessRule{{ServiceTokenID: ptr.To("t-1")}, {Email: ptr.To("a@example.com")}}
-	exclude := []v1alpha1.AccessRule{{ServiceTokenID: ptr.To("t-2")}, {ServiceTokenID: ptr.To("t-9")}, {AnyValidServiceToken: ptr.To(true)}}
+	exclude := []v1alpha1.AccessRule{{ServiceTokenID: ptr.To("t-2")}, {ServiceTokenID: ptr.To("t-9")}, {AnyValidServiceToken: ptr.To(true)}, {ServiceTokenID: ptr.To("t-3")}}
 	got, err := Of(context.Background(), kube, "ns", "allow", include, exclude)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Use{Decision: "allow", AnyValid: true, Named: []Named{{ID: "t-1", Holder: "ns/ci"}, {ID: "t-2", Holder: "ns/monitor", Deleted: true}, {ID: "t-9"}}}
+	want := Use{Decision: "allow", AnyValid: true, Named: []Named{{ID: "t-1", Holder: "ns/ci"}, {ID: "t-2", Holder: "ns/monitor", Deleted: true}, {ID: "t-9"}, {ID: "t-3", Holder: "ns/deployer", Deleted: true, ReplacedBy: "t-4"}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Of(): -want +got:\n%s", diff)
 	}
