@@ -86,6 +86,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.AccessServiceToken)
 	}
 	e.observed = t
 	cr.Status.AtProvider = Observation(*t, cr.Status.AtProvider)
+	cr.Status.AtProvider.Replaced = Replaced(cr)
 	cr.SetConditions(xpv2.Available())
 	diff := Diff(cr, *t, e.now())
 	return managed.ExternalObservation{
@@ -169,7 +170,11 @@ func (e *external) gone(ctx context.Context, cr *v1alpha1.AccessServiceToken) (m
 		return managed.ExternalObservation{}, deleted
 	}
 	e.recorder.Event(cr, event.Warning(EventRecreating, errors.New(deleted.Recreating())))
-	cr.Status.AtProvider.Replaced = &v1alpha1.AccessServiceTokenReplacement{PreviousID: deleted.ID, At: metav1.NewTime(e.now())}
+	// Annotations, not status: crossplane-runtime saves the resource
+	// before the create and takes the API server's answer, status and
+	// all, so only what is in its metadata survives to the next Observe,
+	// which puts the record in status.
+	meta.AddAnnotations(cr, map[string]string{AnnotationReplacedID: deleted.ID, AnnotationReplacedAt: e.now().UTC().Format(time.RFC3339)})
 	meta.SetExternalName(cr, "")
 	return managed.ExternalObservation{ResourceExists: false}, nil
 }

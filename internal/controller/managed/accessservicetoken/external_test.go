@@ -303,8 +303,8 @@ func TestATokenDeletedInCloudflare(t *testing.T) {
 		if len(rec.got) != 1 || rec.got[0].Type != event.TypeWarning || rec.got[0].Reason != EventRecreating || !strings.Contains(rec.got[0].Message, "making a new one") {
 			t.Errorf("events %+v; want one Warning %s", rec.got, EventRecreating)
 		}
-		if r := cr.Status.AtProvider.Replaced; r == nil || r.PreviousID != "t-1" || !r.At.Time.Equal(now) {
-			t.Errorf("status.atProvider.replaced %+v", r)
+		if r := Replaced(cr); r == nil || r.PreviousID != "t-1" || !r.At.Time.Equal(now) {
+			t.Errorf("the replacement's record %+v", r)
 		}
 		cre, err := e.Create(context.Background(), cr)
 		if err != nil || meta.GetExternalName(cr) != "t-2" || string(cre.ConnectionDetails[v1alpha1.KeyServiceTokenClientSecret]) != secret {

@@ -189,3 +189,22 @@ func Recreates(cr *v1alpha1.AccessServiceToken) bool {
 	p := cr.Spec.ManagementPolicies
 	return len(p) == 0 || slices.Contains(p, xpv2.ManagementActionAll) || slices.Contains(p, xpv2.ManagementActionCreate)
 }
+
+// The annotations recording the last token a resource made in place of
+// one deleted in Cloudflare, which Replaced reads into status.
+const (
+	AnnotationReplacedID = "tunnels.cloudflare.com/replaced-token-id"
+	AnnotationReplacedAt = "tunnels.cloudflare.com/replaced-token-at"
+)
+
+// Replaced is the record of the last token cr made in place of one
+// deleted in Cloudflare; nil when it made none.
+func Replaced(cr *v1alpha1.AccessServiceToken) *v1alpha1.AccessServiceTokenReplacement {
+	a := cr.GetAnnotations()
+	id := a[AnnotationReplacedID]
+	if id == "" {
+		return nil
+	}
+	at, _ := time.Parse(time.RFC3339, a[AnnotationReplacedAt])
+	return &v1alpha1.AccessServiceTokenReplacement{PreviousID: id, At: metav1.NewTime(at)}
+}

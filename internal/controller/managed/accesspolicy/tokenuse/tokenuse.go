@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -55,7 +56,9 @@ func (u Use) NamesTokens() bool { return len(u.Named) > 0 || u.AnyValid }
 
 // Condition is the ServiceTokens condition for u.
 func Condition(u Use) xpv2.Condition {
-	c := xpv2.Condition{Type: v1alpha1.TypeServiceTokens, Status: "True"}
+	// The time only ever shows when the condition changes: SetConditions
+	// keeps an equal condition's.
+	c := xpv2.Condition{Type: v1alpha1.TypeServiceTokens, Status: "True", LastTransitionTime: metav1.Now()}
 	switch deleted := deletedTokens(u.Named); {
 	case !u.NamesTokens():
 		c.Reason, c.Message = v1alpha1.ReasonNoServiceTokens, "the rules name no service token"
