@@ -156,7 +156,8 @@ func (e *external) heldByAnother(ctx context.Context, cr *v1alpha1.AccessService
 // resource made and observed was deleted in Cloudflare: the resource
 // waits for the user (DeletedInCloudflareError, Synced=False and the
 // Warning event crossplane-runtime records for it), or, set to Recreate,
-// says so in a Warning event and status and forgets the old ID, so that
+// says so in a Warning event, records the old ID (annotations, read into
+// status.atProvider.replaced) and forgets it as external-name, so that
 // Create makes a new token and publishes it (a create of it whose answer
 // is lost is then found as any other, by leftByLostCreate). Any other
 // missing token is made, as before.
