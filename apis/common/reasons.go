@@ -45,6 +45,11 @@ const (
 	// ReasonPolicyInUse: an AccessPolicy being deleted is still used by
 	// Access applications; its deletion waits until they no longer use it.
 	ReasonPolicyInUse xpv2.ConditionReason = "PolicyInUse"
+	// ReasonDeletedInCloudflare: the Cloudflare object this resource made
+	// and observed was deleted there (an AccessServiceToken, by hand or by
+	// Cloudflare's cleanup of inactive tokens), and the resource is set to
+	// wait for the user rather than make another.
+	ReasonDeletedInCloudflare xpv2.ConditionReason = "DeletedInCloudflare"
 )
 
 // Taken says whether a reason reports an object that is someone else's:

@@ -123,14 +123,23 @@ type accessOrganization struct {
 	IsUIReadOnly             bool      `json:"is_ui_read_only"`
 	CreatedAt                time.Time `json:"created_at"`
 	UpdatedAt                time.Time `json:"updated_at"`
+	// StrictServiceTokenAuth and ServiceTokenInactivity: see
+	// access_tokens.go (SetStrictServiceTokenAuth,
+	// SetServiceTokenInactivity).
+	StrictServiceTokenAuth bool                   `json:"strict_service_token_auth"`
+	ServiceTokenInactivity ServiceTokenInactivity `json:"service_token_inactivity"`
 }
 
-// newAccessOrganization is the organization Zero Trust onboarding leaves:
-// the team name becomes both the name and the auth domain's subdomain (the
-// name is a GUESS; onboarding asks only for the team name), with Access's
-// default 24h session.
-func newAccessOrganization(team string, now time.Time) *accessOrganization {
-	return &accessOrganization{Name: team, AuthDomain: team + ".cloudflareaccess.com", SessionDuration: "24h", CreatedAt: now, UpdatedAt: now}
+// newAccessOrganization is the organization Zero Trust onboarding leaves,
+// made at created: the team name becomes both the name and the auth
+// domain's subdomain (the name is a GUESS; onboarding asks only for the
+// team name), with Access's default 24h session, and the service-token
+// settings an organization of that date starts with
+// (newOrganizationTokenSettings).
+func newAccessOrganization(team string, created time.Time) *accessOrganization {
+	o := &accessOrganization{Name: team, AuthDomain: team + ".cloudflareaccess.com", SessionDuration: "24h", CreatedAt: created, UpdatedAt: created}
+	o.StrictServiceTokenAuth, o.ServiceTokenInactivity = newOrganizationTokenSettings(created)
+	return o
 }
 
 func (s *Server) getAccessOrganization(_ *http.Request, _ []byte) (any, any, *apiError) {
@@ -1125,10 +1134,10 @@ func (s *Server) findServiceToken(r *http.Request) (*serviceToken, int, *apiErro
 	return nil, -1, accessNotFound("service token", id)
 }
 
-// newClientSecret is 64 hex characters, the shape of Cloudflare's; it is
-// recorded as issued.
+// newClientSecret is a secret in Cloudflare's current format
+// (newScannableSecret); it is recorded as issued.
 func (s *Server) newClientSecret() string {
-	secret := newAUD()
+	secret := newScannableSecret()
 	s.access.issued = append(s.access.issued, secret)
 	return secret
 }

@@ -55,6 +55,11 @@ type AccessIdentity struct {
 //     value) match a value in IdPGroups, whatever the identity provider.
 //   - Selectors the simulator cannot know (device posture, lists, mTLS
 //     certificates, external evaluation, …) never match.
+//   - With the organization's strict service token authentication on, a
+//     request that presents service token headers (a client ID) is let
+//     in only by a Service Auth policy: Allow policies, and a login, are
+//     ignored for it (documented). That Bypass policies still apply, and
+//     that Block policies are not evaluated for it either, is a GUESS.
 //   - When several applications match, the one with the longest path
 //     wins (Access documents that a path app is not covered by its
 //     parent's), then an exact host over a wildcard one.
@@ -114,6 +119,13 @@ func (s *Server) evaluateApp(app *accessApp, who AccessIdentity) (allowed, bypas
 			}
 			return true, false, fmt.Sprintf("%s: service auth policy %q (precedence %d)%s", name, p.Name, precedence[p], via)
 		}
+	}
+	if who.ClientID != "" && s.access.org != nil && s.access.org.StrictServiceTokenAuth {
+		why := fmt.Sprintf("%s: no service auth policy matched, and strict service token authentication lets no other policy decide for a request with service token headers", name)
+		if tokNote != "" {
+			why += " (" + tokNote + ")"
+		}
+		return false, false, why
 	}
 	if who.Email == "" {
 		why := fmt.Sprintf("%s: no bypass or service auth policy matched, and the visitor has not logged in", name)

@@ -96,6 +96,11 @@ type Options struct {
 	// it has no Access organization, and every Access endpoint refuses
 	// (403, code 9999; see accessEnabled).
 	NoAccessOrganization bool
+	// AccessOrganizationCreated is when the account's Zero Trust
+	// organization was made (zero: when the simulator starts). One made
+	// on or after 2026-10-05 has strict service token authentication on,
+	// for good (SetStrictServiceTokenAuth).
+	AccessOrganizationCreated time.Time
 
 	// Now is the clock; defaults to time.Now.
 	Now func() time.Time
@@ -195,7 +200,11 @@ func New(o Options) *Server {
 	// The account's default network predates the simulator: no list lag.
 	s.vnets = append(s.vnets, &vnet{ID: newUUID(), Name: "default", IsDefaultNetwork: true, Comment: "", CreatedAt: o.Now().UTC().Add(-o.ListLag)})
 	if !o.NoAccessOrganization {
-		s.access.org = newAccessOrganization(o.AccessTeam, o.Now().UTC())
+		created := o.AccessOrganizationCreated
+		if created.IsZero() {
+			created = o.Now()
+		}
+		s.access.org = newAccessOrganization(o.AccessTeam, created.UTC())
 	}
 	s.routesTable()
 	return s

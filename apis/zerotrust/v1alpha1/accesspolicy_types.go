@@ -148,6 +148,12 @@ type AccessPolicyObservation struct {
 	ID string `json:"id,omitempty"`
 	// CreatedAt is when it was created.
 	CreatedAt *metav1.Time `json:"createdAt,omitempty"`
+	// StrictServiceTokenAuth is the organization's strict service token
+	// authentication, read (at most every 10 minutes) for an Allow policy
+	// whose rules name service tokens: when true, those rules let no
+	// service token in (see the ServiceTokens condition).
+	// +optional
+	StrictServiceTokenAuth *bool `json:"strictServiceTokenAuth,omitempty"`
 }
 
 // An AccessPolicySpec defines the desired state of an AccessPolicy.

@@ -62,6 +62,16 @@ type AccessServiceTokenParameters struct {
 	// +optional
 	Rotation *AccessServiceTokenRotation `json:"rotation,omitempty"`
 
+	// Enabled turns the token off (false) without deleting it: it then
+	// authenticates with neither its secret nor one a rotation replaced,
+	// and is turned on again, secret unchanged, by setting true. Turned
+	// off or on in Cloudflare, it is put back as set here, as any drift
+	// (including a token Cloudflare's cleanup of inactive tokens turned
+	// off, which a Warning event then reports).
+	// +optional
+	// +kubebuilder:default=true
+	Enabled *bool `json:"enabled,omitempty"`
+
 	// RefreshBefore extends the token's expiry by its duration (Cloudflare's
 	// refresh; the secret is kept) once it expires in less than this, e.g.
 	// "720h". Unset: the token is never refreshed and expires.
@@ -103,7 +113,36 @@ type AccessServiceTokenObservation struct {
 	// Rotation is the last rotation of the client secret.
 	// +optional
 	Rotation *AccessServiceTokenRotationObservation `json:"rotation,omitempty"`
+	// Enabled is whether the token may authenticate.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+	// LastSeenAt is when the token last authenticated, as Cloudflare
+	// reports it: what Cloudflare's cleanup of inactive tokens goes by.
+	// +optional
+	LastSeenAt *metav1.Time `json:"lastSeenAt,omitempty"`
+	// Replaced is the last token this resource made in place of one
+	// deleted in Cloudflare (spec.onDeletedInCloudflare: Recreate).
+	// +optional
+	Replaced *AccessServiceTokenReplacement `json:"replaced,omitempty"`
 }
+
+// AccessServiceTokenReplacement records a token made in place of one
+// deleted in Cloudflare.
+type AccessServiceTokenReplacement struct {
+	// PreviousID is the ID of the token that was deleted in Cloudflare.
+	PreviousID string `json:"previousId"`
+	// At is when the provider made the new token.
+	At metav1.Time `json:"at"`
+}
+
+// What an AccessServiceToken does when its token is deleted in
+// Cloudflare (spec.onDeletedInCloudflare).
+const (
+	// OnDeletedInCloudflareWait reports the token gone and makes nothing.
+	OnDeletedInCloudflareWait = "Wait"
+	// OnDeletedInCloudflareRecreate makes a new token and publishes it.
+	OnDeletedInCloudflareRecreate = "Recreate"
+)
 
 // An AccessServiceTokenSpec defines the desired state of an
 // AccessServiceToken.
@@ -111,6 +150,21 @@ type AccessServiceTokenObservation struct {
 type AccessServiceTokenSpec struct {
 	xpv2.ManagedResourceSpec `json:",inline"`
 	ForProvider              AccessServiceTokenParameters `json:"forProvider"`
+
+	// OnDeletedInCloudflare is what the provider does when the token it
+	// made is deleted in Cloudflare: by hand, or by Cloudflare's cleanup
+	// of inactive tokens, which spares only tokens a policy names
+	// directly (a token named through an AccessGroup can go). Wait (the
+	// default): Synced=False with reason DeletedInCloudflare and a Warning
+	// event; the policies and groups naming it say so; nothing is made
+	// until this is set to Recreate. Recreate: a new token is made, with a
+	// new client ID and secret published to the connection Secret, and a
+	// Warning event says so; rules that name it by serviceTokenRef follow
+	// the new ID, rules naming the old ID do not. Never silent either way.
+	// +optional
+	// +kubebuilder:default=Wait
+	// +kubebuilder:validation:Enum=Wait;Recreate
+	OnDeletedInCloudflare string `json:"onDeletedInCloudflare,omitempty"`
 }
 
 // An AccessServiceTokenStatus represents the observed state of an
@@ -132,6 +186,7 @@ type AccessServiceTokenStatus struct {
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
 // +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
 // +kubebuilder:printcolumn:name="EXTERNAL-NAME",type="string",JSONPath=".metadata.annotations.crossplane\\.io/external-name"
+// +kubebuilder:printcolumn:name="ENABLED",type="boolean",JSONPath=".status.atProvider.enabled"
 // +kubebuilder:printcolumn:name="EXPIRES",type="string",JSONPath=".status.atProvider.expiresAt"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:subresource:status

@@ -17,6 +17,26 @@ type AccessOrganization struct {
 	// AuthDomain is <team>.cloudflareaccess.com.
 	AuthDomain string `json:"auth_domain"`
 	Name       string `json:"name"`
+	// StrictServiceTokenAuth: when true, a request that carries service
+	// token headers is let in only by a Service Auth (non_identity)
+	// policy; Allow policies are ignored for it. On for good in
+	// organizations made since 2026-10-05. Nil: not answered (an API
+	// older than the setting), which is how Access behaved before it, off.
+	StrictServiceTokenAuth *bool `json:"strict_service_token_auth,omitempty"`
+	// ServiceTokenInactivity is Cloudflare's cleanup of inactive service
+	// tokens; nil: not answered.
+	ServiceTokenInactivity *ServiceTokenInactivity `json:"service_token_inactivity,omitempty"`
+}
+
+// ServiceTokenInactivity is the organization's cleanup of service tokens
+// that have not authenticated for InactivityThresholdDays: Action
+// "disable" turns them off, "delete" deletes them. Tokens an Access
+// policy rule names directly are spared; one named only through an
+// Access group is not.
+type ServiceTokenInactivity struct {
+	Enabled                 bool   `json:"enabled"`
+	InactivityThresholdDays int    `json:"inactivity_threshold_days"`
+	Action                  string `json:"action"`
 }
 
 // AccessPolicy is a reusable Access policy. Rules are kept as Cloudflare's
@@ -87,7 +107,7 @@ type AccessApplicationInput struct {
 // AccessAPI manages Cloudflare Access: the organization, reusable policies
 // and self-hosted applications.
 type AccessAPI interface {
-	GetAccessOrganization(ctx context.Context) (*AccessOrganization, error)
+	AccessOrganizationReader
 
 	CreateAccessPolicy(ctx context.Context, in AccessPolicyInput) (*AccessPolicy, error)
 	GetAccessPolicy(ctx context.Context, id string) (*AccessPolicy, error)
@@ -100,6 +120,11 @@ type AccessAPI interface {
 	ListAccessApplications(ctx context.Context) ([]AccessApplication, error)
 	UpdateAccessApplication(ctx context.Context, id string, in AccessApplicationInput) (*AccessApplication, error)
 	DeleteAccessApplication(ctx context.Context, id string) error
+}
+
+// AccessOrganizationReader reads the account's Zero Trust organization.
+type AccessOrganizationReader interface {
+	GetAccessOrganization(ctx context.Context) (*AccessOrganization, error)
 }
 
 func (c *Client) accessPath(kind string, id ...string) string {

@@ -55,7 +55,17 @@ type ServiceToken struct {
 	Duration  string     `json:"duration"`
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	CreatedAt time.Time  `json:"created_at"`
+	// Enabled is false for a token turned off (it authenticates with
+	// neither its secret nor a rotated-out one). Nil, as a token read
+	// before Cloudflare answered the field, is on: IsEnabled.
+	Enabled *bool `json:"enabled,omitempty"`
+	// LastSeenAt is when the token last authenticated; nil: never.
+	LastSeenAt *time.Time `json:"last_seen_at,omitempty"`
 }
+
+// IsEnabled says whether the token may authenticate (Cloudflare's default,
+// when the answer leaves the field out, is enabled).
+func (t ServiceToken) IsEnabled() bool { return t.Enabled == nil || *t.Enabled }
 
 // IssuedServiceToken is a service token with the secret Cloudflare shows
 // once: in the answer to its create and to each rotation.
@@ -69,6 +79,9 @@ type IssuedServiceToken struct {
 type ServiceTokenInput struct {
 	Name     string `json:"name"`
 	Duration string `json:"duration,omitempty"`
+	// Enabled turns the token on or off; nil leaves it as it is (an
+	// update) or on (a create).
+	Enabled *bool `json:"enabled,omitempty"`
 }
 
 // ServiceTokenAPI manages Access service tokens.

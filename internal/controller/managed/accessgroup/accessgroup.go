@@ -21,6 +21,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/accesspolicy/rules"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/accesspolicy/tokenuse"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/mr"
 )
 
@@ -29,7 +30,7 @@ var kind = mr.Kind[*v1alpha1.AccessGroup]{
 	NewObj:  func() *v1alpha1.AccessGroup { return &v1alpha1.AccessGroup{} },
 	NewList: func() client.ObjectList { return &v1alpha1.AccessGroupList{} },
 	External: func(c mr.Connection) managed.TypedExternalClient[*v1alpha1.AccessGroup] {
-		return &external{groups: c.Cloudflare}
+		return &external{groups: c.Cloudflare, kube: c.Kube}
 	},
 	References: func(cr *v1alpha1.AccessGroup) []*string {
 		p := cr.Spec.ForProvider
@@ -44,6 +45,10 @@ var kind = mr.Kind[*v1alpha1.AccessGroup]{
 		return rules.ServiceTokenIDs(p.Include, p.Exclude, p.Require)
 	},
 	ObservedID: func(cr *v1alpha1.AccessGroup) string { return cr.Status.AtProvider.ID },
+	FollowReferences: func(ctx context.Context, kube client.Reader, cr *v1alpha1.AccessGroup) error {
+		p := cr.Spec.ForProvider
+		return tokenuse.Follow(ctx, kube, cr.GetNamespace(), p.Include, p.Exclude, p.Require)
+	},
 }
 
 // Setup adds the AccessGroup controller.
@@ -58,6 +63,9 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, s mr.Settings) error {
 
 type external struct {
 	groups cloudflare.AccessGroupAPI
+	// kube reads the AccessServiceTokens the rules name, to report one
+	// deleted in Cloudflare.
+	kube client.Reader
 }
 
 func (e *external) Disconnect(context.Context) error { return nil }
@@ -69,6 +77,9 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.AccessGroup) (manag
 	}
 	cr.SetConditions(xpv2.Available())
 	cr.Status.AtProvider = v1alpha1.AccessGroupObservation{ID: g.ID, CreatedAt: mr.Time(&g.CreatedAt)}
+	if err := e.reportTokens(ctx, cr); err != nil {
+		return managed.ExternalObservation{}, err
+	}
 	diff := Diff(cr.Spec.ForProvider, *g)
 	return managed.ExternalObservation{
 		ResourceExists:          true,
@@ -157,4 +168,19 @@ func Diff(p v1alpha1.AccessGroupParameters, got cloudflare.AccessGroup) string {
 	}
 	d = append(d, rules.Lists{Include: want.Include, Exclude: want.Exclude, Require: want.Require}.Diff(rules.Lists{Include: got.Include, Exclude: got.Exclude, Require: got.Require})...)
 	return strings.Join(d, "\n")
+}
+
+// reportTokens sets the ServiceTokens condition of a group whose rules
+// name service tokens (or did): a token named only through a group is the
+// one Cloudflare's cleanup of inactive tokens does not spare.
+func (e *external) reportTokens(ctx context.Context, cr *v1alpha1.AccessGroup) error {
+	p := cr.Spec.ForProvider
+	use, err := tokenuse.Of(ctx, e.kube, cr.GetNamespace(), "", p.Include, p.Exclude, p.Require)
+	if err != nil {
+		return err
+	}
+	if use.NamesTokens() || cr.GetCondition(v1alpha1.TypeServiceTokens).Reason != "" {
+		cr.SetConditions(tokenuse.Condition(use))
+	}
+	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/accesspolicy/rules"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/accesspolicy/tokenuse"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/mr"
 )
 
@@ -42,6 +43,10 @@ var kind = mr.Kind[*v1alpha1.AccessPolicy]{
 		return rules.ServiceTokenIDs(p.Include, p.Exclude, p.Require)
 	},
 	ObservedID: func(cr *v1alpha1.AccessPolicy) string { return cr.Status.AtProvider.ID },
+	FollowReferences: func(ctx context.Context, kube client.Reader, cr *v1alpha1.AccessPolicy) error {
+		p := cr.Spec.ForProvider
+		return tokenuse.Follow(ctx, kube, cr.GetNamespace(), p.Include, p.Exclude, p.Require)
+	},
 }
 
 // Setup adds the AccessPolicy controller.
@@ -82,6 +87,9 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.AccessPolicy) (mana
 	}
 	cr.SetConditions(xpv2.Available())
 	cr.Status.AtProvider = v1alpha1.AccessPolicyObservation{ID: p.ID, CreatedAt: timeOf(p)}
+	if err := e.reportTokens(ctx, cr); err != nil {
+		return managed.ExternalObservation{}, err
+	}
 	diff := Diff(cr.Spec.ForProvider, *p)
 	return managed.ExternalObservation{
 		ResourceExists:          true,
@@ -103,6 +111,31 @@ func (e *external) find(ctx context.Context, cr *v1alpha1.AccessPolicy) (*cloudf
 		ID:      func(o *cloudflare.AccessPolicy) string { return o.ID },
 		Deleted: func(*cloudflare.AccessPolicy) bool { return false },
 	})
+}
+
+// reportTokens sets the ServiceTokens condition of a policy whose rules
+// name service tokens (or did): a token deleted in Cloudflare, and for an
+// Allow policy the organization's strict service token authentication,
+// which it reads and shows in status.
+func (e *external) reportTokens(ctx context.Context, cr *v1alpha1.AccessPolicy) error {
+	p := cr.Spec.ForProvider
+	use, err := tokenuse.Of(ctx, e.kube, cr.GetNamespace(), p.Decision, p.Include, p.Exclude, p.Require)
+	if err != nil {
+		return err
+	}
+	if !use.NamesTokens() && cr.GetCondition(v1alpha1.TypeServiceTokens).Reason == "" {
+		return nil
+	}
+	if use.NamesTokens() && p.Decision == "allow" {
+		org, err := e.access.GetAccessOrganization(ctx)
+		if err != nil {
+			return errors.Wrap(err, "cannot read the Access organization's strict service token authentication")
+		}
+		use.Strict = org.StrictServiceTokenAuth
+		cr.Status.AtProvider.StrictServiceTokenAuth = org.StrictServiceTokenAuth
+	}
+	cr.SetConditions(tokenuse.Condition(use))
+	return nil
 }
 
 func (e *external) Create(ctx context.Context, cr *v1alpha1.AccessPolicy) (managed.ExternalCreation, error) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
@@ -29,7 +30,7 @@ var kind = mr.Kind[*v1alpha1.AccessServiceToken]{
 	NewObj:  func() *v1alpha1.AccessServiceToken { return &v1alpha1.AccessServiceToken{} },
 	NewList: func() client.ObjectList { return &v1alpha1.AccessServiceTokenList{} },
 	External: func(c mr.Connection) managed.TypedExternalClient[*v1alpha1.AccessServiceToken] {
-		return &external{tokens: c.Cloudflare, kube: c.Kube, now: time.Now}
+		return &external{tokens: c.Cloudflare, org: c.Cloudflare, kube: c.Kube, recorder: c.Recorder, now: time.Now}
 	},
 	ObservedID: func(cr *v1alpha1.AccessServiceToken) string { return cr.Status.AtProvider.ID },
 	StoredForm: func(cr *v1alpha1.AccessServiceToken) {
@@ -54,6 +55,12 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, s mr.Settings) error {
 // each time), so what Observe learns is kept for Create and Update.
 type external struct {
 	tokens cloudflare.ServiceTokenAPI
+	// org is read only to say why a token may have been deleted or turned
+	// off in Cloudflare (its cleanup of inactive tokens).
+	org cloudflare.AccessOrganizationReader
+	// recorder reports what the provider does to a token Cloudflare
+	// deleted or turned off, never silently.
+	recorder event.Recorder
 	// kube finds the AccessServiceTokens holding an ID (by the
 	// external-name index), so a token another resource holds is never
 	// taken for a lost create's.
@@ -78,13 +85,14 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.AccessServiceToken)
 	}
 	t, err := e.tokens.GetServiceToken(ctx, id)
 	if cloudflare.IsNotFound(err) {
-		return managed.ExternalObservation{ResourceExists: false}, nil
+		return e.gone(ctx, cr)
 	}
 	if err != nil {
 		return managed.ExternalObservation{}, errors.Wrap(err, "cannot get Access service token")
 	}
 	e.observed = t
 	cr.Status.AtProvider = Observation(*t, cr.Status.AtProvider)
+	cr.Status.AtProvider.Replaced = Replaced(cr)
 	cr.SetConditions(xpv2.Available())
 	diff := Diff(cr, *t, e.now())
 	return managed.ExternalObservation{
@@ -150,6 +158,52 @@ func (e *external) heldByAnother(ctx context.Context, cr *v1alpha1.AccessService
 	return false, nil
 }
 
+// gone is the observation of a token Cloudflare does not have. One this
+// resource made and observed was deleted in Cloudflare: the resource
+// waits for the user (DeletedInCloudflareError, Synced=False and the
+// Warning event crossplane-runtime records for it), or, set to Recreate,
+// says so in a Warning event, records the old ID (annotations, read into
+// status.atProvider.replaced) and forgets it as external-name, so that
+// Create makes a new token and publishes it (a create of it whose answer
+// is lost is then found as any other, by leftByLostCreate). Any other
+// missing token is made, as before.
+func (e *external) gone(ctx context.Context, cr *v1alpha1.AccessServiceToken) (managed.ExternalObservation, error) {
+	if !DeletedInCloudflare(cr) {
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	deleted := &DeletedInCloudflareError{ID: cr.Status.AtProvider.ID, Secret: secretName(cr), LastSeenAt: cr.Status.AtProvider.LastSeenAt, Cleanup: e.cleanup(ctx)}
+	if !Recreates(cr) {
+		cr.SetConditions(xpv2.Unavailable().WithMessage(deleted.Error()))
+		return managed.ExternalObservation{}, deleted
+	}
+	e.recorder.Event(cr, event.Warning(EventRecreating, errors.New(deleted.Recreating())))
+	// Annotations, not status: crossplane-runtime saves the resource
+	// before the create and takes the API server's answer, status and
+	// all, so only what is in its metadata survives to the next Observe,
+	// which puts the record in status.
+	meta.AddAnnotations(cr, map[string]string{AnnotationReplacedID: deleted.ID, AnnotationReplacedAt: e.now().UTC().Format(time.RFC3339)})
+	meta.SetExternalName(cr, "")
+	return managed.ExternalObservation{ResourceExists: false}, nil
+}
+
+// cleanup is the account's cleanup of inactive service tokens when it is
+// on, for messages; nil when off or unknown (a failed read only makes a
+// message less specific).
+func (e *external) cleanup(ctx context.Context) *cloudflare.ServiceTokenInactivity {
+	org, err := e.org.GetAccessOrganization(ctx)
+	if err != nil || org.ServiceTokenInactivity == nil || !org.ServiceTokenInactivity.Enabled {
+		return nil
+	}
+	return org.ServiceTokenInactivity
+}
+
+func secretName(cr *v1alpha1.AccessServiceToken) string {
+	if r := cr.Spec.WriteConnectionSecretToReference; r != nil {
+		return r.Name
+	}
+	return ""
+}
+
 func (e *external) Create(ctx context.Context, cr *v1alpha1.AccessServiceToken) (managed.ExternalCreation, error) {
 	for _, o := range e.orphans {
 		if err := e.tokens.DeleteServiceToken(ctx, o.ID); err != nil && !cloudflare.IsNotFound(err) {
@@ -190,6 +244,9 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.AccessServiceToken) 
 		return managed.ExternalUpdate{ConnectionDetails: cd}, err
 	}
 	if in, ok := Change(cr.Spec.ForProvider, *t); ok {
+		if TurnedOnAgain(in) {
+			e.recorder.Event(cr, event.Warning(EventTurningOn, errors.New(TurningOnMessage(*t, e.cleanup(ctx)))))
+		}
 		if t, err = e.tokens.UpdateServiceToken(ctx, id, in); err != nil {
 			return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update Access service token")
 		}

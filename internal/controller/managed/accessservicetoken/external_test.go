@@ -9,15 +9,24 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/test"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/mr"
 )
 
 const secret = "s3cr3t-s3cr3t-s3cr3t"
@@ -222,5 +231,141 @@ func TestClientSecretIsRedacted(t *testing.T) {
 		if strings.Contains(s, secret) {
 			t.Errorf("formatted token holds the secret: %s", s)
 		}
+	}
+}
+
+// events records the events an external client sends.
+type events struct{ got []event.Event }
+
+func (r *events) Event(_ runtime.Object, e event.Event)    { r.got = append(r.got, e) }
+func (r *events) WithAnnotations(...string) event.Recorder { return r }
+
+type org struct {
+	inactivity *cloudflare.ServiceTokenInactivity
+}
+
+func (o org) GetAccessOrganization(context.Context) (*cloudflare.AccessOrganization, error) {
+	return &cloudflare.AccessOrganization{ServiceTokenInactivity: o.inactivity}, nil
+}
+
+var deleteAfter90 = &cloudflare.ServiceTokenInactivity{Enabled: true, InactivityThresholdDays: 90, Action: "delete"}
+
+// A token this resource made and observed, deleted in Cloudflare: by
+// default the resource waits, Synced=False with reason DeletedInCloudflare
+// naming the likely cause (the account's cleanup) and what to do, Ready
+// False, nothing made; set to Recreate, a Warning event says so, status
+// records the old ID, and Create makes a new token and publishes it.
+func TestATokenDeletedInCloudflare(t *testing.T) {
+	notFound := func(string) (*cloudflare.ServiceToken, error) {
+		return nil, &cloudflare.APIError{Operation: "cannot get Access service token", Status: 404}
+	}
+	gone := func() *v1alpha1.AccessServiceToken {
+		cr := resource("t-1")
+		cr.Status.AtProvider.ID = "t-1"
+		cr.Spec.WriteConnectionSecretToReference = &xpv2.LocalSecretReference{Name: "ci-credentials"}
+		return cr
+	}
+
+	t.Run("Wait", func(t *testing.T) {
+		rec := &events{}
+		e := &external{tokens: &fakeTokens{t: t, get: notFound}, org: org{deleteAfter90}, recorder: rec, now: func() time.Time { return now }}
+		cr := gone()
+		_, err := e.Observe(context.Background(), cr)
+		var deleted *DeletedInCloudflareError
+		if !errors.As(err, &deleted) || mr.Reason(err) != common.ReasonDeletedInCloudflare {
+			t.Fatalf("Observe() error %v; want a DeletedInCloudflareError", err)
+		}
+		for _, part := range []string{"t-1 was deleted in Cloudflare", "cleanup of inactive service tokens", "90 days", "Access group", "never authenticated", "Secret ci-credentials", "set it to Recreate"} {
+			if !strings.Contains(err.Error(), part) {
+				t.Errorf("the message lacks %q: %s", part, err)
+			}
+		}
+		if c := cr.GetCondition(xpv2.TypeReady); c.Status != corev1.ConditionFalse {
+			t.Errorf("Ready %+v, want False", c)
+		}
+		if meta.GetExternalName(cr) != "t-1" || len(rec.got) != 0 {
+			t.Errorf("external-name %q, events %+v; want the ID kept and no event of its own (crossplane-runtime records the error)", meta.GetExternalName(cr), rec.got)
+		}
+	})
+
+	t.Run("Recreate", func(t *testing.T) {
+		rec := &events{}
+		fake := &fakeTokens{t: t, get: notFound, create: func(in cloudflare.ServiceTokenInput) (*cloudflare.IssuedServiceToken, error) {
+			return &cloudflare.IssuedServiceToken{ServiceToken: token("t-2"), ClientSecret: secret}, nil
+		}}
+		e := &external{tokens: fake, org: org{}, recorder: rec, now: func() time.Time { return now }}
+		cr := gone()
+		cr.Spec.OnDeletedInCloudflare = v1alpha1.OnDeletedInCloudflareRecreate
+		obs, err := e.Observe(context.Background(), cr)
+		if err != nil || obs.ResourceExists {
+			t.Fatalf("Observe() = %+v, %v; want not existing, to be made", obs, err)
+		}
+		if len(rec.got) != 1 || rec.got[0].Type != event.TypeWarning || rec.got[0].Reason != EventRecreating || !strings.Contains(rec.got[0].Message, "making a new one") {
+			t.Errorf("events %+v; want one Warning %s", rec.got, EventRecreating)
+		}
+		if r := Replaced(cr); r == nil || r.PreviousID != "t-1" || !r.At.Time.Equal(now) {
+			t.Errorf("the replacement's record %+v", r)
+		}
+		cre, err := e.Create(context.Background(), cr)
+		if err != nil || meta.GetExternalName(cr) != "t-2" || string(cre.ConnectionDetails[v1alpha1.KeyServiceTokenClientSecret]) != secret {
+			t.Errorf("Create() = %v, external-name %q; want t-2 made and its secret published", err, meta.GetExternalName(cr))
+		}
+		for _, e := range rec.got {
+			noSecret(t, "an event", e)
+		}
+	})
+
+	t.Run("RecreateButObserveOnly", func(t *testing.T) {
+		e := &external{tokens: &fakeTokens{t: t, get: notFound}, org: org{}, recorder: &events{}, now: func() time.Time { return now }}
+		cr := gone()
+		cr.Spec.OnDeletedInCloudflare = v1alpha1.OnDeletedInCloudflareRecreate
+		cr.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+		if _, err := e.Observe(context.Background(), cr); mr.Reason(err) != common.ReasonDeletedInCloudflare {
+			t.Errorf("Observe() error %v; an Observe-only resource cannot make one, so it reports", err)
+		}
+	})
+
+	t.Run("NotYetObserved", func(t *testing.T) {
+		e := &external{tokens: &fakeTokens{t: t, get: notFound}, org: org{}, recorder: &events{}, now: func() time.Time { return now }}
+		cr := resource("t-1")
+		if obs, err := e.Observe(context.Background(), cr); err != nil || obs.ResourceExists {
+			t.Errorf("Observe() = %+v, %v; a token never observed is simply missing", obs, err)
+		}
+	})
+}
+
+// A token turned off in Cloudflare while the spec asks for it on is turned
+// on again, and a Warning event says so, naming the likely cause.
+func TestATokenTurnedOffInCloudflareIsTurnedOnWithAWarning(t *testing.T) {
+	tok := token("t-1")
+	tok.Enabled = ptr.To(false)
+	var sent cloudflare.ServiceTokenInput
+	fake := &fakeTokens{t: t,
+		get: func(string) (*cloudflare.ServiceToken, error) { return &tok, nil },
+		update: func(_ string, in cloudflare.ServiceTokenInput) (*cloudflare.ServiceToken, error) {
+			sent = in
+			on := tok
+			on.Enabled = ptr.To(true)
+			return &on, nil
+		},
+	}
+	rec := &events{}
+	e := &external{tokens: fake, org: org{&cloudflare.ServiceTokenInactivity{Enabled: true, InactivityThresholdDays: 30, Action: "disable"}}, recorder: rec, now: func() time.Time { return now }}
+	cr := resource("t-1")
+	obs, err := e.Observe(context.Background(), cr)
+	if err != nil || obs.ResourceUpToDate || !strings.Contains(obs.Diff, "enabled: false in Cloudflare, true desired") {
+		t.Fatalf("Observe() = %+v, %v; want the enabled drift", obs, err)
+	}
+	if _, err := e.Update(context.Background(), cr); err != nil {
+		t.Fatal(err)
+	}
+	if sent.Enabled == nil || !*sent.Enabled {
+		t.Errorf("update sent %+v; want enabled true", sent)
+	}
+	if len(rec.got) != 1 || rec.got[0].Reason != EventTurningOn || !strings.Contains(rec.got[0].Message, "30 days are disabled") {
+		t.Errorf("events %+v; want one %s naming the cleanup", rec.got, EventTurningOn)
+	}
+	if !ptr.Deref(cr.Status.AtProvider.Enabled, false) {
+		t.Errorf("status.atProvider.enabled %v, want true", cr.Status.AtProvider.Enabled)
 	}
 }

@@ -34,6 +34,25 @@ func TestChange(t *testing.T) {
 			spec: v1alpha1.AccessServiceTokenParameters{Name: "ci", Duration: "forever"}, got: cloudflare.ServiceToken{Name: "ci", Duration: "24h"},
 			want: cloudflare.ServiceTokenInput{Name: "ci", Duration: "forever"}, wantOK: true,
 		},
+		"TurnedOffInCloudflare": {
+			spec: v1alpha1.AccessServiceTokenParameters{Name: "ci", Duration: "8760h"}, got: cloudflare.ServiceToken{Name: "ci", Duration: "8760h", Enabled: ptr.To(false)},
+			want: cloudflare.ServiceTokenInput{Name: "ci", Enabled: ptr.To(true)}, wantOK: true,
+		},
+		"AskedOff": {
+			spec: v1alpha1.AccessServiceTokenParameters{Name: "ci", Duration: "8760h", Enabled: ptr.To(false)}, got: cloudflare.ServiceToken{Name: "ci", Duration: "8760h", Enabled: ptr.To(true)},
+			want: cloudflare.ServiceTokenInput{Name: "ci", Enabled: ptr.To(false)}, wantOK: true,
+		},
+		"OffAsAsked": {
+			spec: v1alpha1.AccessServiceTokenParameters{Name: "ci", Duration: "8760h", Enabled: ptr.To(false)}, got: cloudflare.ServiceToken{Name: "ci", Duration: "8760h", Enabled: ptr.To(false)},
+			want: cloudflare.ServiceTokenInput{Name: "ci"},
+		},
+		// A token read without the field is on, as Cloudflare's default.
+		"EnabledUnanswered": {spec: v1alpha1.AccessServiceTokenParameters{Name: "ci", Duration: "8760h", Enabled: ptr.To(true)}, got: cloudflare.ServiceToken{Name: "ci", Duration: "8760h"}, want: cloudflare.ServiceTokenInput{Name: "ci"}},
+		// Renamed while on: the correction never sends enabled.
+		"RenamedWhileOn": {
+			spec: v1alpha1.AccessServiceTokenParameters{Name: "ci", Duration: "8760h"}, got: cloudflare.ServiceToken{Name: "renamed", Duration: "8760h", Enabled: ptr.To(true)},
+			want: cloudflare.ServiceTokenInput{Name: "ci"}, wantOK: true,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -157,5 +176,46 @@ expiry: 2026-12-10T06:00:00Z is within refreshBefore (200h0m0s)`,
 				t.Errorf("Diff(): -want +got:\n%s", diff)
 			}
 		})
+	}
+}
+
+// Input asks for a token off only when the spec does: otherwise enabled is
+// left to Cloudflare's default (on).
+func TestInputEnabled(t *testing.T) {
+	for _, tc := range []struct {
+		enabled *bool
+		want    *bool
+	}{{nil, nil}, {ptr.To(true), nil}, {ptr.To(false), ptr.To(false)}} {
+		got := Input(v1alpha1.AccessServiceTokenParameters{Name: "ci", Enabled: tc.enabled})
+		if diff := cmp.Diff(tc.want, got.Enabled); diff != "" {
+			t.Errorf("Input(enabled %v).Enabled: -want +got:\n%s", ptr.Deref(tc.enabled, true), diff)
+		}
+	}
+}
+
+// A missing token is taken for deleted in Cloudflare only when the
+// resource observed that very ID and is not being deleted.
+func TestDeletedInCloudflare(t *testing.T) {
+	observed := func(extName, statusID string, deleting bool) *v1alpha1.AccessServiceToken {
+		cr := resource(extName)
+		cr.Status.AtProvider.ID = statusID
+		if deleting {
+			cr.SetDeletionTimestamp(&metav1.Time{Time: now})
+		}
+		return cr
+	}
+	for name, tc := range map[string]struct {
+		cr   *v1alpha1.AccessServiceToken
+		want bool
+	}{
+		"ObservedThenGone":         {cr: observed("t-1", "t-1", false), want: true},
+		"NeverObserved":            {cr: observed("t-1", "", false)},
+		"JustMadeInPlaceOfAnother": {cr: observed("t-2", "t-1", false)},
+		"NoExternalName":           {cr: observed("", "t-1", false)},
+		"BeingDeleted":             {cr: observed("t-1", "t-1", true)},
+	} {
+		if got := DeletedInCloudflare(tc.cr); got != tc.want {
+			t.Errorf("%s: DeletedInCloudflare() = %v, want %v", name, got, tc.want)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
@@ -31,6 +32,9 @@ type Connection struct {
 	Metrics    *metrics.Metrics // nil records none
 	// PollInterval is the controller's drift-check poll.
 	PollInterval time.Duration
+	// Recorder records events on the resource, for what an external
+	// client does that crossplane-runtime's own events do not say.
+	Recorder event.Recorder
 }
 
 // Identity is mg's identity for ownership markers.

@@ -115,6 +115,12 @@ type Kind[T resource.ModernManaged] struct {
 	// (rotation.KeepStoredZero), on every object the managed reconciler
 	// reads or writes (storedform.go); nil for a kind that has none.
 	StoredForm func(mg T)
+	// FollowReferences clears the IDs of references whose target now
+	// holds another Cloudflare object than the one resolved (a service
+	// token made again in place of one deleted in Cloudflare), so that
+	// resolution sets the new ID; references otherwise keep an ID once
+	// resolved. Nil for a kind without such references.
+	FollowReferences func(ctx context.Context, kube client.Reader, mg T) error
 	// ObservedID is the ID of the Cloudflare object the resource's status
 	// says it observed as its own, so that naming an ID (by hand, or
 	// adopting it) is told apart from holding it (tenancy.go). Nil for a
@@ -135,6 +141,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 	name := managed.ControllerName(k.GVK.GroupKind().String())
 	kube := mgr.GetClient()
 	owner := &clusterOwner{reader: mgr.GetAPIReader()}
+	recorder := event.NewAPIRecorder(mgr.GetEventRecorderFor(name))
 	deleted := &deletedHere{}
 	written := &writtenHere{}
 	conn := managed.TypedExternalConnectorFn[T](func(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
@@ -145,7 +152,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 		if err := owner.withOwner(ctx, cfg); err != nil {
 			return nil, note(ctx, mg.GetCondition(xpv2.TypeSynced), err)
 		}
-		ext := k.External(Connection{Cloudflare: c, Kube: kube, Config: *cfg, Metrics: s.Metrics, PollInterval: o.PollInterval})
+		ext := k.External(Connection{Cloudflare: c, Kube: kube, Config: *cfg, Metrics: s.Metrics, PollInterval: o.PollInterval, Recorder: recorder})
 		guarded := &tenancyGuard[T]{TypedExternalClient: ext, kube: kube, kind: k.GVK.Kind, newList: k.NewList, tunnelIDs: k.TunnelIDs, virtualNetworkIDs: k.VirtualNetworkIDs, accessPolicyIDs: k.AccessPolicyIDs, accessGroupIDs: k.AccessGroupIDs, accessServiceTokenIDs: k.AccessServiceTokenIDs, observedID: observedIDOf(k.ObservedID), settle: 2 * o.PollInterval}
 		railed := &guardrails[T]{TypedExternalClient: guarded, kube: kube, config: *cfg, hostnames: k.Hostnames, networks: k.Networks, origins: k.Origins, clusterDomain: s.ClusterDomain}
 		var edge managed.TypedExternalClient[T] = railed
@@ -164,7 +171,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 		// natural key and ownership marker), so an unknown create outcome
 		// heals itself instead of waiting for a human.
 		managed.WithDeterministicExternalName(true),
-		managed.WithReferenceResolver(sameNamespaceResolver(kube, k.References, sharedRefs[T]{tunnels: k.TunnelRefs, policies: k.AccessPolicyRefs})),
+		managed.WithReferenceResolver(sameNamespaceResolver(kube, k.References, sharedRefs[T]{tunnels: k.TunnelRefs, policies: k.AccessPolicyRefs, follow: k.FollowReferences})),
 		managed.WithPollInterval(o.PollInterval),
 		// A write may queue for the shared request budget behind every
 		// other controller's workers (3 kinds x 100 at 3.2 requests a
@@ -174,7 +181,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s S
 		managed.WithTimeout(ReconcileTimeout),
 		managed.WithCreationGracePeriod(grace),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
-		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))),
+		managed.WithRecorder(recorder),
 	}
 	if o.Features.Enabled(feature.EnableBetaManagementPolicies) {
 		opts = append(opts, managed.WithManagementPolicies())
@@ -246,6 +253,8 @@ func SetupGated[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options
 // spec.allowedNamespaces) and AccessPolicies (their own).
 type sharedRefs[T resource.ModernManaged] struct {
 	tunnels, policies func(T) []*xpv2.NamespacedReference
+	// follow is the kind's FollowReferences.
+	follow func(context.Context, client.Reader, T) error
 }
 
 // check refuses a reference into another namespace that does not share
@@ -288,6 +297,11 @@ func sameNamespaceResolver[T resource.ModernManaged](kube client.Client, refs fu
 		}
 		if err := shared.check(ctx, kube, mg.GetNamespace(), t); err != nil {
 			return err
+		}
+		if shared.follow != nil {
+			if err := shared.follow(ctx, kube, t); err != nil {
+				return err
+			}
 		}
 		return simple.ResolveReferences(ctx, mg)
 	}
