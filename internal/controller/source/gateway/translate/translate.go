@@ -88,6 +88,9 @@ type Result struct {
 	GRPCRoutes []RouteStatus
 	// DNS says who writes the hostnames' DNS records.
 	DNS DNS
+	// Address is the Gateway's own hostname (GatewayParameters'
+	// addressDomain); "" when it has none.
+	Address string
 	// Held are hostnames whose PublicHostname stays as it is if it has a
 	// required Access check (see Protected), and goes otherwise: a route
 	// naming them has an Access annotation that cannot be used, or their
@@ -102,12 +105,12 @@ func Translate(in Input) Result {
 	gw := in.Gateway
 	ls := newListeners(gw)
 	s := settingsOf(in, ls)
-	res := Result{Tunnel: TunnelName(gw), MakeTunnel: tunnelFor(gw, s), DNS: s.dns}
+	res := Result{Tunnel: TunnelName(gw), MakeTunnel: tunnelFor(gw, s), DNS: s.dns, Address: s.address}
 	res.Accepted = ls.acceptedWithListeners(gatewayAccepted(gw, s))
 	hosts, claims := newHosts(), kindClaims{}
 	var statuses []RouteStatus
 	for _, r := range routeObjects(in) {
-		rt := translateRoute(in, ls, r)
+		rt := translateRoute(in, ls, r, s.address)
 		claims.settleKinds(rt)
 		hosts.add(rt)
 		rt.status.Hostnames = rt.hosts

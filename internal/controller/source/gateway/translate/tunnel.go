@@ -98,7 +98,10 @@ func Status(gw *gwv1.Gateway, res Result, t TunnelState) gwv1.GatewayStatus {
 		programmed = condition(string(gwv1.GatewayConditionProgrammed), false, string(gwv1.GatewayReasonInvalid), "the Gateway is not accepted", gw.Generation)
 	}
 	st.Conditions = append(st.Conditions, programmed)
-	if t.ID != "" {
+	switch {
+	case res.Address != "":
+		st.Addresses = []gwv1.GatewayStatusAddress{{Type: ptr.To(gwv1.HostnameAddressType), Value: res.Address}}
+	case t.ID != "":
 		st.Addresses = []gwv1.GatewayStatusAddress{{Type: ptr.To(gwv1.HostnameAddressType), Value: t.ID + ".cfargotunnel.com"}}
 	}
 	for _, l := range res.Listeners {
