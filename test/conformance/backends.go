@@ -19,6 +19,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -93,17 +94,23 @@ func (b *backends) sync(ctx context.Context) error {
 			continue
 		}
 		seen[p.UID] = true
-		if _, ok := b.running[p.UID]; !ok {
-			proc, err := b.start(ctx, p)
-			if err != nil {
-				if msg := err.Error(); b.refused[p.UID] != msg {
-					b.refused[p.UID] = msg
-					b.logf("backends: pod %s/%s: %v", p.Namespace, p.Name, err)
-				}
-				continue
-			}
-			b.running[p.UID] = proc
+		if _, ok := b.running[p.UID]; ok {
+			continue
 		}
+		if _, failed := b.refused[p.UID]; failed {
+			// A pod's spec does not change: what failed once fails again.
+			continue
+		}
+		proc, err := b.start(ctx, p)
+		if apierrors.IsNotFound(err) {
+			continue // a Secret it mounts is not made yet
+		}
+		if err != nil {
+			b.refused[p.UID] = err.Error()
+			b.logf("backends: pod %s/%s is not served: %v", p.Namespace, p.Name, err)
+			continue
+		}
+		b.running[p.UID] = proc
 	}
 	for uid, proc := range b.running {
 		if !seen[uid] {
@@ -140,10 +147,19 @@ func (b *backends) list(ctx context.Context) ([]corev1.Pod, []corev1.Service, er
 }
 
 // servable: a running pod, not on its way out, whose container is the
-// suite's echo server.
+// suite's HTTP (or gRPC) echo server. Its TCP and UDP echo servers are for
+// routes this provider does not serve.
 func servable(p *corev1.Pod) bool {
-	return p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && len(p.Spec.Containers) > 0 &&
-		strings.Contains(p.Spec.Containers[0].Image, "echo-basic")
+	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || len(p.Spec.Containers) == 0 ||
+		!strings.Contains(p.Spec.Containers[0].Image, "echo-basic") {
+		return false
+	}
+	for _, e := range p.Spec.Containers[0].Env {
+		if e.Name == "TCP_ECHO_SERVER" || e.Name == "UDP_ECHO_SERVER" {
+			return false
+		}
+	}
+	return true
 }
 
 // start runs the pod's echo server on free local ports, with the pod's
@@ -229,15 +245,41 @@ func (b *backends) secretMounts(ctx context.Context, p *corev1.Pod) (map[string]
 			if err := os.MkdirAll(dir, 0o700); err != nil {
 				return nil, err
 			}
-			for k, data := range s.Data {
-				if err := os.WriteFile(filepath.Join(dir, k), data, 0o600); err != nil {
-					return nil, err
-				}
+			if err := writeSecretVolume(dir, s.Data, v.Secret.Items); err != nil {
+				return nil, err
 			}
 			out[strings.TrimSuffix(m.MountPath, "/")] = dir
 		}
 	}
 	return out, nil
+}
+
+// writeSecretVolume writes a Secret as the kubelet mounts it: each key as a
+// file named after it, or only the listed keys at their paths.
+func writeSecretVolume(dir string, data map[string][]byte, items []corev1.KeyToPath) error {
+	files := map[string][]byte{}
+	for k, v := range data {
+		files[k] = v
+	}
+	if len(items) > 0 {
+		files = map[string][]byte{}
+		for _, it := range items {
+			v, ok := data[it.Key]
+			if !ok {
+				return fmt.Errorf("the Secret has no key %s", it.Key)
+			}
+			files[it.Path] = v
+		}
+	}
+	for name, v := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), v, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (p *echoProcess) stop() {

@@ -16,18 +16,20 @@ import (
 var cloudflareTunnels = schema.GroupVersionResource{Group: "tunnels.cloudflare.com", Version: "v1alpha1", Resource: "cloudflaretunnels"}
 
 // connectors stands in for cloudflared, which the cluster's nodes do not
-// run: every tunnel a Gateway's CloudflareTunnel made is given a connected
-// connector in the simulator once its cloudflared Deployment is ready, as
-// cloudflared would connect.
+// run: a tunnel a Gateway's CloudflareTunnel made has one connected
+// connector in the simulator while its cloudflared Deployment is ready, and
+// none once the CloudflareTunnel is being deleted (its pods go with it), as
+// cloudflared would connect and disconnect.
 type connectors struct {
-	kube      dynamic.Interface
-	sim       string
-	logf      func(string, ...any)
-	connected map[string]bool
+	kube dynamic.Interface
+	sim  string
+	logf func(string, ...any)
+	// count is the connectors each tunnel was last given.
+	count map[string]int
 }
 
 func (c *connectors) run(ctx context.Context, every time.Duration) {
-	c.connected = map[string]bool{}
+	c.count = map[string]int{}
 	for {
 		if err := c.sync(ctx); err != nil && ctx.Err() == nil {
 			c.logf("connectors: %v", err)
@@ -47,14 +49,21 @@ func (c *connectors) sync(ctx context.Context) error {
 	}
 	for _, t := range list.Items {
 		id, _, _ := unstructured.NestedString(t.Object, "status", "tunnelID")
-		if id == "" || c.connected[id] || !deploymentReady(t) {
+		if id == "" {
 			continue
 		}
-		if err := c.connect(ctx, id); err != nil {
+		want := 0
+		if t.GetDeletionTimestamp() == nil && deploymentReady(t) {
+			want = 1
+		}
+		if had, seen := c.count[id]; (seen && had == want) || (!seen && want == 0) {
+			continue
+		}
+		if err := c.connect(ctx, id, want); err != nil {
 			return fmt.Errorf("tunnel %s of %s/%s: %w", id, t.GetNamespace(), t.GetName(), err)
 		}
-		c.connected[id] = true
-		c.logf("connectors: tunnel %s of %s/%s connected", id, t.GetNamespace(), t.GetName())
+		c.count[id] = want
+		c.logf("connectors: tunnel %s of %s/%s has %d connectors", id, t.GetNamespace(), t.GetName(), want)
 	}
 	return nil
 }
@@ -70,8 +79,9 @@ func deploymentReady(t unstructured.Unstructured) bool {
 	return false
 }
 
-func (c *connectors) connect(ctx context.Context, id string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.sim+"/__sim/tunnels/"+id+"/connectors", strings.NewReader(`{"count": 1}`))
+func (c *connectors) connect(ctx context.Context, id string, count int) error {
+	body := fmt.Sprintf(`{"count": %d}`, count)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.sim+"/__sim/tunnels/"+id+"/connectors", strings.NewReader(body))
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,9 @@ type Input struct {
 	// Class is the Gateway's GatewayClass, whose parametersRef applies
 	// when the Gateway names no parameters of its own.
 	Class *gwv1.GatewayClass
+	// Certificates are the Secrets the listeners' certificateRefs name
+	// that exist (see CertificateRefs).
+	Certificates map[types.NamespacedName]*corev1.Secret
 	// Parameters are the GatewayParameters the Gateway or its class names
 	// (see ParametersOf); nil when they name none, or none that exist.
 	Parameters *v1alpha1.GatewayParameters
@@ -104,6 +107,7 @@ type Result struct {
 func Translate(in Input) Result {
 	gw := in.Gateway
 	ls := newListeners(gw)
+	ls.checkCertificates(in)
 	s := settingsOf(in, ls)
 	res := Result{Tunnel: TunnelName(gw), MakeTunnel: tunnelFor(gw, s), DNS: s.dns, Address: s.address}
 	res.Accepted = ls.acceptedWithListeners(gatewayAccepted(gw, s))
