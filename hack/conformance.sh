@@ -113,7 +113,7 @@ YAML
 
 phase "suite"
 set +e
-(cd "$out/work" && CONFORMANCE_EDGE_ADDR="127.0.0.1:$edge_port" CONFORMANCE_SIM_BASE="$sim_base" \
+(cd "$root/test/conformance" && CONFORMANCE_EDGE_ADDR="127.0.0.1:$edge_port" CONFORMANCE_SIM_BASE="$sim_base" \
   CONFORMANCE_ECHO_BASIC="$root/_output/bin/echo-basic" CONFORMANCE_REPORT="$out/report.yaml" \
   CONFORMANCE_WORK_DIR="$out/work" CONFORMANCE_VERSION="$(git -C "$root" describe --always --dirty 2>/dev/null || echo dev)" \
   "$root/_output/bin/conformance.test" -test.v -test.timeout 40m ${CONFORMANCE_ARGS:-} 2>&1 | tee "$out/suite.log")
