@@ -19,11 +19,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 )
 
 // namespacePrefix marks the namespaces the suite makes its backends in.
@@ -81,10 +83,11 @@ func (b *backends) run(ctx context.Context, every time.Duration) {
 }
 
 func (b *backends) sync(ctx context.Context) error {
-	pods, services, err := b.list(ctx)
+	c, err := b.list(ctx)
 	if err != nil {
 		return err
 	}
+	pods := c.pods
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	seen := map[types.UID]bool{}
@@ -118,32 +121,41 @@ func (b *backends) sync(ctx context.Context) error {
 			delete(b.running, uid)
 		}
 	}
-	return b.publish(ctx, originsOf(services, pods, b.running, b.domain))
+	return b.publish(ctx, originsOf(c, b.running, b.domain))
 }
 
-func (b *backends) list(ctx context.Context) ([]corev1.Pod, []corev1.Service, error) {
+// cluster is what the origins are computed from.
+type cluster struct {
+	pods     []corev1.Pod
+	services []corev1.Service
+	slices   []discoveryv1.EndpointSlice
+}
+
+func (b *backends) list(ctx context.Context) (cluster, error) {
+	var c cluster
 	nss, err := b.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, nil, err
+		return c, err
 	}
-	var pods []corev1.Pod
-	var services []corev1.Service
 	for _, ns := range nss.Items {
 		if !strings.HasPrefix(ns.Name, namespacePrefix) {
 			continue
 		}
 		pl, err := b.kube.CoreV1().Pods(ns.Name).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return nil, nil, err
+			return c, err
 		}
 		sl, err := b.kube.CoreV1().Services(ns.Name).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return nil, nil, err
+			return c, err
 		}
-		pods = append(pods, pl.Items...)
-		services = append(services, sl.Items...)
+		el, err := b.kube.DiscoveryV1().EndpointSlices(ns.Name).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return c, err
+		}
+		c.pods, c.services, c.slices = append(c.pods, pl.Items...), append(c.services, sl.Items...), append(c.slices, el.Items...)
 	}
-	return pods, services, nil
+	return c, nil
 }
 
 // servable: a running pod, not on its way out, whose container is the
@@ -299,35 +311,83 @@ func (b *backends) stopAll() {
 
 // originsOf maps each Service port, as a tunnel rule names it
 // (<service>.<namespace>.svc.<domain>:<port>), to the local address of the
-// first running pod it selects (by name, so the choice is stable).
-func originsOf(services []corev1.Service, pods []corev1.Pod, running map[types.UID]*echoProcess, domain string) map[string]string {
+// first running pod it leads to (by name, so the choice is stable): the
+// pods its selector matches, or, for a Service without one, the pods its
+// EndpointSlices' addresses are, as cluster DNS and kube-proxy would lead.
+func originsOf(c cluster, running map[types.UID]*echoProcess, domain string) map[string]string {
 	out := map[string]string{}
-	for _, s := range services {
-		if len(s.Spec.Selector) == 0 {
-			continue
-		}
-		sel := labels.SelectorFromSet(s.Spec.Selector)
-		var chosen *corev1.Pod
-		for i := range pods {
-			p := &pods[i]
-			if p.Namespace != s.Namespace || running[p.UID] == nil || !sel.Matches(labels.Set(p.Labels)) {
+	for _, s := range c.services {
+		for _, sp := range s.Spec.Ports {
+			pod, port := endpointOf(c, running, s, sp)
+			if pod == nil {
 				continue
 			}
-			if chosen == nil || p.Name < chosen.Name {
-				chosen = p
-			}
-		}
-		if chosen == nil {
-			continue
-		}
-		for _, sp := range s.Spec.Ports {
-			target := targetPort(chosen, sp)
-			if local, ok := running[chosen.UID].ports[target]; ok {
+			if local, ok := running[pod.UID].ports[port]; ok {
 				out[fmt.Sprintf("%s.%s.svc.%s:%d", s.Name, s.Namespace, domain, sp.Port)] = "127.0.0.1:" + strconv.Itoa(local)
 			}
 		}
 	}
 	return out
+}
+
+// endpointOf is the served pod a Service port leads to, and the pod's port.
+func endpointOf(c cluster, running map[types.UID]*echoProcess, s corev1.Service, sp corev1.ServicePort) (*corev1.Pod, int32) {
+	var chosen *corev1.Pod
+	var port int32
+	consider := func(p *corev1.Pod, pp int32) {
+		if running[p.UID] != nil && (chosen == nil || p.Name < chosen.Name) {
+			chosen, port = p, pp
+		}
+	}
+	if len(s.Spec.Selector) > 0 {
+		sel := labels.SelectorFromSet(s.Spec.Selector)
+		for i := range c.pods {
+			if p := &c.pods[i]; p.Namespace == s.Namespace && sel.Matches(labels.Set(p.Labels)) {
+				consider(p, targetPort(p, sp))
+			}
+		}
+		return chosen, port
+	}
+	for _, es := range c.slices {
+		if es.Namespace != s.Namespace || es.Labels[discoveryv1.LabelServiceName] != s.Name {
+			continue
+		}
+		pp := slicePort(es, sp)
+		for _, ep := range es.Endpoints {
+			for _, addr := range ep.Addresses {
+				if p := podWithIP(c.pods, s.Namespace, addr); p != nil && pp != 0 {
+					consider(p, pp)
+				}
+			}
+		}
+	}
+	return chosen, port
+}
+
+// slicePort is the EndpointSlice's port of the Service port: the one of
+// its name.
+func slicePort(es discoveryv1.EndpointSlice, sp corev1.ServicePort) int32 {
+	for _, p := range es.Ports {
+		if ptr.Deref(p.Name, "") == sp.Name && p.Port != nil {
+			return *p.Port
+		}
+	}
+	return 0
+}
+
+func podWithIP(pods []corev1.Pod, ns, ip string) *corev1.Pod {
+	for i := range pods {
+		p := &pods[i]
+		if p.Namespace != ns {
+			continue
+		}
+		for _, pip := range p.Status.PodIPs {
+			if pip.IP == ip {
+				return p
+			}
+		}
+	}
+	return nil
 }
 
 // targetPort is the container port a Service port leads to.

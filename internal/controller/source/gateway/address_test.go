@@ -113,3 +113,23 @@ func selfSigned(t *testing.T) ([]byte, []byte) {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kd})
 }
+
+// A rule whose backend Service does not exist is answered 500 (Gateway
+// API), never passed to another rule; but a typo in a route already
+// published loses nothing: its hostname keeps what it published.
+func TestAMissingBackendAnswers500AndATypoLosesNothing(t *testing.T) {
+	t.Parallel()
+	w := setup(t)
+	ns := w.ns
+	p.Create(t, service(ns, "web", 8080))
+	site, fresh := "site-"+ns+".example.com", "fresh-"+ns+".example.com"
+	webURL := "http://web." + ns + ".svc.cluster.local:8080"
+	r := route(ns, ns, "site", []string{site}, pathRule(gwv1.PathMatchPathPrefix, "/", backend("web", 8080)))
+	p.Create(t, r)
+	waitRules(t, w.tunnelID, ns, map[string]string{site + " ": webURL})
+
+	p.Edit(t, r, func() { r.Spec.Rules[0].BackendRefs[0].Name = "wbe" })
+	waitParentConditions(t, r, "Accepted=True/Accepted", "ResolvedRefs=False/BackendNotFound")
+	p.Create(t, route(ns, ns, "fresh", []string{fresh}, pathRule(gwv1.PathMatchPathPrefix, "/", backend("missing", 8080))))
+	waitRules(t, w.tunnelID, ns, map[string]string{site + " ": webURL, fresh + " ": "http_status:500"})
+}

@@ -455,11 +455,30 @@ func (r *Reconciler) publish(ctx context.Context, gw *gwv1.Gateway, res translat
 	d := source.Desired{Keep: keep}
 	if !hold {
 		for _, ph := range res.Published {
-			d.Objects = append(d.Objects, ph)
+			kept, err := r.exists(ctx, ph, res.Keep)
+			if err != nil {
+				return nil, err
+			}
+			if !kept {
+				d.Objects = append(d.Objects, ph)
+			}
 		}
 	}
 	out, err := r.hostnames().Converge(ctx, ownerOf(gw), d)
 	return out.Children, err
+}
+
+// exists says whether ph's hostname is one to keep as it is (Result.Keep)
+// and its PublicHostname exists: then it is not rewritten.
+func (r *Reconciler) exists(ctx context.Context, ph *v1alpha1.PublicHostname, keep []string) (bool, error) {
+	if !slices.Contains(keep, ph.Spec.Hostname) {
+		return false, nil
+	}
+	err := r.kube.Get(ctx, client.ObjectKeyFromObject(ph), &v1alpha1.PublicHostname{})
+	if kerrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, errors.Wrap(err, "cannot get a PublicHostname")
 }
 
 // publishedHosts are the hostnames of the Gateway's PublicHostnames not

@@ -193,8 +193,11 @@ func (rt *route) rules(in Input, r routeObject) {
 		}
 		url, reason, why := backend(in, r, rule.refs)
 		if reason != "" {
+			// Gateway API: a request a rule with an invalid backend
+			// would have taken is answered 500, never passed on to
+			// another rule.
 			rt.unresolved(reason, rule.name+": "+why)
-			continue
+			url = invalidBackend
 		}
 		for _, p := range rule.paths {
 			p.URL = url
@@ -203,9 +206,13 @@ func (rt *route) rules(in Input, r routeObject) {
 	}
 }
 
+// invalidBackend answers the requests of a rule whose backend does not
+// resolve, as Gateway API prescribes.
+const invalidBackend = "http_status:500"
+
 // unresolved records a backend that does not resolve. A Service that does
-// not exist (a typo) keeps what the route's hostnames publish; a refused
-// reference does not.
+// not exist (a typo) keeps what the route's hostnames already publish (see
+// Result.Keep); a refused reference does not.
 func (rt *route) unresolved(reason gwv1.RouteConditionReason, msg string) {
 	if rt.resolved.Status == metav1.ConditionTrue {
 		rt.resolved.Status, rt.resolved.Reason, rt.resolved.Message = metav1.ConditionFalse, string(reason), msg

@@ -80,9 +80,10 @@ type Result struct {
 	// KeepAll: the Gateway is not accepted; nothing new is published and
 	// nothing published goes.
 	KeepAll bool
-	// Keep are hostnames whose PublicHostname stays as it is: a route
-	// serving them names a backend that does not exist (a typo loses
-	// nothing).
+	// Keep are hostnames whose PublicHostname, if it exists, stays as it
+	// is: a route serving them names a backend that does not exist (a typo
+	// loses nothing). One that does not exist yet is made as Published
+	// says, its rule for the missing backend answering 500.
 	Keep []string
 	// Routes are the parent entries this controller writes of the
 	// HTTPRoutes.
