@@ -11,6 +11,8 @@ var skipped = map[string]string{
 	"HTTPRouteMatchingAcrossRoutes": headerMatches,
 	"HTTPRouteRedirectHostAndStatus": "a RequestRedirect filter: cloudflared answers a request only by proxying it to the rule's origin " +
 		"or with a fixed http_status, never a redirect (Cloudflare's Redirect Rules are a zone setting outside the tunnel)",
+	"HTTPRouteRequestHeaderModifier": "a RequestHeaderModifier filter: cloudflared sets only an origin's Host header " +
+		"(originRequest.httpHostHeader), never other request headers",
 	"HTTPRouteWeight": "weighted backends: a cloudflared rule has one origin, so traffic cannot be split between backends",
 	"HTTPRouteHTTPSListener": "the listener's certificate: Cloudflare's edge terminates TLS with the zone's edge certificates, " +
 		"never a certificate from the cluster, and the simulated edge serves plain HTTP",
