@@ -88,6 +88,10 @@ fuzz: ## Run every Go fuzz target for FUZZTIME each (default 10s), one at a time
 e2e-crossplane: ## Install the package into real Crossplane core on a local cluster, run it as installed, upgrade, uninstall.
 	@bash hack/e2e-crossplane.sh
 
+.PHONY: conformance
+conformance: ## Gateway API's official conformance suite (test/conformance/go.mod's version) against the cloudflare GatewayClass on a local cluster, through the simulator's edge; report in _output/conformance/report.yaml.
+	@bash hack/conformance.sh
+
 .PHONY: build
 build: ## Build the provider binary into _output/bin.
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -ldflags '$(LDFLAGS)' -o $(BIN_DIR)/provider ./cmd/provider

@@ -24,6 +24,10 @@ type Hostname struct {
 	Problem string
 }
 
+// AnyHostname is the name of what a route serves when neither it nor its
+// listener names a hostname: every hostname.
+const AnyHostname = "*"
+
 // EffectiveHostnames are the hostnames a route serves on a listener, as
 // Gateway API matches them: the route's hostnames that intersect the
 // listener's, narrowed to the more specific of the two; the listener's
@@ -47,7 +51,7 @@ func EffectiveHostnames(route []gwv1.Hostname, listener *gwv1.Hostname) []Hostna
 		case !ok:
 			add(rh, fmt.Sprintf("the listener's hostname %s does not match it", lh))
 		case h == "":
-			add("*", "neither the route nor the listener names a hostname: it matches any hostname, which cannot be published; name the route's hostnames")
+			add(AnyHostname, "neither the route nor the listener names a hostname: it matches any hostname, which cannot be published; name the route's hostnames")
 		case strings.Contains(h, "*"):
 			add(h, "a wildcard hostname is not published; name the route's concrete hostnames")
 		case len(validation.IsDNS1123Subdomain(h)) > 0:

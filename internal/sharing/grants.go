@@ -23,12 +23,19 @@ func ServiceGranted(grants []gwv1beta1.ReferenceGrant, from, name string) bool {
 // ServiceGrantedTo says whether a ReferenceGrant of the Service's namespace
 // lets objects of from's kind and namespace use the Service named name.
 func ServiceGrantedTo(grants []gwv1beta1.ReferenceGrant, from From, name string) bool {
+	return CoreGrantedTo(grants, from, "Service", name)
+}
+
+// CoreGrantedTo says whether a ReferenceGrant of the object's namespace lets
+// objects of from's kind and namespace use the core object (a Service, a
+// Secret) of the kind named name.
+func CoreGrantedTo(grants []gwv1beta1.ReferenceGrant, from From, kind, name string) bool {
 	for _, g := range grants {
 		fromOK := slices.ContainsFunc(g.Spec.From, func(f gwv1beta1.ReferenceGrantFrom) bool {
 			return string(f.Group) == from.Group && string(f.Kind) == from.Kind && string(f.Namespace) == from.Namespace
 		})
 		toOK := slices.ContainsFunc(g.Spec.To, func(t gwv1beta1.ReferenceGrantTo) bool {
-			return t.Group == "" && t.Kind == "Service" && (t.Name == nil || *t.Name == "" || string(*t.Name) == name)
+			return t.Group == "" && string(t.Kind) == kind && (t.Name == nil || *t.Name == "" || string(*t.Name) == name)
 		})
 		if fromOK && toOK {
 			return true

@@ -63,6 +63,19 @@ type GatewayParametersSpec struct {
 	// default), ExternalDNS or None.
 	// +optional
 	DNS *BindingDNS `json:"dns,omitempty"`
+	// AddressDomain gives each Gateway using these parameters a hostname
+	// of its own, <gateway name>.<gateway namespace>.<addressDomain>, as
+	// its address: a route that names no hostname, attached to a listener
+	// that names none, is published on it (with its DNS record, as any
+	// hostname). Unset, a Gateway's address is <tunnel ID>.cfargotunnel.com
+	// and such a route publishes nothing: Cloudflare's edge reaches a
+	// tunnel only through a hostname of the account's zones. HTTPS to the
+	// address needs an edge certificate covering two levels below the
+	// domain (Universal SSL covers one).
+	// +optional
+	// +kubebuilder:validation:MaxLength=200
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	AddressDomain *string `json:"addressDomain,omitempty"`
 }
 
 // ConnectorSet says whether any setting of the tunnel itself (anything but

@@ -112,6 +112,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		// Gateway: there are few Gateways.
 		Watches(&gwv1beta1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.all)).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.all)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.namingCertificate)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.all), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
 }
@@ -159,6 +160,12 @@ func (r *Reconciler) ofClass(ctx context.Context, o client.Object) []reconcile.R
 
 // parents are the Gateways a route names, and those its status says this
 // controller answered for (a parent reference removed since).
+// namingCertificate are the Gateways whose listeners name the Secret.
+func (r *Reconciler) namingCertificate(ctx context.Context, o client.Object) []reconcile.Request {
+	key := types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
+	return requests(r.gateways(ctx), func(gw *gwv1.Gateway) bool { return slices.Contains(translate.CertificateRefs(gw), key) })
+}
+
 func (r *Reconciler) parents(_ context.Context, o client.Object) []reconcile.Request {
 	route, ok := o.(*gwv1.HTTPRoute)
 	if !ok {
@@ -281,6 +288,9 @@ func (r *Reconciler) read(ctx context.Context, gw *gwv1.Gateway) (translate.Inpu
 			return in, err
 		}
 	}
+	if err := r.readCertificates(ctx, gw, &in); err != nil {
+		return in, err
+	}
 	grpcs, err := r.grpcRoutes(ctx)
 	if err != nil {
 		return in, err
@@ -331,6 +341,26 @@ func (r *Reconciler) readRoute(ctx context.Context, routeNS string, backends []g
 	return nil
 }
 
+// readCertificates reads the Secrets the listeners name, and the
+// ReferenceGrants of their namespaces.
+func (r *Reconciler) readCertificates(ctx context.Context, gw *gwv1.Gateway, in *translate.Input) error {
+	in.Certificates = map[types.NamespacedName]*corev1.Secret{}
+	for _, key := range translate.CertificateRefs(gw) {
+		s := &corev1.Secret{}
+		err := r.kube.Get(ctx, key, s)
+		switch {
+		case err == nil:
+			in.Certificates[key] = s
+		case !kerrors.IsNotFound(err):
+			return errors.Wrap(err, "cannot get a listener's certificate Secret")
+		}
+		if err := r.readGrants(ctx, key.Namespace, gw.Namespace, in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (r *Reconciler) readBackend(ctx context.Context, key types.NamespacedName, routeNS string, in *translate.Input) error {
 	if _, seen := in.Services[key]; !seen {
 		svc := &corev1.Service{}
@@ -342,14 +372,20 @@ func (r *Reconciler) readBackend(ctx context.Context, key types.NamespacedName, 
 			return errors.Wrap(err, "cannot get a backend Service")
 		}
 	}
-	if _, listed := in.Grants[key.Namespace]; key.Namespace == routeNS || listed {
+	return r.readGrants(ctx, key.Namespace, routeNS, in)
+}
+
+// readGrants reads the ReferenceGrants of namespace ns, which objects of
+// namespace from refer into.
+func (r *Reconciler) readGrants(ctx context.Context, ns, from string, in *translate.Input) error {
+	if _, listed := in.Grants[ns]; ns == from || listed {
 		return nil
 	}
 	grants := &gwv1beta1.ReferenceGrantList{}
-	if err := r.kube.List(ctx, grants, client.InNamespace(key.Namespace)); err != nil {
+	if err := r.kube.List(ctx, grants, client.InNamespace(ns)); err != nil {
 		return errors.Wrap(err, "cannot list ReferenceGrants")
 	}
-	in.Grants[key.Namespace] = grants.Items
+	in.Grants[ns] = grants.Items
 	return nil
 }
 
@@ -419,11 +455,30 @@ func (r *Reconciler) publish(ctx context.Context, gw *gwv1.Gateway, res translat
 	d := source.Desired{Keep: keep}
 	if !hold {
 		for _, ph := range res.Published {
-			d.Objects = append(d.Objects, ph)
+			kept, err := r.exists(ctx, ph, res.Keep)
+			if err != nil {
+				return nil, err
+			}
+			if !kept {
+				d.Objects = append(d.Objects, ph)
+			}
 		}
 	}
 	out, err := r.hostnames().Converge(ctx, ownerOf(gw), d)
 	return out.Children, err
+}
+
+// exists says whether ph's hostname is one to keep as it is (Result.Keep)
+// and its PublicHostname exists: then it is not rewritten.
+func (r *Reconciler) exists(ctx context.Context, ph *v1alpha1.PublicHostname, keep []string) (bool, error) {
+	if !slices.Contains(keep, ph.Spec.Hostname) {
+		return false, nil
+	}
+	err := r.kube.Get(ctx, client.ObjectKeyFromObject(ph), &v1alpha1.PublicHostname{})
+	if kerrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, errors.Wrap(err, "cannot get a PublicHostname")
 }
 
 // publishedHosts are the hostnames of the Gateway's PublicHostnames not

@@ -62,5 +62,6 @@ func TestConflictsAndBadInputAreSaid(t *testing.T) {
 	// The holder gone, the route's hostname is its own.
 	p.DeleteAndWait(t, first)
 	waitParentConditions(t, app, "Accepted=True/Accepted", "ResolvedRefs=True/ResolvedRefs")
-	waitRules(t, w.tunnelID, ns, map[string]string{held + " ": "http://web." + ns + ".svc.cluster.local:8080", free + " ": "http://web." + ns + ".svc.cluster.local:8080"})
+	waitRules(t, w.tunnelID, ns, map[string]string{held + " ": "http://web." + ns + ".svc.cluster.local:8080", free + " ": "http://web." + ns + ".svc.cluster.local:8080",
+		"typo-" + ns + ".example.com ": "http_status:500"})
 }

@@ -57,30 +57,30 @@ func (l *listener) conflictedCondition(generation int64) metav1.Condition {
 
 // acceptedWithListeners is the Gateway's Accepted condition once its
 // listeners are known: Gateway API requires ListenersNotValid when some
-// are conflicted, True while another listener still works, False when
-// none does.
+// are not valid (conflicted, or not accepted: an unsupported protocol),
+// True while another listener still works, False when none does.
 func (ls listeners) acceptedWithListeners(accepted metav1.Condition) metav1.Condition {
 	if accepted.Status != metav1.ConditionTrue {
 		return accepted
 	}
-	var conflicted, working []string
+	var invalid, working []string
 	for _, l := range ls {
 		switch {
-		case l.conflicted:
-			conflicted = append(conflicted, string(l.spec.Name))
-		case l.problem == "":
+		case l.conflicted || l.problem != "":
+			invalid = append(invalid, string(l.spec.Name))
+		default:
 			working = append(working, string(l.spec.Name))
 		}
 	}
-	if len(conflicted) == 0 {
+	if len(invalid) == 0 {
 		return accepted
 	}
 	accepted.Reason = string(gwv1.GatewayReasonListenersNotValid)
 	if len(working) == 0 {
 		accepted.Status = metav1.ConditionFalse
-		accepted.Message = fmt.Sprintf("every listener is conflicted (%s): each has the protocol and hostname of another; nothing new is published, and what is published stays", strings.Join(conflicted, ", "))
+		accepted.Message = fmt.Sprintf("no listener is valid (%s): each is conflicted with another or not accepted (status.listeners says why); nothing new is published, and what is published stays", strings.Join(invalid, ", "))
 		return accepted
 	}
-	accepted.Message += fmt.Sprintf("; listeners %s are conflicted and take no routes (status.listeners says why); listeners %s work", strings.Join(conflicted, ", "), strings.Join(working, ", "))
+	accepted.Message += fmt.Sprintf("; listeners %s are not valid and take no routes (status.listeners says why); listeners %s work", strings.Join(invalid, ", "), strings.Join(working, ", "))
 	return accepted
 }

@@ -48,6 +48,8 @@ type gatewayCorpus struct {
 	// Grants are ReferenceGrants, each of the namespace in its metadata.
 	Grants        []gwv1beta1.ReferenceGrant `json:"grants,omitempty"`
 	ClusterDomain string                     `json:"clusterDomain,omitempty"`
+	// Certificates are the Secrets the listeners name that exist.
+	Certificates []corev1.Secret `json:"certificates,omitempty"`
 	// Tunnel is the CloudflareTunnel's state; when set, the answer holds
 	// the Gateway's status.
 	Tunnel *tunnelCorpus `json:"tunnel,omitempty"`
@@ -73,6 +75,11 @@ func (c gatewayCorpus) input() Input {
 	}
 	for _, g := range c.Grants {
 		in.Grants[g.Namespace] = append(in.Grants[g.Namespace], g)
+	}
+	in.Certificates = map[types.NamespacedName]*corev1.Secret{}
+	for i := range c.Certificates {
+		s := &c.Certificates[i]
+		in.Certificates[types.NamespacedName{Namespace: s.Namespace, Name: s.Name}] = s
 	}
 	return in
 }

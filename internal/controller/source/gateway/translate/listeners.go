@@ -26,7 +26,10 @@ type listener struct {
 	problem, reason string
 	// conflicted: another listener has its protocol and hostname.
 	conflicted bool
-	attached   int32
+	// certProblem says why its certificate references do not resolve,
+	// with the ResolvedRefs reason certReason.
+	certProblem, certReason string
+	attached                int32
 }
 
 type listeners []*listener
@@ -60,6 +63,14 @@ func newListener(l *gwv1.Listener) *listener {
 		}
 	}
 	return out
+}
+
+// checkCertificates reads whether each listener's certificate references
+// resolve.
+func (ls listeners) checkCertificates(in Input) {
+	for _, l := range ls {
+		l.certProblem, l.certReason = certificateProblem(in, l.spec)
+	}
 }
 
 func routeKind(k gwv1.Kind) gwv1.RouteGroupKind {
@@ -118,9 +129,12 @@ func (ls listeners) status(gw *gwv1.Gateway) []gwv1.ListenerStatus {
 			accepted = condition(string(gwv1.ListenerConditionAccepted), false, l.reason, l.problem, gw.Generation)
 		}
 		resolved := condition(string(gwv1.ListenerConditionResolvedRefs), true, string(gwv1.ListenerReasonResolvedRefs), "no references to resolve", gw.Generation)
-		if len(l.badKinds) > 0 {
+		switch {
+		case len(l.badKinds) > 0:
 			resolved = condition(string(gwv1.ListenerConditionResolvedRefs), false, string(gwv1.ListenerReasonInvalidRouteKinds),
 				fmt.Sprintf("allowedRoutes.kinds names %s: only HTTPRoute and GRPCRoute (gateway.networking.k8s.io) are supported", strings.Join(l.badKinds, ", ")), gw.Generation)
+		case l.certProblem != "":
+			resolved = condition(string(gwv1.ListenerConditionResolvedRefs), false, l.certReason, l.certProblem, gw.Generation)
 		}
 		st.Conditions = []metav1.Condition{accepted, resolved}
 		if l.conflicted {
@@ -137,7 +151,7 @@ func (ls listeners) status(gw *gwv1.Gateway) []gwv1.ListenerStatus {
 func acceptedMessage(l *gwv1.Listener) string {
 	msg := fmt.Sprintf("%s on port %d: its routes' hostnames are published on the tunnel (Cloudflare's edge listens on its own ports; the port is not used)", l.Protocol, l.Port)
 	if l.TLS != nil {
-		msg += "; tls is not used: Cloudflare terminates TLS at its edge with the zone's edge certificates, so the listener's certificateRefs and options are ignored"
+		msg += "; tls is not used: Cloudflare terminates TLS at its edge with the zone's edge certificates, so the listener's certificateRefs are checked (ResolvedRefs) but not used, and its options are ignored"
 	}
 	return msg
 }

@@ -127,6 +127,8 @@ type settings struct {
 	// listener admits other namespaces.
 	shared     *v1alpha1.AllowedNamespaces
 	sharedNote string
+	// address is the Gateway's own hostname; "" when it has none.
+	address string
 	// problem keeps the Gateway from being accepted (InvalidParameters).
 	problem string
 }
@@ -145,6 +147,9 @@ func settingsOf(in Input, ls listeners) settings {
 		s.spec = &in.Parameters.Spec
 	}
 	if s.dns, s.problem = dnsOf(in.Gateway, s.spec); s.problem != "" {
+		return s
+	}
+	if s.address, s.problem = addressOf(in.Gateway, s.spec); s.problem != "" {
 		return s
 	}
 	s.problem = s.tunnelProblem(in.Gateway)
@@ -280,4 +285,19 @@ func CopyTunnel(cur, want *v1alpha1.CloudflareTunnel) bool {
 	c.Image, c.NodeSelector, c.Tolerations, c.Affinity = w.Image, w.NodeSelector, w.Tolerations, w.Affinity
 	c.Resources, c.Connector, c.ProviderConfigRef = w.Resources, w.Connector, w.ProviderConfigRef
 	return !equality.Semantic.DeepEqual(before, c)
+}
+
+// addressOf is a Gateway's own hostname, <name>.<namespace>.<addressDomain>,
+// when its parameters give one.
+func addressOf(gw *gwv1.Gateway, spec *v1alpha1.GatewayParametersSpec) (string, string) {
+	if spec == nil || ptr.Deref(spec.AddressDomain, "") == "" {
+		return "", ""
+	}
+	raw := gw.Name + "." + gw.Namespace + "." + *spec.AddressDomain
+	name, problem := publish.Hostname(raw)
+	if problem != "" {
+		return "", fmt.Sprintf("the Gateway's hostname %s (<name>.<namespace>.<addressDomain>) is not a hostname (%s): use a shorter addressDomain or Gateway name",
+			publish.Clip(raw), problem)
+	}
+	return name, ""
 }

@@ -50,7 +50,7 @@ type route struct {
 }
 
 // translateRoute decides what one route publishes and its parent entries.
-func translateRoute(in Input, ls listeners, r routeObject) *route {
+func translateRoute(in Input, ls listeners, r routeObject, address string) *route {
 	rt := &route{id: r.meta.Namespace + "/" + r.meta.Name, kind: r.kind, http2: r.http2, status: RouteStatus{Kind: r.kind, Namespace: r.meta.Namespace, Name: r.meta.Name}}
 	type verdict struct {
 		ref    gwv1.ParentReference
@@ -62,7 +62,7 @@ func translateRoute(in Input, ls listeners, r routeObject) *route {
 		if !gatewayapi.RefersTo(ref, r.meta.Namespace, in.Gateway) {
 			continue
 		}
-		reason, msg, hosts := attach(in, ls, r, ref)
+		reason, msg, hosts := attach(in, ls, r, ref, address)
 		rt.attached = rt.attached || reason == gwv1.RouteReasonAccepted
 		for _, h := range hosts {
 			rt.addHost(h)
@@ -134,7 +134,7 @@ func contains(s []string, v string) bool {
 
 // attach is the verdict on one parent reference naming the Gateway, and
 // the hostnames the route serves through it.
-func attach(in Input, ls listeners, r routeObject, ref gwv1.ParentReference) (gwv1.RouteConditionReason, string, []gatewayapi.Hostname) {
+func attach(in Input, ls listeners, r routeObject, ref gwv1.ParentReference, address string) (gwv1.RouteConditionReason, string, []gatewayapi.Hostname) {
 	var selected, refusals []string
 	var hosts []gatewayapi.Hostname
 	admitted := false
@@ -153,7 +153,7 @@ func attach(in Input, ls listeners, r routeObject, ref gwv1.ParentReference) (gw
 			continue
 		}
 		l.attached++
-		hosts = append(hosts, gatewayapi.EffectiveHostnames(r.hostnames, l.spec.Hostname)...)
+		hosts = append(hosts, onAddress(gatewayapi.EffectiveHostnames(r.hostnames, l.spec.Hostname), address)...)
 	}
 	switch {
 	case len(selected) == 0:
@@ -164,6 +164,22 @@ func attach(in Input, ls listeners, r routeObject, ref gwv1.ParentReference) (gw
 		return gwv1.RouteReasonNoMatchingListenerHostname, "no hostname of the route matches a listener's hostname", nil
 	}
 	return gwv1.RouteReasonAccepted, "", hosts
+}
+
+// onAddress serves a route that names no hostname, on a listener that
+// names none, on the Gateway's own hostname (GatewayParameters'
+// addressDomain), when it has one: a request reaches the tunnel only
+// through a hostname of the account's zones.
+func onAddress(hosts []gatewayapi.Hostname, address string) []gatewayapi.Hostname {
+	if address == "" {
+		return hosts
+	}
+	for i, h := range hosts {
+		if h.Name == gatewayapi.AnyHostname {
+			hosts[i] = gatewayapi.Hostname{Name: address}
+		}
+	}
+	return hosts
 }
 
 // rules reads the route's rules: each path of a rule whose every part
@@ -177,8 +193,11 @@ func (rt *route) rules(in Input, r routeObject) {
 		}
 		url, reason, why := backend(in, r, rule.refs)
 		if reason != "" {
+			// Gateway API: a request a rule with an invalid backend
+			// would have taken is answered 500, never passed on to
+			// another rule.
 			rt.unresolved(reason, rule.name+": "+why)
-			continue
+			url = invalidBackend
 		}
 		for _, p := range rule.paths {
 			p.URL = url
@@ -187,9 +206,13 @@ func (rt *route) rules(in Input, r routeObject) {
 	}
 }
 
+// invalidBackend answers the requests of a rule whose backend does not
+// resolve, as Gateway API prescribes.
+const invalidBackend = "http_status:500"
+
 // unresolved records a backend that does not resolve. A Service that does
-// not exist (a typo) keeps what the route's hostnames publish; a refused
-// reference does not.
+// not exist (a typo) keeps what the route's hostnames already publish (see
+// Result.Keep); a refused reference does not.
 func (rt *route) unresolved(reason gwv1.RouteConditionReason, msg string) {
 	if rt.resolved.Status == metav1.ConditionTrue {
 		rt.resolved.Status, rt.resolved.Reason, rt.resolved.Message = metav1.ConditionFalse, string(reason), msg

@@ -44,6 +44,9 @@ type Input struct {
 	// Class is the Gateway's GatewayClass, whose parametersRef applies
 	// when the Gateway names no parameters of its own.
 	Class *gwv1.GatewayClass
+	// Certificates are the Secrets the listeners' certificateRefs name
+	// that exist (see CertificateRefs).
+	Certificates map[types.NamespacedName]*corev1.Secret
 	// Parameters are the GatewayParameters the Gateway or its class names
 	// (see ParametersOf); nil when they name none, or none that exist.
 	Parameters *v1alpha1.GatewayParameters
@@ -77,9 +80,10 @@ type Result struct {
 	// KeepAll: the Gateway is not accepted; nothing new is published and
 	// nothing published goes.
 	KeepAll bool
-	// Keep are hostnames whose PublicHostname stays as it is: a route
-	// serving them names a backend that does not exist (a typo loses
-	// nothing).
+	// Keep are hostnames whose PublicHostname, if it exists, stays as it
+	// is: a route serving them names a backend that does not exist (a typo
+	// loses nothing). One that does not exist yet is made as Published
+	// says, its rule for the missing backend answering 500.
 	Keep []string
 	// Routes are the parent entries this controller writes of the
 	// HTTPRoutes.
@@ -88,6 +92,9 @@ type Result struct {
 	GRPCRoutes []RouteStatus
 	// DNS says who writes the hostnames' DNS records.
 	DNS DNS
+	// Address is the Gateway's own hostname (GatewayParameters'
+	// addressDomain); "" when it has none.
+	Address string
 	// Held are hostnames whose PublicHostname stays as it is if it has a
 	// required Access check (see Protected), and goes otherwise: a route
 	// naming them has an Access annotation that cannot be used, or their
@@ -101,13 +108,14 @@ type Result struct {
 func Translate(in Input) Result {
 	gw := in.Gateway
 	ls := newListeners(gw)
+	ls.checkCertificates(in)
 	s := settingsOf(in, ls)
-	res := Result{Tunnel: TunnelName(gw), MakeTunnel: tunnelFor(gw, s), DNS: s.dns}
+	res := Result{Tunnel: TunnelName(gw), MakeTunnel: tunnelFor(gw, s), DNS: s.dns, Address: s.address}
 	res.Accepted = ls.acceptedWithListeners(gatewayAccepted(gw, s))
 	hosts, claims := newHosts(), kindClaims{}
 	var statuses []RouteStatus
 	for _, r := range routeObjects(in) {
-		rt := translateRoute(in, ls, r)
+		rt := translateRoute(in, ls, r, s.address)
 		claims.settleKinds(rt)
 		hosts.add(rt)
 		rt.status.Hostnames = rt.hosts

@@ -98,14 +98,20 @@ func Status(gw *gwv1.Gateway, res Result, t TunnelState) gwv1.GatewayStatus {
 		programmed = condition(string(gwv1.GatewayConditionProgrammed), false, string(gwv1.GatewayReasonInvalid), "the Gateway is not accepted", gw.Generation)
 	}
 	st.Conditions = append(st.Conditions, programmed)
-	if t.ID != "" {
+	switch {
+	case res.Address != "":
+		st.Addresses = []gwv1.GatewayStatusAddress{{Type: ptr.To(gwv1.HostnameAddressType), Value: res.Address}}
+	case t.ID != "":
 		st.Addresses = []gwv1.GatewayStatusAddress{{Type: ptr.To(gwv1.HostnameAddressType), Value: t.ID + ".cfargotunnel.com"}}
 	}
 	for _, l := range res.Listeners {
 		l = *l.DeepCopy()
 		lp := programmed.DeepCopy()
-		if listenerAccepted(l) != metav1.ConditionTrue {
+		switch {
+		case listenerCondition(l, gwv1.ListenerConditionAccepted) != metav1.ConditionTrue:
 			lp.Status, lp.Reason, lp.Message = metav1.ConditionFalse, string(gwv1.ListenerReasonInvalid), "the listener is not accepted"
+		case listenerCondition(l, gwv1.ListenerConditionResolvedRefs) != metav1.ConditionTrue:
+			lp.Status, lp.Reason, lp.Message = metav1.ConditionFalse, string(gwv1.ListenerReasonInvalid), "the listener's references do not resolve"
 		}
 		l.Conditions = append(l.Conditions, *lp)
 		st.Listeners = append(st.Listeners, l)
@@ -113,9 +119,9 @@ func Status(gw *gwv1.Gateway, res Result, t TunnelState) gwv1.GatewayStatus {
 	return st
 }
 
-func listenerAccepted(l gwv1.ListenerStatus) metav1.ConditionStatus {
+func listenerCondition(l gwv1.ListenerStatus, t gwv1.ListenerConditionType) metav1.ConditionStatus {
 	for _, c := range l.Conditions {
-		if c.Type == string(gwv1.ListenerConditionAccepted) {
+		if c.Type == string(t) {
 			return c.Status
 		}
 	}
