@@ -25,6 +25,7 @@ type API interface {
 	AccessAPI
 	AccessGroupAPI
 	ServiceTokenAPI
+	LoadBalancingAPI
 	// Account is the account the client is bound to.
 	Account() string
 }
@@ -46,6 +47,11 @@ type accountCache struct {
 	accessGroups   snapshot[AccessGroup]
 	serviceTokens  snapshot[ServiceToken]
 	accessOrg      snapshot[AccessOrganization]
+	// Load Balancing monitors and pools, and load balancers by zone ID
+	// (cache_loadbalancing.go).
+	lbMonitors snapshot[LoadBalancerMonitor]
+	lbPools    snapshot[Pool]
+	lbs        map[string]*snapshot[LoadBalancer] // by zone ID, under mu
 	mu             sync.Mutex
 	records        map[string]*snapshot[DNSRecord] // by zone ID
 	// configs are the tunnels' configuration documents as last read or
