@@ -52,8 +52,8 @@ type accountCache struct {
 	lbMonitors snapshot[LoadBalancerMonitor]
 	lbPools    snapshot[Pool]
 	lbs        map[string]*snapshot[LoadBalancer] // by zone ID, under mu
-	mu             sync.Mutex
-	records        map[string]*snapshot[DNSRecord] // by zone ID
+	mu         sync.Mutex
+	records    map[string]*snapshot[DNSRecord] // by zone ID
 	// configs are the tunnels' configuration documents as last read or
 	// written, by tunnel ID.
 	configs map[string]seenConfig

@@ -62,10 +62,10 @@ type Pool struct {
 
 // PoolInput is what a pool is created or replaced with.
 type PoolInput struct {
-	Name           string       `json:"name"`
-	Description    string       `json:"description"`
-	Enabled        bool         `json:"enabled"`
-	MinimumOrigins int64        `json:"minimum_origins"`
+	Name           string `json:"name"`
+	Description    string `json:"description"`
+	Enabled        bool   `json:"enabled"`
+	MinimumOrigins int64  `json:"minimum_origins"`
 	// Monitor is the monitor's ID; "" is none (poolBody leaves it out).
 	Monitor string       `json:"monitor"`
 	Origins []PoolOrigin `json:"origins"`
