@@ -45,6 +45,14 @@ const (
 	// ReasonPolicyInUse: an AccessPolicy being deleted is still used by
 	// Access applications; its deletion waits until they no longer use it.
 	ReasonPolicyInUse xpv2.ConditionReason = "PolicyInUse"
+	// ReasonInUse: an object being deleted is still used by others (a
+	// Load Balancing monitor by pools, a pool by load balancers); its
+	// deletion waits until they no longer use it.
+	ReasonInUse xpv2.ConditionReason = "InUse"
+	// ReasonUnsupported: the spec asks for something Cloudflare documents
+	// as not working (a TCP monitor on tunnel origins); nothing is written
+	// until it changes.
+	ReasonUnsupported xpv2.ConditionReason = "Unsupported"
 )
 
 // Taken says whether a reason reports an object that is someone else's:
