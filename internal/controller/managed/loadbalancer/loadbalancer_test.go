@@ -39,7 +39,7 @@ var zoneID = sim.ZoneID("example.com")
 
 func runTunnel(t *testing.T, ns, name string) string {
 	t.Helper()
-	ct := &tunnelsv1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: tunnelsv1alpha1.CloudflareTunnelSpec{Replicas: ptr.To[int32](1)}}
+	ct := &tunnelsv1alpha1.CloudflareTunnel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: tunnelsv1alpha1.CloudflareTunnelSpec{TunnelName: ptr.To(name + "-" + ns), Replicas: ptr.To[int32](1)}}
 	p.CreateTunnel(t, ct)
 	return p.RunTunnel(t, ct)
 }
