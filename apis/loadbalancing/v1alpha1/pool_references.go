@@ -22,15 +22,14 @@ const errEmpty = "referenced field was empty (referenced resource may not yet be
 // ResolveReferences of this LoadBalancerPool, written by hand: each origin's
 // tunnelRef names a CloudflareTunnel, which is not a managed resource, so
 // no generated resolver reads it; it resolves to the tunnel ID in the
-// CloudflareTunnel's status. The monitor reference resolves as a generated
-// one would (the monitor's external-name), without crossplane-runtime's
-// resolver, whose types need the generated methods this file must compile
-// without (make generate type-checks it before generating them).
+// CloudflareTunnel's status. Only the origins are written here: what a
+// resolver changes is applied server-side as the fields that changed, and
+// a field the resolver applied before and leaves out of a later apply is
+// removed — the atomic list of origins with it. So the monitor reference is
+// read by the pool's external client instead (MonitorOf), and this writes
+// nothing else.
 func (mg *LoadBalancerPool) ResolveReferences(ctx context.Context, c client.Reader) error {
 	p := &mg.Spec.ForProvider
-	if err := resolveMonitor(ctx, c, mg.GetNamespace(), p); err != nil {
-		return errors.Wrap(err, "mg.Spec.ForProvider.MonitorID")
-	}
 	for i := range p.Origins {
 		o := &p.Origins[i]
 		if o.TunnelRef == nil {
@@ -45,37 +44,40 @@ func (mg *LoadBalancerPool) ResolveReferences(ctx context.Context, c client.Read
 	return nil
 }
 
-// resolveMonitor sets p's monitor ID from its reference, or picks the
-// reference from its selector first (the first match with an ID).
-func resolveMonitor(ctx context.Context, c client.Reader, ns string, p *LoadBalancerPoolParameters) error {
-	if p.MonitorIDRef == nil && p.MonitorIDSelector != nil {
+// MonitorOf is the ID of the monitor p names: by reference, by selector
+// (the first match with an ID), or by ID; "" for none.
+func MonitorOf(ctx context.Context, c client.Reader, ns string, p LoadBalancerPoolParameters) (string, error) {
+	ref := p.MonitorIDRef
+	if ref == nil && p.MonitorIDSelector != nil {
 		l := &LoadBalancerMonitorList{}
 		if err := c.List(ctx, l, client.InNamespace(ns), client.MatchingLabels(p.MonitorIDSelector.MatchLabels)); err != nil {
-			return errors.Wrap(err, "cannot list LoadBalancerMonitors")
+			return "", errors.Wrap(err, "cannot list LoadBalancerMonitors")
 		}
 		for _, m := range l.Items {
 			if meta.GetExternalName(&m) != "" {
-				p.MonitorIDRef = &xpv2.NamespacedReference{Name: m.Name}
+				ref = &xpv2.NamespacedReference{Name: m.Name}
 				break
 			}
 		}
-		if p.MonitorIDRef == nil {
-			return errors.New("no LoadBalancerMonitor matches the selector")
+		if ref == nil {
+			return "", errors.New("no LoadBalancerMonitor matches monitorIdSelector")
 		}
 	}
-	if p.MonitorIDRef == nil {
-		return nil
+	if ref == nil {
+		if p.MonitorID == nil {
+			return "", nil
+		}
+		return *p.MonitorID, nil
 	}
 	m := &LoadBalancerMonitor{}
-	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: p.MonitorIDRef.Name}, m); err != nil {
-		return errors.Wrapf(err, "cannot get LoadBalancerMonitor %s", p.MonitorIDRef.Name)
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, m); err != nil {
+		return "", errors.Wrapf(err, "cannot get LoadBalancerMonitor %s", ref.Name)
 	}
 	id := meta.GetExternalName(m)
 	if id == "" {
-		return errors.New(errEmpty)
+		return "", errors.New(fmt.Sprintf("LoadBalancerMonitor %s: %s", ref.Name, errEmpty))
 	}
-	p.MonitorID = &id
-	return nil
+	return id, nil
 }
 
 // tunnelIDOf is the tunnel ID a CloudflareTunnel's status holds.

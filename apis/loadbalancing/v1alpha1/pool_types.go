@@ -87,8 +87,10 @@ type LoadBalancerPoolParameters struct {
 	// +kubebuilder:validation:Minimum=1
 	MinimumOrigins *int64 `json:"minimumOrigins,omitempty"`
 
-	// MonitorID of the monitor probing the origins. Without a monitor,
-	// Cloudflare counts every enabled origin healthy.
+	// MonitorID of the monitor probing the origins, when it is not named
+	// by monitorIdRef or monitorIdSelector (which are read at every
+	// reconcile, not written here). Without a monitor, Cloudflare counts
+	// every enabled origin healthy.
 	// +optional
 	MonitorID *string `json:"monitorId,omitempty"`
 

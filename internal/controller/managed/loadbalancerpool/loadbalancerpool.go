@@ -100,7 +100,7 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.LoadBalancerPool) (
 	cr.SetConditions(xpv2.Available())
 	cr.Status.AtProvider = v1alpha1.LoadBalancerPoolObservation{ID: p.ID, Addresses: addresses(p.Origins), CreatedOn: mr.Time(&p.CreatedOn)}
 	lateInit := LateInitialize(&cr.Spec.ForProvider, p)
-	want, err := Input(cr.Spec.ForProvider, e.identity(cr).Mark())
+	want, err := e.input(ctx, cr)
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
@@ -171,7 +171,7 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.LoadBalancerPool) (m
 // checked is the pool to write, or why it is refused: every reference
 // resolved, and no TCP monitor on a tunnel origin.
 func (e *external) checked(ctx context.Context, cr *v1alpha1.LoadBalancerPool) (cloudflare.PoolInput, error) {
-	in, err := Input(cr.Spec.ForProvider, e.identity(cr).Mark())
+	in, err := e.input(ctx, cr)
 	if err != nil || in.Monitor == "" || !hasTunnelOrigin(in.Origins) {
 		return in, err
 	}
@@ -180,6 +180,31 @@ func (e *external) checked(ctx context.Context, cr *v1alpha1.LoadBalancerPool) (
 		return in, errors.Wrap(err, "cannot get the pool's monitor")
 	}
 	return in, TunnelMonitorCheck(m.Type)
+}
+
+// input is the pool to write for cr, its monitor reference read now.
+func (e *external) input(ctx context.Context, cr *v1alpha1.LoadBalancerPool) (cloudflare.PoolInput, error) {
+	p := cr.Spec.ForProvider
+	id, err := v1alpha1.MonitorOf(ctx, e.conn.Kube, cr.GetNamespace(), p)
+	if err != nil {
+		return cloudflare.PoolInput{}, &UnresolvedMonitorError{Err: err}
+	}
+	p.MonitorID = &id
+	return Input(p, e.identity(cr).Mark())
+}
+
+// UnresolvedMonitorError refuses a write while the monitor reference
+// names no monitor with an ID yet (fail closed: a pool is not written
+// without the monitor asked for).
+type UnresolvedMonitorError struct{ Err error }
+
+func (e *UnresolvedMonitorError) Error() string {
+	return "the pool's monitor is not resolved: " + e.Err.Error()
+}
+
+// ConditionReason of an unresolved monitor: UnresolvedReference.
+func (e *UnresolvedMonitorError) ConditionReason() xpv2.ConditionReason {
+	return common.ReasonUnresolvedReference
 }
 
 // TunnelMonitorCheck refuses a monitor type that cannot probe tunnel

@@ -168,6 +168,7 @@ func TestDeletingAMonitorInUseWaits(t *testing.T) {
 	pool := tunnelPool(ns, "a", "edge", "probe")
 	p.Create(t, mon)
 	p.Create(t, pool)
+	p.WaitReady(t, mon)
 	p.WaitReady(t, pool)
 	monID := meta.GetExternalName(mon)
 
