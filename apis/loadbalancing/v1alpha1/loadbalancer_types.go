@@ -9,7 +9,7 @@ import (
 // LoadBalancerParameters are the desired state of a zone's load balancer.
 // +kubebuilder:validation:XValidation:rule="has(self.defaultPools) || has(self.defaultPoolsRefs) || has(self.defaultPoolsSelector)",message="one of defaultPools, defaultPoolsRefs or defaultPoolsSelector is required"
 // +kubebuilder:validation:XValidation:rule="has(self.fallbackPool) || has(self.fallbackPoolRef) || has(self.fallbackPoolSelector)",message="one of fallbackPool, fallbackPoolRef or fallbackPoolSelector is required"
-// +kubebuilder:validation:XValidation:rule="!has(self.sessionAffinity) || self.sessionAffinity in ['none', 'ip_cookie'] || (has(self.proxied) && self.proxied)",message="cookie and header session affinity need a proxied load balancer"
+// +kubebuilder:validation:XValidation:rule="!has(self.sessionAffinity) || self.sessionAffinity in ['none', 'ip_cookie'] || !has(self.proxied) || self.proxied",message="cookie and header session affinity need a proxied load balancer (proxied defaults to true)"
 type LoadBalancerParameters struct {
 	// Hostname the load balancer answers for, fully qualified, e.g.
 	// "app.example.com". Its zone is the account's zone whose name is the
