@@ -6,6 +6,7 @@ import (
 
 	connectivityv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/connectivity/v1alpha1"
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
+	loadbalancingv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/loadbalancing/v1alpha1"
 	tunnelsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	zerotrustv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 )
@@ -16,6 +17,7 @@ var AddToSchemes = runtime.SchemeBuilder{
 	zerotrustv1alpha1.SchemeBuilder.AddToScheme,
 	connectivityv1alpha1.SchemeBuilder.AddToScheme,
 	dnsv1alpha1.SchemeBuilder.AddToScheme,
+	loadbalancingv1alpha1.SchemeBuilder.AddToScheme,
 }
 
 // AddToScheme adds all resources to the Scheme.

@@ -318,7 +318,7 @@ waitfor "every managed resource still Ready" 60 kc wait --for=condition=Ready tu
 after="$(curl -sf "$sim_base/__sim/state" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(sorted(x["id"] + " config v" + str(x.get("config_version")) for x in s["tunnels"]), sorted(x["id"] for x in s["hostname_routes"]), sorted(x["service_id"] for x in s["services"]), sorted(x["id"] for x in s["dns_records"]))')"
 [[ "$before" == "$after" ]] || fail "Cloudflare objects changed across the upgrade: before $before, after $after"
 info "the same Cloudflare objects (same IDs) and tunnel configurations (same versions: never rewritten) before and after"
-waitfor "11 ManagedResourceDefinitions Active (PublicHostname, NetworkRoute, VirtualNetwork, AccessPolicy, AccessApplication and AccessGroup added; AccessServiceToken held back)" 60 mrds_active 11
+waitfor "14 ManagedResourceDefinitions Active (PublicHostname, NetworkRoute, VirtualNetwork, AccessPolicy, AccessApplication, AccessGroup, LoadBalancerMonitor, LoadBalancerPool and LoadBalancer added; AccessServiceToken held back)" 60 mrds_active 14
 waitfor "the public Ingress's PublicHostname Ready, its DNS record taken over" 90 kc -n $ns wait --for=condition=Ready publichostnames --all --timeout=2s
 owner="$(kc -n $ns get dnsrecords -l tunnels.cloudflare.com/ingress=web -o jsonpath='{.items[0].metadata.ownerReferences[0].kind}')"
 [[ "$owner" == PublicHostname ]] || fail "the web Ingress's DNSRecord is controlled by '$owner', want its PublicHostname"

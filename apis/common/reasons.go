@@ -50,6 +50,14 @@ const (
 	// Cloudflare's cleanup of inactive tokens), and the resource is set to
 	// wait for the user rather than make another.
 	ReasonDeletedInCloudflare xpv2.ConditionReason = "DeletedInCloudflare"
+	// ReasonInUse: an object being deleted is still used by others (a
+	// Load Balancing monitor by pools, a pool by load balancers); its
+	// deletion waits until they no longer use it.
+	ReasonInUse xpv2.ConditionReason = "InUse"
+	// ReasonUnsupported: the spec asks for something Cloudflare documents
+	// as not working (a TCP monitor on tunnel origins); nothing is written
+	// until it changes.
+	ReasonUnsupported xpv2.ConditionReason = "Unsupported"
 )
 
 // Taken says whether a reason reports an object that is someone else's:

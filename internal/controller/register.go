@@ -17,6 +17,9 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/accessservicetoken"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/dnsrecord"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/hostnameroute"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/loadbalancer"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/loadbalancermonitor"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/loadbalancerpool"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/networkroute"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/tunnel"
@@ -135,6 +138,9 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, s Settings) error {
 		accesspolicy.SetupGated,
 		accessservicetoken.SetupGated,
 		hostnameroute.SetupGated,
+		loadbalancer.SetupGated,
+		loadbalancermonitor.SetupGated,
+		loadbalancerpool.SetupGated,
 		networkroute.SetupGated,
 		tunnel.SetupGated,
 		virtualnetwork.SetupGated,

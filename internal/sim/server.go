@@ -132,6 +132,7 @@ type Server struct {
 	cidr     []*cidrRoute
 	vnets    []*vnet
 	access   accessState
+	lb       loadBalancingState
 	stats    map[string]*OpStats
 	// served counts API calls by method and path ("GET /accounts/…"),
 	// whatever their answer: the evidence a test waits for that the
@@ -279,6 +280,9 @@ func (s *Server) routesTable() {
 	for _, rt := range s.accessRoutes() {
 		api.Handle(rt.pattern, s.wrapStatus(rt.op, rt.status, rt.fn))
 	}
+	for _, rt := range s.loadBalancingRoutes() {
+		api.Handle(rt.pattern, s.wrap(rt.op, rt.fn))
+	}
 	api.Handle("/", s.wrap("unknown", func(r *http.Request, _ []byte) (any, any, *apiError) {
 		return nil, nil, errf(http.StatusBadRequest, 7000, "No route for that URI")
 	}))
@@ -297,6 +301,8 @@ func (s *Server) routesTable() {
 	root.HandleFunc("POST /__sim/access/decision", s.handleAccessDecision)
 	root.HandleFunc("GET /__sim/edge/origins", s.handleEdgeOrigins)
 	root.HandleFunc("PUT /__sim/edge/origins", s.handleEdgeOrigins)
+	root.HandleFunc("GET /__sim/load_balancers/decision", s.handleDecision)
+	root.HandleFunc("GET /__sim/load_balancers/pools/{pool_id}/health", s.handlePoolHealth)
 	s.mux = root
 }
 

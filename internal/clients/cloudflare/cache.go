@@ -25,6 +25,7 @@ type API interface {
 	AccessAPI
 	AccessGroupAPI
 	ServiceTokenAPI
+	LoadBalancingAPI
 	// Account is the account the client is bound to.
 	Account() string
 }
@@ -46,8 +47,13 @@ type accountCache struct {
 	accessGroups   snapshot[AccessGroup]
 	serviceTokens  snapshot[ServiceToken]
 	accessOrg      snapshot[AccessOrganization]
-	mu             sync.Mutex
-	records        map[string]*snapshot[DNSRecord] // by zone ID
+	// Load Balancing monitors and pools, and load balancers by zone ID
+	// (cache_loadbalancing.go).
+	lbMonitors snapshot[LoadBalancerMonitor]
+	lbPools    snapshot[Pool]
+	lbs        map[string]*snapshot[LoadBalancer] // by zone ID, under mu
+	mu         sync.Mutex
+	records    map[string]*snapshot[DNSRecord] // by zone ID
 	// configs are the tunnels' configuration documents as last read or
 	// written, by tunnel ID.
 	configs map[string]seenConfig

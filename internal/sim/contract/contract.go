@@ -100,6 +100,16 @@ var usedPaths = []string{
 	"/{accounts_or_zones}/{account_or_zone_id}/access/service_tokens/{service_token_id}",
 	"/accounts/{account_id}/access/service_tokens/{service_token_id}/rotate",
 	"/accounts/{account_id}/access/service_tokens/{service_token_id}/refresh",
+	// Load Balancing: monitors and pools are account-scoped; load
+	// balancers are served at account-or-zone paths, the simulator serves
+	// their zone form.
+	"/accounts/{account_id}/load_balancers/monitors",
+	"/accounts/{account_id}/load_balancers/monitors/{monitor_id}",
+	"/accounts/{account_id}/load_balancers/pools",
+	"/accounts/{account_id}/load_balancers/pools/{pool_id}",
+	"/accounts/{account_id}/load_balancers/pools/{pool_id}/health",
+	"/{accounts_or_zones}/{account_or_zone_id}/load_balancers",
+	"/{accounts_or_zones}/{account_or_zone_id}/load_balancers/{load_balancer_id}",
 }
 
 // Validator checks requests and responses against Cloudflare's OpenAPI document.
