@@ -213,10 +213,11 @@ func TestARouteCannotLowerTheBindingsAccess(t *testing.T) {
 	lets(t, host, "ada@example.com", "eve@example.net")
 }
 
-// Two routes of a binding naming one hostname with different Access checks
-// publish it with neither: the binding says so (Programmed=False,
-// HostnameConflict, and an event), and the hostname has no rule.
-func TestRoutesDisagreeingOnAccessPublishNothing(t *testing.T) {
+// Two routes of a binding naming one hostname with different Access checks:
+// the hostname is the older route's, published with its check; the newer
+// route cannot freeze or change it, and the binding says so
+// (Programmed=False, HostnameConflict, and an event).
+func TestANewerRouteDisagreeingOnAccessLosesTheHostname(t *testing.T) {
 	t.Parallel() // each in its own namespace, after TestWaitsForGatewayAPI
 	w := setup(t)
 	ns := w.ns
@@ -235,13 +236,13 @@ func TestRoutesDisagreeingOnAccessPublishNothing(t *testing.T) {
 	younger.Annotations = map[string]string{v1alpha1.AnnotationAccessPolicies: "admins"}
 	createRoute(t, younger, true)
 	waitCondition(t, b, gatewaybinding.TypeProgrammed, corev1.ConditionFalse, gatewaybinding.ReasonHostnameConflict)
-	waitEvent(t, ns, b.Name, "HostnameConflict", "different Access checks")
-	want := map[string]string{"HTTPRoute/older " + host: v1alpha1.HostnameConflict, "HTTPRoute/younger " + host: v1alpha1.HostnameConflict, "HTTPRoute/older " + other: v1alpha1.HostnamePublished}
+	waitEvent(t, ns, b.Name, "HostnameConflict", "another Access check")
+	want := map[string]string{"HTTPRoute/older " + host: v1alpha1.HostnamePublished, "HTTPRoute/younger " + host: v1alpha1.HostnameConflict, "HTTPRoute/older " + other: v1alpha1.HostnamePublished}
 	if diff := cmp.Diff(want, states(get(t, b))); diff != "" {
 		t.Errorf("hostname states (-want +got):\n%s", diff)
 	}
-	// Neither route's check is published: the hostname keeps the one it
-	// had, the older route's.
+	// The younger route's check is not published: the hostname keeps the
+	// older route's.
 	p.WaitServed(t, 3, "GET", w.tunnelID+"/configurations$")
 	lets(t, host, "ada@example.com", "eve@example.net")
 	for _, a := range audiences(t, w.tunnelID, host) {

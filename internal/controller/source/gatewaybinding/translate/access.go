@@ -6,7 +6,6 @@ package translate
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -19,10 +18,11 @@ import (
 
 // Held are PublicHostnames kept as they are while the binding's routes ask
 // for an Access check they cannot have: those of routes whose access
-// annotation cannot be used, and those of hostnames whose routes disagree
-// on their check. Only one with an Access check is kept: a route asking for
-// a check is never left open meanwhile, a protected hostname never taken
-// down.
+// annotation cannot be used, when such a route is the oldest to name the
+// hostname (a newer route never holds, freezes or takes down a hostname an
+// older one serves). Only one with an Access check is kept: a route asking
+// for a check is never left open meanwhile, a protected hostname never
+// taken down.
 type Held struct {
 	Routes          []string
 	PublicHostnames []string
@@ -39,15 +39,12 @@ func (h Held) Keeps(ph *v1alpha1.PublicHostname) bool {
 	})
 }
 
-// claim is the first route to name a hostname, and what it asks for.
+// claim is the first (oldest) route to name a hostname, and what it asks
+// for: the hostname is published with its check.
 type claim struct {
 	route   string
 	access  *v1alpha1.Access
 	invalid bool
-	// entries are the indices in Result.Hostnames of the routes that
-	// publish it (the first, and later ones that disagree on Access).
-	entries  []int
-	conflict bool
 }
 
 // publisher gathers the routes' hostnames, oldest route first, and decides
@@ -83,12 +80,20 @@ func (p *publisher) route(route *gwv1.HTTPRoute, hosts []gatewayapi.Hostname) {
 		case problem != "":
 			bh.State, bh.PublicHostname = v1alpha1.HostnameInvalid, p.name(h.Name)
 			bh.Message = problem + "; what the route published with an Access check stays as it was"
-			p.claim(h.Name, route.Name, nil, true)
-			// Kept by name too: the hostname's PublicHostname may be
-			// labelled with a younger route it now yields to.
-			p.res.Held.PublicHostnames = append(p.res.Held.PublicHostnames, bh.PublicHostname)
+			if first, _ := p.claim(h.Name, route.Name, nil, true); first {
+				// Kept by name too: the hostname's PublicHostname may
+				// be labelled with a younger route it now yields to.
+				p.res.Held.PublicHostnames = append(p.res.Held.PublicHostnames, bh.PublicHostname)
+			}
 		default:
-			if !p.claim(h.Name, route.Name, access, false) {
+			first, lost := p.claim(h.Name, route.Name, access, false)
+			if lost {
+				bh.State = v1alpha1.HostnameConflict
+				bh.Message = fmt.Sprintf("an older route publishes it with another Access check (annotation %s, or spec.access): the oldest route's check is the hostname's; this route's rules for it are not published until they agree", v1alpha1.AnnotationAccessPolicies)
+				p.res.Hostnames = append(p.res.Hostnames, bh)
+				continue
+			}
+			if !first {
 				continue // an older route of this binding publishes it, alike
 			}
 			if p.wanted == nil {
@@ -102,43 +107,24 @@ func (p *publisher) route(route *gwv1.HTTPRoute, hosts []gatewayapi.Hostname) {
 	}
 }
 
-// claim records a route naming a hostname and says whether the route's
-// entry is to be listed: the first route's is, a later one's only when it
-// asks for another Access check (a conflict, which withholds the hostname).
-func (p *publisher) claim(host, route string, access *v1alpha1.Access, invalid bool) bool {
+// claim records a route naming a hostname: first when it is the oldest to
+// name it (its check is the hostname's); lost when an older route asks for
+// another check, or cannot be used, and this route's rules for it are not
+// published. A newer route never changes what an older one publishes.
+func (p *publisher) claim(host, route string, access *v1alpha1.Access, invalid bool) (first, lost bool) {
 	c, ok := p.claims[host]
 	if !ok {
-		p.claims[host] = &claim{route: route, access: access, invalid: invalid, entries: []int{len(p.res.Hostnames)}}
-		return true
+		p.claims[host] = &claim{route: route, access: access, invalid: invalid}
+		return true, false
 	}
-	if c.invalid || invalid || gatewayapi.SameAccess(c.access, access) {
-		return false
+	if invalid {
+		return false, false
 	}
-	c.conflict = true
-	c.entries = append(c.entries, len(p.res.Hostnames))
-	return true
+	return false, c.invalid || !gatewayapi.SameAccess(c.access, access)
 }
 
-// publish lists the wanted PublicHostnames. A hostname whose routes ask for
-// different Access checks is published by none of them: both are told, and
-// the PublicHostname already made for it stays as it was.
+// publish lists the wanted PublicHostnames.
 func (p *publisher) publish() {
-	for host, c := range p.claims {
-		if !c.conflict {
-			continue
-		}
-		var routes []string
-		for _, i := range c.entries {
-			routes = append(routes, p.res.Hostnames[i].Route)
-		}
-		for _, i := range c.entries {
-			h := &p.res.Hostnames[i]
-			h.State = v1alpha1.HostnameConflict
-			h.Message = fmt.Sprintf("%s ask for different Access checks (annotation %s, or spec.access): not published until they agree; what was published with an Access check stays as it was", strings.Join(routes, " and "), v1alpha1.AnnotationAccessPolicies)
-			delete(p.wanted, i)
-		}
-		p.res.Held.PublicHostnames = append(p.res.Held.PublicHostnames, p.name(host))
-	}
 	slices.Sort(p.res.Held.PublicHostnames)
 	for i := range p.res.Hostnames {
 		if ph, ok := p.wanted[i]; ok {
