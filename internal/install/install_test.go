@@ -554,7 +554,7 @@ var needs = []need{
 	// tunnels.cloudflare.com
 	{group: "tunnels.cloudflare.com", resource: "cloudflaretunnels", verbs: verbs("get list watch update patch"), why: "cloudflaretunnel: For, finalizer (patched, so a stored spec it cannot write back never blocks it); ingress, publichostname: Get, Watches"},
 	{group: "tunnels.cloudflare.com", resource: "cloudflaretunnels", verbs: verbs("create delete"), why: "gateway: the CloudflareTunnel made for a Gateway that names none (converged, released)"},
-	{group: "tunnels.cloudflare.com", resource: "publichostnames", verbs: verbs("get list watch create update delete"), why: "publichostname: For, finalizer; ingress: Owns, create, update, delete; cloudflaretunnel: Watches, List"},
+	{group: "tunnels.cloudflare.com", resource: "publichostnames", verbs: verbs("get list watch create update patch delete"), why: "publichostname: For, finalizer, spec.crossplane.resourceRefs by Patch (resourcerefs); ingress: Owns, create, update, delete; cloudflaretunnel: Watches, List"},
 	{group: "tunnels.cloudflare.com", resource: "publichostnames/status", verbs: verbs("update patch"), why: "publichostname: Status().Update; cloudflaretunnel: status.tunnel by Status().Patch"},
 	{group: "tunnels.cloudflare.com", resource: "publichostnames/finalizers", verbs: verbs("update"), why: "publichostname: controller reference (blockOwnerDeletion) on its DNSRecord"},
 	{group: "tunnels.cloudflare.com", resource: "cloudflaretunnels/status", verbs: verbs("update"), why: "cloudflaretunnel: Status().Update"},

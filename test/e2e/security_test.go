@@ -64,6 +64,9 @@ func TestProviderPermissionsBySelfSubjectAccessReview(t *testing.T) {
 		{verb: "patch", group: "zerotrust.tunnels.cloudflare.com", resource: "accesspolicies", namespace: "team-a"},
 		{verb: "delete", group: "tunnels.cloudflare.com", resource: "publichostnames", namespace: "team-a"},
 		{verb: "patch", group: "tunnels.cloudflare.com", resource: "publichostnames", sub: "status", namespace: "team-a"},
+		// Composites name their children in spec.crossplane.resourceRefs
+		// (what crossplane resource trace walks), by patch.
+		{verb: "patch", group: "tunnels.cloudflare.com", resource: "publichostnames", namespace: "team-a"},
 		{verb: "list", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
 		{verb: "get", resource: "namespaces", name: "kube-system"},
 		// Namespaces' labels decide who may use a shared tunnel.

@@ -308,7 +308,8 @@ type PublishedStatus struct {
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
 	// ClaimedBy names the PublicHostname holding the hostname when another
-	// does.
+	// of the same namespace does; a holder of another namespace (another
+	// tenant) is not named.
 	ClaimedBy string `json:"claimedBy,omitempty"`
 	// Rules of this PublicHostname in the configuration Cloudflare holds.
 	Rules int `json:"rules,omitempty"`

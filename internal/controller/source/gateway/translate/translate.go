@@ -114,13 +114,14 @@ func Translate(in Input) Result {
 	res.Accepted = ls.acceptedWithListeners(gatewayAccepted(gw, s))
 	hosts, claims := newHosts(), kindClaims{}
 	var statuses []RouteStatus
-	for _, r := range routeObjects(in) {
+	served := map[string]bool{}
+	for _, r := range routeObjects(in) { // oldest first
 		rt := translateRoute(in, ls, r, s.address)
 		claims.settleKinds(rt)
 		hosts.add(rt)
 		rt.status.Hostnames = rt.hosts
 		statuses = append(statuses, rt.status)
-		res.Keep = append(res.Keep, rt.keep...)
+		res.Keep = append(res.Keep, keptBy(rt, served)...)
 	}
 	hosts.settle(&statuses)
 	res.Routes, res.GRPCRoutes = byKind(statuses)
@@ -133,6 +134,23 @@ func Translate(in Input) Result {
 	slices.Sort(res.Keep)
 	res.Keep = slices.Compact(res.Keep)
 	return res
+}
+
+// keptBy are the hostnames a route's missing backend keeps as they are
+// published: only those no older route serves, since a newer route never
+// freezes a hostname an older one holds. It marks the route's hostnames
+// served.
+func keptBy(rt *route, served map[string]bool) []string {
+	var out []string
+	for _, h := range rt.keep {
+		if !served[h] {
+			out = append(out, h)
+		}
+	}
+	for _, h := range rt.hosts {
+		served[h] = true
+	}
+	return out
 }
 
 // TunnelName is the CloudflareTunnel a Gateway is: the one its
