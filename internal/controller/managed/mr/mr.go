@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	kmeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -238,14 +239,41 @@ func observedIDOf[T resource.ModernManaged](f func(T) string) func(resource.Mana
 	}
 }
 
-// SetupGated registers Setup to run once the kind's CRD is established.
+// SetupGated registers Setup to run once the kind's CRD is established and
+// the API server's discovery serves it (see KindServed).
 func SetupGated[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, s Settings, k Kind[T]) error {
 	o.Gate.Register(func() {
-		if err := Setup(mgr, o, s, k); err != nil {
-			o.Logger.Info("Cannot set up managed resource controller", "kind", k.GVK.Kind, "error", err)
-		}
+		go func() {
+			if err := KindServed(mgr.GetRESTMapper(), k.GVK, kindServedWithin, time.Sleep); err != nil {
+				o.Logger.Info("Cannot set up managed resource controller", "kind", k.GVK.Kind, "error", err)
+				return
+			}
+			if err := Setup(mgr, o, s, k); err != nil {
+				o.Logger.Info("Cannot set up managed resource controller", "kind", k.GVK.Kind, "error", err)
+			}
+		}()
 	}, k.GVK)
 	return nil
+}
+
+// kindServedWithin bounds the wait for discovery to serve a kind whose CRD
+// was just established.
+const kindServedWithin = time.Minute
+
+// KindServed waits until the REST mapper maps gvk. A CRD established (the
+// gate's signal) can still be missing from the API server's discovery for a
+// moment, and the mapper, which rediscovers on a miss, then answers "no
+// match": the controller would never start (its field indexes need the
+// mapping) until the provider restarts.
+func KindServed(m kmeta.RESTMapper, gvk schema.GroupVersionKind, within time.Duration, sleep func(time.Duration)) error {
+	const every = 500 * time.Millisecond
+	for waited := time.Duration(0); ; waited += every {
+		_, err := m.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err == nil || !kmeta.IsNoMatchError(err) || waited >= within {
+			return errors.Wrapf(err, "the API server does not serve %s", gvk)
+		}
+		sleep(every)
+	}
 }
 
 // sharedRefs are a kind's references to objects another namespace may share
