@@ -1,7 +1,8 @@
-// Package hostname holds the form Cloudflare stores a hostname route's
-// hostname in. It is a package of its own, without the Cloudflare SDK, so
-// its fuzz target builds in seconds rather than minutes (fuzzing rebuilds
-// every dependency with coverage instrumentation).
+// Package hostname holds the forms hostnames are stored and compared in,
+// and how a wildcard pattern covers a name. It is a package of its own,
+// without the Cloudflare SDK, so its fuzz targets build in seconds rather
+// than minutes (fuzzing rebuilds every dependency with coverage
+// instrumentation).
 package hostname
 
 import "strings"

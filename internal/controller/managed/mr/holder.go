@@ -28,6 +28,7 @@ import (
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/hostname"
 )
 
 // HostnameIndex indexes each managed resource kind that names hostnames
@@ -36,10 +37,7 @@ const HostnameIndex = "tunnels.cloudflare.com/hostname"
 
 // NormalizeHostname is the form hostnames are compared in: lower case,
 // without a trailing dot or a path.
-func NormalizeHostname(h string) string {
-	h, _, _ = strings.Cut(strings.TrimSpace(h), "/")
-	return strings.TrimSuffix(strings.ToLower(h), ".")
-}
+func NormalizeHostname(h string) string { return hostname.Key(h) }
 
 // hostnameValues is HostnameIndex's value for a kind's hostnames.
 func hostnameValues[T resource.ModernManaged](hostnames func(T) []string) func(client.Object) []string {
@@ -201,7 +199,7 @@ func HolderOf(ctx context.Context, kube client.Reader, ns, host string) (Holding
 // records that cover it, the most specific (the name itself before any
 // wildcard, a longer wildcard before a shorter), as DNS answers.
 func dnsHolders(ctx context.Context, kube client.Reader, ns, host string) (own, other bool, err error) {
-	for _, pattern := range CoveringPatterns(host) {
+	for _, pattern := range hostname.CoveringPatterns(host) {
 		recs := &dnsv1alpha1.DNSRecordList{}
 		if err := kube.List(ctx, recs, client.MatchingFields{HostnameIndex: pattern}, client.UnsafeDisableDeepCopy); err != nil {
 			if apimeta.IsNoMatchError(err) {
@@ -231,7 +229,7 @@ func dnsHolders(ctx context.Context, kube client.Reader, ns, host string) (own, 
 // with ns, serves a rule that covers host.
 func servedElsewhere(ctx context.Context, kube client.Reader, ns, host string) (bool, error) {
 	shared := sharedWith(kube, ns, false)
-	for _, pattern := range CoveringPatterns(host) {
+	for _, pattern := range hostname.CoveringPatterns(host) {
 		tuns := &ztv1alpha1.TunnelList{}
 		if err := kube.List(ctx, tuns, client.MatchingFields{HostnameIndex: pattern}, client.UnsafeDisableDeepCopy); err != nil {
 			if apimeta.IsNoMatchError(err) {

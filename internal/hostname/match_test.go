@@ -1,4 +1,4 @@
-package mr
+package hostname
 
 import (
 	"slices"
@@ -44,7 +44,7 @@ func TestCoveringPatterns(t *testing.T) {
 			t.Errorf("CoveringPatterns(%q) = %q, want %q", host, got, want)
 		}
 		for _, p := range got {
-			if p != NormalizeHostname(host) && !Covers(p, host) {
+			if p != Key(host) && !Covers(p, host) {
 				t.Errorf("CoveringPatterns(%q) lists %q, which does not cover it", host, p)
 			}
 		}
@@ -58,7 +58,7 @@ func FuzzCoveringPatternsComplete(f *testing.F) {
 	f.Add("grafana.example.com", "grafana.example.com")
 	f.Add("*.example.com", "a.b.c.example.com")
 	f.Fuzz(func(t *testing.T, pattern, host string) {
-		if Covers(pattern, host) && !slices.Contains(CoveringPatterns(host), NormalizeHostname(pattern)) {
+		if Covers(pattern, host) && !slices.Contains(CoveringPatterns(host), Key(pattern)) {
 			t.Errorf("%q covers %q but CoveringPatterns lists %q", pattern, host, CoveringPatterns(host))
 		}
 	})

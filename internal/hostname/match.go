@@ -1,15 +1,23 @@
-package mr
+package hostname
 
 import "strings"
+
+// Key is the form hostnames are compared and indexed in: lower case,
+// without a trailing dot or a path. Unlike Normalize it keeps a leading
+// "*.", so a wildcard stays distinct from the name it sits on.
+func Key(h string) string {
+	h, _, _ = strings.Cut(strings.TrimSpace(h), "/")
+	return strings.TrimSuffix(strings.ToLower(h), ".")
+}
 
 // Covers says whether a hostname pattern of a DNS record or a tunnel rule
 // answers for host, as cloudflared matches a rule's hostname and as a DNS
 // wildcard does: the name itself, or "*.<suffix>" for any name at any depth
 // below the suffix (not the suffix itself). A catch-all ("" or "*") covers
 // no name here: it serves only what a DNS record sends to it. Both are
-// compared normalised (NormalizeHostname).
+// compared as Keys.
 func Covers(pattern, host string) bool {
-	pattern, host = NormalizeHostname(pattern), NormalizeHostname(host)
+	pattern, host = Key(pattern), Key(host)
 	switch {
 	case host == "" || pattern == "" || pattern == "*":
 		return false
@@ -25,7 +33,7 @@ func Covers(pattern, host string) bool {
 // first: the name itself, then the wildcard of each of its parents, the
 // nearest first. DNS answers with the first that exists.
 func CoveringPatterns(host string) []string {
-	host = NormalizeHostname(host)
+	host = Key(host)
 	if host == "" || host == "*" {
 		return nil
 	}
