@@ -7,8 +7,10 @@ import (
 )
 
 // LoadBalancerParameters are the desired state of a zone's load balancer.
-// +kubebuilder:validation:XValidation:rule="has(self.defaultPools) || has(self.defaultPoolsRefs) || has(self.defaultPoolsSelector)",message="one of defaultPools, defaultPoolsRefs or defaultPoolsSelector is required"
-// +kubebuilder:validation:XValidation:rule="has(self.fallbackPool) || has(self.fallbackPoolRef) || has(self.fallbackPoolSelector)",message="one of fallbackPool, fallbackPoolRef or fallbackPoolSelector is required"
+// +kubebuilder:validation:XValidation:rule="has(self.defaultPools) || has(self.defaultPoolsRefs) || has(self.defaultPoolsSelector) || has(self.poolNames)",message="one of defaultPools, defaultPoolsRefs, defaultPoolsSelector or poolNames is required"
+// +kubebuilder:validation:XValidation:rule="has(self.fallbackPool) || has(self.fallbackPoolRef) || has(self.fallbackPoolSelector) || has(self.poolNames)",message="one of fallbackPool, fallbackPoolRef or fallbackPoolSelector is required (or poolNames, whose last proven pool is the fallback by default)"
+// +kubebuilder:validation:XValidation:rule="!has(self.poolNames) || !(has(self.defaultPools) || has(self.defaultPoolsRefs) || has(self.defaultPoolsSelector) || has(self.fallbackPool) || has(self.fallbackPoolRef) || has(self.fallbackPoolSelector))",message="poolNames and fallbackPoolName name every pool: set no defaultPools or fallbackPool beside them"
+// +kubebuilder:validation:XValidation:rule="!has(self.fallbackPoolName) || (has(self.poolNames) && self.fallbackPoolName in self.poolNames)",message="fallbackPoolName must be one of poolNames"
 // +kubebuilder:validation:XValidation:rule="!has(self.sessionAffinity) || self.sessionAffinity in ['none', 'ip_cookie'] || !has(self.proxied) || self.proxied",message="cookie and header session affinity need a proxied load balancer (proxied defaults to true)"
 type LoadBalancerParameters struct {
 	// Hostname the load balancer answers for, fully qualified, e.g.
@@ -59,6 +61,28 @@ type LoadBalancerParameters struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="!has(self.__namespace__) || size(self.__namespace__) == 0",message="fallbackPoolSelector may only select LoadBalancerPools in the load balancer's own namespace"
 	FallbackPoolSelector *xpv2.NamespacedSelector `json:"fallbackPoolSelector,omitempty"`
+
+	// PoolNames name the default pools by their name in Cloudflare, in
+	// failover order, instead of by ID or reference: pools of this
+	// installation or of another (another cluster's provider) made for
+	// this hostname by a load-balanced PublicHostname. A pool is listed
+	// only with proof that it serves this hostname: its ownership marker
+	// is this provider's, its description names the hostname, every
+	// origin is a tunnel (<tunnel ID>.cfargotunnel.com) with the hostname
+	// as its Host header, and each such tunnel's configuration has a rule
+	// for the hostname. A pool without proof is left out, and the
+	// PoolsProven condition names it. Pools named here are only read,
+	// never written.
+	// +optional
+	// +kubebuilder:validation:MaxItems=20
+	// +listType=atomic
+	PoolNames []string `json:"poolNames,omitempty"`
+
+	// FallbackPoolName names the fallback pool among poolNames, with the
+	// same proof; default (or when it has no proof) the last proven of
+	// poolNames.
+	// +optional
+	FallbackPoolName *string `json:"fallbackPoolName,omitempty"`
 
 	// SteeringPolicy picks the pool: off (the first healthy default pool,
 	// failover), random, dynamic_latency (the fastest by the monitors'

@@ -315,6 +315,16 @@ func (in *LoadBalancerParameters) DeepCopyInto(out *LoadBalancerParameters) {
 		*out = new(v2.NamespacedSelector)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.PoolNames != nil {
+		in, out := &in.PoolNames, &out.PoolNames
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
+	if in.FallbackPoolName != nil {
+		in, out := &in.FallbackPoolName, &out.FallbackPoolName
+		*out = new(string)
+		**out = **in
+	}
 	if in.SteeringPolicy != nil {
 		in, out := &in.SteeringPolicy, &out.SteeringPolicy
 		*out = new(string)

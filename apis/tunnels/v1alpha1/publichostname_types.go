@@ -251,6 +251,8 @@ type AccessPolicyName struct {
 // PublicHostnameSpec is one hostname published on the internet through a
 // CloudflareTunnel.
 // +kubebuilder:validation:XValidation:rule="has(self.origin) || (has(self.paths) && size(self.paths) > 0)",message="set origin, paths, or both"
+// +kubebuilder:validation:XValidation:rule="!has(self.loadBalancing) || !self.hostname.startsWith('*')",message="a wildcard hostname cannot be load-balanced"
+// +kubebuilder:validation:XValidation:rule="!has(self.loadBalancing) || !has(self.loadBalancing.monitor) || !self.loadBalancing.monitor.connectorOnly || has(self.loadBalancing.monitor.path)",message="loadBalancing.monitor.connectorOnly needs monitor.path: the path cloudflared answers itself"
 type PublicHostnameSpec struct {
 	// TunnelRef names the CloudflareTunnel that serves the hostname: in
 	// this namespace, or in another whose tunnel allows this one.
@@ -289,6 +291,12 @@ type PublicHostnameSpec struct {
 	// +kubebuilder:default=Managed
 	// +kubebuilder:validation:Enum=Managed;None
 	DNS string `json:"dns,omitempty"`
+
+	// LoadBalancing puts the hostname behind a Cloudflare load balancer
+	// shared by several clusters: no DNS record is made (the load balancer
+	// holds the name), whatever dns says.
+	// +optional
+	LoadBalancing *LoadBalancing `json:"loadBalancing,omitempty"`
 
 	// Crossplane is written by the provider, not by users: the objects
 	// this PublicHostname made, where Crossplane's tools look for a
@@ -344,6 +352,11 @@ type PublicHostnameStatus struct {
 	// DNSRecord is the name of the DNSRecord managed resource made for the
 	// hostname.
 	DNSRecord string `json:"dnsRecord,omitempty"`
+
+	// LoadBalancing is what a load-balanced hostname made, and its pool's
+	// health.
+	// +optional
+	LoadBalancing *LoadBalancingStatus `json:"loadBalancing,omitempty"`
 
 	// ObservedGeneration is the generation last reconciled.
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`

@@ -95,7 +95,10 @@ func (r *Reconciler) holding(ctx context.Context, ph *v1alpha1.PublicHostname) (
 		return holdWait("waiting for CloudflareTunnel %s to accept the hostname", handshake.TunnelName(ph)), false, nil
 	case !t.Accepted:
 		return holdWait("the hostname is not this PublicHostname's on CloudflareTunnel %s (%s)", handshake.TunnelName(ph), t.Reason), true, nil
-	case ph.Spec.DNS == v1alpha1.DNSNone:
+	case ph.Spec.DNS == v1alpha1.DNSNone || ph.Spec.LoadBalancing != nil:
+		// No DNS record of its own to prove it: its claim on the tunnel
+		// (and, for a load balancer, the holder check of the
+		// LoadBalancer's namespace) is what it has.
 		return nil, false, nil
 	}
 	host, _ := publish.Hostname(ph.Spec.Hostname)

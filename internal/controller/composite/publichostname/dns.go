@@ -24,6 +24,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
+	lbv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/loadbalancing/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/resourcerefs"
@@ -287,6 +288,18 @@ func (r *Reconciler) writeResourceRefs(ctx context.Context, ph *v1alpha1.PublicH
 			return err
 		}
 		refs = append(refs, ref)
+	}
+	for _, obj := range []client.Object{&lbv1alpha1.LoadBalancerMonitor{}, &lbv1alpha1.LoadBalancerPool{}, &lbv1alpha1.LoadBalancer{}} {
+		if ph.Status.LoadBalancing == nil {
+			break
+		}
+		obj.SetNamespace(ph.Namespace)
+		obj.SetName(LoadBalancingName(ph))
+		made, err := resourcerefs.Controlled(ctx, r.kube, ph, obj)
+		if err != nil {
+			return err
+		}
+		refs = append(refs, made...)
 	}
 	if ph.Spec.Access != nil {
 		app, err := resourcerefs.Controlled(ctx, r.kube, ph, &ztv1alpha1.AccessApplication{ObjectMeta: metav1.ObjectMeta{Namespace: ph.Namespace, Name: ApplicationName(ph)}})

@@ -156,7 +156,7 @@ func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (re
 		ph.SetConditions(cond(xpv2.TypeReady, false, ReasonTunnelDeleting, msg))
 		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
-	dns, err := r.applyDNS(ctx, ph, tgt, ahead)
+	dns, err := r.applyEdge(ctx, ph, tgt, ahead)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -192,6 +192,9 @@ func (r *Reconciler) unpublish(ctx context.Context, ph *v1alpha1.PublicHostname,
 			return err
 		}
 	}
+	if _, err := r.releaseLoadBalancing(ctx, ph); err != nil {
+		return err
+	}
 	msg := fmt.Sprintf("spec.tunnelRef: %s; the hostname is not published through it", why)
 	r.warnOnce(ph, xpv2.TypeReady, ReasonTunnelNotShared, msg)
 	ph.Status.Tunnel = nil
@@ -215,6 +218,7 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, t
 	if err != nil {
 		return nil, false, err
 	}
+	spec = WithConnectorProbe(spec)
 	services := map[string]*corev1.Service{}
 	for _, s := range ServiceOrigins(ph.Spec) {
 		if s.Port.Type != intstr.String || services[s.Name] != nil {
@@ -339,6 +343,12 @@ func (r *Reconciler) release(ctx context.Context, ph *v1alpha1.PublicHostname) (
 		// being deleted took most of the reconcile rate the managed
 		// resources needed to delete.
 		return reconcile.Result{RequeueAfter: handshake.ReleaseRecheck}, nil
+	}
+	if gone, err := r.releaseLoadBalancing(ctx, ph); err != nil || !gone {
+		if err == nil {
+			err = r.deleting(ctx, ph, fmt.Sprintf("being deleted: its rules leave CloudflareTunnel %s's configuration; waiting for its LoadBalancer, LoadBalancerPool and LoadBalancerMonitor %s to be deleted from Cloudflare", handshake.TunnelName(ph), LoadBalancingName(ph)))
+		}
+		return reconcile.Result{RequeueAfter: handshake.ReleaseRecheck}, err
 	}
 	// The Access application goes after the DNS record and the rules:
 	// while a rule carries its audience, it must be an application's.

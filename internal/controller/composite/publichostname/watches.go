@@ -26,6 +26,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
+	lbv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/loadbalancing/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/origin"
@@ -82,6 +83,19 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 			}
 		}
 	}, ztv1alpha1.AccessApplicationGroupVersionKind, ztv1alpha1.AccessPolicyGroupVersionKind)
+	// Load balancing: the pool, monitor and load balancer a load-balanced
+	// hostname made, watched once their kinds exist.
+	o.Gate.Register(func() {
+		for _, src := range []source.Source{
+			source.Kind(mgr.GetCache(), &lbv1alpha1.LoadBalancerMonitor{}, handler.TypedEnqueueRequestForOwner[*lbv1alpha1.LoadBalancerMonitor](mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.PublicHostname{}, handler.OnlyControllerOwner())),
+			source.Kind(mgr.GetCache(), &lbv1alpha1.LoadBalancerPool{}, handler.TypedEnqueueRequestForOwner[*lbv1alpha1.LoadBalancerPool](mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.PublicHostname{}, handler.OnlyControllerOwner())),
+			source.Kind(mgr.GetCache(), &lbv1alpha1.LoadBalancer{}, handler.TypedEnqueueRequestForOwner[*lbv1alpha1.LoadBalancer](mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.PublicHostname{}, handler.OnlyControllerOwner())),
+		} {
+			if err := c.Watch(src); err != nil {
+				o.Logger.Info("Cannot watch Load Balancing kinds for PublicHostnames", "error", err)
+			}
+		}
+	}, lbv1alpha1.LoadBalancerMonitorGroupVersionKind, lbv1alpha1.LoadBalancerPoolGroupVersionKind, lbv1alpha1.LoadBalancerGroupVersionKind)
 	return nil
 }
 

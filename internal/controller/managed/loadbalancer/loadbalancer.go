@@ -72,6 +72,10 @@ type API interface {
 	DeleteLoadBalancer(ctx context.Context, zoneID, id string) error
 	ListZones(ctx context.Context, name string) ([]cloudflare.Zone, error)
 	ListDNSRecordsSince(ctx context.Context, zoneID string, f cloudflare.DNSRecordFilter, t time.Time) ([]cloudflare.DNSRecord, error)
+	// The pools poolNames names and their tunnels' configurations, read
+	// for their proof (proof.go), never written.
+	ListPools(ctx context.Context) ([]cloudflare.Pool, error)
+	GetTunnelConfiguration(ctx context.Context, id string) (*cloudflare.TunnelConfiguration, error)
 }
 
 type external struct {
@@ -143,7 +147,11 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.LoadBalancer) (mana
 	cr.SetConditions(xpv2.Available())
 	cr.Status.AtProvider = v1alpha1.LoadBalancerObservation{ID: lb.ID, ZoneID: z.ID, ZoneName: z.Name, CreatedOn: mr.Time(&lb.CreatedOn)}
 	lateInit := LateInitialize(&cr.Spec.ForProvider, lb)
-	diff := Diff(Input(cr.Spec.ForProvider, e.identity(cr).Mark()), *lb)
+	p, err := e.params(ctx, cr)
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	diff := Diff(Input(p, e.identity(cr).Mark()), *lb)
 	return managed.ExternalObservation{
 		ResourceExists:          true,
 		ResourceUpToDate:        diff == "",
@@ -193,7 +201,11 @@ func (e *external) recordsHolding(ctx context.Context, zoneID, host string) erro
 }
 
 func (e *external) Create(ctx context.Context, cr *v1alpha1.LoadBalancer) (managed.ExternalCreation, error) {
-	if err := resolved(cr.Spec.ForProvider); err != nil {
+	p, err := e.params(ctx, cr)
+	if err != nil {
+		return managed.ExternalCreation{}, err
+	}
+	if err := resolved(p); err != nil {
 		return managed.ExternalCreation{}, err
 	}
 	z, err := e.zone(ctx, cr)
@@ -203,7 +215,7 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.LoadBalancer) (manag
 	if err := e.recordsHolding(ctx, z.ID, zonename.Normalize(cr.Spec.ForProvider.Hostname)); err != nil {
 		return managed.ExternalCreation{}, err
 	}
-	lb, err := e.api.CreateLoadBalancer(ctx, z.ID, Input(cr.Spec.ForProvider, e.identity(cr).Mark()))
+	lb, err := e.api.CreateLoadBalancer(ctx, z.ID, Input(p, e.identity(cr).Mark()))
 	if err != nil {
 		// A name taken since the last look: this resource's (a create
 		// whose answer was lost), or another's, which find names.
@@ -219,10 +231,14 @@ func (e *external) Create(ctx context.Context, cr *v1alpha1.LoadBalancer) (manag
 }
 
 func (e *external) Update(ctx context.Context, cr *v1alpha1.LoadBalancer) (managed.ExternalUpdate, error) {
-	if err := resolved(cr.Spec.ForProvider); err != nil {
+	p, err := e.params(ctx, cr)
+	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
-	_, err := e.api.UpdateLoadBalancer(ctx, cr.Status.AtProvider.ZoneID, meta.GetExternalName(cr), Input(cr.Spec.ForProvider, e.identity(cr).Mark()))
+	if err := resolved(p); err != nil {
+		return managed.ExternalUpdate{}, err
+	}
+	_, err = e.api.UpdateLoadBalancer(ctx, cr.Status.AtProvider.ZoneID, meta.GetExternalName(cr), Input(p, e.identity(cr).Mark()))
 	return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update load balancer")
 }
 

@@ -26,6 +26,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
+	lbv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/loadbalancing/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/hostname"
@@ -175,7 +176,18 @@ const (
 // (servedBy). A record of ns's own takes precedence over any tunnel rule:
 // DNS decides which tunnel a request reaches.
 func HolderOf(ctx context.Context, kube client.Reader, ns, host string) (Holding, error) {
-	own, other, err := dnsHolders(ctx, kube, ns, host)
+	// A load balancer answers for its hostname ahead of any DNS record
+	// (Cloudflare's precedence): the namespace that made it holds the name.
+	own, other, err := lbHolders(ctx, kube, ns, host)
+	switch {
+	case err != nil:
+		return NotHeldElsewhere, err
+	case own:
+		return NotHeldElsewhere, nil
+	case other:
+		return HeldByDNSRecord, nil
+	}
+	own, other, err = dnsHolders(ctx, kube, ns, host)
 	switch {
 	case err != nil:
 		return NotHeldElsewhere, err
@@ -223,6 +235,29 @@ func dnsHolders(ctx context.Context, kube client.Reader, ns, host string) (own, 
 		}
 	}
 	return false, false, nil
+}
+
+// lbHolders says whose made load balancers answer for host (exactly: a
+// load balancer's hostname is never a wildcard).
+func lbHolders(ctx context.Context, kube client.Reader, ns, host string) (own, other bool, err error) {
+	lbs := &lbv1alpha1.LoadBalancerList{}
+	if err := kube.List(ctx, lbs, client.MatchingFields{HostnameIndex: host}, client.UnsafeDisableDeepCopy); err != nil {
+		if apimeta.IsNoMatchError(err) || strings.Contains(err.Error(), "index with name") {
+			return false, false, nil
+		}
+		return false, false, errors.Wrap(err, "cannot list LoadBalancers")
+	}
+	for i := range lbs.Items {
+		if !made(&lbs.Items[i]) {
+			continue
+		}
+		if lbs.Items[i].Namespace == ns {
+			own = true
+		} else {
+			other = true
+		}
+	}
+	return own, other, nil
 }
 
 // servedElsewhere says whether a tunnel of another namespace, not shared
