@@ -1,0 +1,234 @@
+package publichostname_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	lbv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/loadbalancing/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
+)
+
+// Load-balanced hostnames: this cluster's pool and monitor, the load
+// balancer listing only proven pools, no DNS record, and nothing of
+// another installation's ever written.
+
+var bg = context.Background()
+
+// otherCluster plays another installation of the provider (another
+// cluster, owner "cluster-b") publishing host load-balanced against the
+// same account: its tunnel, whose configuration serves host when serves
+// says so, and its pool of that tunnel, marked as its PublicHostname marks
+// it. It returns the pool.
+func otherCluster(t *testing.T, name, host string, serves bool) cloudflare.Pool {
+	t.Helper()
+	tun, err := p.Cloudflare.CreateTunnel(bg, name, "cloudflare")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := []map[string]string{{"service": "http_status:404"}}
+	if serves {
+		rules = append([]map[string]string{{"hostname": host, "service": "http://web.team.svc.cluster.local:8080"}}, rules...)
+	}
+	doc, _ := json.Marshal(map[string]any{"ingress": rules})
+	if _, err := p.Cloudflare.UpdateTunnelConfiguration(bg, tun.ID, doc); err != nil {
+		t.Fatal(err)
+	}
+	mark := ownership.Identity{Owner: "cluster-b", Kind: lbv1alpha1.LoadBalancerPoolKind, Namespace: "team", Name: "app"}.Mark()
+	pool, err := p.Cloudflare.CreatePool(bg, cloudflare.PoolInput{Name: name, Description: ownership.Comment(lbv1alpha1.PoolDescription(host, "team"), mark), Enabled: true, MinimumOrigins: 1,
+		Origins: []cloudflare.PoolOrigin{{Name: "tunnel", Address: tun.ID + ".cfargotunnel.com", Enabled: true, Weight: 1, Header: map[string][]string{"Host": {host}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *pool
+}
+
+func poolNamed(t *testing.T, name string) *cloudflare.Pool {
+	t.Helper()
+	pools, err := p.Cloudflare.ListPools(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range pools {
+		if pools[i].Name == name {
+			return &pools[i]
+		}
+	}
+	return nil
+}
+
+func loadBalancerOf(t *testing.T, host string) *cloudflare.LoadBalancer {
+	t.Helper()
+	lbs, err := p.Cloudflare.ListLoadBalancers(bg, sim.ZoneID("example.com"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range lbs {
+		if lbs[i].Name == host {
+			return &lbs[i]
+		}
+	}
+	return nil
+}
+
+func monitorsFor(t *testing.T, host string) []cloudflare.LoadBalancerMonitor {
+	t.Helper()
+	ms, err := p.Cloudflare.ListLoadBalancerMonitors(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.DeleteFunc(ms, func(m cloudflare.LoadBalancerMonitor) bool { return !slices.Contains(m.Header["Host"], host) })
+}
+
+func loadBalanced(ns, host string, lb *v1alpha1.HostnameLoadBalancer) *v1alpha1.PublicHostname {
+	return hostname(ns, "app", host, func(ph *v1alpha1.PublicHostname) {
+		ph.Spec.LoadBalancing = &v1alpha1.LoadBalancing{Pool: "a-" + ns, Monitor: &v1alpha1.HostnameMonitor{Path: ptr.To("/healthz"), Interval: ptr.To[int64](5), Timeout: ptr.To[int64](2)}, LoadBalancer: lb}
+	})
+}
+
+func waitCondition(t *testing.T, ph *v1alpha1.PublicHostname, ct xpv2.ConditionType, status corev1.ConditionStatus, reason xpv2.ConditionReason, contains string) {
+	t.Helper()
+	wait.Eventually(t, wait.Patience, fmt.Sprintf("PublicHostname %s %s=%s %s", ph.Name, ct, status, reason), func() error {
+		if err := p.Get(ph); err != nil {
+			return err
+		}
+		if c := ph.GetCondition(ct); c.Status != status || c.Reason != reason || !strings.Contains(c.Message, contains) {
+			return fmt.Errorf("%s=%s %s: %s", ct, c.Status, c.Reason, c.Message)
+		}
+		return nil
+	})
+}
+
+// Both clusters publish the hostname load-balanced; this one holds the
+// load balancer, which lists its own pool and the other cluster's, proven,
+// in the order asked, and leaves out a pool of a name it was given that
+// proves nothing. No DNS record is made. When the other cluster stops
+// serving the hostname its pool leaves the load balancer; deleting the
+// PublicHostname takes the load balancer, pool and monitor out of
+// Cloudflare, and never touches the other installation's objects.
+func TestALoadBalancedHostnameListsOnlyProvenPools(t *testing.T) {
+	ns, tunnelID := setup(t)
+	host := "lb-" + ns + ".example.com"
+	b := otherCluster(t, "b-"+ns, host, true)
+	forged := otherCluster(t, "f-"+ns, host, false)
+	ph := loadBalanced(ns, host, &v1alpha1.HostnameLoadBalancer{Pools: []string{"a-" + ns, "b-" + ns, "f-" + ns}})
+	p.Create(t, ph)
+
+	waitCondition(t, ph, v1alpha1.TypeLoadBalanced, corev1.ConditionFalse, v1alpha1.ReasonPoolNotProven, `"f-`+ns+`"`)
+	waitCondition(t, ph, v1alpha1.TypeLoadBalanced, corev1.ConditionFalse, v1alpha1.ReasonPoolNotProven, "has no rule for "+host)
+	waitReady(t, ph)
+	if c := ph.GetCondition(v1alpha1.TypeDNSReady); c.Reason != "LoadBalanced" {
+		t.Errorf("DNSReady = %s %s", c.Reason, c.Message)
+	}
+	if rs := records(t, host); len(rs) != 0 {
+		t.Fatalf("a load-balanced hostname has DNS records: %+v", rs)
+	}
+	a := poolNamed(t, "a-"+ns)
+	if a == nil {
+		t.Fatal("no pool a in Cloudflare")
+	}
+	if h, _ := lbv1alpha1.DescribedHostname(a.Description); h != host || len(a.Origins) != 1 || a.Origins[0].Address != tunnelID+".cfargotunnel.com" || !slices.Equal(a.Origins[0].Header["Host"], []string{host}) {
+		t.Errorf("pool a = %+v, want its tunnel with Host %s, described as serving it", a, host)
+	}
+	if ms := monitorsFor(t, host); len(ms) != 1 || ms[0].Path != "/healthz" || ms[0].ID != a.Monitor {
+		t.Errorf("monitors for %s = %+v, want one probing /healthz, pool a's", host, ms)
+	}
+	lb := loadBalancerOf(t, host)
+	if lb == nil || !slices.Equal(lb.DefaultPools, []string{a.ID, b.ID}) || lb.FallbackPool != b.ID {
+		t.Fatalf("load balancer = %+v, want pools [%s %s], fallback %s", lb, a.ID, b.ID, b.ID)
+	}
+	if st := ph.Status.LoadBalancing; st == nil || st.PoolID != a.ID || st.LoadBalancer != "app" || st.PoolHealth == "" {
+		t.Errorf("status.loadBalancing = %+v", st)
+	}
+
+	// Cluster B stops serving the hostname: its pool no longer proves
+	// anything, and leaves the load balancer at the next observation.
+	doc, _ := json.Marshal(map[string]any{"ingress": []map[string]string{{"service": "http_status:404"}}})
+	if _, err := p.Cloudflare.UpdateTunnelConfiguration(bg, b.Origins[0].Address[:36], doc); err != nil {
+		t.Fatal(err)
+	}
+	wait.Eventually(t, wait.Patience, "pool b out of the load balancer", func() error {
+		if lb := loadBalancerOf(t, host); lb == nil || !slices.Equal(lb.DefaultPools, []string{a.ID}) || lb.FallbackPool != a.ID {
+			return fmt.Errorf("load balancer = %+v", lb)
+		}
+		return nil
+	})
+
+	p.DeleteAndWait(t, ph)
+	if lb := loadBalancerOf(t, host); lb != nil {
+		t.Errorf("load balancer left: %+v", lb)
+	}
+	if poolNamed(t, "a-"+ns) != nil || len(monitorsFor(t, host)) != 0 {
+		t.Error("pool a or its monitor left in Cloudflare")
+	}
+	for _, want := range []cloudflare.Pool{b, forged} {
+		if got := poolNamed(t, want.Name); got == nil || got.Description != want.Description || !slices.EqualFunc(got.Origins, want.Origins, func(x, y cloudflare.PoolOrigin) bool { return x.Address == y.Address }) {
+			t.Errorf("the other installation's pool %s was changed: %+v", want.Name, got)
+		}
+	}
+}
+
+// A load-balanced hostname whose name a DNS record this installation did
+// not make holds: the load balancer is refused, naming the record, and
+// the record is left as it is; the pool (this cluster's own) is made.
+func TestALoadBalancedHostnameRefusesARecordNotOurs(t *testing.T) {
+	ns, _ := setup(t)
+	host := "lbc-" + ns + ".example.com"
+	rec, err := p.Cloudflare.CreateDNSRecord(bg, sim.ZoneID("example.com"), cloudflare.DNSRecord{Name: host, Type: "CNAME", Content: "elsewhere.example.net", Proxied: true, TTL: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ph := loadBalanced(ns, host, &v1alpha1.HostnameLoadBalancer{Pools: []string{"a-" + ns}})
+	p.Create(t, ph)
+	waitCondition(t, ph, v1alpha1.TypeLoadBalanced, corev1.ConditionFalse, v1alpha1.ReasonLoadBalancerRefused, rec.ID)
+	if c := ph.GetCondition(xpv2.TypeReady); c.Status == corev1.ConditionTrue {
+		t.Errorf("Ready while the load balancer is refused: %s", c.Message)
+	}
+	if rs := records(t, host); len(rs) != 1 || rs[0].ID != rec.ID || rs[0].Content != "elsewhere.example.net" {
+		t.Errorf("records of %s = %+v, want only the one not ours, unchanged", host, rs)
+	}
+	if loadBalancerOf(t, host) != nil {
+		t.Error("a load balancer was made over a record not ours")
+	}
+	if poolNamed(t, "a-"+ns) == nil {
+		t.Error("this cluster's pool was not made")
+	}
+	p.DeleteAndWait(t, ph)
+	if poolNamed(t, "a-"+ns) != nil {
+		t.Error("pool left after deletion")
+	}
+}
+
+// A pool name taken in the account by a pool this installation did not
+// make is refused with a condition naming it, and never taken over; no
+// load balancer is made without this cluster's own pool.
+func TestALoadBalancedHostnameRefusesAPoolNameNotOurs(t *testing.T) {
+	ns, _ := setup(t)
+	host := "lbp-" + ns + ".example.com"
+	theirs := otherCluster(t, "a-"+ns, host, true)
+	ph := loadBalanced(ns, host, &v1alpha1.HostnameLoadBalancer{Pools: []string{"a-" + ns}})
+	p.Create(t, ph)
+	waitCondition(t, ph, v1alpha1.TypeLoadBalanced, corev1.ConditionFalse, v1alpha1.ReasonPoolRefused, theirs.ID)
+	if got := poolNamed(t, theirs.Name); got == nil || got.ID != theirs.ID || got.Description != theirs.Description {
+		t.Errorf("the other installation's pool was changed: %+v", got)
+	}
+	if loadBalancerOf(t, host) != nil {
+		t.Error("a load balancer was made without this cluster's own pool")
+	}
+	p.DeleteAndWait(t, ph)
+	if poolNamed(t, theirs.Name) == nil {
+		t.Error("the other installation's pool was deleted")
+	}
+}
