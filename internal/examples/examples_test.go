@@ -20,7 +20,8 @@ package examples_test
 // internal.example get the run's label (app.example.com →
 // app.f7.example.com), and the names that are unique in a Cloudflare
 // account (a CloudflareTunnel's tunnelName, defaulted to its name; every
-// spec.forProvider.name but a DNS record's; a VPC service annotation) get
+// spec.forProvider.name but a DNS record's; a VPC service annotation; a
+// load-balanced hostname's pool names) get
 // the run's prefix. ClusterProviderConfigs are renamed with the prefix, so
 // examples/provider never replaces the test's "default".
 //
@@ -388,7 +389,8 @@ func (r *run) rewrite(o *unstructured.Unstructured) {
 			return r.namespaces[ns] + "/" + name
 		case strings.HasSuffix(path, ".tunnels.cloudflare.com/vpc-service"),
 			path == ".spec.forProvider.name" && kind != "DNSRecord",
-			path == ".spec.tunnelName":
+			path == ".spec.tunnelName",
+			strings.HasPrefix(path, ".spec.loadBalancing.") && (strings.HasSuffix(path, ".pool") || strings.HasSuffix(path, ".pools") || strings.HasSuffix(path, ".fallbackPool")):
 			return r.id + "-" + v
 		}
 		v = domains.ReplaceAllString(v, "${1}"+r.id+".${2}")
