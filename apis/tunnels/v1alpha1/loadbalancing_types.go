@@ -160,5 +160,5 @@ const (
 	// ReasonChildNameTaken: an object of the name the PublicHostname
 	// would give its pool, monitor or load balancer exists and is not
 	// its own; it is left alone.
-	ReasonChildNameTaken xpv2.ConditionReason = "NameTaken"
+	ReasonChildNameTaken xpv2.ConditionReason = "ChildNameTaken"
 )
