@@ -9,17 +9,22 @@ import (
 // hostnameTag starts the part of a pool's description that names the
 // hostname the pool serves: the first part of the proof another
 // installation checks before its load balancer lists the pool.
-const hostnameTag = "tunnels.cloudflare.com/hostname="
+const hostnameTag = "hostname="
 
 // namespaceTag names the namespace whose PublicHostname made the pool: for
 // the humans reading the dashboard; no decision reads it.
-const namespaceTag = "tunnels.cloudflare.com/namespace="
+const namespaceTag = "namespace="
 
 // PoolDescription is the description of a pool made for a load-balanced
 // hostname by a PublicHostname of namespace ns (before the ownership
-// marker, which names the installation).
+// marker, which names the installation). The namespace is left out when it
+// would not fit in MaxDescriptionLength.
 func PoolDescription(host, ns string) string {
-	return hostnameTag + host + " " + namespaceTag + ns
+	d := hostnameTag + host
+	if withNS := d + " " + namespaceTag + ns; len(withNS) <= MaxDescriptionLength {
+		return withNS
+	}
+	return d
 }
 
 // DescribedHostname is the hostname a pool's description (without its
