@@ -87,7 +87,10 @@ func DesiredMonitor(ph *v1alpha1.PublicHostname, tgt target.Target) *lbv1alpha1.
 		Spec: lbv1alpha1.LoadBalancerMonitorSpec{
 			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: tgt.ProviderConfig.DeepCopy()},
 			ForProvider: lbv1alpha1.LoadBalancerMonitorParameters{
-				Type: ptr.Deref(m.Type, "https"), Host: ptr.To(host), Path: ptr.To(ptr.Deref(m.Path, "/")), ExpectedCodes: m.ExpectedCodes,
+				// A description of its own, or the managed resource would
+				// late-initialise one this would take away again.
+				Description: ptr.To(lbv1alpha1.PoolDescription(host, ph.Namespace)),
+				Type:        ptr.Deref(m.Type, "https"), Host: ptr.To(host), Path: ptr.To(ptr.Deref(m.Path, "/")), ExpectedCodes: m.ExpectedCodes,
 				Interval: m.Interval, Timeout: m.Timeout, Retries: m.Retries,
 			},
 		},
