@@ -145,10 +145,12 @@ func TestALoadBalancedHostnameListsOnlyProvenPools(t *testing.T) {
 	if ms := monitorsFor(t, host); len(ms) != 1 || ms[0].Path != "/healthz" || ms[0].ID != a.Monitor {
 		t.Errorf("monitors for %s = %+v, want one probing /healthz, pool a's", host, ms)
 	}
-	lb := loadBalancerOf(t, host)
-	if lb == nil || !slices.Equal(lb.DefaultPools, []string{a.ID, b.ID}) || lb.FallbackPool != b.ID {
-		t.Fatalf("load balancer = %+v, want pools [%s %s], fallback %s", lb, a.ID, b.ID, b.ID)
-	}
+	wait.Eventually(t, wait.Patience, "the load balancer of pools a and b", func() error {
+		if lb := loadBalancerOf(t, host); lb == nil || !slices.Equal(lb.DefaultPools, []string{a.ID, b.ID}) || lb.FallbackPool != b.ID {
+			return fmt.Errorf("load balancer = %+v, want pools [%s %s], fallback %s", lb, a.ID, b.ID, b.ID)
+		}
+		return nil
+	})
 	if st := ph.Status.LoadBalancing; st == nil || st.PoolID != a.ID || st.LoadBalancer != "app" || st.PoolHealth == "" {
 		t.Errorf("status.loadBalancing = %+v", st)
 	}
