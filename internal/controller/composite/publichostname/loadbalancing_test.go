@@ -9,13 +9,17 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	lbv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/loadbalancing/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
@@ -233,4 +237,51 @@ func TestALoadBalancedHostnameRefusesAPoolNameNotOurs(t *testing.T) {
 	if poolNamed(t, theirs.Name) == nil {
 		t.Error("the other installation's pool was deleted")
 	}
+}
+
+// A load-balanced hostname is held by the namespace whose load balancer
+// answers for it: another namespace of the cluster that publishes the
+// hostname on a tunnel of its own does not take it from the load balancer,
+// and its Access application for the hostname is refused.
+func TestALoadBalancerHoldsItsHostnameForItsNamespace(t *testing.T) {
+	ns, _ := setup(t)
+	host := "lbh-" + ns + ".example.com"
+	ph := loadBalanced(ns, host, &v1alpha1.HostnameLoadBalancer{Pools: []string{"a-" + ns}})
+	p.Create(t, ph)
+	waitCondition(t, ph, v1alpha1.TypeLoadBalanced, corev1.ConditionTrue, v1alpha1.ReasonLoadBalanced, "")
+
+	tenant, _ := setup(t)
+	rival := hostname(tenant, "rival", host, func(ph *v1alpha1.PublicHostname) { ph.Spec.DNS = v1alpha1.DNSNone })
+	p.Create(t, rival)
+	waitReady(t, rival)
+	squat := &ztv1alpha1.AccessApplication{
+		ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: "squat"},
+		Spec:       ztv1alpha1.AccessApplicationSpec{ForProvider: ztv1alpha1.AccessApplicationParameters{Name: "squat-" + tenant, Domain: host}},
+	}
+	p.Create(t, squat)
+	wait.Eventually(t, wait.Patience, "the tenant's application refused NotAllowed", func() error {
+		if err := p.Get(squat); err != nil {
+			return err
+		}
+		if c := squat.GetCondition(xpv2.TypeSynced); c.Status != corev1.ConditionFalse || c.Reason != common.ReasonNotAllowed {
+			return fmt.Errorf("Synced=%s %s: %s", c.Status, c.Reason, c.Message)
+		}
+		return nil
+	})
+	if len(appsFor(t, host)) != 0 {
+		t.Error("an Access application was made on a load-balanced hostname another namespace holds")
+	}
+	// The rival's tunnel rule does not refuse the load balancer: after
+	// polls of it, it is still Synced.
+	lb := &lbv1alpha1.LoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: publichostname.LoadBalancingName(ph)}}
+	p.WaitServed(t, 2, "GET", "/load_balancers")
+	if err := p.Get(lb); err != nil {
+		t.Fatal(err)
+	}
+	if c := lb.GetCondition(xpv2.TypeSynced); c.Status != corev1.ConditionTrue {
+		t.Errorf("the load balancer lost its hostname to another namespace's tunnel rule: Synced=%s %s: %s", c.Status, c.Reason, c.Message)
+	}
+	p.DeleteAndWait(t, squat)
+	p.DeleteAndWait(t, rival)
+	p.DeleteAndWait(t, ph)
 }
