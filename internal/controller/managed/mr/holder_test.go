@@ -16,6 +16,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis"
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
+	lbv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/loadbalancing/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
 )
@@ -72,6 +73,17 @@ func madeRecord(ns, name, host string) *dnsv1alpha1.DNSRecord {
 	return r
 }
 
+// madeLB is a LoadBalancer of ns for host; made says Cloudflare has it.
+func madeLB(ns, host string, made bool) *lbv1alpha1.LoadBalancer {
+	lb := &lbv1alpha1.LoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lb"}}
+	lb.Spec.ForProvider.Hostname = host
+	if made {
+		meta.SetExternalName(lb, "lb-"+ns)
+		lb.SetConditions(xpv2.Available())
+	}
+	return lb
+}
+
 // tunnelWithRule is a hand-made Tunnel of ns whose configuration has a rule
 // for host; served says it is made and its configuration written as is.
 func tunnelWithRule(ns, host string, served bool) *ztv1alpha1.Tunnel {
@@ -99,22 +111,27 @@ func TestHolderOf(t *testing.T) {
 		objs []client.Object
 		want Holding
 	}{
-		"nothing":                                {nil, NotHeldElsewhere},
-		"another namespace's record":             {[]client.Object{madeRecord("team-b", "rec", host)}, HeldByDNSRecord},
-		"another namespace's record, not made":   {[]client.Object{unmadeRecord}, NotHeldElsewhere},
-		"the namespace's own record":             {[]client.Object{madeRecord("team-a", "rec", host)}, NotHeldElsewhere},
-		"a tunnel rule never made":               {[]client.Object{tunnelWithRule("team-b", host, false)}, NotHeldElsewhere},
-		"a tunnel rule not yet written":          {[]client.Object{unsynced}, NotHeldElsewhere},
-		"a served tunnel rule":                   {[]client.Object{tunnelWithRule("team-b", host, true)}, HeldByTunnelRule},
-		"a served wildcard tunnel rule":          {[]client.Object{tunnelWithRule("team-b", "*.apps.example.com", true)}, HeldByTunnelRule},
-		"the own record before a served rule":    {[]client.Object{madeRecord("team-a", "rec", host), tunnelWithRule("team-b", host, true)}, NotHeldElsewhere},
-		"another namespace's wildcard record":    {[]client.Object{madeRecord("team-b", "rec", "*.apps.example.com")}, HeldByDNSRecord},
-		"a wider wildcard of another namespace":  {[]client.Object{madeRecord("team-b", "rec", "*.example.com")}, HeldByDNSRecord},
-		"the own name before another's wildcard": {[]client.Object{madeRecord("team-a", "rec", host), madeRecord("team-b", "rec", "*.apps.example.com")}, NotHeldElsewhere},
-		"the own wildcard before a wider one":    {[]client.Object{madeRecord("team-a", "rec", "*.apps.example.com"), madeRecord("team-b", "rec", "*.example.com")}, NotHeldElsewhere},
-		"another's name before the own wildcard": {[]client.Object{madeRecord("team-a", "rec", "*.apps.example.com"), madeRecord("team-b", "rec", host)}, HeldByDNSRecord},
-		"records of both namespaces":             {[]client.Object{madeRecord("team-a", "rec", host), madeRecord("team-b", "rec", host)}, HeldByTunnelRule},
-		"a sibling's record":                     {[]client.Object{madeRecord("team-b", "rec", "prometheus.apps.example.com")}, NotHeldElsewhere},
+		"nothing":                                   {nil, NotHeldElsewhere},
+		"another namespace's record":                {[]client.Object{madeRecord("team-b", "rec", host)}, HeldByDNSRecord},
+		"another namespace's record, not made":      {[]client.Object{unmadeRecord}, NotHeldElsewhere},
+		"the namespace's own record":                {[]client.Object{madeRecord("team-a", "rec", host)}, NotHeldElsewhere},
+		"a tunnel rule never made":                  {[]client.Object{tunnelWithRule("team-b", host, false)}, NotHeldElsewhere},
+		"a tunnel rule not yet written":             {[]client.Object{unsynced}, NotHeldElsewhere},
+		"a served tunnel rule":                      {[]client.Object{tunnelWithRule("team-b", host, true)}, HeldByTunnelRule},
+		"a served wildcard tunnel rule":             {[]client.Object{tunnelWithRule("team-b", "*.apps.example.com", true)}, HeldByTunnelRule},
+		"the own record before a served rule":       {[]client.Object{madeRecord("team-a", "rec", host), tunnelWithRule("team-b", host, true)}, NotHeldElsewhere},
+		"another namespace's wildcard record":       {[]client.Object{madeRecord("team-b", "rec", "*.apps.example.com")}, HeldByDNSRecord},
+		"a wider wildcard of another namespace":     {[]client.Object{madeRecord("team-b", "rec", "*.example.com")}, HeldByDNSRecord},
+		"the own name before another's wildcard":    {[]client.Object{madeRecord("team-a", "rec", host), madeRecord("team-b", "rec", "*.apps.example.com")}, NotHeldElsewhere},
+		"the own wildcard before a wider one":       {[]client.Object{madeRecord("team-a", "rec", "*.apps.example.com"), madeRecord("team-b", "rec", "*.example.com")}, NotHeldElsewhere},
+		"another's name before the own wildcard":    {[]client.Object{madeRecord("team-a", "rec", "*.apps.example.com"), madeRecord("team-b", "rec", host)}, HeldByDNSRecord},
+		"records of both namespaces":                {[]client.Object{madeRecord("team-a", "rec", host), madeRecord("team-b", "rec", host)}, HeldByTunnelRule},
+		"a sibling's record":                        {[]client.Object{madeRecord("team-b", "rec", "prometheus.apps.example.com")}, NotHeldElsewhere},
+		"another namespace's load balancer":         {[]client.Object{madeLB("team-b", host, true)}, HeldByDNSRecord},
+		"another's load balancer, not made":         {[]client.Object{madeLB("team-b", host, false)}, NotHeldElsewhere},
+		"the own load balancer before a record":     {[]client.Object{madeLB("team-a", host, true), madeRecord("team-b", "rec", host)}, NotHeldElsewhere},
+		"the own load balancer before a rule":       {[]client.Object{madeLB("team-a", host, true), tunnelWithRule("team-b", host, true)}, NotHeldElsewhere},
+		"another's load balancer before own record": {[]client.Object{madeLB("team-b", host, true), madeRecord("team-a", "rec", host)}, HeldByDNSRecord},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := runtime.NewScheme()
@@ -122,6 +139,7 @@ func TestHolderOf(t *testing.T) {
 				t.Fatal(err)
 			}
 			kube := fake.NewClientBuilder().WithScheme(s).WithObjects(tc.objs...).
+				WithIndex(&lbv1alpha1.LoadBalancer{}, HostnameIndex, hostnameValues(func(lb *lbv1alpha1.LoadBalancer) []string { return []string{lb.Spec.ForProvider.Hostname} })).
 				WithIndex(&dnsv1alpha1.DNSRecord{}, HostnameIndex, hostnameValues(func(r *dnsv1alpha1.DNSRecord) []string { return []string{r.Spec.ForProvider.Name} })).
 				WithIndex(&ztv1alpha1.Tunnel{}, HostnameIndex, hostnameValues(func(t *ztv1alpha1.Tunnel) []string {
 					var hs []string
