@@ -395,22 +395,17 @@ func (r *Reconciler) deleteChild(ctx context.Context, ph *v1alpha1.PublicHostnam
 }
 
 // releaseLoadBalancing deletes the load balancer, pool and monitor this
-// PublicHostname made, and says whether all are gone. Cloudflare refuses
-// to delete a pool a load balancer lists, or a monitor a pool uses: each
-// one's own finalizer waits for that.
+// PublicHostname made, each once the one before it is gone (Cloudflare
+// refuses to delete a pool a load balancer lists, or a monitor a pool
+// uses), and says whether all are gone.
 func (r *Reconciler) releaseLoadBalancing(ctx context.Context, ph *v1alpha1.PublicHostname) (bool, error) {
-	gone := true
 	for _, obj := range []client.Object{&lbv1alpha1.LoadBalancer{}, &lbv1alpha1.LoadBalancerPool{}, &lbv1alpha1.LoadBalancerMonitor{}} {
-		left, err := r.deleteChild(ctx, ph, obj)
-		if err != nil {
+		if left, err := r.deleteChild(ctx, ph, obj); err != nil || left {
 			return false, err
 		}
-		gone = gone && !left
 	}
-	if gone {
-		ph.Status.LoadBalancing = nil
-	}
-	return gone, nil
+	ph.Status.LoadBalancing = nil
+	return true, nil
 }
 
 // applyEdge converges what holds the hostname's name: its DNS record, or,
