@@ -75,6 +75,7 @@ type LoadBalancerParameters struct {
 	// never written.
 	// +optional
 	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:items:MaxLength=100
 	// +listType=atomic
 	PoolNames []string `json:"poolNames,omitempty"`
 
@@ -82,6 +83,7 @@ type LoadBalancerParameters struct {
 	// same proof; default (or when it has no proof) the last proven of
 	// poolNames.
 	// +optional
+	// +kubebuilder:validation:MaxLength=100
 	FallbackPoolName *string `json:"fallbackPoolName,omitempty"`
 
 	// SteeringPolicy picks the pool: off (the first healthy default pool,

@@ -86,7 +86,6 @@ type HostnameMonitor struct {
 
 // HostnameLoadBalancer is the load balancer of a load-balanced hostname.
 // +kubebuilder:validation:XValidation:rule="!has(self.fallbackPool) || self.fallbackPool in self.pools",message="fallbackPool must be one of pools"
-// +kubebuilder:validation:XValidation:rule="self.pools.all(p, self.pools.exists_one(q, q == p))",message="pools must not repeat"
 type HostnameLoadBalancer struct {
 	// Pools by their name in Cloudflare, in failover order: this
 	// cluster's own (spec.loadBalancing.pool) and the pools other
@@ -95,12 +94,14 @@ type HostnameLoadBalancer struct {
 	// left out, and the LoadBalanced condition names it.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=20
-	// +listType=atomic
+	// +kubebuilder:validation:items:MaxLength=100
+	// +listType=set
 	Pools []string `json:"pools"`
 
 	// FallbackPool serves when no pool is healthy; default the last of
 	// pools.
 	// +optional
+	// +kubebuilder:validation:MaxLength=100
 	FallbackPool *string `json:"fallbackPool,omitempty"`
 
 	// SteeringPolicy: off (default: the first healthy pool, failover),
