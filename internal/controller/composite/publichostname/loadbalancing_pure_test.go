@@ -1,6 +1,8 @@
 package publichostname_test
 
 import (
+	"errors"
+
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -93,11 +95,11 @@ func made[T resource.Managed](obj T, ok bool, cs ...xpv2.Condition) T {
 }
 
 func TestLoadBalancedCondition(t *testing.T) {
-	refused := xpv2.ReconcileError(nil)
+	refused := xpv2.ReconcileError(errors.New("refused"))
 	refused.Reason, refused.Message = common.ReasonNotAllowed, "not allowed: hostname app.example.com is held by DNS CNAME record r1"
-	taken := xpv2.ReconcileError(nil)
+	taken := xpv2.ReconcileError(errors.New("refused"))
 	taken.Reason, taken.Message = common.ReasonNameTaken, "name taken: pool p1"
-	passing := xpv2.ReconcileError(nil)
+	passing := xpv2.ReconcileError(errors.New("refused"))
 	passing.Reason = common.ReasonRateLimited
 	notProven := xpv2.Condition{Type: lbv1alpha1.TypePoolsProven, Status: corev1.ConditionFalse, Reason: lbv1alpha1.ReasonPoolNotProven, Message: `pool "app-x": no pool of that name`}
 	withLB := &v1alpha1.LoadBalancing{Pool: "app-eu", LoadBalancer: &v1alpha1.HostnameLoadBalancer{Pools: []string{"app-eu"}}}
