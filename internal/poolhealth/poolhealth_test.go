@@ -26,7 +26,9 @@ func region(name string, healthy bool, origins ...cf.OriginHealth) cf.RegionHeal
 	return cf.RegionHealth{Region: name, Healthy: healthy, Origins: origins}
 }
 
-func pool(regions ...cf.RegionHealth) *cf.PoolHealth { return &cf.PoolHealth{PoolID: "p", Regions: regions} }
+func pool(regions ...cf.RegionHealth) *cf.PoolHealth {
+	return &cf.PoolHealth{PoolID: "p", Regions: regions}
+}
 
 func TestPool(t *testing.T) {
 	type want struct {
@@ -38,8 +40,8 @@ func TestPool(t *testing.T) {
 		in   *cf.PoolHealth
 		want want
 	}{
-		"nothing read":  {nil, want{nil, corev1.ConditionUnknown, v1alpha1.ReasonHealthUnknown}},
-		"never probed":  {pool(), want{nil, corev1.ConditionUnknown, v1alpha1.ReasonHealthUnknown}},
+		"nothing read": {nil, want{nil, corev1.ConditionUnknown, v1alpha1.ReasonHealthUnknown}},
+		"never probed": {pool(), want{nil, corev1.ConditionUnknown, v1alpha1.ReasonHealthUnknown}},
 		"healthy": {pool(region("", true, up("a"), down("b", "HTTP timeout", nil))), want{
 			&v1alpha1.PoolHealth{Healthy: true, Origins: []v1alpha1.OriginHealth{{Address: "a", Healthy: true, ResponseCode: ptr.To[int64](200)}, {Address: "b", FailureReason: "HTTP timeout"}}},
 			corev1.ConditionTrue, v1alpha1.ReasonPoolHealthy}},

@@ -37,7 +37,7 @@ func TestParsePoolHealth(t *testing.T) {
 				{Region: "Singapore, SG", Origins: []OriginHealth{{Address: "2001:DB8::5", FailureReason: "Response code mismatch error", ResponseCode: ptr.To[int64](503)}}},
 			}},
 		},
-		"not probed: no regions":      {raw: `{"pool_id":"p","pop_health":{}}`, want: &PoolHealth{PoolID: "p"}},
+		"not probed: no regions":       {raw: `{"pool_id":"p","pop_health":{}}`, want: &PoolHealth{PoolID: "p"}},
 		"a region without its verdict": {raw: `{"pool_id":"p","pop_health":{"Amsterdam, NL":{"origins":[]}}}`, wantErr: true},
 		"not an object":                {raw: `[]`, wantErr: true},
 	} {
