@@ -3,6 +3,7 @@ package loadbalancer_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -380,6 +381,19 @@ func TestALoadBalancerShowsItsFallback(t *testing.T) {
 
 	p.Sim.SetConnectors(tunnelID, 1)
 	wait.Eventually(t, wait.Patience, "pool a serving again", func() error { return serving(lb, host, poolA, v1alpha1.ReasonServingFromDefaultPool) })
+
+	// At rest, each pool's health is read at most once per observation
+	// TTL (half a poll), though both the pool and the load balancer need
+	// pool a's.
+	healthOf := func(id string) int { return p.Sim.Served(http.MethodGet, "/pools/"+id+"/health") }
+	a0, b0, start := healthOf(poolA), healthOf(poolB), time.Now()
+	p.WaitServed(t, 6, http.MethodGet, "/pools/"+poolA+"/health$")
+	ttls := int((time.Since(start) + p.Poll/2 - 1) / (p.Poll / 2))
+	readsA, readsB := healthOf(poolA)-a0, healthOf(poolB)-b0
+	t.Logf("health reads over %d TTLs: pool a (its pool and the load balancer's default) %d, pool b (its pool only) %d", ttls, readsA, readsB)
+	if readsA > ttls+1 || readsB > ttls+1 {
+		t.Errorf("health read more than once per TTL: a %d, b %d in %d TTLs", readsA, readsB, ttls)
+	}
 	p.DeleteAndWait(t, lb)
 }
 
