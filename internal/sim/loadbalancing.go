@@ -717,6 +717,7 @@ func (s *Server) poolHealth(r *http.Request, _ []byte) (any, any, *apiError) {
 func (s *Server) PoolHealth(id string) (PoolHealth, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.expireConnectors()
 	p := s.poolByID(id)
 	if p == nil {
 		return PoolHealth{}, false
