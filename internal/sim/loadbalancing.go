@@ -36,7 +36,7 @@ func (s *Server) loadBalancingRoutes() []lbRoute {
 		{"GET /accounts/{account_id}/load_balancers/pools/{pool_id}", "lb_pools.get", s.getPool},
 		{"PUT /accounts/{account_id}/load_balancers/pools/{pool_id}", "lb_pools.update", s.updatePool},
 		{"DELETE /accounts/{account_id}/load_balancers/pools/{pool_id}", "lb_pools.delete", s.deletePool},
-		{"GET /accounts/{account_id}/load_balancers/pools/{pool_id}/health", "lb_pools.health", s.poolHealth},
+		{"GET /accounts/{account_id}/load_balancers/pools/{pool_id}/health", "lb_pools.health.get", s.poolHealth},
 		{"POST /zones/{zone_id}/load_balancers", "load_balancers.create", s.createLoadBalancer},
 		{"GET /zones/{zone_id}/load_balancers", "load_balancers.list", s.listLoadBalancers},
 		{"GET /zones/{zone_id}/load_balancers/{load_balancer_id}", "load_balancers.get", s.getLoadBalancer},

@@ -48,7 +48,7 @@ func runTunnel(t *testing.T, ns, name string) string {
 
 // pools makes, in ns, pool "a" of the running tunnel "edge", which
 // publishes host, and pool "b" of a raw address, both probed by an https
-// monitor every 5 s; it returns the tunnel's ID.
+// monitor every 5 s (timeout 2 s: below the interval); it returns the tunnel's ID.
 func pools(t *testing.T, ns, host string) string {
 	t.Helper()
 	id := runTunnel(t, ns, "edge")
@@ -57,7 +57,7 @@ func pools(t *testing.T, ns, host string) string {
 		Origin: &tunnelsv1alpha1.Origin{URL: ptr.To("http://app." + ns + ":8080")}, DNS: "None"}
 	p.Create(t, ph)
 	mon := &v1alpha1.LoadBalancerMonitor{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe"}}
-	mon.Spec.ForProvider = v1alpha1.LoadBalancerMonitorParameters{Type: "https", Host: ptr.To(host), Interval: ptr.To[int64](5)}
+	mon.Spec.ForProvider = v1alpha1.LoadBalancerMonitorParameters{Type: "https", Host: ptr.To(host), Interval: ptr.To[int64](5), Timeout: ptr.To[int64](2)}
 	a := &v1alpha1.LoadBalancerPool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "a"}}
 	a.Spec.ForProvider = v1alpha1.LoadBalancerPoolParameters{Name: "a-" + ns, MonitorIDRef: &xpv2.NamespacedReference{Name: "probe"},
 		Origins: []v1alpha1.PoolOrigin{{Name: "edge", TunnelRef: &v1alpha1.TunnelOriginReference{Name: "edge"}, Host: ptr.To(host)}}}

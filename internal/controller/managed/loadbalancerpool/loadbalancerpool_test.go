@@ -187,7 +187,7 @@ func TestPoolHealthFollowsTheTunnel(t *testing.T) {
 	tunnelID := runTunnel(t, ns, "edge")
 	publish(t, ns, "edge", host)
 	mon := monitor(ns, "probe", "https")
-	mon.Spec.ForProvider.Host, mon.Spec.ForProvider.Interval = ptr.To(host), ptr.To[int64](5)
+	mon.Spec.ForProvider.Host, mon.Spec.ForProvider.Interval, mon.Spec.ForProvider.Timeout = ptr.To(host), ptr.To[int64](5), ptr.To[int64](2)
 	pool := tunnelPool(ns, "a", "edge", "probe")
 	pool.Spec.ForProvider.Origins[0].Host = ptr.To(host)
 	p.Create(t, mon)
