@@ -54,7 +54,7 @@ func pools(t *testing.T, ns, host string) string {
 	id := runTunnel(t, ns, "edge")
 	ph := &tunnelsv1alpha1.PublicHostname{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}}
 	ph.Spec = tunnelsv1alpha1.PublicHostnameSpec{TunnelRef: tunnelsv1alpha1.TunnelReference{Name: "edge"}, Hostname: host,
-		Origin: &tunnelsv1alpha1.Origin{URL: ptr.To("http://app." + ns + ":8080")}, DNS: "None"}
+		Origin: &tunnelsv1alpha1.Origin{URL: ptr.To("http://app." + ns + ".svc.cluster.local:8080")}, DNS: "None"}
 	p.Create(t, ph)
 	mon := &v1alpha1.LoadBalancerMonitor{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe"}}
 	mon.Spec.ForProvider = v1alpha1.LoadBalancerMonitorParameters{Type: "https", Host: ptr.To(host), Interval: ptr.To[int64](5), Timeout: ptr.To[int64](2)}

@@ -159,7 +159,7 @@ func publish(t *testing.T, ns, tunnel, host string) {
 	t.Helper()
 	ph := &tunnelsv1alpha1.PublicHostname{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}}
 	ph.Spec = tunnelsv1alpha1.PublicHostnameSpec{TunnelRef: tunnelsv1alpha1.TunnelReference{Name: tunnel}, Hostname: host,
-		Origin: &tunnelsv1alpha1.Origin{URL: ptr.To("http://app." + ns + ":8080")}, DNS: "None"}
+		Origin: &tunnelsv1alpha1.Origin{URL: ptr.To("http://app." + ns + ".svc.cluster.local:8080")}, DNS: "None"}
 	p.Create(t, ph)
 }
 
