@@ -269,7 +269,7 @@ func TestEdgeWildcardDNS(t *testing.T) {
 		"sub.example.com":                   false, // only *.sub.example.com is below it: GUESS, as RFC 4592
 		"x.sub.example.com":                 true,  // *.sub.example.com
 		"x.y.sub.example.com":               true,
-		"a.example.com.":                    true,  // a trailing dot
+		"a.example.com.":                    true, // a trailing dot
 		"A.EXAMPLE.COM":                     true,
 		"a.example.com.evil.org":            false,
 		"xample.com":                        false,
