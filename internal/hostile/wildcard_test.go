@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
@@ -26,6 +27,17 @@ func wildcardEntries() []entry {
 	return []entry{
 		{name: "AccessApplication/AWildcardOverAnotherNamespacesName", answer: custom, run: gatesAWildcardOverAName},
 		{name: "AccessApplication/ANameUnderTheOwnWildcard", answer: custom, run: gatesUnderTheOwnWildcard},
+		{name: "AccessApplication/DomainWithTwoWildcards", answer: rejected, want: []string{"spec.forProvider.domain", "should match"},
+			obj: func(c *corpus) client.Object { return accessApp(c.ns, "two-wildcards", "*.*.example.com") }},
+		{name: "Valid/AccessApplicationWildcardDomain", answer: valid,
+			obj: func(c *corpus) client.Object { return accessApp(c.ns, "valid-wildcard", "*.Apps.example.com/admin") }},
+	}
+}
+
+func accessApp(ns, name, domain string) *ztv1alpha1.AccessApplication {
+	return &ztv1alpha1.AccessApplication{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       ztv1alpha1.AccessApplicationSpec{ForProvider: ztv1alpha1.AccessApplicationParameters{Name: name, Domain: domain}},
 	}
 }
 
@@ -56,10 +68,7 @@ func (c *corpus) madeRecordIn(t *testing.T, ns, name, recordName string) *dnsv1a
 func gatesAWildcardOverAName(t *testing.T, c *corpus) string {
 	zone := "wide-" + c.bare + ".example.com"
 	rec := c.madeRecordIn(t, c.bare, "below", "grafana."+zone)
-	app := &ztv1alpha1.AccessApplication{
-		ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: "over-a-name"},
-		Spec:       ztv1alpha1.AccessApplicationSpec{ForProvider: ztv1alpha1.AccessApplicationParameters{Name: "over-a-name", Domain: "*." + zone}},
-	}
+	app := accessApp(c.ns, "over-a-name", "*."+zone)
 	p.Create(t, app)
 	cond := p.WaitSynced(t, app, "Synced=False NotAllowed", func(s xpv2.Condition) bool {
 		return s.Status == corev1.ConditionFalse && s.Reason == common.ReasonNotAllowed
@@ -83,10 +92,7 @@ func gatesAWildcardOverAName(t *testing.T, c *corpus) string {
 func gatesUnderTheOwnWildcard(t *testing.T, c *corpus) string {
 	zone := "own-" + c.bare + ".example.com"
 	rec := c.madeRecordIn(t, c.ns, "own-wildcard", "*."+zone)
-	app := &ztv1alpha1.AccessApplication{
-		ObjectMeta: metav1.ObjectMeta{Namespace: c.ns, Name: "under-own"},
-		Spec:       ztv1alpha1.AccessApplicationSpec{ForProvider: ztv1alpha1.AccessApplicationParameters{Name: "under-own", Domain: "grafana." + zone}},
-	}
+	app := accessApp(c.ns, "under-own", "grafana."+zone)
 	p.Create(t, app)
 	answer := "made"
 	wait.Eventually(t, 60*time.Second, "the application made", func() error {
