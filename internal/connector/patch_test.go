@@ -27,7 +27,7 @@ func hardened() corev1.PodTemplateSpec {
 			},
 			Containers: []corev1.Container{{
 				Name:  ContainerName,
-				Image: "cloudflare/cloudflared:2026.8.3",
+				Image: "cloudflare/cloudflared:2026.10.0",
 				Args:  BaseArgs(),
 				Env: []corev1.EnvVar{{Name: "TUNNEL_TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 					LocalObjectReference: corev1.LocalObjectReference{Name: "t-token"}, Key: "token",

@@ -7,7 +7,6 @@
 package gatewayapi
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -30,9 +29,15 @@ const AnyHostname = "*"
 
 // EffectiveHostnames are the hostnames a route serves on a listener, as
 // Gateway API matches them: the route's hostnames that intersect the
-// listener's, narrowed to the more specific of the two; the listener's
-// when the route names none. Wildcards and hostnames the listener does not
-// match come back with a problem.
+// listener's, narrowed to the more specific of the two ("*.example.com" on
+// a listener "app.example.com" is "app.example.com"; "a.example.com" on a
+// listener "*.example.com" is "a.example.com"; two wildcards give the
+// longer); the listener's when the route names none. A route's hostname
+// the listener does not match is left out, as the specification requires
+// ("MUST be ignored"). A wildcard is published as one: a wildcard DNS
+// record and a wildcard rule, which cloudflared tries after every exact
+// hostname. Only a route and listener that name no hostname at all (any
+// hostname, which no DNS record can answer for) come back with a problem.
 func EffectiveHostnames(route []gwv1.Hostname, listener *gwv1.Hostname) []Hostname {
 	lh := strings.ToLower(string(ptr.Deref(listener, "")))
 	var out []Hostname
@@ -45,22 +50,24 @@ func EffectiveHostnames(route []gwv1.Hostname, listener *gwv1.Hostname) []Hostna
 		route = []gwv1.Hostname{gwv1.Hostname(lh)}
 	}
 	for _, r := range route {
-		rh := strings.ToLower(string(r))
-		h, ok := intersect(rh, lh)
+		h, ok := intersect(strings.ToLower(string(r)), lh)
 		switch {
 		case !ok:
-			add(rh, fmt.Sprintf("the listener's hostname %s does not match it", lh))
+			continue
 		case h == "":
 			add(AnyHostname, "neither the route nor the listener names a hostname: it matches any hostname, which cannot be published; name the route's hostnames")
-		case strings.Contains(h, "*"):
-			add(h, "a wildcard hostname is not published; name the route's concrete hostnames")
-		case len(validation.IsDNS1123Subdomain(h)) > 0:
+		case !validHostname(h):
 			add(h, "not a valid hostname")
 		default:
 			add(h, "")
 		}
 	}
 	return out
+}
+
+// validHostname: a DNS name, with at most one leading "*." label.
+func validHostname(h string) bool {
+	return len(validation.IsDNS1123Subdomain(strings.TrimPrefix(h, "*."))) == 0
 }
 
 // Intersects says whether a route's hostnames leave it any hostname on a

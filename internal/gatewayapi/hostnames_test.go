@@ -22,16 +22,24 @@ func TestEffectiveHostnames(t *testing.T) {
 		listener string
 		want     []Hostname
 	}{
-		"RouteHostnamesOnAListenerWithout":     {route: []string{"a.example.com", "B.example.com"}, want: []Hostname{{Name: "a.example.com"}, {Name: "b.example.com"}}},
-		"TheListenersWhenTheRouteNamesNone":    {listener: "app.example.com", want: []Hostname{{Name: "app.example.com"}}},
-		"NarrowedToTheListenersHostname":       {route: []string{"*.example.com"}, listener: "app.example.com", want: []Hostname{{Name: "app.example.com"}}},
-		"ARouteHostnameUnderAWildcardListener": {route: []string{"a.b.example.com"}, listener: "*.example.com", want: []Hostname{{Name: "a.b.example.com"}}},
-		"TwoWildcardsAreAWildcard":             {route: []string{"*.a.example.com"}, listener: "*.example.com", want: []Hostname{{Name: "*.a.example.com", Problem: "a wildcard hostname is not published; name the route's concrete hostnames"}}},
-		"AWildcardRoute":                       {route: []string{"*.example.com"}, want: []Hostname{{Name: "*.example.com", Problem: "a wildcard hostname is not published; name the route's concrete hostnames"}}},
-		"NoMatchWithTheListener":               {route: []string{"a.example.org"}, listener: "*.example.com", want: []Hostname{{Name: "a.example.org", Problem: "the listener's hostname *.example.com does not match it"}}},
-		"TheWildcardDoesNotMatchItsApex":       {route: []string{"example.com"}, listener: "*.example.com", want: []Hostname{{Name: "example.com", Problem: "the listener's hostname *.example.com does not match it"}}},
-		"NoHostnameAnywhere":                   {want: []Hostname{{Name: "*", Problem: "neither the route nor the listener names a hostname: it matches any hostname, which cannot be published; name the route's hostnames"}}},
-		"DuplicatesOnce":                       {route: []string{"a.example.com", "A.example.com"}, want: []Hostname{{Name: "a.example.com"}}},
+		"RouteHostnamesOnAListenerWithout":      {route: []string{"a.example.com", "B.example.com"}, want: []Hostname{{Name: "a.example.com"}, {Name: "b.example.com"}}},
+		"TheListenersWhenTheRouteNamesNone":     {listener: "app.example.com", want: []Hostname{{Name: "app.example.com"}}},
+		"TheListenersWildcardWhenTheRouteNames": {listener: "*.example.com", want: []Hostname{{Name: "*.example.com"}}},
+		"NarrowedToTheListenersHostname":        {route: []string{"*.example.com"}, listener: "app.example.com", want: []Hostname{{Name: "app.example.com"}}},
+		"ARouteHostnameUnderAWildcardListener":  {route: []string{"a.b.example.com"}, listener: "*.example.com", want: []Hostname{{Name: "a.b.example.com"}}},
+		"TwoWildcardsGiveTheLonger":             {route: []string{"*.a.example.com"}, listener: "*.example.com", want: []Hostname{{Name: "*.a.example.com"}}},
+		"TwoWildcardsTheOtherWayRound":          {route: []string{"*.example.com"}, listener: "*.a.example.com", want: []Hostname{{Name: "*.a.example.com"}}},
+		"TheSameWildcard":                       {route: []string{"*.Example.com"}, listener: "*.example.com", want: []Hostname{{Name: "*.example.com"}}},
+		"AWildcardRoute":                        {route: []string{"*.example.com"}, want: []Hostname{{Name: "*.example.com"}}},
+		"NoMatchWithTheListenerIsIgnored":       {route: []string{"a.example.org"}, listener: "*.example.com"},
+		"TheWildcardDoesNotMatchItsApex":        {route: []string{"example.com"}, listener: "*.example.com"},
+		"AWildcardRouteDoesNotMatchItsApex":     {route: []string{"*.example.com"}, listener: "example.com"},
+		"AWildcardIsASuffixNotASubstring":       {route: []string{"xexample.com"}, listener: "*.example.com"},
+		"OnlyTheMatchingOnesOfARoute":           {route: []string{"non.matching.com", "*.nonmatchingwildcard.io", "very.specific.com"}, listener: "very.specific.com", want: []Hostname{{Name: "very.specific.com"}}},
+		"ManyLevelsUnderAWildcardListener":      {route: []string{"wildcard.io", "foo.wildcard.io", "foo.bar.wildcard.io"}, listener: "*.wildcard.io", want: []Hostname{{Name: "foo.wildcard.io"}, {Name: "foo.bar.wildcard.io"}}},
+		"NoHostnameAnywhere":                    {want: []Hostname{{Name: "*", Problem: "neither the route nor the listener names a hostname: it matches any hostname, which cannot be published; name the route's hostnames"}}},
+		"DuplicatesOnce":                        {route: []string{"a.example.com", "A.example.com"}, want: []Hostname{{Name: "a.example.com"}}},
+		"NotAHostname":                          {route: []string{"a..example.com"}, want: []Hostname{{Name: "a..example.com", Problem: "not a valid hostname"}}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

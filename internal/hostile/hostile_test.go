@@ -342,7 +342,7 @@ func ann(kv ...string) map[string]string {
 // entries is the whole corpus: the first inputs, then those of issue 48
 // (who may put an edge object on a hostname), one file a topic.
 func entries() []entry {
-	return slices.Concat(coreEntries(), accessOwnershipEntries(), accessWeakeningEntries(), gapsEntries(), pathPrecedenceEntries(), originEntries(), guardrailEntries())
+	return slices.Concat(coreEntries(), accessOwnershipEntries(), accessWeakeningEntries(), gapsEntries(), wildcardEntries(), pathPrecedenceEntries(), originEntries(), guardrailEntries())
 }
 
 func coreEntries() []entry {

@@ -70,6 +70,10 @@ type Metrics struct {
 	sources map[sourceKey]SourceState
 	kinds   map[string]bool // every kind ever seen, so its counts fall to zero rather than vanish
 	access  map[types.NamespacedName]HostnameAccess
+	// poolHealthy and onFallback are per LoadBalancerPool and
+	// LoadBalancer, while their health is known (loadbalancing.go).
+	poolHealthy map[types.NamespacedName]bool
+	onFallback  map[types.NamespacedName]bool
 
 	configWrites *prometheus.CounterVec
 	configHeld   prometheus.Counter
@@ -94,9 +98,11 @@ var (
 // New returns the provider's metrics.
 func New() *Metrics {
 	m := &Metrics{
-		sources: map[sourceKey]SourceState{},
-		kinds:   map[string]bool{},
-		access:  map[types.NamespacedName]HostnameAccess{},
+		sources:     map[sourceKey]SourceState{},
+		kinds:       map[string]bool{},
+		access:      map[types.NamespacedName]HostnameAccess{},
+		poolHealthy: map[types.NamespacedName]bool{},
+		onFallback:  map[types.NamespacedName]bool{},
 		configWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cloudflare_tunnel_configuration_writes_total",
 			Help: "Writes of a tunnel's remote configuration (its published hostnames) to Cloudflare, by outcome (success, error).",
@@ -181,6 +187,8 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descSources
 	ch <- descProtected
 	ch <- descWaitingForAccess
+	ch <- descPoolHealthy
+	ch <- descOnFallback
 	m.configWrites.Describe(ch)
 	m.configHeld.Describe(ch)
 }
@@ -199,6 +207,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	counts := m.accessCounts()
 	ch <- prometheus.MustNewConstMetric(descProtected, prometheus.GaugeValue, float64(counts[HostnameProtected]))
 	ch <- prometheus.MustNewConstMetric(descWaitingForAccess, prometheus.GaugeValue, float64(counts[HostnameWaitingForAccess]))
+	m.collectLoadBalancing(ch)
 }
 
 func (m *Metrics) accessCounts() map[HostnameAccess]int {

@@ -138,3 +138,35 @@ func TestMetricsFollowPrometheusConventions(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A pool's and a load balancer's series follow what is known of their
+// health, and go when it is not known (or they are gone).
+func TestLoadBalancingHealth(t *testing.T) {
+	m := New()
+	name := func(n string) types.NamespacedName { return types.NamespacedName{Namespace: "n", Name: n} }
+	m.SetPoolHealthy(name("a"), true, true)
+	m.SetPoolHealthy(name("b"), true, true)
+	m.SetPoolHealthy(name("b"), false, true)
+	m.SetPoolHealthy(name("c"), true, true)
+	m.SetPoolHealthy(name("c"), false, false)
+	m.SetOnFallback(name("lb"), true, true)
+	m.SetOnFallback(name("other"), false, true)
+	m.SetOnFallback(name("gone"), false, true)
+	m.SetOnFallback(name("gone"), false, false)
+	want := `
+# HELP cloudflare_tunnel_load_balancer_pool_healthy 1 when Cloudflare's monitors find the LoadBalancerPool healthy in every region, 0 when not; absent while Cloudflare reports no health for it.
+# TYPE cloudflare_tunnel_load_balancer_pool_healthy gauge
+cloudflare_tunnel_load_balancer_pool_healthy{name="a",namespace="n"} 1
+cloudflare_tunnel_load_balancer_pool_healthy{name="b",namespace="n"} 0
+# HELP cloudflare_tunnel_load_balancer_on_fallback 1 when no default pool of the LoadBalancer is healthy in some region, so its fallback pool serves there; 0 when a default pool serves everywhere; absent while the pools' health is not known.
+# TYPE cloudflare_tunnel_load_balancer_on_fallback gauge
+cloudflare_tunnel_load_balancer_on_fallback{name="lb",namespace="n"} 1
+cloudflare_tunnel_load_balancer_on_fallback{name="other",namespace="n"} 0
+`
+	if err := testutil.CollectAndCompare(m, strings.NewReader(want), "cloudflare_tunnel_load_balancer_pool_healthy", "cloudflare_tunnel_load_balancer_on_fallback"); err != nil {
+		t.Error(err)
+	}
+	var none *Metrics
+	none.SetPoolHealthy(name("a"), true, true)
+	none.SetOnFallback(name("a"), true, true)
+}

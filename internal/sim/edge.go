@@ -159,9 +159,10 @@ func (s *Server) zoneFor(name string) *zone {
 // a name's own records if it has any; otherwise the wildcard "*.<p>" of its
 // closest existing ancestor p ("wildcards will be applied for multiple
 // levels, but a specific record on any equal or lower level will terminate
-// anything on or below this specific record"). GUESS: an ancestor with no
-// records of its own but names below it (an empty non-terminal) ends a
-// wildcard's reach too, as RFC 4592 has it. Callers hold s.mu.
+// anything on or below this specific record"); never the zone's apex.
+// GUESS: a name with no records of its own but names below it (an empty
+// non-terminal, such as "sub" when only "*.sub" exists) ends a wildcard's
+// reach, for itself and below, as RFC 4592 has it. Callers hold s.mu.
 func (s *Server) answeringRecords(z *zone, name string) []*dnsRecord {
 	var inZone []*dnsRecord
 	for _, rec := range s.records {
@@ -169,7 +170,7 @@ func (s *Server) answeringRecords(z *zone, name string) []*dnsRecord {
 			inZone = append(inZone, rec)
 		}
 	}
-	if own := recordsNamed(inZone, name); len(own) > 0 || name == z.Name {
+	if own := recordsNamed(inZone, name); len(own) > 0 || name == z.Name || nameExists(inZone, name) {
 		return own
 	}
 	for p := parentName(name); ; p = parentName(p) {

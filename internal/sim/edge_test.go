@@ -250,6 +250,7 @@ func TestEdgeWildcardDNS(t *testing.T) {
 	f.record(t, "A", "dns-only.example.com", "192.0.2.1", false)
 	f.cname(t, "*.deep.dns-only.example.com", id)
 	f.record(t, "TXT", "deep.ent.example.com", "below an empty non-terminal", false)
+	f.cname(t, "*.sub.example.com", id)
 	f.configure(t, id, `{"ingress": [{"service": "http://web"}]}`)
 	for host, served := range map[string]bool{
 		"a.example.com":                     true,
@@ -263,7 +264,12 @@ func TestEdgeWildcardDNS(t *testing.T) {
 		"example.com":                       false, // the wildcard is not the apex
 		"deep.dns-only.example.com":         false, // dns-only's own record ends *.example.com
 		"m.ent.example.com":                 false, // ent exists only as a name above a record: GUESS, as RFC 4592
-		"a.example.com.":                    true,  // a trailing dot
+		"ent.example.com":                   false, // and so does ent itself
+		"deep.dns-only.example.com.":        false,
+		"sub.example.com":                   false, // only *.sub.example.com is below it: GUESS, as RFC 4592
+		"x.sub.example.com":                 true,  // *.sub.example.com
+		"x.y.sub.example.com":               true,
+		"a.example.com.":                    true, // a trailing dot
 		"A.EXAMPLE.COM":                     true,
 		"a.example.com.evil.org":            false,
 		"xample.com":                        false,

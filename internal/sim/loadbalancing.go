@@ -5,8 +5,11 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim/cloudflared"
 )
 
 // Cloudflare Load Balancing: monitors and pools (account-scoped), load
@@ -33,7 +36,7 @@ func (s *Server) loadBalancingRoutes() []lbRoute {
 		{"GET /accounts/{account_id}/load_balancers/pools/{pool_id}", "lb_pools.get", s.getPool},
 		{"PUT /accounts/{account_id}/load_balancers/pools/{pool_id}", "lb_pools.update", s.updatePool},
 		{"DELETE /accounts/{account_id}/load_balancers/pools/{pool_id}", "lb_pools.delete", s.deletePool},
-		{"GET /accounts/{account_id}/load_balancers/pools/{pool_id}/health", "lb_pools.health", s.poolHealth},
+		{"GET /accounts/{account_id}/load_balancers/pools/{pool_id}/health", "lb_pools.health.get", s.poolHealth},
 		{"POST /zones/{zone_id}/load_balancers", "load_balancers.create", s.createLoadBalancer},
 		{"GET /zones/{zone_id}/load_balancers", "load_balancers.list", s.listLoadBalancers},
 		{"GET /zones/{zone_id}/load_balancers/{load_balancer_id}", "load_balancers.get", s.getLoadBalancer},
@@ -47,6 +50,8 @@ type loadBalancingState struct {
 	monitors []*lbMonitor
 	pools    []*lbPool
 	lbs      []*loadBalancer
+	// probes are the monitored pools' last probes, by pool ID.
+	probes map[string]*poolProbes
 }
 
 // Error codes. Cloudflare documents 1005 ("This object is referenced by
@@ -229,6 +234,7 @@ func (s *Server) updateMonitor(r *http.Request, body []byte) (any, any, *apiErro
 	}
 	m.ID, m.created, m.CreatedOn, m.ModifiedOn = old.ID, old.created, old.CreatedOn, lbTime(s.now())
 	s.lb.monitors[i] = m
+	s.forgetProbes("", m.ID)
 	return m, nil, nil
 }
 
@@ -432,6 +438,7 @@ func (s *Server) updatePool(r *http.Request, body []byte) (any, any, *apiError) 
 	}
 	p.ID, p.created, p.CreatedOn, p.ModifiedOn = old.ID, old.created, old.CreatedOn, lbTime(s.now())
 	s.lb.pools[i] = p
+	s.forgetProbes(p.ID, "")
 	return p, nil, nil
 }
 
@@ -446,6 +453,7 @@ func (s *Server) deletePool(r *http.Request, _ []byte) (any, any, *apiError) {
 		}
 	}
 	s.lb.pools = slices.Delete(s.lb.pools, i, i+1)
+	delete(s.lb.probes, p.ID)
 	return map[string]string{"id": p.ID}, nil, nil
 }
 
@@ -470,42 +478,8 @@ type OriginHealth struct {
 	Healthy bool   `json:"healthy"`
 	// FailureReason says why an unhealthy origin is.
 	FailureReason string `json:"failure_reason,omitempty"`
-}
-
-// originHealth is an enabled origin's health as the simulator can know it:
-// a tunnel origin is healthy while its tunnel has connections to the edge
-// and the pool's monitor can reach it. Cloudflare documents that TCP
-// monitors do not work on tunnel origins. GUESS: any other address is
-// healthy (the simulator cannot probe it), and a pool without a monitor
-// counts every enabled origin healthy, as Cloudflare does for pools it does
-// not check.
-func (s *Server) originHealth(p *lbPool, o lbOrigin) OriginHealth {
-	h := OriginHealth{Name: o.Name, Address: o.Address, Healthy: true}
-	m := s.monitorByID(p.Monitor)
-	id, tunnelOrigin := tunnelOriginID(o.Address)
-	switch {
-	case !tunnelOrigin || m == nil && p.Monitor == "":
-		return h
-	case m != nil && m.Type == "tcp":
-		h.Healthy, h.FailureReason = false, "TCP monitors do not work on Cloudflare Tunnel origins"
-	default:
-		t := s.tunnelByID(id)
-		switch {
-		case t == nil:
-			h.Healthy, h.FailureReason = false, "no such tunnel"
-		case t.Status != "healthy" && t.Status != "degraded":
-			h.Healthy, h.FailureReason = false, "the tunnel has no connections to Cloudflare"
-		}
-	}
-	return h
-}
-
-func tunnelOriginID(address string) (string, bool) {
-	m := tunnelOriginRe.FindStringSubmatch(address)
-	if m == nil {
-		return "", false
-	}
-	return m[1], true
+	// ResponseCode is the HTTP status the probe got; 0 when it got none.
+	ResponseCode int `json:"response_code,omitempty"`
 }
 
 // PoolHealth is the simulator's view of one pool's health.
@@ -515,17 +489,41 @@ type PoolHealth struct {
 	Origins []OriginHealth `json:"origins"`
 }
 
+// poolProbes are a monitored pool's last probe: when, and each enabled
+// origin's standing (by origin name).
+type poolProbes struct {
+	at      time.Time
+	origins map[string]*originStanding
+}
+
+// originStanding is an origin's health with the run of probe results
+// that agree with the newest (monitors' consecutive_up/consecutive_down).
+type originStanding struct {
+	health OriginHealth
+	streak int
+}
+
 // poolHealthOf: a pool is healthy when it is enabled and at least
 // minimum_origins of its enabled origins are (documented: "The minimum
 // number of origins that must be healthy for this pool to serve traffic").
+// A monitored pool's origins are as its last probe found them: a probe is
+// due once the monitor's interval has passed since the last one, and
+// happens at the next read of the pool's health (the health endpoint, the
+// decision, PoolHealth). So a change shows no earlier than Cloudflare,
+// probing at those moments, would show it. GUESS: a new pool, or one whose
+// pool or monitor was just written, is probed at its first read; an
+// origin's first probe decides its health at once, later ones only after
+// consecutive_down failures (consecutive_up successes) in a row; every
+// region Cloudflare probes from agrees (one region).
 func (s *Server) poolHealthOf(p *lbPool) PoolHealth {
 	out := PoolHealth{PoolID: p.ID, Origins: []OriginHealth{}}
+	probes := s.probesOf(p)
 	healthy := 0
 	for _, o := range p.Origins {
 		if !o.Enabled {
 			continue
 		}
-		h := s.originHealth(p, o)
+		h := probes.origins[o.Name].health
 		if h.Healthy {
 			healthy++
 		}
@@ -533,6 +531,159 @@ func (s *Server) poolHealthOf(p *lbPool) PoolHealth {
 	}
 	out.Healthy = p.Enabled && healthy >= p.MinimumOrigins
 	return out
+}
+
+// probesOf is the pool's last probe, probing now if one is due.
+func (s *Server) probesOf(p *lbPool) *poolProbes {
+	m := s.monitorByID(p.Monitor)
+	last := s.lb.probes[p.ID]
+	now := s.now()
+	if m != nil && last != nil && now.Before(last.at.Add(time.Duration(m.Interval)*time.Second)) {
+		return last
+	}
+	next := &poolProbes{at: now, origins: map[string]*originStanding{}}
+	for _, o := range p.Origins {
+		result := s.probe(p, m, o)
+		prev := (*originStanding)(nil)
+		if last != nil {
+			prev = last.origins[o.Name]
+		}
+		next.origins[o.Name] = standing(prev, result, m)
+	}
+	if m != nil {
+		if s.lb.probes == nil {
+			s.lb.probes = map[string]*poolProbes{}
+		}
+		s.lb.probes[p.ID] = next
+	}
+	return next
+}
+
+// standing is an origin's health after a probe found result.
+func standing(prev *originStanding, result OriginHealth, m *lbMonitor) *originStanding {
+	if prev == nil || m == nil {
+		return &originStanding{health: result}
+	}
+	if result.Healthy != prev.health.Healthy {
+		needed := m.ConsecutiveDown
+		if result.Healthy {
+			needed = m.ConsecutiveUp
+		}
+		streak := prev.streak + 1
+		if streak < needed {
+			return &originStanding{health: prev.health, streak: streak}
+		}
+		return &originStanding{health: result, streak: 0}
+	}
+	// The same verdict again: the run of contrary results is broken.
+	return &originStanding{health: result, streak: 0}
+}
+
+// forgetProbes makes the pools m monitors (or the pool id) be probed
+// afresh at their next read.
+func (s *Server) forgetProbes(pool, monitor string) {
+	for _, p := range s.lb.pools {
+		if p.ID == pool || monitor != "" && p.Monitor == monitor {
+			delete(s.lb.probes, p.ID)
+		}
+	}
+}
+
+// probe is what one probe of origin o by monitor m finds. A tunnel origin
+// (<tunnel ID>.cfargotunnel.com) is probed as Cloudflare's edge reaches it:
+// the tunnel must have connections, and the rule cloudflared picks for the
+// probe's Host and the monitor's path must answer one of the expected
+// codes. Documented: TCP monitors do not work on tunnel origins, and an
+// origin's Host header takes precedence over the monitor's. GUESS: any
+// other address is healthy (the simulator cannot probe it), a pool without
+// a monitor counts every enabled origin healthy, as Cloudflare does for
+// pools it does not check, and a rule whose service is an HTTP origin
+// answers 200 (the simulator does not dial origins to probe them).
+func (s *Server) probe(p *lbPool, m *lbMonitor, o lbOrigin) OriginHealth {
+	h := OriginHealth{Name: o.Name, Address: o.Address, Healthy: true}
+	id, tunnelOrigin := tunnelOriginID(o.Address)
+	switch {
+	case !tunnelOrigin || m == nil && p.Monitor == "":
+		return h
+	case m == nil:
+		h.Healthy, h.FailureReason = false, "the pool's monitor does not exist"
+	case m.Type == "tcp":
+		h.Healthy, h.FailureReason = false, "TCP monitors do not work on Cloudflare Tunnel origins"
+	case m.Type != "http" && m.Type != "https":
+		h.Healthy, h.FailureReason = false, m.Type+" monitors do not reach Cloudflare Tunnel origins"
+	default:
+		return s.probeTunnel(id, m, o, h)
+	}
+	return h
+}
+
+// probeTunnel probes a tunnel origin over HTTP(S). GUESS: the failure
+// reasons' wording.
+func (s *Server) probeTunnel(id string, m *lbMonitor, o lbOrigin, h OriginHealth) OriginHealth {
+	t := s.tunnelByID(id)
+	switch {
+	case t == nil:
+		h.Healthy, h.FailureReason = false, "no such tunnel"
+		return h
+	case t.Status != "healthy" && t.Status != "degraded":
+		h.Healthy, h.FailureReason = false, "the tunnel has no connections to Cloudflare"
+		return h
+	}
+	h.ResponseCode = tunnelAnswer(t, probeHost(m, o), m.Path)
+	if !expectedCode(m.ExpectedCodes, h.ResponseCode) {
+		h.Healthy = false
+		h.FailureReason = fmt.Sprintf("HTTP response code %d is not the expected %s", h.ResponseCode, m.ExpectedCodes)
+	}
+	return h
+}
+
+// probeHost is the Host a probe of o carries: the origin's own Host
+// header, else the monitor's, else the origin's address.
+func probeHost(m *lbMonitor, o lbOrigin) string {
+	for _, hdr := range []map[string][]string{o.Header, m.Header} {
+		if v := hdr["Host"]; len(v) > 0 && v[0] != "" {
+			return v[0]
+		}
+	}
+	return o.Address
+}
+
+// tunnelAnswer is the status the tunnel's configuration gives a request
+// for host and path: cloudflared's rule (its catch-all when none
+// matches; 503 with no configuration), as the edge serves it. A rule
+// requiring Access answers 403: a probe carries no Access token.
+func tunnelAnswer(t *tunnel, host, path string) int {
+	ing := cloudflared.Default()
+	if t.ingress != nil {
+		ing = *t.ingress
+	}
+	rule, _ := ing.Match(host, path)
+	switch {
+	case rule.Access.Required:
+		return http.StatusForbidden
+	case rule.Service.Kind == cloudflared.ServiceStatus:
+		return rule.Service.Status
+	case rule.Service.Kind == cloudflared.ServiceHTTP || rule.Service.Kind == cloudflared.ServiceHelloWorld:
+		return http.StatusOK
+	}
+	return http.StatusBadGateway
+}
+
+// expectedCode: codes is a status ("200") or a class ("2xx").
+func expectedCode(codes string, code int) bool {
+	got := strconv.Itoa(code)
+	if strings.HasSuffix(codes, "xx") {
+		return len(got) == 3 && got[0] == codes[0]
+	}
+	return got == codes
+}
+
+func tunnelOriginID(address string) (string, bool) {
+	m := tunnelOriginRe.FindStringSubmatch(address)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
 }
 
 // poolHealth answers GET …/pools/{id}/health in the document's shape:
@@ -550,8 +701,12 @@ func (s *Server) poolHealth(r *http.Request, _ []byte) (any, any, *apiError) {
 		entry := map[string]any{"healthy": o.Healthy, "rtt": "1ms"}
 		if !o.Healthy {
 			entry["failure_reason"] = o.FailureReason
-		} else {
-			entry["response_code"] = 200
+		}
+		if o.ResponseCode != 0 {
+			entry["response_code"] = o.ResponseCode
+		} else if o.Healthy {
+			// GUESS: an origin the simulator does not probe answers 200.
+			entry["response_code"] = http.StatusOK
 		}
 		origins = append(origins, map[string]any{o.Address: entry})
 	}
@@ -562,6 +717,7 @@ func (s *Server) poolHealth(r *http.Request, _ []byte) (any, any, *apiError) {
 func (s *Server) PoolHealth(id string) (PoolHealth, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.expireConnectors()
 	p := s.poolByID(id)
 	if p == nil {
 		return PoolHealth{}, false
@@ -825,8 +981,9 @@ func (s *Server) decide(lb *loadBalancer) LoadBalancerDecision {
 func (s *Server) chooseOrigin(p *lbPool) (lbOrigin, bool) {
 	var best lbOrigin
 	found := false
+	probes := s.probesOf(p)
 	for _, o := range p.Origins {
-		if !o.Enabled || o.Weight == 0 || !s.originHealth(p, o).Healthy {
+		if !o.Enabled || o.Weight == 0 || !probes.origins[o.Name].health.Healthy {
 			continue
 		}
 		if !found || o.Weight > best.Weight {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -18,15 +19,30 @@ type lbFixture struct {
 	s   *Server
 	srv *httptest.Server
 	t   *testing.T
+	// now is the simulator's clock: monitors probe once per interval.
+	now time.Time
 }
 
 func newLBFixture(t *testing.T) *lbFixture {
 	t.Helper()
-	s := New(Options{Token: token, AccountID: account, Zones: []string{zoneName}})
-	srv := httptest.NewServer(s)
-	t.Cleanup(srv.Close)
-	return &lbFixture{s: s, srv: srv, t: t}
+	f := &lbFixture{t: t, now: time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)}
+	f.s = New(Options{Token: token, AccountID: account, Zones: []string{zoneName}, Now: func() time.Time { return f.now }})
+	f.srv = httptest.NewServer(f.s)
+	t.Cleanup(f.srv.Close)
+	return f
 }
+
+// probeInterval is httpMonitor's interval: after it, the next read
+// probes again.
+const probeInterval = 60 * time.Second
+
+// nextProbe moves the clock to when the monitors probe again.
+func (f *lbFixture) nextProbe() { f.now = f.now.Add(probeInterval) }
+
+// appRules is the tunnels' configuration: app.example.com's /healthz is
+// served by the app (the simulator counts an HTTP origin's answer 200),
+// /down by a 503, anything else by the catch-all 404.
+const appRules = `{"config":{"ingress":[{"hostname":"app.example.com","path":"^/down","service":"http_status:503"},{"hostname":"app.example.com","service":"http://app.default:8080"},{"service":"http_status:404"}]}}`
 
 const (
 	monitorsPath = "/accounts/" + account + "/load_balancers/monitors"
@@ -56,11 +72,18 @@ func (f *lbFixture) tunnel(connectors int) string {
 	if !f.s.SetConnectors(tun.ID, connectors) {
 		f.t.Fatalf("SetConnectors(%s)", tun.ID)
 	}
+	if r := checkedCall(f.t, f.srv, "PUT", "/accounts/"+account+"/cfd_tunnel/"+tun.ID+"/configurations", appRules); r.Status != http.StatusOK {
+		f.t.Fatalf("configuring the tunnel: %d %v", r.Status, r.Body.Errors)
+	}
 	return tun.ID
 }
 
 func httpMonitor(desc string) string {
-	return fmt.Sprintf(`{"type":"https","path":"/healthz","expected_codes":"200","interval":60,"timeout":5,"retries":2,"header":{"Host":["app.example.com"]},"description":%q}`, desc)
+	return monitorOf("app.example.com", "/healthz", "200", desc)
+}
+
+func monitorOf(host, path, codes, desc string) string {
+	return fmt.Sprintf(`{"type":"https","path":%q,"expected_codes":%q,"interval":60,"timeout":5,"retries":2,"header":{"Host":[%q]},"description":%q}`, path, codes, host, desc)
 }
 
 func tunnelPool(name, monitor string, tunnels ...string) string {
@@ -70,6 +93,12 @@ func tunnelPool(name, monitor string, tunnels ...string) string {
 	}
 	b, _ := json.Marshal(map[string]any{"name": name, "monitor": monitor, "origins": origins})
 	return string(b)
+}
+
+// hostlessPool is a pool of one tunnel origin without a Host header: the
+// monitor's Host is sent.
+func hostlessPool(name, monitor, tunnel string) string {
+	return `{"name":"` + name + `","monitor":"` + monitor + `","origins":[{"name":"o","address":"` + tunnel + `.cfargotunnel.com"}]}`
 }
 
 func lbBody(name string, pools []string, fallback, steering string) string {
@@ -179,19 +208,33 @@ func TestPoolHealthFollowsTheTunnelsConnectors(t *testing.T) {
 	up, down := f.tunnel(2), f.tunnel(0)
 	mon := f.create(monitorsPath, httpMonitor(""))
 	tcp := f.create(monitorsPath, `{"type":"tcp","port":443}`)
+	downPath := f.create(monitorsPath, monitorOf("app.example.com", "/down", "200", ""))
+	elsewhere := f.create(monitorsPath, monitorOf("other.example.com", "/healthz", "200", ""))
+	connectorUp := f.create(monitorsPath, monitorOf("other.example.com", "/healthz", "404", ""))
+	class := f.create(monitorsPath, monitorOf("app.example.com", "/healthz", "2xx", ""))
+	bare := f.tunnel(2)
+	f.s.mu.Lock()
+	f.s.tunnelByID(bare).ingress = nil // as if never configured
+	f.s.mu.Unlock()
 	for name, c := range map[string]struct {
 		body        string
 		wantHealthy bool
 	}{
-		"connected tunnel":              {tunnelPool("p1", mon, up), true},
-		"tunnel without connectors":     {tunnelPool("p2", mon, down), false},
-		"one of two, minimum one":       {tunnelPool("p3", mon, up, down), true},
-		"tcp monitor on a tunnel":       {tunnelPool("p4", tcp, up), false},
-		"missing tunnel":                {tunnelPool("p5", mon, "00000000-0000-4000-8000-000000000000"), false},
-		"no monitor: assumed healthy":   {tunnelPool("p6", "", down), true},
-		"disabled pool":                 {`{"name":"p7","enabled":false,"origins":[{"name":"o","address":"` + up + `.cfargotunnel.com"}]}`, false},
-		"two of two needed, one is up":  {`{"name":"p8","monitor":"` + mon + `","minimum_origins":2,"origins":[{"name":"a","address":"` + up + `.cfargotunnel.com"},{"name":"b","address":"` + down + `.cfargotunnel.com"}]}`, false},
-		"only origin disabled, none up": {`{"name":"p9","monitor":"` + mon + `","origins":[{"name":"a","enabled":false,"address":"` + up + `.cfargotunnel.com"}]}`, false},
+		"connected tunnel":               {tunnelPool("p1", mon, up), true},
+		"tunnel without connectors":      {tunnelPool("p2", mon, down), false},
+		"one of two, minimum one":        {tunnelPool("p3", mon, up, down), true},
+		"tcp monitor on a tunnel":        {tunnelPool("p4", tcp, up), false},
+		"missing tunnel":                 {tunnelPool("p5", mon, "00000000-0000-4000-8000-000000000000"), false},
+		"no monitor: assumed healthy":    {tunnelPool("p6", "", down), true},
+		"disabled pool":                  {`{"name":"p7","enabled":false,"origins":[{"name":"o","address":"` + up + `.cfargotunnel.com"}]}`, false},
+		"two of two needed, one is up":   {`{"name":"p8","monitor":"` + mon + `","minimum_origins":2,"origins":[{"name":"a","address":"` + up + `.cfargotunnel.com"},{"name":"b","address":"` + down + `.cfargotunnel.com"}]}`, false},
+		"only origin disabled, none up":  {`{"name":"p9","monitor":"` + mon + `","origins":[{"name":"a","enabled":false,"address":"` + up + `.cfargotunnel.com"}]}`, false},
+		"the path's rule answers 503":    {tunnelPool("p10", downPath, up), false},
+		"the catch-all's 404":            {hostlessPool("p11", elsewhere, up), false},
+		"the catch-all's 404 expected":   {hostlessPool("p12", connectorUp, up), true},
+		"a 2xx class":                    {tunnelPool("p13", class, up), true},
+		"the origin's Host first":        {`{"name":"p14","monitor":"` + mon + `","origins":[{"name":"a","address":"` + up + `.cfargotunnel.com","header":{"Host":["other.example.com"]}}]}`, false},
+		"a tunnel without configuration": {tunnelPool("p15", mon, bare), false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			id := f.create(poolsPath, c.body)
@@ -245,12 +288,18 @@ func TestDecisionFailsOverAndBack(t *testing.T) {
 	lbID := f.s.lb.lbs[0].ID
 	decide(LoadBalancerDecision{LoadBalancerID: lbID, PoolID: pa, PoolName: "a", Origin: "o0", OriginAddress: a + ".cfargotunnel.com", Candidates: []string{pa}})
 	f.s.SetConnectors(a, 0)
+	// Nothing moves until the monitors probe again.
+	decide(LoadBalancerDecision{LoadBalancerID: lbID, PoolID: pa, PoolName: "a", Origin: "o0", OriginAddress: a + ".cfargotunnel.com", Candidates: []string{pa}})
+	f.nextProbe()
 	decide(LoadBalancerDecision{LoadBalancerID: lbID, PoolID: pb, PoolName: "b", Origin: "o0", OriginAddress: b + ".cfargotunnel.com", Candidates: []string{pb}})
 	f.s.SetConnectors(b, 0)
+	f.nextProbe()
 	decide(LoadBalancerDecision{LoadBalancerID: lbID, PoolID: fb, PoolName: "fallback", Origin: "o0", OriginAddress: c + ".cfargotunnel.com", Fallback: true, Candidates: []string{fb}})
 	f.s.SetConnectors(c, 0)
+	f.nextProbe()
 	decide(LoadBalancerDecision{LoadBalancerID: lbID, PoolID: fb, PoolName: "fallback", Fallback: true, Candidates: []string{fb}})
 	f.s.SetConnectors(a, 1)
+	f.nextProbe()
 	decide(LoadBalancerDecision{LoadBalancerID: lbID, PoolID: pa, PoolName: "a", Origin: "o0", OriginAddress: a + ".cfargotunnel.com", Candidates: []string{pa}})
 
 	if _, ok := f.s.Decide("other.example.com"); ok {
@@ -272,8 +321,63 @@ func TestDecisionCandidatesUnderRandomSteering(t *testing.T) {
 		t.Errorf("candidates (-want +got):\n%s", diff)
 	}
 	f.s.SetConnectors(a, 0)
+	f.nextProbe()
 	d, _ = f.s.Decide("app.example.com")
 	if diff := cmp.Diff([]string{pb}, d.Candidates); diff != "" || d.Fallback {
 		t.Errorf("candidates with a down (-want +got):\n%s (fallback %t)", diff, d.Fallback)
+	}
+}
+
+// Health changes only when the monitor probes again (once per interval,
+// at the first read after it), and only after consecutive_down failures
+// in a row; one success brings it back (consecutive_up 1).
+func TestHealthChangesOnlyAtTheNextProbe(t *testing.T) {
+	f := newLBFixture(t)
+	tun := f.tunnel(2)
+	mon := f.create(monitorsPath, `{"type":"https","path":"/healthz","expected_codes":"200","interval":60,"timeout":5,"consecutive_down":2,"header":{"Host":["app.example.com"]}}`)
+	pool := f.create(poolsPath, tunnelPool("a", mon, tun))
+	healthy := func(want bool, when string) {
+		t.Helper()
+		if h, _ := f.s.PoolHealth(pool); h.Healthy != want {
+			t.Errorf("%s: healthy = %t, want %t", when, h.Healthy, want)
+		}
+	}
+	healthy(true, "first probe")
+	f.s.SetConnectors(tun, 0)
+	f.now = f.now.Add(probeInterval - time.Second)
+	healthy(true, "before the interval")
+	f.now = f.now.Add(time.Second)
+	healthy(true, "one failed probe of the two consecutive_down needs")
+	f.nextProbe()
+	healthy(false, "the second failed probe")
+	f.s.SetConnectors(tun, 2)
+	healthy(false, "reconnected, before the next probe")
+	f.nextProbe()
+	healthy(true, "the next probe")
+}
+
+// The health endpoint gives the failing probe's response code and reason.
+func TestPoolHealthAnswerNamesTheFailure(t *testing.T) {
+	f := newLBFixture(t)
+	mon := f.create(monitorsPath, monitorOf("app.example.com", "/down", "200", ""))
+	tun := f.tunnel(2)
+	pool := f.create(poolsPath, tunnelPool("a", mon, tun))
+	r := checkedCall(t, f.srv, "GET", poolsPath+"/"+pool+"/health", "")
+	var h struct {
+		PopHealth struct {
+			Healthy bool
+			Origins []map[string]struct {
+				Healthy       bool
+				FailureReason string `json:"failure_reason"`
+				ResponseCode  int    `json:"response_code"`
+			}
+		} `json:"pop_health"`
+	}
+	if r.Status != 200 || json.Unmarshal(r.Body.Result, &h) != nil {
+		t.Fatalf("health: %d %v", r.Status, r.Body.Errors)
+	}
+	o := h.PopHealth.Origins[0][tun+".cfargotunnel.com"]
+	if h.PopHealth.Healthy || o.Healthy || o.ResponseCode != 503 || o.FailureReason == "" {
+		t.Errorf("health answer %+v", h)
 	}
 }

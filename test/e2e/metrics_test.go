@@ -13,8 +13,14 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	lbv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/loadbalancing/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
@@ -97,6 +103,56 @@ func documentedMetrics(t *testing.T) []string {
 	return out
 }
 
+// loadBalancing makes, in ns, a pool of one raw address and a load balancer
+// serving from it, both Ready.
+func loadBalancing(t *testing.T, ns string) (*lbv1alpha1.LoadBalancerPool, *lbv1alpha1.LoadBalancer) {
+	t.Helper()
+	ctx := context.Background()
+	pool := &lbv1alpha1.LoadBalancerPool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pool"}}
+	pool.Spec.ForProvider = lbv1alpha1.LoadBalancerPoolParameters{Name: "metrics-" + ns,
+		Origins: []lbv1alpha1.PoolOrigin{{Name: "dc", Address: ptr.To("origin.example.net")}}}
+	lb := &lbv1alpha1.LoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lb"}}
+	lb.Spec.ForProvider = lbv1alpha1.LoadBalancerParameters{Hostname: "lb-" + ns + "." + zone,
+		DefaultPoolsRefs: []xpv2.NamespacedReference{{Name: "pool"}}, FallbackPoolRef: &xpv2.NamespacedReference{Name: "pool"}}
+	for _, o := range []client.Object{pool, lb} {
+		if err := env.kube.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wait.Eventually(t, 3*time.Minute, "the pool and the load balancer Ready", func() error {
+		for _, o := range []interface {
+			client.Object
+			GetCondition(xpv2.ConditionType) xpv2.Condition
+		}{pool, lb} {
+			if err := env.kube.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
+				return err
+			}
+			if c := o.GetCondition(xpv2.TypeReady); c.Status != corev1.ConditionTrue {
+				return fmt.Errorf("%T %s not Ready: %s", o, o.GetName(), o.GetCondition(xpv2.TypeSynced).Message)
+			}
+		}
+		return nil
+	})
+	return pool, lb
+}
+
+// deleteLoadBalancing deletes the load balancer, then its pool, and waits
+// until the account holds neither.
+func deleteLoadBalancing(t *testing.T, pool *lbv1alpha1.LoadBalancerPool, lb *lbv1alpha1.LoadBalancer) {
+	t.Helper()
+	for _, o := range []client.Object{lb, pool} {
+		if err := env.kube.Delete(context.Background(), o); err != nil {
+			t.Error(err)
+		}
+	}
+	wait.Eventually(t, 3*time.Minute, "the pool and the load balancer gone", func() error {
+		if _, pools, lbs := env.sim.LoadBalancingObjects(); pools+lbs > 0 {
+			return fmt.Errorf("%d pools, %d load balancers left", pools, lbs)
+		}
+		return nil
+	})
+}
+
 // TestMetricsAreDocumented: every metric docs/metrics.md documents is served
 // by the provider binary. The test makes what the rarer ones need itself —
 // a hand edit in Cloudflare (the drift histogram) and a deletion (the
@@ -133,6 +189,10 @@ func TestMetricsAreDocumented(t *testing.T) {
 		return nil
 	})
 	deleteNamespace(t, ns, cft.Status.TunnelID, nil)
+	// The load-balancing gauges have a series per pool and load balancer
+	// whose health Cloudflare reports.
+	pool, lb := loadBalancing(t, namespace(t, "metrics-lb"))
+	defer deleteLoadBalancing(t, pool, lb)
 
 	wait.Eventually(t, time.Minute, "every documented metric served", func() error {
 		fams, err := scrape(env.metricsURL)

@@ -143,6 +143,31 @@ var cases = map[string]map[string]alertCase{
 			at:     20 * time.Minute, firing: []map[string]string{{}},
 		},
 	},
+	"CloudflareLoadBalancerPoolUnhealthy": {
+		"Healthy": {series: `cloudflare_tunnel_load_balancer_pool_healthy{namespace="a",name="p"} 1x30`, at: 30 * time.Minute},
+		// A tunnel whose connectors dropped for good.
+		"UnhealthyFiveMinutes": {
+			series: `cloudflare_tunnel_load_balancer_pool_healthy{namespace="a",name="p"} 1x5 0x25` + "\n" + `cloudflare_tunnel_load_balancer_pool_healthy{namespace="a",name="q"} 1x30`,
+			at:     15 * time.Minute, firing: []map[string]string{{"namespace": "a", "name": "p"}},
+		},
+		// A cloudflared rolled over: back within minutes, no alert.
+		"BackWithinMinutes": {series: `cloudflare_tunnel_load_balancer_pool_healthy{namespace="a",name="p"} 1x5 0x3 1x20`, at: 25 * time.Minute},
+		// Health not known (no monitor): no series, no alert.
+		"Unknown": {series: `cloudflare_tunnel_load_balancer_on_fallback{namespace="a",name="lb"} 0x30`, at: 30 * time.Minute},
+	},
+	"CloudflareLoadBalancerOnFallback": {
+		"ServedByADefaultPool": {series: `cloudflare_tunnel_load_balancer_on_fallback{namespace="a",name="lb"} 0x30`, at: 30 * time.Minute},
+		"OnFallback": {
+			series: `cloudflare_tunnel_load_balancer_on_fallback{namespace="a",name="lb"} 0x5 1x25`,
+			at:     10 * time.Minute, firing: []map[string]string{{"namespace": "a", "name": "lb"}},
+		},
+		// Every replica's series: one alert per load balancer.
+		"TwoReplicas": {
+			series: `cloudflare_tunnel_load_balancer_on_fallback{namespace="a",name="lb",pod="x"} 1x30` + "\n" + `cloudflare_tunnel_load_balancer_on_fallback{namespace="a",name="lb",pod="y"} 1x30`,
+			at:     10 * time.Minute, firing: []map[string]string{{"namespace": "a", "name": "lb"}},
+		},
+		"BackWithinAMinute": {series: `cloudflare_tunnel_load_balancer_on_fallback{namespace="a",name="lb"} 0x5 1x1 0x20`, at: 25 * time.Minute},
+	},
 }
 
 // budgetWait is the wait histogram with every request (10 a second) waiting

@@ -127,6 +127,22 @@ type LoadBalancerObservation struct {
 	ZoneName string `json:"zoneName,omitempty"`
 	// CreatedOn is when the load balancer was created.
 	CreatedOn *metav1.Time `json:"createdOn,omitempty"`
+	// ServingPool is the ID of the pool that serves now, derived from the
+	// pools' health in order: the first default pool healthy everywhere,
+	// else the fallback pool. Derived with steering off only: another
+	// policy picks among the healthy pools by latency, geography or
+	// chance, which is not derived (see healthyPools). Unset while the
+	// health of a pool it depends on is unknown.
+	// +optional
+	ServingPool string `json:"servingPool,omitempty"`
+	// HealthyPools are the default pools Cloudflare reports healthy in
+	// every region, in order.
+	// +optional
+	HealthyPools []string `json:"healthyPools,omitempty"`
+	// FallbackRegions are the regions in which no default pool is
+	// healthy, so the fallback pool serves them.
+	// +optional
+	FallbackRegions []string `json:"fallbackRegions,omitempty"`
 }
 
 // A LoadBalancerSpec defines the desired state of a LoadBalancer.
@@ -152,6 +168,8 @@ type LoadBalancerStatus struct {
 // +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
 // +kubebuilder:printcolumn:name="EXTERNAL-NAME",type="string",JSONPath=".metadata.annotations.crossplane\\.io/external-name"
 // +kubebuilder:printcolumn:name="HOSTNAME",type="string",JSONPath=".spec.forProvider.hostname"
+// +kubebuilder:printcolumn:name="HEALTHY",type="string",JSONPath=".status.conditions[?(@.type=='Healthy')].status"
+// +kubebuilder:printcolumn:name="SERVING",type="string",JSONPath=".status.atProvider.servingPool"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced,categories={crossplane,managed,cloudflare}

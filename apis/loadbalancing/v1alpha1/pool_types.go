@@ -119,6 +119,11 @@ type LoadBalancerPoolObservation struct {
 	Addresses []string `json:"addresses,omitempty"`
 	// CreatedOn is when the pool was created.
 	CreatedOn *metav1.Time `json:"createdOn,omitempty"`
+	// Health as Cloudflare's pool health endpoint last reported it; unset
+	// while it reports none. The Healthy condition says the same in a
+	// word.
+	// +optional
+	Health *PoolHealth `json:"health,omitempty"`
 }
 
 // A LoadBalancerPoolSpec defines the desired state of a LoadBalancerPool.
@@ -144,6 +149,7 @@ type LoadBalancerPoolStatus struct {
 // +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
 // +kubebuilder:printcolumn:name="EXTERNAL-NAME",type="string",JSONPath=".metadata.annotations.crossplane\\.io/external-name"
 // +kubebuilder:printcolumn:name="POOL",type="string",JSONPath=".spec.forProvider.name"
+// +kubebuilder:printcolumn:name="HEALTHY",type="string",JSONPath=".status.conditions[?(@.type=='Healthy')].status"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced,categories={crossplane,managed,cloudflare}

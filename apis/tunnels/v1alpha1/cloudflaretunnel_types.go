@@ -12,7 +12,7 @@ import (
 // DefaultCloudflaredImage is the pinned cloudflared a CloudflareTunnel runs
 // unless spec.image says otherwise (private hostname routes need
 // MinimumCloudflaredVersion or later).
-const DefaultCloudflaredImage = "cloudflare/cloudflared:2026.8.3"
+const DefaultCloudflaredImage = "cloudflare/cloudflared:2026.10.0"
 
 // CloudflareTunnelSpec is a running tunnel: the Cloudflare tunnel and the
 // cloudflared Deployment that serves it.

@@ -147,8 +147,9 @@ const (
 	HostnamePending = "Pending"
 	// HostnameConflict: another source published it first.
 	HostnameConflict = "Conflict"
-	// HostnameNotSupported: a wildcard, or a route kind the binding does
-	// not publish; reported, never published.
+	// HostnameNotSupported: a route kind the binding does not publish (a
+	// GRPCRoute), or a route and listener that name no hostname at all;
+	// reported, never published.
 	HostnameNotSupported = "NotSupported"
 	// HostnameInvalid: its route has an annotation that cannot be used
 	// (an Access annotation, say); nothing new is published for the route,

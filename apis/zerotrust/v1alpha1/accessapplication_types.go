@@ -45,18 +45,21 @@ type AccessApplicationParameters struct {
 	Name string `json:"name"`
 
 	// Domain is the hostname, optionally with a path, the application
-	// protects, e.g. "grafana.example.com" or "example.com/admin".
+	// protects, e.g. "grafana.example.com" or "example.com/admin". A
+	// leading "*." protects the names one level below ("*.example.com":
+	// a.example.com, not a.b.example.com nor example.com), as Cloudflare
+	// Access matches a wildcard.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=500
-	// +kubebuilder:validation:Pattern=`^([A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.])+[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?(/[^\s]*)?$`
+	// +kubebuilder:validation:Pattern=`^([*][.])?([A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.])+[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?(/[^\s]*)?$`
 	Domain string `json:"domain"`
 
-	// Destinations are more hostnames (with optional paths) the application
-	// protects besides its domain.
+	// Destinations are more hostnames (with optional paths, an optional
+	// leading "*.") the application protects besides its domain.
 	// +optional
 	// +kubebuilder:validation:MaxItems=50
 	// +kubebuilder:validation:items:MaxLength=500
-	// +kubebuilder:validation:items:Pattern=`^([A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.])+[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?(/[^\s]*)?$`
+	// +kubebuilder:validation:items:Pattern=`^([*][.])?([A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?[.])+[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?(/[^\s]*)?$`
 	Destinations []string `json:"destinations,omitempty"`
 
 	// SessionDuration of a login, e.g. "24h" (Cloudflare's default).

@@ -52,6 +52,9 @@ type accountCache struct {
 	lbMonitors snapshot[LoadBalancerMonitor]
 	lbPools    snapshot[Pool]
 	lbs        map[string]*snapshot[LoadBalancer] // by zone ID, under mu
+	// poolHealth is each pool's health as last read, by pool ID, under mu
+	// (poolhealth.go).
+	poolHealth map[string]timedPoolHealth
 	mu         sync.Mutex
 	records    map[string]*snapshot[DNSRecord] // by zone ID
 	// configs are the tunnels' configuration documents as last read or

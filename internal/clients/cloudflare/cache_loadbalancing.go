@@ -85,7 +85,11 @@ func (c *CachedClient) UpdatePool(ctx context.Context, id string, in PoolInput) 
 
 // DeletePool deletes and forgets the pool.
 func (c *CachedClient) DeletePool(ctx context.Context, id string) error {
-	return c.cachedPools().remove(ctx, id, c.Client.DeletePool)
+	err := c.cachedPools().remove(ctx, id, c.Client.DeletePool)
+	if err == nil {
+		c.cache.forgetPoolHealth(id)
+	}
+	return err
 }
 
 // zoneLoadBalancers is the snapshot of one zone's load balancers.

@@ -127,6 +127,8 @@ type LoadBalancingAPI interface {
 	CreateLoadBalancer(ctx context.Context, zoneID string, in LoadBalancerInput) (*LoadBalancer, error)
 	UpdateLoadBalancer(ctx context.Context, zoneID, id string, in LoadBalancerInput) (*LoadBalancer, error)
 	DeleteLoadBalancer(ctx context.Context, zoneID, id string) error
+
+	PoolHealthAPI
 }
 
 var _ LoadBalancingAPI = &Client{}

@@ -115,8 +115,8 @@ func TestConnectorCustomisation(t *testing.T) {
 		if !slices.Equal(c.Args, wantArgs) {
 			t.Errorf("args %v, want %v", c.Args, wantArgs)
 		}
-		if c.Image != v1alpha1.DefaultCloudflaredImage || v1alpha1.DefaultCloudflaredImage != "cloudflare/cloudflared:2026.8.3" {
-			t.Errorf("image %s, want the pinned default cloudflare/cloudflared:2026.8.3", c.Image)
+		if c.Image != v1alpha1.DefaultCloudflaredImage || v1alpha1.DefaultCloudflaredImage != "cloudflare/cloudflared:2026.10.0" {
+			t.Errorf("image %s, want the pinned default cloudflare/cloudflared:2026.10.0", c.Image)
 		}
 		if ptr.Deref(pod.Spec.TerminationGracePeriodSeconds, 0) != 60 || pod.Spec.PriorityClassName != "system-cluster-critical" {
 			t.Errorf("terminationGracePeriodSeconds %v priorityClassName %q", pod.Spec.TerminationGracePeriodSeconds, pod.Spec.PriorityClassName)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -23,6 +25,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/zonename"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/poolhealth"
 )
 
 var kind = mr.Kind[*v1alpha1.LoadBalancer]{
@@ -76,6 +79,7 @@ type API interface {
 	// for their proof (proof.go), never written.
 	ListPools(ctx context.Context) ([]cloudflare.Pool, error)
 	GetTunnelConfiguration(ctx context.Context, id string) (*cloudflare.TunnelConfiguration, error)
+	GetPoolHealth(ctx context.Context, id string) (*cloudflare.PoolHealth, error)
 }
 
 type external struct {
@@ -142,10 +146,14 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.LoadBalancer) (mana
 		Deleted: func(*cloudflare.LoadBalancer) bool { return false },
 	})
 	if err != nil || lb == nil {
+		if err == nil {
+			e.conn.Metrics.SetOnFallback(name(cr), false, false)
+		}
 		return managed.ExternalObservation{ResourceExists: false}, err
 	}
 	cr.SetConditions(xpv2.Available())
 	cr.Status.AtProvider = v1alpha1.LoadBalancerObservation{ID: lb.ID, ZoneID: z.ID, ZoneName: z.Name, CreatedOn: mr.Time(&lb.CreatedOn)}
+	e.observeServing(ctx, cr, lb)
 	lateInit := LateInitialize(&cr.Spec.ForProvider, lb)
 	p, err := e.params(ctx, cr)
 	if err != nil {
@@ -158,6 +166,30 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.LoadBalancer) (mana
 		ResourceLateInitialized: adopted || lateInit,
 		Diff:                    diff,
 	}, nil
+}
+
+// observeServing derives which pool serves from the health Cloudflare
+// reports of each default pool, as Cloudflare holds the load balancer:
+// one request per default pool per poll, shared with the pools' own
+// resources (the cached client). A pool whose health cannot be read is
+// unknown.
+func (e *external) observeServing(ctx context.Context, cr *v1alpha1.LoadBalancer, lb *cloudflare.LoadBalancer) {
+	health := map[string]*cloudflare.PoolHealth{}
+	for _, id := range lb.DefaultPools {
+		if _, seen := health[id]; !seen {
+			health[id], _ = e.api.GetPoolHealth(ctx, id)
+		}
+	}
+	served, cond := poolhealth.Serving(poolhealth.LoadBalancer{DefaultPools: lb.DefaultPools, FallbackPool: lb.FallbackPool, SteeringPolicy: lb.SteeringPolicy, Health: health})
+	at := &cr.Status.AtProvider
+	at.ServingPool, at.HealthyPools, at.FallbackRegions = served.Pool, served.HealthyPools, served.FallbackRegions
+	cr.SetConditions(cond)
+	known := cond.Reason != v1alpha1.ReasonHealthUnknown
+	e.conn.Metrics.SetOnFallback(name(cr), known && cond.Status == corev1.ConditionFalse, known)
+}
+
+func name(cr *v1alpha1.LoadBalancer) types.NamespacedName {
+	return types.NamespacedName{Namespace: cr.GetNamespace(), Name: cr.GetName()}
 }
 
 // find looks up the zone's load balancer of the hostname (one per name in
@@ -244,7 +276,8 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.LoadBalancer) (manag
 
 func (e *external) Delete(ctx context.Context, cr *v1alpha1.LoadBalancer) (managed.ExternalDelete, error) {
 	err := e.api.DeleteLoadBalancer(ctx, cr.Status.AtProvider.ZoneID, meta.GetExternalName(cr))
-	if cloudflare.IsNotFound(err) {
+	if err == nil || cloudflare.IsNotFound(err) {
+		e.conn.Metrics.SetOnFallback(name(cr), false, false)
 		return managed.ExternalDelete{}, nil
 	}
 	return managed.ExternalDelete{}, errors.Wrap(err, "cannot delete load balancer")

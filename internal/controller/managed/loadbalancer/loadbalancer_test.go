@@ -3,9 +3,11 @@ package loadbalancer_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,14 +46,18 @@ func runTunnel(t *testing.T, ns, name string) string {
 	return p.RunTunnel(t, ct)
 }
 
-// pools makes, in ns, pool "a" of the running tunnel "edge" and pool "b"
-// of a raw address, both probed by an https monitor; it returns the
-// tunnel's ID.
+// pools makes, in ns, pool "a" of the running tunnel "edge", which
+// publishes host, and pool "b" of a raw address, both probed by an https
+// monitor every 5 s (timeout 2 s: below the interval); it returns the tunnel's ID.
 func pools(t *testing.T, ns, host string) string {
 	t.Helper()
 	id := runTunnel(t, ns, "edge")
+	ph := &tunnelsv1alpha1.PublicHostname{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}}
+	ph.Spec = tunnelsv1alpha1.PublicHostnameSpec{TunnelRef: tunnelsv1alpha1.TunnelReference{Name: "edge"}, Hostname: host,
+		Origin: &tunnelsv1alpha1.Origin{URL: ptr.To("http://app." + ns + ".svc.cluster.local:8080")}, DNS: "None"}
+	p.Create(t, ph)
 	mon := &v1alpha1.LoadBalancerMonitor{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe"}}
-	mon.Spec.ForProvider = v1alpha1.LoadBalancerMonitorParameters{Type: "https", Host: ptr.To(host)}
+	mon.Spec.ForProvider = v1alpha1.LoadBalancerMonitorParameters{Type: "https", Host: ptr.To(host), Interval: ptr.To[int64](5), Timeout: ptr.To[int64](2)}
 	a := &v1alpha1.LoadBalancerPool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "a"}}
 	a.Spec.ForProvider = v1alpha1.LoadBalancerPoolParameters{Name: "a-" + ns, MonitorIDRef: &xpv2.NamespacedReference{Name: "probe"},
 		Origins: []v1alpha1.PoolOrigin{{Name: "edge", TunnelRef: &v1alpha1.TunnelOriginReference{Name: "edge"}, Host: ptr.To(host)}}}
@@ -84,6 +90,23 @@ func decision(t *testing.T, host string) sim.LoadBalancerDecision {
 		t.Fatalf("no load balancer serves %s", host)
 	}
 	return d
+}
+
+// serving is nil when the simulator's decision is pool and the load
+// balancer's status says so, with its Healthy condition's reason.
+func serving(lb *v1alpha1.LoadBalancer, host, pool string, reason xpv2.ConditionReason) error {
+	d, ok := p.Sim.Decide(host)
+	if !ok || d.PoolID != pool {
+		return fmt.Errorf("the simulator serves %s from %+v, want pool %s", host, d, pool)
+	}
+	if err := p.Get(lb); err != nil {
+		return err
+	}
+	c := lb.GetCondition(v1alpha1.TypeHealthy)
+	if lb.Status.AtProvider.ServingPool != pool || c.Reason != reason {
+		return fmt.Errorf("status serving pool %q, Healthy %s/%s (%s); want %s, %s", lb.Status.AtProvider.ServingPool, c.Status, c.Reason, c.Message, pool, reason)
+	}
+	return nil
 }
 
 func cfLB(t *testing.T, id string) *cloudflare.LoadBalancer {
@@ -125,17 +148,18 @@ func TestALoadBalancerFailsOverInOrder(t *testing.T) {
 	if _, mark, _ := ownership.Split(got.Description); mark != p.Mark(t, v1alpha1.LoadBalancerKind, lb) {
 		t.Errorf("description %q carries no marker of this resource", got.Description)
 	}
-	if d := decision(t, host); d.PoolID != meta.GetExternalName(a) || d.OriginAddress != tunnelID+".cfargotunnel.com" {
+	poolA, poolB := meta.GetExternalName(a), meta.GetExternalName(b)
+	wait.Eventually(t, wait.Patience, "pool a serving", func() error { return serving(lb, host, poolA, v1alpha1.ReasonServingFromDefaultPool) })
+	if d := decision(t, host); d.OriginAddress != tunnelID+".cfargotunnel.com" {
 		t.Errorf("served by %+v, want pool a's tunnel", d)
 	}
 	p.Sim.SetConnectors(tunnelID, 0)
-	if d := decision(t, host); d.PoolID != meta.GetExternalName(b) || d.Fallback {
-		t.Errorf("with a's tunnel down, served by %+v, want pool b in order", d)
+	wait.Eventually(t, wait.Patience, "pool b serving in order", func() error { return serving(lb, host, poolB, v1alpha1.ReasonServingFromDefaultPool) })
+	if d := decision(t, host); d.Fallback {
+		t.Errorf("with a's tunnel down, served by %+v, want pool b in order, not as the fallback", d)
 	}
 	p.Sim.SetConnectors(tunnelID, 1)
-	if d := decision(t, host); d.PoolID != meta.GetExternalName(a) {
-		t.Errorf("with a's tunnel back, served by %+v, want pool a", d)
-	}
+	wait.Eventually(t, wait.Patience, "pool a serving again", func() error { return serving(lb, host, poolA, v1alpha1.ReasonServingFromDefaultPool) })
 
 	in := cloudflare.LoadBalancerInput{Name: host, Description: got.Description, Enabled: true, Proxied: true, DefaultPools: []string{meta.GetExternalName(b)}, FallbackPool: got.FallbackPool, SteeringPolicy: "random", SessionAffinity: "none"}
 	if _, err := p.Cloudflare.UpdateLoadBalancer(ctx, zoneID, got.ID, in); err != nil {
@@ -296,4 +320,88 @@ func TestAHostnameOutsideTheAllowedSuffixesIsRefused(t *testing.T) {
 		t.Errorf("%d writes for a refused hostname", n)
 	}
 	p.DeleteAndWait(t, lb)
+}
+
+// onlyA is the load balancer of host with pool a alone by default and
+// pool b as its fallback.
+func onlyA(ns, host string) *v1alpha1.LoadBalancer {
+	lb := loadBalancer(ns, host)
+	lb.Spec.ForProvider.DefaultPoolsRefs = []xpv2.NamespacedReference{{Name: "a"}}
+	return lb
+}
+
+// With its only default pool's tunnel down, the load balancer says traffic
+// is on its fallback pool (Healthy False, ServingFromFallback, the pool
+// named in status), as the simulator decides; once the tunnel is back,
+// the default pool serves again. It logs how long the failover took: from
+// the tunnel losing its connectors to the simulator's decision moving
+// (the monitor probes every 5 s) and to the status saying so (the
+// provider polls every 2 s); docs/benchmarks.md gives the figures.
+func TestALoadBalancerShowsItsFallback(t *testing.T) {
+	ns := p.Namespace(t)
+	host := "fallback-" + ns + ".example.com"
+	tunnelID := pools(t, ns, host)
+	lb := onlyA(ns, host)
+	p.Create(t, lb)
+	p.WaitReady(t, lb)
+	a, b := &v1alpha1.LoadBalancerPool{}, &v1alpha1.LoadBalancerPool{}
+	a.Namespace, a.Name, b.Namespace, b.Name = ns, "a", ns, "b"
+	if err := p.Get(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Get(b); err != nil {
+		t.Fatal(err)
+	}
+	poolA, poolB := meta.GetExternalName(a), meta.GetExternalName(b)
+	wait.Eventually(t, wait.Patience, "pool a serving", func() error { return serving(lb, host, poolA, v1alpha1.ReasonServingFromDefaultPool) })
+
+	dropped := time.Now()
+	p.Sim.SetConnectors(tunnelID, 0)
+	var toDecision, toStatus time.Duration
+	wait.Eventually(t, wait.Patience, "the fallback serving", func() error {
+		if d, _ := p.Sim.Decide(host); d.Fallback && toDecision == 0 {
+			toDecision = time.Since(dropped)
+		}
+		err := serving(lb, host, poolB, v1alpha1.ReasonServingFromFallback)
+		if err == nil {
+			toStatus = time.Since(dropped)
+		}
+		return err
+	})
+	t.Logf("failover: the decision moved %.1fs and the status %.1fs after the connectors dropped", toDecision.Seconds(), toStatus.Seconds())
+	if c := lb.GetCondition(v1alpha1.TypeHealthy); c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, poolB) {
+		t.Errorf("Healthy while on the fallback: %+v", c)
+	}
+	if d := decision(t, host); !d.Fallback {
+		t.Errorf("the simulator's decision is not the fallback: %+v", d)
+	}
+	if c := lb.GetCondition(xpv2.TypeReady); c.Status != corev1.ConditionTrue {
+		t.Errorf("a load balancer on its fallback is not Ready: %+v", c)
+	}
+
+	p.Sim.SetConnectors(tunnelID, 1)
+	wait.Eventually(t, wait.Patience, "pool a serving again", func() error { return serving(lb, host, poolA, v1alpha1.ReasonServingFromDefaultPool) })
+
+	// At rest, each pool's health is read at most once per observation
+	// TTL (half a poll), though both the pool and the load balancer need
+	// pool a's.
+	healthOf := func(id string) int { return p.Sim.Served(http.MethodGet, "/pools/"+id+"/health") }
+	a0, b0, start := healthOf(poolA), healthOf(poolB), time.Now()
+	p.WaitServed(t, 6, http.MethodGet, "/pools/"+poolA+"/health$")
+	ttls := int((time.Since(start) + p.Poll/2 - 1) / (p.Poll / 2))
+	readsA, readsB := healthOf(poolA)-a0, healthOf(poolB)-b0
+	t.Logf("health reads over %d TTLs: pool a (its pool and the load balancer's default) %d, pool b (its pool only) %d", ttls, readsA, readsB)
+	if readsA > ttls+1 || readsB > ttls+1 {
+		t.Errorf("health read more than once per TTL: a %d, b %d in %d TTLs", readsA, readsB, ttls)
+	}
+	p.DeleteAndWait(t, lb)
+}
+
+// onFallback is the load balancer's Healthy status (False: on the
+// fallback pool).
+func onFallback(lb *v1alpha1.LoadBalancer) corev1.ConditionStatus {
+	if err := p.Get(lb); err != nil {
+		return ""
+	}
+	return lb.GetCondition(v1alpha1.TypeHealthy).Status
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/managed/mr"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/ownership"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/poolhealth"
 )
 
 var kind = mr.Kind[*v1alpha1.LoadBalancerPool]{
@@ -59,6 +61,7 @@ type Pools interface {
 	UpdatePool(ctx context.Context, id string, in cloudflare.PoolInput) (*cloudflare.Pool, error)
 	DeletePool(ctx context.Context, id string) error
 	GetLoadBalancerMonitor(ctx context.Context, id string) (*cloudflare.LoadBalancerMonitor, error)
+	GetPoolHealth(ctx context.Context, id string) (*cloudflare.PoolHealth, error)
 }
 
 type external struct {
@@ -95,10 +98,15 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.LoadBalancerPool) (
 		Deleted: func(*cloudflare.Pool) bool { return false },
 	})
 	if err != nil || p == nil {
+		if err == nil {
+			e.conn.Metrics.SetPoolHealthy(name(cr), false, false)
+		}
 		return managed.ExternalObservation{ResourceExists: false}, err
 	}
 	cr.SetConditions(xpv2.Available())
+	last := cr.Status.AtProvider.Health
 	cr.Status.AtProvider = v1alpha1.LoadBalancerPoolObservation{ID: p.ID, Addresses: addresses(p.Origins), CreatedOn: mr.Time(&p.CreatedOn)}
+	e.observeHealth(ctx, cr, last)
 	lateInit := LateInitialize(&cr.Spec.ForProvider, p)
 	want, err := e.input(ctx, cr)
 	if err != nil {
@@ -111,6 +119,28 @@ func (e *external) Observe(ctx context.Context, cr *v1alpha1.LoadBalancerPool) (
 		ResourceLateInitialized: adopted || lateInit,
 		Diff:                    diff,
 	}, nil
+}
+
+// observeHealth puts the health Cloudflare reports for the pool in its
+// status, its Healthy condition and its metric: one request per poll,
+// which the load balancers listing the pool share (the cached client). A
+// failed read keeps the last health, says it is unknown now, and does not
+// fail the observation: the pool itself is as desired.
+func (e *external) observeHealth(ctx context.Context, cr *v1alpha1.LoadBalancerPool, last *v1alpha1.PoolHealth) {
+	h, err := e.pools.GetPoolHealth(ctx, cr.Status.AtProvider.ID)
+	if err != nil {
+		cr.Status.AtProvider.Health = last
+		cr.SetConditions(poolhealth.HealthUnknown("cannot read the pool's health from Cloudflare: " + err.Error()))
+		return
+	}
+	health, cond := poolhealth.Pool(h)
+	cr.Status.AtProvider.Health = health
+	cr.SetConditions(cond)
+	e.conn.Metrics.SetPoolHealthy(name(cr), health != nil && health.Healthy, health != nil)
+}
+
+func name(cr *v1alpha1.LoadBalancerPool) types.NamespacedName {
+	return types.NamespacedName{Namespace: cr.GetNamespace(), Name: cr.GetName()}
 }
 
 // find looks up the pool of the desired name (names are unique in an
@@ -232,6 +262,7 @@ func (e *external) Delete(ctx context.Context, cr *v1alpha1.LoadBalancerPool) (m
 	err := e.pools.DeletePool(ctx, id)
 	switch {
 	case err == nil || cloudflare.IsNotFound(err):
+		e.conn.Metrics.SetPoolHealthy(name(cr), false, false)
 		return managed.ExternalDelete{}, nil
 	case cloudflare.IsReferenced(err):
 		return managed.ExternalDelete{}, &mr.InUseError{Kind: "load balancer pool", ID: id, By: "load balancers (Cloudflare refused the deletion); remove it from their default and fallback pools (or delete them) first"}

@@ -127,14 +127,6 @@ func TestAPoolOfATunnel(t *testing.T) {
 	if _, mark, _ := ownership.Split(m.Description); mark != p.Mark(t, v1alpha1.LoadBalancerMonitorKind, mon) || m.Path != "/healthz" || m.Header["Host"][0] != "app.example.com" {
 		t.Errorf("monitor in Cloudflare: %+v", m)
 	}
-	if h, _ := p.Sim.PoolHealth(got.ID); !h.Healthy {
-		t.Errorf("the pool of a connected tunnel is unhealthy: %+v", h)
-	}
-	p.Sim.SetConnectors(tunnelID, 0)
-	if h, _ := p.Sim.PoolHealth(got.ID); h.Healthy {
-		t.Errorf("the pool of a tunnel without connectors is healthy: %+v", h)
-	}
-
 	// Hand edits: the origin disabled, the monitor's path changed.
 	edited := *got
 	edited.Origins = []cloudflare.PoolOrigin{{Name: "edge", Address: want.Address, Enabled: false, Weight: 1}}
@@ -157,6 +149,70 @@ func TestAPoolOfATunnel(t *testing.T) {
 	})
 	p.DeleteAndWait(t, pool)
 	p.DeleteAndWait(t, mon)
+}
+
+// publish puts host on the CloudflareTunnel tunnel (no DNS record), served
+// by an HTTP origin: the monitors' probes of host reach an app, which the
+// simulator counts as answering 200. A tunnel publishing nothing answers
+// every probe 503.
+func publish(t *testing.T, ns, tunnel, host string) {
+	t.Helper()
+	ph := &tunnelsv1alpha1.PublicHostname{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}}
+	ph.Spec = tunnelsv1alpha1.PublicHostnameSpec{TunnelRef: tunnelsv1alpha1.TunnelReference{Name: tunnel}, Hostname: host,
+		Origin: &tunnelsv1alpha1.Origin{URL: ptr.To("http://app." + ns + ".svc.cluster.local:8080")}, DNS: "None"}
+	p.Create(t, ph)
+}
+
+// healthy is the pool's Healthy condition with status s and reason r.
+func healthy(s corev1.ConditionStatus, r xpv2.ConditionReason) func(*v1alpha1.LoadBalancerPool) error {
+	return func(pool *v1alpha1.LoadBalancerPool) error {
+		if err := p.Get(pool); err != nil {
+			return err
+		}
+		if c := pool.GetCondition(v1alpha1.TypeHealthy); c.Status != s || c.Reason != r {
+			return fmt.Errorf("Healthy is %s/%s (%s), want %s/%s", c.Status, c.Reason, c.Message, s, r)
+		}
+		return nil
+	}
+}
+
+// The pool's status follows the health Cloudflare reports: healthy while
+// its tunnel's rules answer the monitor's probe, unhealthy (the origin's
+// failure named) once the tunnel has no connectors and the monitor has
+// probed again, healthy again once it reconnects. Ready stays True all
+// along: the pool is as desired.
+func TestPoolHealthFollowsTheTunnel(t *testing.T) {
+	ns := p.Namespace(t)
+	host := "app-" + ns + ".example.com"
+	tunnelID := runTunnel(t, ns, "edge")
+	publish(t, ns, "edge", host)
+	mon := monitor(ns, "probe", "https")
+	mon.Spec.ForProvider.Host, mon.Spec.ForProvider.Interval, mon.Spec.ForProvider.Timeout = ptr.To(host), ptr.To[int64](5), ptr.To[int64](2)
+	pool := tunnelPool(ns, "a", "edge", "probe")
+	pool.Spec.ForProvider.Origins[0].Host = ptr.To(host)
+	p.Create(t, mon)
+	p.Create(t, pool)
+	p.WaitReady(t, pool)
+	wait.Eventually(t, wait.Patience, "the pool healthy", func() error { return healthy(corev1.ConditionTrue, v1alpha1.ReasonPoolHealthy)(pool) })
+	origin := tunnelID + ".cfargotunnel.com"
+	if h := pool.Status.AtProvider.Health; h == nil || !h.Healthy || len(h.Origins) != 1 || h.Origins[0].Address != origin || ptr.Deref(h.Origins[0].ResponseCode, 0) != 200 {
+		t.Errorf("health in status: %+v", h)
+	}
+
+	p.Sim.SetConnectors(tunnelID, 0)
+	wait.Eventually(t, wait.Patience, "the pool unhealthy", func() error { return healthy(corev1.ConditionFalse, v1alpha1.ReasonPoolUnhealthy)(pool) })
+	if h := pool.Status.AtProvider.Health; h == nil || h.Healthy || len(h.Origins) != 1 || h.Origins[0].Healthy || h.Origins[0].FailureReason == "" {
+		t.Errorf("health in status: %+v", h)
+	}
+	if c := pool.GetCondition(xpv2.TypeReady); c.Status != corev1.ConditionTrue {
+		t.Errorf("an unhealthy pool is not Ready: %+v", c)
+	}
+	if !strings.Contains(pool.GetCondition(v1alpha1.TypeHealthy).Message, origin) {
+		t.Errorf("the condition does not name the failing origin: %s", pool.GetCondition(v1alpha1.TypeHealthy).Message)
+	}
+
+	p.Sim.SetConnectors(tunnelID, 1)
+	wait.Eventually(t, wait.Patience, "the pool healthy again", func() error { return healthy(corev1.ConditionTrue, v1alpha1.ReasonPoolHealthy)(pool) })
 }
 
 // A monitor a pool uses waits to be deleted (InUse, Cloudflare's refusal

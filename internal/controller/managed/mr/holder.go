@@ -68,6 +68,9 @@ type HostnameHeldError struct {
 }
 
 func (e *HostnameHeldError) Error() string {
+	if e.Holding == HeldBelowWildcard {
+		return fmt.Sprintf("not allowed: wildcard hostname %s covers a name another namespace holds (a DNS record or a tunnel rule made there), and an %s on the wildcard would apply to that name too; only the holder of a hostname puts an %s on it. Nothing is written to Cloudflare, and what this resource made before is kept as it is. Name this namespace's hostnames one by one, or ask the platform team to hand the wildcard over (list it exactly in the provider config's spec.allow.hostnameSuffixes)", e.Hostname, e.Kind, e.Kind)
+	}
 	if e.Holding == HeldByTunnelRule {
 		return fmt.Sprintf("not allowed: hostname %s is served by a rule on a tunnel another namespace manages, and no DNS record of this namespace names it; only the holder of a hostname puts an %s on it. Nothing is written to Cloudflare, and what this resource made before is kept as it is. Publish the hostname from this namespace (its DNS record proves it is held here), or ask the platform team to hand it over (list it exactly in the provider config's spec.allow.hostnameSuffixes)", e.Hostname, e.Kind)
 	}
@@ -123,10 +126,10 @@ func (g *holderGuard[T]) heldElsewhere(ctx context.Context, mg T) (string, Holdi
 	first, strongest := "", NotHeldElsewhere
 	for _, h := range g.hostnames(mg) {
 		host := NormalizeHostname(h)
-		if host == "" || strings.HasPrefix(host, "*") || handedOver(g.config, host) {
+		if host == "" || handedOver(g.config, host) {
 			continue
 		}
-		holding, err := HolderOf(ctx, g.kube, mg.GetNamespace(), host)
+		holding, err := edgeHolding(ctx, g.kube, mg.GetNamespace(), host)
 		if err != nil {
 			return host, NotHeldElsewhere, err
 		}
@@ -135,6 +138,17 @@ func (g *holderGuard[T]) heldElsewhere(ctx context.Context, mg T) (string, Holdi
 		}
 	}
 	return first, strongest, nil
+}
+
+// edgeHolding is how another namespace holds a hostname an edge object
+// would be put on: the hostname itself (HolderOf), or, for a wildcard, a
+// name below it (HeldBelow).
+func edgeHolding(ctx context.Context, kube client.Reader, ns, host string) (Holding, error) {
+	holding, err := HolderOf(ctx, kube, ns, host)
+	if err != nil || holding != NotHeldElsewhere || !strings.HasPrefix(host, "*.") {
+		return holding, err
+	}
+	return HeldBelow(ctx, kube, ns, host)
 }
 
 // handedOver says whether the provider config names the hostname itself
@@ -156,6 +170,12 @@ type Holding int
 const (
 	// NotHeldElsewhere: the hostname is the namespace's own, or nobody's.
 	NotHeldElsewhere Holding = iota
+	// HeldBelowWildcard: the hostname is a wildcard, and another namespace
+	// holds a name it covers (by either proof). An edge object on the
+	// wildcard would reach that name: new writes are refused; what exists
+	// is kept, so that publishing a name below cannot take down another
+	// namespace's wildcard.
+	HeldBelowWildcard
 	// HeldByTunnelRule: no DNS record of the provider's answers for the
 	// hostname, and a tunnel another namespace manages (made in
 	// Cloudflare, its configuration as written there, not shared with the
@@ -205,6 +225,58 @@ func HolderOf(ctx context.Context, kube client.Reader, ns, host string) (Holding
 		return NotHeldElsewhere, err
 	}
 	return HeldByTunnelRule, nil
+}
+
+// HeldBelow says whether a namespace other than ns holds a name below the
+// wildcard (a name it covers, a narrower wildcard included): a made DNS
+// record of that name there, or a rule for it on a tunnel managed there,
+// served, and not shared with ns. Every depth counts, as DNS and
+// cloudflared match a wildcard, though an Access application's wildcard
+// reaches one level only: the wider test fails closed.
+func HeldBelow(ctx context.Context, kube client.Reader, ns, wildcard string) (Holding, error) {
+	recs := &dnsv1alpha1.DNSRecordList{}
+	if err := kube.List(ctx, recs, client.UnsafeDisableDeepCopy); err != nil && !apimeta.IsNoMatchError(err) {
+		return NotHeldElsewhere, errors.Wrap(err, "cannot list DNSRecords")
+	}
+	for i := range recs.Items {
+		r := &recs.Items[i]
+		if r.Namespace != ns && made(r) && strictlyBelow(wildcard, r.Spec.ForProvider.Name) {
+			return HeldBelowWildcard, nil
+		}
+	}
+	tuns := &ztv1alpha1.TunnelList{}
+	if err := kube.List(ctx, tuns, client.UnsafeDisableDeepCopy); err != nil && !apimeta.IsNoMatchError(err) {
+		return NotHeldElsewhere, errors.Wrap(err, "cannot list Tunnels")
+	}
+	shared := sharedWith(kube, ns, false)
+	for i := range tuns.Items {
+		t := &tuns.Items[i]
+		if t.Namespace == ns || !servedBy(t) || !rulesBelow(t, wildcard) {
+			continue
+		}
+		ok, err := shared(ctx, t)
+		if err != nil || !ok {
+			return HeldBelowWildcard, err
+		}
+	}
+	return NotHeldElsewhere, nil
+}
+
+// strictlyBelow: the wildcard covers name, and name is not the wildcard.
+func strictlyBelow(wildcard, name string) bool {
+	return hostname.Key(name) != hostname.Key(wildcard) && hostname.Covers(wildcard, strings.TrimPrefix(hostname.Key(name), "*."))
+}
+
+func rulesBelow(t *ztv1alpha1.Tunnel, wildcard string) bool {
+	if t.Spec.ForProvider.Config == nil {
+		return false
+	}
+	for _, r := range t.Spec.ForProvider.Config.Ingress {
+		if r.Hostname != nil && strictlyBelow(wildcard, *r.Hostname) {
+			return true
+		}
+	}
+	return false
 }
 
 // dnsHolders says whose made records answer for host: of the provider's

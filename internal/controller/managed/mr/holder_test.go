@@ -2,6 +2,7 @@ package mr
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +14,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis"
 	dnsv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/dns/v1alpha1"
@@ -134,28 +136,131 @@ func TestHolderOf(t *testing.T) {
 		"another's load balancer before own record": {[]client.Object{madeLB("team-b", host, true), madeRecord("team-a", "rec", host)}, HeldByDNSRecord},
 	} {
 		t.Run(name, func(t *testing.T) {
-			s := runtime.NewScheme()
-			if err := apis.AddToScheme(s); err != nil {
-				t.Fatal(err)
-			}
-			kube := fake.NewClientBuilder().WithScheme(s).WithObjects(tc.objs...).
-				WithIndex(&lbv1alpha1.LoadBalancer{}, HostnameIndex, hostnameValues(func(lb *lbv1alpha1.LoadBalancer) []string { return []string{lb.Spec.ForProvider.Hostname} })).
-				WithIndex(&dnsv1alpha1.DNSRecord{}, HostnameIndex, hostnameValues(func(r *dnsv1alpha1.DNSRecord) []string { return []string{r.Spec.ForProvider.Name} })).
-				WithIndex(&ztv1alpha1.Tunnel{}, HostnameIndex, hostnameValues(func(t *ztv1alpha1.Tunnel) []string {
-					var hs []string
-					for _, r := range t.Spec.ForProvider.Config.Ingress {
-						if r.Hostname != nil {
-							hs = append(hs, *r.Hostname)
-						}
-					}
-					return hs
-				})).Build()
-			got, err := HolderOf(context.Background(), kube, "team-a", host)
+			got, err := HolderOf(context.Background(), holderKube(t, tc.objs...), "team-a", host)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got != tc.want {
 				t.Errorf("HolderOf = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// holderKube is a fake API server indexing DNSRecords and Tunnels by
+// hostname, as the provider's cache does.
+func holderKube(t *testing.T, objs ...client.Object) client.Client {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := apis.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).
+		WithIndex(&lbv1alpha1.LoadBalancer{}, HostnameIndex, hostnameValues(func(lb *lbv1alpha1.LoadBalancer) []string { return []string{lb.Spec.ForProvider.Hostname} })).
+		WithIndex(&dnsv1alpha1.DNSRecord{}, HostnameIndex, hostnameValues(func(r *dnsv1alpha1.DNSRecord) []string { return []string{r.Spec.ForProvider.Name} })).
+		WithIndex(&ztv1alpha1.Tunnel{}, HostnameIndex, hostnameValues(func(t *ztv1alpha1.Tunnel) []string {
+			var hs []string
+			for _, r := range t.Spec.ForProvider.Config.Ingress {
+				if r.Hostname != nil {
+					hs = append(hs, *r.Hostname)
+				}
+			}
+			return hs
+		})).Build()
+}
+
+// An edge object on a wildcard reaches every name below it: another
+// namespace holding one of them keeps the wildcard from this namespace
+// (refused, what exists kept); a namespace is never kept from a name by
+// its own wildcard, nor from a wildcard by its own names.
+func TestEdgeHoldingOfWildcards(t *testing.T) {
+	const wildcard = "*.apps.example.com"
+	for name, tc := range map[string]struct {
+		host string
+		objs []client.Object
+		want Holding
+	}{
+		"nothing":                        {wildcard, nil, NotHeldElsewhere},
+		"another namespace's name below": {wildcard, []client.Object{madeRecord("team-b", "rec", "grafana.apps.example.com")}, HeldBelowWildcard},
+		"another namespace's name two levels below": {wildcard, []client.Object{madeRecord("team-b", "rec", "a.grafana.apps.example.com")}, HeldBelowWildcard},
+		"another namespace's narrower wildcard":     {wildcard, []client.Object{madeRecord("team-b", "rec", "*.grafana.apps.example.com")}, HeldBelowWildcard},
+		"another namespace's name below, not made": {wildcard, []client.Object{func() client.Object {
+			r := madeRecord("team-b", "rec", "grafana.apps.example.com")
+			meta.SetExternalName(r, "")
+			return r
+		}()}, NotHeldElsewhere},
+		"another namespace's served rule below":             {wildcard, []client.Object{tunnelWithRule("team-b", "grafana.apps.example.com", true)}, HeldBelowWildcard},
+		"another namespace's rule below, not served":        {wildcard, []client.Object{tunnelWithRule("team-b", "grafana.apps.example.com", false)}, NotHeldElsewhere},
+		"another namespace's apex is not below":             {wildcard, []client.Object{madeRecord("team-b", "rec", "apps.example.com")}, NotHeldElsewhere},
+		"another namespace's sibling is not below":          {wildcard, []client.Object{madeRecord("team-b", "rec", "grafana.web.example.com")}, NotHeldElsewhere},
+		"a look-alike suffix is not below":                  {wildcard, []client.Object{madeRecord("team-b", "rec", "grafana.xapps.example.com")}, NotHeldElsewhere},
+		"the own names below":                               {wildcard, []client.Object{madeRecord("team-a", "rec", "grafana.apps.example.com"), tunnelWithRule("team-a", "a.apps.example.com", true)}, NotHeldElsewhere},
+		"another namespace's same wildcard":                 {wildcard, []client.Object{madeRecord("team-b", "rec", wildcard)}, HeldByDNSRecord},
+		"another namespace's wider wildcard":                {wildcard, []client.Object{madeRecord("team-b", "rec", "*.example.com")}, HeldByDNSRecord},
+		"the own wildcard before a wider one":               {wildcard, []client.Object{madeRecord("team-a", "rec", wildcard), madeRecord("team-b", "rec", "*.example.com")}, NotHeldElsewhere},
+		"the own wildcard, another's name below":            {wildcard, []client.Object{madeRecord("team-a", "rec", wildcard), madeRecord("team-b", "rec", "grafana.apps.example.com")}, HeldBelowWildcard},
+		"a name under the own wildcard":                     {"grafana.apps.example.com", []client.Object{madeRecord("team-a", "rec", wildcard)}, NotHeldElsewhere},
+		"a name under the own wildcard, another's below it": {"grafana.apps.example.com", []client.Object{madeRecord("team-a", "rec", wildcard), madeRecord("team-b", "rec", "a.grafana.apps.example.com")}, NotHeldElsewhere},
+		"another's name under the own wildcard":             {"grafana.apps.example.com", []client.Object{madeRecord("team-a", "rec", wildcard), madeRecord("team-b", "rec", "grafana.apps.example.com")}, HeldByDNSRecord},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got, err := edgeHolding(context.Background(), holderKube(t, tc.objs...), "team-a", tc.host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("edgeHolding(%s) = %v, want %v", tc.host, got, tc.want)
+			}
+		})
+	}
+}
+
+// The guard deletes what a resource made on a wildcard only when another
+// namespace's DNS record answers for the wildcard itself; a name another
+// namespace holds below the wildcard refuses new writes and keeps what
+// exists, so publishing a name cannot take another namespace's wildcard
+// down.
+func TestHolderGuardOnAWildcard(t *testing.T) {
+	const wildcard = "*.apps.example.com"
+	for name, tc := range map[string]struct {
+		held        client.Object
+		wantHolding Holding
+		wantDeleted bool
+	}{
+		"another namespace's name below":   {madeRecord("team-b", "rec", "grafana.apps.example.com"), HeldBelowWildcard, false},
+		"another namespace's wildcard":     {madeRecord("team-b", "rec", wildcard), HeldByDNSRecord, true},
+		"another namespace's wider record": {madeRecord("team-b", "rec", "*.example.com"), HeldByDNSRecord, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			deleted, observed := false, false
+			g := &holderGuard[*dnsv1alpha1.DNSRecord]{
+				TypedExternalClient: managed.TypedExternalClientFns[*dnsv1alpha1.DNSRecord]{
+					ObserveFn: func(context.Context, *dnsv1alpha1.DNSRecord) (managed.ExternalObservation, error) {
+						observed = true
+						return managed.ExternalObservation{}, nil
+					},
+					DeleteFn: func(context.Context, *dnsv1alpha1.DNSRecord) (managed.ExternalDelete, error) {
+						deleted = true
+						return managed.ExternalDelete{}, nil
+					},
+				},
+				kube:      holderKube(t, tc.held),
+				kind:      "AccessApplication",
+				hostnames: func(r *dnsv1alpha1.DNSRecord) []string { return []string{r.Spec.ForProvider.Name} },
+			}
+			mine := &dnsv1alpha1.DNSRecord{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "mine"}}
+			mine.Spec.ForProvider.Name = wildcard
+			meta.SetExternalName(mine, "app-1")
+			_, err := g.Observe(context.Background(), mine)
+			var held *HostnameHeldError
+			if !errors.As(err, &held) || held.Holding != tc.wantHolding || held.Hostname != wildcard {
+				t.Fatalf("Observe = %v, want a HostnameHeldError for %s with holding %v", err, wildcard, tc.wantHolding)
+			}
+			if observed || deleted != tc.wantDeleted {
+				t.Errorf("observed %t, deleted %t; want not observed, deleted %t", observed, deleted, tc.wantDeleted)
+			}
+			if kept := meta.GetExternalName(mine) == "app-1"; kept == tc.wantDeleted {
+				t.Errorf("external-name %q after Observe; deleted %t", meta.GetExternalName(mine), tc.wantDeleted)
 			}
 		})
 	}

@@ -269,31 +269,31 @@ func TestWaitsForGatewayAPI(t *testing.T) {
 	waitEvent(t, ns, b.Name, translate.ReasonGatewayNotFound, "public")
 }
 
-// The KFlared path: the binding publishes exactly the concrete hostnames of
-// the routes Traefik accepted on the listener, each to Traefik's Service,
-// with DNS records; the set follows routes added, un-accepted and deleted;
-// wildcards and GRPCRoutes are reported, not published; and no route is
-// ever written by the provider.
+// The KFlared path: the binding publishes exactly the hostnames of the
+// routes Traefik accepted on the listener (a wildcard as a wildcard), each
+// to Traefik's Service, with DNS records; the set follows routes added,
+// un-accepted and deleted; and no route is ever written by the provider.
 func TestPublishesTheAcceptedHostnames(t *testing.T) {
 	t.Parallel() // each in its own namespace, after TestWaitsForGatewayAPI
 	w := setup(t)
 	ns := w.ns
-	a, bHost, c := "a-"+ns+".example.com", "b-"+ns+".example.com", "c-"+ns+".example.com"
+	a, bHost, c, wild := "a-"+ns+".example.com", "b-"+ns+".example.com", "c-"+ns+".example.com", "*."+ns+".example.com"
 	shop := route(ns, "shop", "web", a, bHost)
 	createRoute(t, shop, true)
-	createRoute(t, route(ns, "everything", "web", "*."+ns+".example.com"), true)
+	everything := route(ns, "everything", "web", wild)
+	createRoute(t, everything, true)
 	createRoute(t, route(ns, "refused", "web", "refused-"+ns+".example.com"), false)
 	createRoute(t, route(ns, "other-listener", "admin"), true)
 	b := binding(ns)
 	p.Create(t, b)
 
 	waitCondition(t, b, xpv2.TypeReady, corev1.ConditionTrue, "Available")
-	if got, want := publicHostnames(t, b), []string{a, bHost}; !cmp.Equal(got, want) {
+	if got, want := publicHostnames(t, b), []string{wild, a, bHost}; !cmp.Equal(got, want) {
 		t.Errorf("PublicHostnames = %v, want %v", got, want)
 	}
 	origin := "http://traefik." + ns + ".svc.cluster.local:80"
 	got := rules(t, w.tunnelID)
-	for _, h := range []string{a, bHost} {
+	for _, h := range []string{a, bHost, wild} {
 		if got[h] != origin {
 			t.Errorf("tunnel rule for %s = %q, want %q (Traefik's Service)", h, got[h], origin)
 		}
@@ -309,7 +309,7 @@ func TestPublishesTheAcceptedHostnames(t *testing.T) {
 	wantStates := map[string]string{
 		"HTTPRoute/shop " + a:                              v1alpha1.HostnamePublished,
 		"HTTPRoute/shop " + bHost:                          v1alpha1.HostnamePublished,
-		"HTTPRoute/everything *." + ns + ".example.com":    v1alpha1.HostnameNotSupported,
+		"HTTPRoute/everything " + wild:                     v1alpha1.HostnamePublished,
 		"HTTPRoute/refused refused-" + ns + ".example.com": translate.HostnameNotAccepted,
 	}
 	if diff := cmp.Diff(wantStates, states(get(t, b))); diff != "" {
@@ -320,7 +320,6 @@ func TestPublishesTheAcceptedHostnames(t *testing.T) {
 			t.Errorf("hostname %s: cname = %q, want the tunnel's", h.Hostname, h.CNAME)
 		}
 	}
-	waitEvent(t, ns, b.Name, "HostnameNotSupported", "wildcard")
 
 	// A route added: its hostname follows.
 	createRoute(t, route(ns, "late", "", c), true)
@@ -380,9 +379,11 @@ func TestPublishesTheAcceptedHostnames(t *testing.T) {
 		return nil
 	})
 
-	// The late route deleted: c goes too.
-	if err := p.Client.Delete(context.Background(), route(ns, "late", "")); err != nil {
-		t.Fatal(err)
+	// The late route and the wildcard's deleted: theirs go too.
+	for _, r := range []*gwv1.HTTPRoute{route(ns, "late", ""), everything} {
+		if err := p.Client.Delete(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
 	}
 	wait.Eventually(t, wait.Patience, d+" unpublished", func() error {
 		if got := publicHostnames(t, b); len(got) > 0 {
