@@ -270,12 +270,24 @@ func (e *external) Update(ctx context.Context, cr *v1alpha1.LoadBalancer) (manag
 	if err := resolved(p); err != nil {
 		return managed.ExternalUpdate{}, err
 	}
-	_, err = e.api.UpdateLoadBalancer(ctx, cr.Status.AtProvider.ZoneID, meta.GetExternalName(cr), Input(p, e.identity(cr).Mark()))
+	// The zone is looked up again, not read from status: a late
+	// initialisation earlier in the same reconcile replaced the status in
+	// memory with the stored one, which a first observation has not yet
+	// written.
+	z, err := e.zone(ctx, cr)
+	if err != nil {
+		return managed.ExternalUpdate{}, err
+	}
+	_, err = e.api.UpdateLoadBalancer(ctx, z.ID, meta.GetExternalName(cr), Input(p, e.identity(cr).Mark()))
 	return managed.ExternalUpdate{}, errors.Wrap(err, "cannot update load balancer")
 }
 
 func (e *external) Delete(ctx context.Context, cr *v1alpha1.LoadBalancer) (managed.ExternalDelete, error) {
-	err := e.api.DeleteLoadBalancer(ctx, cr.Status.AtProvider.ZoneID, meta.GetExternalName(cr))
+	z, err := e.zone(ctx, cr)
+	if err != nil {
+		return managed.ExternalDelete{}, err
+	}
+	err = e.api.DeleteLoadBalancer(ctx, z.ID, meta.GetExternalName(cr))
 	if err == nil || cloudflare.IsNotFound(err) {
 		e.conn.Metrics.SetOnFallback(name(cr), false, false)
 		return managed.ExternalDelete{}, nil
