@@ -64,15 +64,18 @@ const (
 var env *harness
 
 type harness struct {
-	root, out   string
-	bins        string
-	cluster     string // the local cluster's state directory
-	kubeconfig  string // admin
-	kube        client.Client
-	clientset   *kubernetes.Clientset
-	restCfg     *rest.Config
-	sim         *sim.Server
-	simURL      string
+	root, out  string
+	bins       string
+	cluster    string // the local cluster's state directory
+	kubeconfig string // admin
+	kube       client.Client
+	clientset  *kubernetes.Clientset
+	restCfg    *rest.Config
+	sim        *sim.Server
+	simURL     string
+	// simLog records which installation sent each write to the simulator:
+	// each cluster's provider reaches it on a listener of its own.
+	simLog      *simLog
 	token       string
 	account     string
 	cf          *cloudflare.Client // the test's own view of the account, behind the provider's back
@@ -185,7 +188,8 @@ func start(bins string) (*harness, error) {
 	if err != nil {
 		return h, err
 	}
-	go func() { _ = http.Serve(l, h.sim) }()
+	h.simLog = newSimLog()
+	go func() { _ = http.Serve(l, h.simLog.serve("cluster", h.sim)) }()
 	h.simURL = "http://" + l.Addr().String() + "/client/v4/"
 	h.cf = cloudflare.New(clients.Config{Token: h.token, AccountID: h.account, Endpoint: h.simURL}, cloudflare.Options{
 		Budgets: budget.NewRegistry(budget.Options{Limit: 1000000}),
@@ -357,7 +361,7 @@ func (h *harness) second(t *testing.T, name string) *harness {
 	t.Helper()
 	// Two installations on one token share its rate limit: the first keeps
 	// its default 80%, this one takes 15%, as docs/operate.md advises.
-	b := &harness{root: h.root, out: h.out, bins: h.bins, sim: h.sim, simURL: h.simURL, token: h.token, account: h.account, cf: h.cf, budgetFraction: "0.15"}
+	b := &harness{root: h.root, out: h.out, bins: h.bins, sim: h.sim, simLog: h.simLog, simURL: h.simListener(t, name), token: h.token, account: h.account, cf: h.cf, budgetFraction: "0.15"}
 	t.Cleanup(b.stop)
 	if err := b.boot(context.Background(), name, 1); err != nil {
 		t.Fatal(err)
