@@ -79,6 +79,7 @@ type API interface {
 	// for their proof (proof.go), never written.
 	ListPools(ctx context.Context) ([]cloudflare.Pool, error)
 	GetTunnelConfiguration(ctx context.Context, id string) (*cloudflare.TunnelConfiguration, error)
+	GetTunnel(ctx context.Context, id string) (*cloudflare.Tunnel, error)
 	GetPoolHealth(ctx context.Context, id string) (*cloudflare.PoolHealth, error)
 }
 

@@ -159,14 +159,11 @@ func (e *external) params(ctx context.Context, cr *v1alpha1.LoadBalancer) (v1alp
 	why := func(pool cloudflare.Pool) string {
 		served := map[string]bool{}
 		for _, id := range PoolTunnels(pool) {
-			tc, err := e.api.GetTunnelConfiguration(ctx, id)
-			switch {
-			case cloudflare.IsNotFound(err):
-			case err != nil:
+			serves, err := tunnelServes(ctx, e.api, id, host)
+			if err != nil {
 				failed = err
-			default:
-				served[id] = ServesHostname(tc.Config, host)
 			}
+			served[id] = serves
 		}
 		return Unproven(host, pool, served)
 	}
@@ -178,6 +175,36 @@ func (e *external) params(ctx context.Context, cr *v1alpha1.LoadBalancer) (v1alp
 	cr.SetConditions(ProvenCondition(named))
 	p.DefaultPools, p.FallbackPool = named.Default, ptr.To(named.Fallback)
 	return p, nil
+}
+
+// tunnelReader is what a pool's proof reads of its tunnels.
+type tunnelReader interface {
+	GetTunnelConfiguration(ctx context.Context, id string) (*cloudflare.TunnelConfiguration, error)
+	GetTunnel(ctx context.Context, id string) (*cloudflare.Tunnel, error)
+}
+
+// tunnelServes says whether tunnel id's configuration has a rule for host.
+// A tunnel that is gone serves nothing: not found, or deleted (Cloudflare
+// keeps a deleted tunnel, with deleted_at, and refuses to read its
+// configuration), so the pool of a cluster that deleted its tunnel loses
+// its proof and can leave the load balancer. Any other error is not
+// knowing, and is returned.
+func tunnelServes(ctx context.Context, api tunnelReader, id, host string) (bool, error) {
+	tc, err := api.GetTunnelConfiguration(ctx, id)
+	switch {
+	case err == nil:
+		return ServesHostname(tc.Config, host), nil
+	case cloudflare.IsNotFound(err):
+		return false, nil
+	}
+	t, terr := api.GetTunnel(ctx, id)
+	switch {
+	case cloudflare.IsNotFound(terr):
+		return false, nil
+	case terr == nil && t.Deleted():
+		return false, nil
+	}
+	return false, err
 }
 
 // ProvenCondition is PoolsProven for pools resolved by name.
