@@ -209,6 +209,8 @@ func TestFailoverAcrossTwoClusters(t *testing.T) {
 	a.pool, b.pool = "app-a-"+suffix, "app-b-"+suffix
 	forgedName := "app-forged-" + suffix
 
+	published := time.Now()
+	madeA, madeB := env.simLog.Requests(a.who), env.simLog.Requests(b.who)
 	a.publish(t, ns, host, &v1alpha1.HostnameLoadBalancer{Pools: []string{a.pool, b.pool, forgedName}, FallbackPool: ptr.To(b.pool)})
 	b.publish(t, ns, host, nil)
 	a.made(t)
@@ -238,6 +240,7 @@ func TestFailoverAcrossTwoClusters(t *testing.T) {
 	waitServedBy(t, host, a.poolID, "the decision serves A's pool")
 	settled := time.Now()
 	requestsA, requestsB := env.simLog.Requests(a.who), env.simLog.Requests(b.who)
+	t.Logf("published until served (%v): cluster A sent %d requests, cluster B %d", settled.Sub(published).Round(time.Second), requestsA-madeA, requestsB-madeB)
 
 	// A's connectors drop: B takes over.
 	env.sim.SetConnectors(a.tunnelID, 0)
