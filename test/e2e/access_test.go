@@ -195,17 +195,13 @@ func TestACIJobsServiceTokenThroughTheBinary(t *testing.T) {
 		t.Error("a wrong secret or a person is let in by a service-token-only policy")
 	}
 
-	if err := env.kube.Get(ctx, client.ObjectKeyFromObject(tok), tok); err != nil {
-		t.Fatal(err)
-	}
-	tok.Spec.ForProvider.Rotation = &ztv1alpha1.AccessServiceTokenRotation{
-		// A second ahead: the API server keeps whole seconds.
-		RequestedAt:                metav1.NewTime(time.Now().Add(time.Second)),
-		PreviousSecretExpiresAfter: &metav1.Duration{Duration: time.Hour},
-	}
-	if err := env.kube.Update(ctx, tok); err != nil {
-		t.Fatal(err)
-	}
+	edit(t, ctx, env.kube, tok, client.ObjectKeyFromObject(tok), func(tok *ztv1alpha1.AccessServiceToken) {
+		tok.Spec.ForProvider.Rotation = &ztv1alpha1.AccessServiceTokenRotation{
+			// A second ahead: the API server keeps whole seconds.
+			RequestedAt:                metav1.NewTime(time.Now().Add(time.Second)),
+			PreviousSecretExpiresAfter: &metav1.Duration{Duration: time.Hour},
+		}
+	})
 	rotatedID, second := credentials("a new secret published", func(id, secret string) bool { return secret != "" && secret != first })
 	if rotatedID != id {
 		t.Errorf("a rotation changed the client ID: %q, was %q", rotatedID, id)

@@ -13,6 +13,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -216,15 +217,11 @@ func TestHandEditsAreUndone(t *testing.T) {
 	})
 
 	t.Run("DeploymentEdited", func(t *testing.T) {
-		dep := &appsv1.Deployment{}
-		if err := env.kube.Get(ctx, key("edge-cloudflared"), dep); err != nil {
-			t.Fatal(err)
-		}
-		want := dep.Spec.Template.Spec.Containers[0].Image
-		dep.Spec.Template.Spec.Containers[0].Image = "registry.example.com/evil:latest"
-		if err := env.kube.Update(ctx, dep); err != nil {
-			t.Fatal(err)
-		}
+		var want string
+		edit(t, ctx, env.kube, &appsv1.Deployment{}, key("edge-cloudflared"), func(d *appsv1.Deployment) {
+			want = d.Spec.Template.Spec.Containers[0].Image
+			d.Spec.Template.Spec.Containers[0].Image = "registry.example.com/evil:latest"
+		})
 		wait.Eventually(t, restoreWithin, "the Deployment's image restored", func() error {
 			d := &appsv1.Deployment{}
 			if err := env.kube.Get(ctx, key("edge-cloudflared"), d); err != nil {
@@ -317,12 +314,12 @@ func TestHandEditsAreUndone(t *testing.T) {
 		if err := env.kube.List(ctx, l, client.InNamespace(ns)); err != nil || len(l.Items) != 1 {
 			t.Fatalf("DNSRecords: %v %d", err, len(l.Items))
 		}
+		var want string
 		rec := &l.Items[0]
-		want := rec.Spec.ForProvider.Content
-		rec.Spec.ForProvider.Content = "hijacked.example.net"
-		if err := env.kube.Update(ctx, rec); err != nil {
-			t.Fatal(err)
-		}
+		edit(t, ctx, env.kube, &dnsv1alpha1.DNSRecord{}, client.ObjectKeyFromObject(rec), func(r *dnsv1alpha1.DNSRecord) {
+			want = r.Spec.ForProvider.Content
+			r.Spec.ForProvider.Content = "hijacked.example.net"
+		})
 		wait.Eventually(t, restoreWithin, "the DNSRecord's spec restored by its Ingress and Cloudflare unchanged", func() error {
 			got := &dnsv1alpha1.DNSRecord{}
 			if err := env.kube.Get(ctx, client.ObjectKeyFromObject(rec), got); err != nil {
@@ -415,3 +412,20 @@ func TestHandEditsAreUndone(t *testing.T) {
 func ptrInt64(v int64) *int64 { return &v }
 
 func objMeta(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
+
+// edit changes an object as a person's kubectl edit would: read, change,
+// write, and again on a conflict, because the provider and the cluster's own
+// controllers write the same objects.
+func edit[T client.Object](t *testing.T, ctx context.Context, c client.Client, obj T, k client.ObjectKey, change func(T)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, k, obj); err != nil {
+			return err
+		}
+		change(obj)
+		return c.Update(ctx, obj)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
