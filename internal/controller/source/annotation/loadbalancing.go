@@ -1,6 +1,7 @@
 package annotation
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -189,4 +190,24 @@ func (r *Reader) pools(list, own string) []string {
 func hasKey(ann map[string]string, k string) bool {
 	_, ok := ann[k]
 	return ok
+}
+
+// maxLoadBalancedHostname is the longest hostname a PublicHostname may
+// load-balance: its pool's description names it.
+const maxLoadBalancedHostname = 190
+
+// LoadBalancedHostnames says why the hostnames a source publishes cannot
+// be load-balanced under one pool, "" when they can: exactly one (a pool
+// serves one hostname), not a wildcard (a load balancer holds one name),
+// short enough for the pool's description. kind names the source.
+func LoadBalancedHostnames(hosts []string, kind string) string {
+	switch {
+	case len(hosts) != 1:
+		return fmt.Sprintf("the %s publishes %d hostnames (%s), and a pool serves one: load-balance one hostname per %s", kind, len(hosts), publish.Clip(strings.Join(hosts, ", ")), kind)
+	case strings.HasPrefix(hosts[0], "*"):
+		return fmt.Sprintf("%s is a wildcard, which a load balancer cannot hold: name the hostname", publish.Clip(hosts[0]))
+	case len(hosts[0]) > maxLoadBalancedHostname:
+		return fmt.Sprintf("hostname %s is longer than the %d characters a load-balanced hostname may have (its pool's description names it)", publish.Clip(hosts[0]), maxLoadBalancedHostname)
+	}
+	return ""
 }

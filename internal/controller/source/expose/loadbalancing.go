@@ -2,16 +2,10 @@ package expose
 
 import (
 	"slices"
-	"strings"
 
 	tv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/annotation"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 )
-
-// maxLoadBalancedHostname is the longest hostname a PublicHostname may
-// load-balance: its pool's description names it.
-const maxLoadBalancedHostname = 190
 
 // loadBalancing parses the lb-* annotations as every source does, and
 // checks that the source's hostnames can be load-balanced: exactly one (a
@@ -31,13 +25,9 @@ func (t *translator) loadBalancing(hosts []host, dnsMode string) *tv1alpha1.Load
 			public = append(public, h.public)
 		}
 	}
-	switch {
-	case len(public) != 1:
-		t.problem(tv1alpha1.AnnotationLBPool, "the %s publishes %d hostnames (%s), and a pool serves one: load-balance one hostname per %s", t.kind(), len(public), publish.Clip(strings.Join(public, ", ")), t.kind())
-	case strings.HasPrefix(public[0], "*"):
-		t.problem(tv1alpha1.AnnotationLBPool, "%s is a wildcard, which a load balancer cannot hold: name the hostname", publish.Clip(public[0]))
-	case len(public[0]) > maxLoadBalancedHostname:
-		t.problem(tv1alpha1.AnnotationLBPool, "hostname %s is longer than the %d characters a load-balanced hostname may have (its pool's description names it)", publish.Clip(public[0]), maxLoadBalancedHostname)
+	switch why := annotation.LoadBalancedHostnames(public, t.kind()); {
+	case why != "":
+		t.problem(tv1alpha1.AnnotationLBPool, "%s", why)
 	case dnsMode == tv1alpha1.DNSModeExternalDNS:
 		t.problem(tv1alpha1.AnnotationLBPool, "a load-balanced hostname has no DNS record: the load balancer holds the name, so %s %s would write a second one; set %s to %s or %s", tv1alpha1.AnnotationDNS, tv1alpha1.DNSModeExternalDNS, tv1alpha1.AnnotationDNS, tv1alpha1.DNSModeDNSRecord, tv1alpha1.DNSModeNone)
 	default:
