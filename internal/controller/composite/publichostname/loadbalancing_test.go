@@ -15,6 +15,8 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	lbv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/loadbalancing/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
@@ -307,24 +309,39 @@ func TestAPoolTurningUnhealthyIsAWarning(t *testing.T) {
 	ns, tunnelID := setup(t)
 	host := "health-" + ns + ".example.com"
 	ph := loadBalanced(ns, host, nil)
+	// cloudflared connected: the pool is healthy at its first report.
+	p.Sim.SetConnectors(tunnelID, 2)
 	p.Create(t, ph)
 	waitPoolHealth(t, ph, publichostname.PoolHealthy)
+	if n := poolEvents(t, ph, publichostname.ReasonPoolUnhealthy); n != 0 {
+		t.Fatalf("%d PoolUnhealthy events while the pool is healthy", n)
+	}
 	p.Sim.SetConnectors(tunnelID, 0)
 	p.WaitWarning(t, ns, ph.Name, string(publichostname.ReasonPoolUnhealthy), "pool a-"+ns+" is unhealthy")
 	waitPoolHealth(t, ph, publichostname.PoolUnhealthy)
 	p.Sim.SetConnectors(tunnelID, 2)
 	waitPoolHealth(t, ph, publichostname.PoolHealthy)
 	wait.Eventually(t, wait.Patience, "a Normal PoolHealthy event", func() error {
-		evs := &corev1.EventList{}
-		if err := p.Client.List(bg, evs, client.InNamespace(ns)); err != nil {
-			return err
+		if poolEvents(t, ph, publichostname.ReasonPoolHealthy) == 0 {
+			return fmt.Errorf("not yet")
 		}
-		for _, e := range evs.Items {
-			if e.InvolvedObject.Name == ph.Name && e.Type == corev1.EventTypeNormal && e.Reason == string(publichostname.ReasonPoolHealthy) {
-				return nil
-			}
-		}
-		return fmt.Errorf("not yet")
+		return nil
 	})
 	p.DeleteAndWait(t, ph)
+}
+
+// poolEvents counts the events of reason on ph.
+func poolEvents(t *testing.T, ph *v1alpha1.PublicHostname, reason event.Reason) int {
+	t.Helper()
+	evs := &corev1.EventList{}
+	if err := p.Client.List(bg, evs, client.InNamespace(ph.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range evs.Items {
+		if e.InvolvedObject.Name == ph.Name && e.Reason == string(reason) {
+			n++
+		}
+	}
+	return n
 }
