@@ -29,7 +29,7 @@ sim_state() { curl -sf "$SIM_BASE/__sim/state"; }
 # would (the token is read from a file, never put on a command line).
 cf() { local method=$1 path=$2; shift 2; curl -sf -X "$method" -H @"$out/sim-auth-header" "$SIM_URL${path#/}" "$@"; }
 
-kinds=cloudflaretunnels,publichostnames,gatewaybindings,tunnels,hostnameroutes,networkroutes,vpcservices,dnsrecords,accessapplications,accesspolicies
+kinds=cloudflaretunnels,publichostnames,gatewaybindings,tunnels,hostnameroutes,networkroutes,vpcservices,dnsrecords,accessapplications,accesspolicies,loadbalancermonitors,loadbalancerpools,loadbalancers.loadbalancing.tunnels.cloudflare.com
 snapshot() { # FILE
   kc get "$kinds" -A -o json >"$tour/kube.json"
   sim_state >"$tour/sim.json"
@@ -347,6 +347,129 @@ YAML
 fi
 
 if wanted 10; then
+  scene "Two clusters, one hostname: failover through Cloudflare Load Balancing" \
+    "A second cluster (its own control plane and its own provider, on the same Cloudflare account) serves failover.example.com beside this one. Each cluster's annotated Ingress makes its own pool of its own tunnel; this cluster's load balancer lists both, A first. A's cloudflared stops: the load balancer serves from B's pool, and from A's again when A is back."
+  # Cluster B: a second local control plane and a second provider process,
+  # stopped when the scene ends (or fails).
+  cluster_b="$tour/cluster-b"
+  stop_b() {
+    if [[ -n "${provider_b:-}" ]]; then kill "$provider_b" 2>/dev/null; wait "$provider_b" 2>/dev/null || true; fi
+    provider_b=""
+    if [[ -f "$cluster_b/pids" ]]; then CLUSTER_DIR="$cluster_b" FAST=1 bash hack/local-cluster-down.sh >/dev/null 2>&1 || true; fi
+  }
+  trap stop_b EXIT
+  say "CLUSTER_DIR=$cluster_b bash hack/local-cluster-up.sh   # cluster B"
+  kubeconfig_b="$(CLUSTER_DIR="$cluster_b" KWOK_NODES=1 BIN_DIR="$(dirname "$KUBECTL")" bash hack/local-cluster-up.sh 2>"$tour/cluster-b-up.log")" \
+    || { cat "$tour/cluster-b-up.log" >&2; die "cluster B did not start"; }
+  kb() { "$KUBECTL" --kubeconfig "$kubeconfig_b" --cache-dir "$out/kubectl-cache" "$@"; }
+  kb apply --server-side -f package/crds >/dev/null
+  kb apply -f examples/ingress/ingressclass.yaml >/dev/null
+  kb wait --for=condition=Established crd --all --timeout=60s >/dev/null
+  free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+  # Two installations on one token share its rate limit: B takes 15%, as
+  # docs/operate.md advises (A keeps its default).
+  say "KUBECONFIG=<cluster B> provider --cloudflare-budget-fraction 0.15 &   # cluster B's provider (log: $tour/provider-b.log)"
+  KUBECONFIG="$kubeconfig_b" _output/bin/provider --poll 10s --cloudflare-budget-fraction 0.15 \
+    --metrics-bind-address "127.0.0.1:$(free_port)" --health-probe-bind-address "127.0.0.1:$(free_port)" >"$tour/provider-b.log" 2>&1 &
+  provider_b=$!
+  # B's credentials: the same account's token, copied Secret to Secret
+  # (never shown, never on a command line).
+  kb create namespace crossplane-system >/dev/null
+  kc -n crossplane-system get secret cloudflare-credentials -o json \
+    | python3 -c 'import json,sys; s=json.load(sys.stdin); print(json.dumps({"apiVersion":"v1","kind":"Secret","metadata":{"name":s["metadata"]["name"],"namespace":"crossplane-system"},"data":s["data"]}))' \
+    | kb apply -f - >/dev/null
+  kb apply -f - >/dev/null <<YAML
+apiVersion: tunnels.cloudflare.com/v1alpha1
+kind: ClusterProviderConfig
+metadata: {name: default}
+spec:
+  credentials:
+    source: Secret
+    secretRef: {namespace: crossplane-system, name: cloudflare-credentials}
+  endpoint: $SIM_URL
+YAML
+  failover_site() { # CLUSTER POOL EXTRA-ANNOTATIONS
+    cat <<YAML
+apiVersion: v1
+kind: Namespace
+metadata: {name: failover}
+---
+apiVersion: tunnels.cloudflare.com/v1alpha1
+kind: CloudflareTunnel
+metadata: {name: edge, namespace: failover}
+spec:
+  tunnelName: failover-$1   # tunnel names are unique in the account
+  replicas: 1
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: failover}
+spec:
+  ports: [{name: http, port: 80}]
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: web
+  namespace: failover
+  annotations:
+    tunnels.cloudflare.com/tunnel: edge
+    tunnels.cloudflare.com/public: "true"
+    tunnels.cloudflare.com/lb-pool: $2
+    tunnels.cloudflare.com/lb-monitor-interval: 10s
+$3
+spec:
+  ingressClassName: cloudflare
+  rules:
+    - host: failover.example.com
+      http:
+        paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {name: http}}}}]
+YAML
+  }
+  say "# cluster A: its pool, and the load balancer's pools in order with the fallback"
+  failover_site a failover-a "    tunnels.cloudflare.com/lb-pools: failover-a, failover-b
+    tunnels.cloudflare.com/lb-fallback-pool: failover-b" | apply
+  say "# cluster B (kubectl --kubeconfig <cluster B>): its pool only, probed at a path cloudflared answers itself"
+  failover_site b failover-b "    tunnels.cloudflare.com/lb-monitor-path: /cf-probe
+    tunnels.cloudflare.com/lb-monitor-connector-only: \"true\"" | kb apply -f - >/dev/null
+  tunnel_of() { "$@" -n failover get cloudflaretunnel edge -o jsonpath='{.status.tunnelID}'; }
+  expect "both clusters' tunnels exist" 180 eval '[[ -n "$(tunnel_of kc)" && -n "$(tunnel_of kb)" ]]'
+  tunnel_a="$(tunnel_of kc)"; tunnel_b="$(tunnel_of kb)"
+  # No container runs under KWOK: play each cluster's cloudflared connecting.
+  for id in "$tunnel_a" "$tunnel_b"; do curl -sf -X POST "$SIM_BASE/__sim/tunnels/$id/connectors" -d '{"count": 2}' >/dev/null; done
+  expect "cluster B's pool failover-b, its tunnel the origin" 180 cf_has pool failover-b "$tunnel_b.cfargotunnel.com"
+  expect "the load balancer lists both pools, A's first" 180 cf_has "load balancer" failover.example.com "pools failover-a, failover-b; fallback failover-b"
+  expect "no DNS record for failover.example.com: the load balancer holds the name" 5 cf_lacks dns failover.example.com
+  serving() { [[ "$(curl -sf "$SIM_BASE/__sim/load_balancers/decision?hostname=failover.example.com" | python3 -c 'import json,sys; print(json.load(sys.stdin)["pool_name"])')" == "$1" ]]; }
+  say "curl $SIM_BASE/__sim/load_balancers/decision?hostname=failover.example.com   # which pool would serve now"
+  expect "the load balancer serves from failover-a" 120 serving failover-a
+  say "curl -X POST $SIM_BASE/__sim/tunnels/$tunnel_a/connectors -d '{\"count\":0}'   # cluster A's cloudflared stops (played)"
+  curl -sf -X POST "$SIM_BASE/__sim/tunnels/$tunnel_a/connectors" -d '{"count": 0}' >/dev/null
+  expect "A's pool is unhealthy: the load balancer serves from failover-b" 120 serving failover-b
+  pool_health() { [[ "$(kc -n failover get publichostnames -o jsonpath='{.items[0].status.loadBalancing.poolHealth}')" == "$1" ]]; }
+  expect "cluster A's PublicHostname says its pool is Unhealthy" 120 pool_health Unhealthy
+  say "curl -X POST $SIM_BASE/__sim/tunnels/$tunnel_a/connectors -d '{\"count\":2}'   # A is back"
+  curl -sf -X POST "$SIM_BASE/__sim/tunnels/$tunnel_a/connectors" -d '{"count": 2}' >/dev/null
+  expect "the load balancer serves from failover-a again" 120 serving failover-a
+  changed
+  # Cleaned up here, not by the last scene: cluster B goes with this one.
+  # A first: its load balancer lists B's pool, which Cloudflare refuses to
+  # delete while listed.
+  run kc delete namespace failover --wait=false
+  expect "cluster A's cloudflared Deployment is gone" 120 eval "! kc -n failover get deployment edge-cloudflared"
+  curl -sf -X POST "$SIM_BASE/__sim/tunnels/$tunnel_a/connectors" -d '{"count": 0}' >/dev/null
+  expect "cluster A's namespace is gone, its load balancer, pool and tunnel with it" 300 eval '! kc get namespace failover && cf_lacks "load balancer" failover.example.com && cf_lacks pool failover-a && cf_lacks tunnel failover-a'
+  run kb delete namespace failover --wait=false
+  expect "cluster B's cloudflared Deployment is gone" 120 eval "! kb -n failover get deployment edge-cloudflared"
+  curl -sf -X POST "$SIM_BASE/__sim/tunnels/$tunnel_b/connectors" -d '{"count": 0}' >/dev/null
+  expect "cluster B's namespace is gone, its pool and tunnel with it" 300 eval '! kb get namespace failover && cf_lacks pool failover-b && cf_lacks tunnel failover-b'
+  expect "no monitor of failover.example.com is left" 5 cf_lacks monitor failover.example.com
+  say "# cluster B's provider and control plane stop"
+  stop_b
+  trap - EXIT
+fi
+
+if wanted 11; then
   scene "Everything deleted, the account empty" \
     "Deleting the namespaces deletes every object the provider made in Cloudflare, and nothing else."
   for n in team-b team-c team-d platform; do kc get namespace $n >/dev/null 2>&1 && run kc delete namespace $n --wait=false; done

@@ -49,6 +49,18 @@ def sim_lines(s):
         out[f"cf   access application {a['domain']}"] = f"{a['name']}: policies {names} (aud {a['aud'][:8]})"
     for p in access.get("policies", []) or []:
         out[f"cf   access policy {p['name']}"] = f"{p['decision']}, used by {p.get('app_count', 0)} application(s)"
+    lb = s.get("load_balancing", {})
+    pool_names = {p["id"]: p["name"] for p in lb.get("pools", []) or []}
+    for m in lb.get("monitors", []) or []:
+        host = ",".join((m.get("header") or {}).get("Host", []))
+        out[f"cf   monitor {host} {m['id'][:8]}"] = f"{m['type']} {m.get('path', '')} every {m['interval']}s"
+    for p in lb.get("pools", []) or []:
+        origins = ", ".join(o["address"] for o in p.get("origins", []) or [])
+        out[f"cf   pool {p['name']}"] = f"origins {origins}"
+    for b in lb.get("load_balancers", []) or []:
+        pools = ", ".join(pool_names.get(i, i[:8]) for i in b.get("default_pools", []) or [])
+        fallback = pool_names.get(b.get("fallback_pool", ""), b.get("fallback_pool", "")[:8])
+        out[f"cf   load balancer {b['name']}"] = f"pools {pools}; fallback {fallback}; steering {b.get('steering_policy') or 'off'}"
     return out
 
 
@@ -64,9 +76,10 @@ def access_check(rule):
 def has(s, kind, value, detail=""):
     """Whether the account holds kind value (whose description contains
     detail); a rule's value may stop short of its path (rule app.example.com
-    matches every rule of that host)."""
+    matches every rule of that host), and a monitor's is its Host (monitor
+    app.example.com matches every monitor probing that host)."""
     key = f"cf   {kind} {value}"
-    return any((k == key or (kind == "rule" and k.startswith(key))) and detail in v for k, v in sim_lines(s).items())
+    return any((k == key or (kind == "rule" and k.startswith(key)) or (kind == "monitor" and k.startswith(key + " "))) and detail in v for k, v in sim_lines(s).items())
 
 
 def count(s, kind, value):

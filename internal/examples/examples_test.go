@@ -21,9 +21,10 @@ package examples_test
 // app.f7.example.com), and the names that are unique in a Cloudflare
 // account (a CloudflareTunnel's tunnelName, defaulted to its name; every
 // spec.forProvider.name but a DNS record's; a VPC service annotation; a
-// load-balanced hostname's pool names) get
-// the run's prefix. ClusterProviderConfigs are renamed with the prefix, so
-// examples/provider never replaces the test's "default".
+// load-balanced hostname's pool names, in spec.loadBalancing or the lb-*
+// annotations) get the run's prefix. ClusterProviderConfigs are renamed
+// with the prefix, so examples/provider never replaces the test's
+// "default".
 //
 // What an example needs from outside its folder — the prerequisites — the
 // test makes, and only these:
@@ -390,8 +391,15 @@ func (r *run) rewrite(o *unstructured.Unstructured) {
 		case strings.HasSuffix(path, ".tunnels.cloudflare.com/vpc-service"),
 			path == ".spec.forProvider.name" && kind != "DNSRecord",
 			path == ".spec.tunnelName",
-			strings.HasPrefix(path, ".spec.loadBalancing.") && (strings.HasSuffix(path, ".pool") || strings.HasSuffix(path, ".pools") || strings.HasSuffix(path, ".fallbackPool")):
-			return r.id + "-" + v
+			strings.HasPrefix(path, ".spec.loadBalancing.") && (strings.HasSuffix(path, ".pool") || strings.HasSuffix(path, ".pools") || strings.HasSuffix(path, ".fallbackPool")),
+			strings.HasSuffix(path, ".tunnels.cloudflare.com/lb-pool"), strings.HasSuffix(path, ".tunnels.cloudflare.com/lb-fallback-pool"):
+			return r.id + "-" + strings.TrimSpace(v)
+		case strings.HasSuffix(path, ".tunnels.cloudflare.com/lb-pools"):
+			pools := strings.Split(v, ",")
+			for i := range pools {
+				pools[i] = r.id + "-" + strings.TrimSpace(pools[i])
+			}
+			return strings.Join(pools, ",")
 		}
 		v = domains.ReplaceAllString(v, "${1}"+r.id+".${2}")
 		v = uuids.ReplaceAllStringFunc(v, func(id string) string { return runUUID(r.id, id) })

@@ -1014,6 +1014,22 @@ func (s *Server) handlePoolHealth(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, h)
 }
 
+// loadBalancingState copies the account's Load Balancing objects for a
+// snapshot; the caller holds s.mu.
+func (s *Server) loadBalancingState() LoadBalancingState {
+	st := LoadBalancingState{Monitors: []lbMonitor{}, Pools: []lbPool{}, LoadBalancers: []loadBalancer{}}
+	for _, m := range s.lb.monitors {
+		st.Monitors = append(st.Monitors, *m)
+	}
+	for _, p := range s.lb.pools {
+		st.Pools = append(st.Pools, *p)
+	}
+	for _, lb := range s.lb.lbs {
+		st.LoadBalancers = append(st.LoadBalancers, *lb)
+	}
+	return st
+}
+
 // LoadBalancingObjects counts the account's monitors, pools and load
 // balancers, for tests that check what is left.
 func (s *Server) LoadBalancingObjects() (monitors, pools, loadBalancers int) {

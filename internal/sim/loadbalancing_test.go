@@ -381,3 +381,21 @@ func TestPoolHealthAnswerNamesTheFailure(t *testing.T) {
 		t.Errorf("health answer %+v", h)
 	}
 }
+
+// The state hook shows the account's monitors, pools and load balancers,
+// and reading it probes nothing.
+func TestStateShowsLoadBalancing(t *testing.T) {
+	f := newLBFixture(t)
+	a := f.tunnel(2)
+	mon := f.create(monitorsPath, httpMonitor(""))
+	pa := f.create(poolsPath, tunnelPool("a", mon, a))
+	f.create(lbsPath(), lbBody("app.example.com", []string{pa}, pa, "off"))
+	st := f.s.Snapshot().LoadBalancing
+	if len(st.Monitors) != 1 || st.Monitors[0].ID != mon || len(st.Pools) != 1 || st.Pools[0].Name != "a" ||
+		len(st.LoadBalancers) != 1 || st.LoadBalancers[0].Name != "app.example.com" || !slices.Equal(st.LoadBalancers[0].DefaultPools, []string{pa}) {
+		t.Errorf("state = %+v", st)
+	}
+	if _, probed := f.s.lb.probes[pa]; probed {
+		t.Error("reading the state probed the pool")
+	}
+}

@@ -417,6 +417,17 @@ type State struct {
 	// Access holds the account's Cloudflare Access objects; service
 	// tokens come without their secrets.
 	Access AccessState `json:"access"`
+	// LoadBalancing holds the account's monitors and pools and its zones'
+	// load balancers. Pool health is not in it: reading health probes
+	// (see poolHealthOf), and a snapshot changes nothing.
+	LoadBalancing LoadBalancingState `json:"load_balancing"`
+}
+
+// LoadBalancingState is what the account holds in Load Balancing.
+type LoadBalancingState struct {
+	Monitors      []lbMonitor    `json:"monitors"`
+	Pools         []lbPool       `json:"pools"`
+	LoadBalancers []loadBalancer `json:"load_balancers"`
 }
 
 // AccessState is what the account holds in Cloudflare Access.
@@ -491,6 +502,7 @@ func (s *Server) Snapshot() State {
 	for _, t := range s.access.tokens {
 		st.Access.ServiceTokens = append(st.Access.ServiceTokens, *t)
 	}
+	st.LoadBalancing = s.loadBalancingState()
 	return st
 }
 

@@ -138,7 +138,32 @@ const (
 	// application made for it with those policies (PublicHostname
 	// spec.access.policies), instead of a team and audience tags.
 	AnnotationAccessPolicies = "tunnels.cloudflare.com/access-policies"
+
+	// Load balancing of a public source's hostname (PublicHostname
+	// spec.loadBalancing, see docs/multi-cluster-failover.md). lb-pool
+	// names this cluster's pool and turns it on; the lb-monitor-* tune the
+	// pool's probe; lb-pools (the load balancer's pools in failover order)
+	// makes the load balancer in this cluster, with lb-fallback-pool and
+	// lb-steering. The source must publish exactly one hostname: a pool
+	// serves one.
+	AnnotationLBPool                 = "tunnels.cloudflare.com/lb-pool"
+	AnnotationLBMonitorPath          = "tunnels.cloudflare.com/lb-monitor-path"
+	AnnotationLBMonitorConnectorOnly = "tunnels.cloudflare.com/lb-monitor-connector-only"
+	AnnotationLBMonitorExpectedCodes = "tunnels.cloudflare.com/lb-monitor-expected-codes"
+	AnnotationLBMonitorInterval      = "tunnels.cloudflare.com/lb-monitor-interval"
+	AnnotationLBPools                = "tunnels.cloudflare.com/lb-pools"
+	AnnotationLBFallbackPool         = "tunnels.cloudflare.com/lb-fallback-pool"
+	AnnotationLBSteering             = "tunnels.cloudflare.com/lb-steering"
 )
+
+// LBAnnotations are the load-balancing annotations, in the order they are
+// documented.
+var LBAnnotations = []string{AnnotationLBPool, AnnotationLBMonitorPath, AnnotationLBMonitorConnectorOnly, AnnotationLBMonitorExpectedCodes,
+	AnnotationLBMonitorInterval, AnnotationLBPools, AnnotationLBFallbackPool, AnnotationLBSteering}
+
+// SteeringPolicies a load balancer takes (HostnameLoadBalancer
+// steeringPolicy).
+var SteeringPolicies = []string{"off", "random", "dynamic_latency", "proximity", "least_outstanding_requests", "least_connections"}
 
 // DefaultCAKey is the key of an origin CA Secret named without one.
 const DefaultCAKey = "ca.crt"

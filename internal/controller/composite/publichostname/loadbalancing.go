@@ -156,6 +156,10 @@ func (r *Reconciler) applyLoadBalancing(ctx context.Context, ph *v1alpha1.Public
 		ph.SetConditions(cond(v1alpha1.TypeLoadBalanced, false, c.Reason, c.Message))
 		return c, nil
 	}
+	before := PoolUnknown
+	if ph.Status.LoadBalancing != nil && ph.Status.LoadBalancing.PoolHealth != "" {
+		before = ph.Status.LoadBalancing.PoolHealth
+	}
 	st := &v1alpha1.LoadBalancingStatus{Monitor: LoadBalancingName(ph), Pool: LoadBalancingName(ph)}
 	ph.Status.LoadBalancing = st
 	mon, taken, err := applyChild(ctx, r, ph, DesiredMonitor(ph, tgt), &lbv1alpha1.LoadBalancerMonitor{}, syncMonitor)
@@ -167,6 +171,9 @@ func (r *Reconciler) applyLoadBalancing(ctx context.Context, ph *v1alpha1.Public
 		return r.lbTaken(ph, "LoadBalancerPool", err)
 	}
 	st.PoolID, st.PoolHealth = meta.GetExternalName(pool), PoolHealth(pool)
+	if e, changed := PoolHealthEvent(ph.Spec.LoadBalancing.Pool, before, st.PoolHealth, pool.GetCondition(typeHealthy).Message); changed {
+		r.record.Event(ph, e)
+	}
 	var lb *lbv1alpha1.LoadBalancer
 	switch {
 	case ph.Spec.LoadBalancing.LoadBalancer == nil:
@@ -236,6 +243,31 @@ func (r *Reconciler) lbTaken(ph *v1alpha1.PublicHostname, kind string, err error
 	c := cond(v1alpha1.TypeLoadBalanced, false, v1alpha1.ReasonChildNameTaken, msg)
 	ph.SetConditions(c)
 	return cond(v1alpha1.TypeDNSReady, false, v1alpha1.ReasonChildNameTaken, msg), nil
+}
+
+// Reasons of the events a load-balanced hostname's pool health changes
+// make.
+const (
+	ReasonPoolUnhealthy event.Reason = "PoolUnhealthy"
+	ReasonPoolHealthy   event.Reason = "PoolHealthy"
+)
+
+// PoolHealthEvent is the event the pool's health moving from before to now
+// makes, and whether it makes one: a Warning when it turns Unhealthy (from
+// Healthy, or at its first report), a Normal event when an unhealthy pool
+// is Healthy again. why is the pool's Healthy condition's message.
+func PoolHealthEvent(pool, before, now, why string) (event.Event, bool) {
+	switch {
+	case now == PoolUnhealthy && before != PoolUnhealthy:
+		msg := fmt.Sprintf("pool %s is unhealthy: Cloudflare's load balancer serves the hostname from the next healthy pool in order, or the fallback pool", pool)
+		if why != "" {
+			msg += " (" + why + ")"
+		}
+		return event.Warning(ReasonPoolUnhealthy, errors.New(msg)), true
+	case now == PoolHealthy && before == PoolUnhealthy:
+		return event.Normal(ReasonPoolHealthy, fmt.Sprintf("pool %s is healthy again: the load balancer may serve from it", pool)), true
+	}
+	return event.Event{}, false
 }
 
 // PoolHealth reads the pool's health from its Healthy condition.

@@ -2,7 +2,7 @@ package publichostname_test
 
 import (
 	"errors"
-
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +10,7 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
@@ -130,6 +131,39 @@ func TestLoadBalancedCondition(t *testing.T) {
 			dns := publichostname.LoadBalancedDNS(tc.spec, c, tc.pool, tc.lb)
 			if (dns.Status == corev1.ConditionTrue) != tc.wantDNSOK || dns.Type != v1alpha1.TypeDNSReady {
 				t.Errorf("DNSReady = %s %s: %s, want true: %t", dns.Status, dns.Reason, dns.Message, tc.wantDNSOK)
+			}
+		})
+	}
+}
+
+func TestPoolHealthEvent(t *testing.T) {
+	const (
+		healthy, unhealthy, unknown = publichostname.PoolHealthy, publichostname.PoolUnhealthy, publichostname.PoolUnknown
+	)
+	cases := map[string]struct {
+		before, now string
+		want        event.Type // "" when no event
+		reason      event.Reason
+	}{
+		"TurnsUnhealthy":         {before: healthy, now: unhealthy, want: event.TypeWarning, reason: publichostname.ReasonPoolUnhealthy},
+		"UnhealthyAtFirstReport": {before: unknown, now: unhealthy, want: event.TypeWarning, reason: publichostname.ReasonPoolUnhealthy},
+		"StaysUnhealthy":         {before: unhealthy, now: unhealthy},
+		"HealthyAgain":           {before: unhealthy, now: healthy, want: event.TypeNormal, reason: publichostname.ReasonPoolHealthy},
+		"HealthyAtFirstReport":   {before: unknown, now: healthy},
+		"StaysHealthy":           {before: healthy, now: healthy},
+		"NoLongerReported":       {before: unhealthy, now: unknown},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e, ok := publichostname.PoolHealthEvent("app-eu", tc.before, tc.now, "the tunnel has no connections to Cloudflare")
+			if ok != (tc.want != "") || e.Type != tc.want || e.Reason != tc.reason {
+				t.Fatalf("PoolHealthEvent(%s → %s) = %+v, %v; want %q %q", tc.before, tc.now, e, ok, tc.want, tc.reason)
+			}
+			if ok && !strings.Contains(e.Message, "app-eu") {
+				t.Errorf("message %q does not name the pool", e.Message)
+			}
+			if tc.want == event.TypeWarning && !strings.Contains(e.Message, "no connections") {
+				t.Errorf("message %q does not say why", e.Message)
 			}
 		})
 	}

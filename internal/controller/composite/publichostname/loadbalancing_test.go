@@ -11,8 +11,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/common"
 	lbv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/loadbalancing/v1alpha1"
@@ -284,4 +287,61 @@ func TestALoadBalancerHoldsItsHostnameForItsNamespace(t *testing.T) {
 	p.DeleteAndWait(t, squat)
 	p.DeleteAndWait(t, rival)
 	p.DeleteAndWait(t, ph)
+}
+
+func waitPoolHealth(t *testing.T, ph *v1alpha1.PublicHostname, want string) {
+	t.Helper()
+	wait.Eventually(t, wait.Patience, "pool health "+want, func() error {
+		if err := p.Get(ph); err != nil {
+			return err
+		}
+		if st := ph.Status.LoadBalancing; st == nil || st.PoolHealth != want {
+			return fmt.Errorf("status.loadBalancing %+v", st)
+		}
+		return nil
+	})
+}
+
+// A pool turning unhealthy (its tunnel's connectors gone) is a Warning on
+// its PublicHostname naming the pool and why, besides the status and the
+// metric; its recovery a Normal event.
+func TestAPoolTurningUnhealthyIsAWarning(t *testing.T) {
+	ns, tunnelID := setup(t)
+	host := "health-" + ns + ".example.com"
+	ph := loadBalanced(ns, host, nil)
+	// cloudflared connected: the pool is healthy at its first report.
+	p.Sim.SetConnectors(tunnelID, 2)
+	p.Create(t, ph)
+	waitPoolHealth(t, ph, publichostname.PoolHealthy)
+	if n := poolEvents(t, ph, publichostname.ReasonPoolUnhealthy); n != 0 {
+		t.Fatalf("%d PoolUnhealthy events while the pool is healthy", n)
+	}
+	p.Sim.SetConnectors(tunnelID, 0)
+	p.WaitWarning(t, ns, ph.Name, string(publichostname.ReasonPoolUnhealthy), "pool a-"+ns+" is unhealthy")
+	waitPoolHealth(t, ph, publichostname.PoolUnhealthy)
+	p.Sim.SetConnectors(tunnelID, 2)
+	waitPoolHealth(t, ph, publichostname.PoolHealthy)
+	wait.Eventually(t, wait.Patience, "a Normal PoolHealthy event", func() error {
+		if poolEvents(t, ph, publichostname.ReasonPoolHealthy) == 0 {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
+	p.DeleteAndWait(t, ph)
+}
+
+// poolEvents counts the events of reason on ph.
+func poolEvents(t *testing.T, ph *v1alpha1.PublicHostname, reason event.Reason) int {
+	t.Helper()
+	evs := &corev1.EventList{}
+	if err := p.Client.List(bg, evs, client.InNamespace(ph.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range evs.Items {
+		if e.InvolvedObject.Name == ph.Name && e.Reason == string(reason) {
+			n++
+		}
+	}
+	return n
 }

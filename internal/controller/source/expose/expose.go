@@ -326,19 +326,25 @@ func (t *translator) translate() Result {
 	}
 
 	if !public {
+		t.unpublishedLoadBalancing()
 		return r
 	}
 	before := len(t.problems)
 	r.DNSMode, r.ExternalDNSProxiedKey = t.dns()
 	opts, access := t.originOptions(), t.access()
+	lb := t.loadBalancing(hosts, r.DNSMode)
 	t.protocol()
 	if len(t.problems) > before {
-		// A bad origin option or Access annotation publishes nothing: the
-		// hostnames keep the rules they had (with their Access check, if
-		// they had one), never a guess and never without the check.
+		// A bad origin option, Access or load-balancing annotation
+		// publishes nothing: the hostnames keep the rules they had (with
+		// their Access check, if they had one), never a guess and never
+		// without the check.
 		return r
 	}
 	r.Published = t.published(hosts, opts, access)
+	for _, ph := range r.Published {
+		ph.Spec.LoadBalancing = lb.DeepCopy()
+	}
 	if r.DNSMode != tv1alpha1.DNSModeDNSRecord {
 		// The PublicHostnames publish the rules; the records are
 		// external-dns's (the controller writes its DNSEndpoint) or the

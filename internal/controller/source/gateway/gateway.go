@@ -481,13 +481,15 @@ func (r *Reconciler) exists(ctx context.Context, ph *v1alpha1.PublicHostname, ke
 	return err == nil, errors.Wrap(err, "cannot get a PublicHostname")
 }
 
-// publishedHosts are the hostnames of the Gateway's PublicHostnames not
-// being deleted.
+// publishedHosts are the hostnames the Gateway's DNSEndpoint points at the
+// tunnel: those of its PublicHostnames not being deleted nor load-balanced.
 func publishedHosts(children []source.Owned) []string {
 	var hosts []string
 	for _, m := range children {
-		if !meta.WasDeleted(m) {
-			hosts = append(hosts, m.(*v1alpha1.PublicHostname).Spec.Hostname)
+		// A load-balanced hostname has no record: the load balancer
+		// holds the name.
+		if ph := m.(*v1alpha1.PublicHostname); !meta.WasDeleted(m) && ph.Spec.LoadBalancing == nil {
+			hosts = append(hosts, ph.Spec.Hostname)
 		}
 	}
 	return hosts

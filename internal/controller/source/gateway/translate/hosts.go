@@ -1,11 +1,13 @@
 package translate
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -35,6 +37,8 @@ type host struct {
 	refused []refusedRoute
 	// http2: its routes are GRPCRoutes, whose backends take HTTP/2.
 	http2 bool
+	// lb is the load balancing of the oldest route asking for one.
+	lb *v1alpha1.LoadBalancing
 }
 
 type hosts struct {
@@ -52,6 +56,9 @@ func newHosts() *hosts { return &hosts{byName: map[string]*host{}, holders: map[
 type refusedRoute struct {
 	route, holder *route
 	why           string
+	// reason of the PartiallyInvalid condition; ReasonAccessConflict
+	// when empty.
+	reason gwv1.RouteConditionReason
 }
 
 // add merges an attached route's hostnames and paths. Routes come oldest
@@ -76,6 +83,12 @@ func (hs *hosts) add(rt *route) {
 		case len(hs.holders[name]) == 0 && !gatewayapi.SameAccess(h.access, rt.access):
 			h.refused = append(h.refused, refusedRoute{route: rt, holder: h.routes[0], why: fmt.Sprintf("this route asks for another Access check (annotation %s and its siblings)", v1alpha1.AnnotationAccessPolicies)})
 			continue
+		case rt.lb != nil && h.lb != nil && !equality.Semantic.DeepEqual(rt.lb, h.lb):
+			h.refused = append(h.refused, refusedRoute{route: rt, holder: h.routes[0], why: fmt.Sprintf("this route asks for other load balancing (annotation %s and its siblings)", v1alpha1.AnnotationLBPool), reason: ReasonLoadBalancingConflict})
+			continue
+		}
+		if h.lb == nil {
+			h.lb = rt.lb
 		}
 		h.routes = append(h.routes, rt)
 		for _, p := range rt.paths {
@@ -144,6 +157,11 @@ func (rt *route) name(other *route) string {
 // route publishes it.
 const ReasonAccessConflict gwv1.RouteConditionReason = "AccessConflict"
 
+// ReasonLoadBalancingConflict (PartiallyInvalid=True): an older route
+// load-balances a hostname of the route under another pool or load
+// balancer; the route's rules for it are not published.
+const ReasonLoadBalancingConflict gwv1.RouteConditionReason = "LoadBalancingConflict"
+
 // settle tells the routes of a hostname the paths they lost to older
 // routes, that an older route's unusable Access annotation holds it, and
 // the newer routes it refused why.
@@ -160,7 +178,7 @@ func (hs *hosts) settle(statuses *[]RouteStatus) {
 			msg := fmt.Sprintf("hostname %s is served by %s, older: %s, and Gateway API gives a hostname to the oldest route; this route's rules for it are not published, and the hostname stays as the older route publishes it", name, r.route.name(r.holder), r.why)
 			for i := range *statuses {
 				if st := &(*statuses)[i]; st.Kind == r.route.kind && st.Namespace+"/"+st.Name == r.route.id {
-					conflicted(st, ReasonAccessConflict, msg)
+					conflicted(st, cmp.Or(r.reason, ReasonAccessConflict), msg)
 				}
 			}
 		}
@@ -238,6 +256,7 @@ func (hs *hosts) publicHostnames(gw *gwv1.Gateway, tunnel, dns string) []*v1alph
 			continue
 		}
 		ph := publicHostname(gw, tunnel, name, h.access, dns)
+		ph.Spec.LoadBalancing = h.lb.DeepCopy()
 		if h.http2 {
 			ph.Spec.OriginRequest = &v1alpha1.OriginOptions{HTTP2Origin: ptr.To(true)}
 		}

@@ -33,6 +33,9 @@ type route struct {
 	hosts    []string
 	paths    []path
 	access   *v1alpha1.Access
+	// lb is the load balancing the route's lb-* annotations ask for its
+	// one hostname; nil when none.
+	lb *v1alpha1.LoadBalancing
 	// held are the route's hostnames while its Access annotation cannot
 	// be used (see Result.Held).
 	held []string
@@ -83,6 +86,14 @@ func translateRoute(in Input, ls listeners, r routeObject, address string) *rout
 		accessInvalid = true
 	} else {
 		rt.access = a
+	}
+	if lb, problem := routeLoadBalancing(r.meta.Annotations, rt.hosts); problem != "" && rt.problem == "" {
+		// As a missing backend does, a bad lb-* annotation keeps what the
+		// route's hostnames publish: never a CNAME instead of the load
+		// balancer asked for, nor a working hostname taken down by a typo.
+		rt.problem, rt.keepAll = problem, true
+	} else {
+		rt.lb = lb
 	}
 	if rt.problem == "" && len(rt.hosts) > 0 && len(rt.paths) == 0 && len(rt.dropped) > 0 {
 		rt.problem = "no rule can be published: " + strings.Join(rt.dropped, "; ")
