@@ -252,6 +252,61 @@ YAML
 fi
 
 if wanted 7; then
+  scene "Gateway API: a Gateway of class cloudflare is the tunnel" \
+    "The provider is the Gateway's controller: an HTTPRoute publishes straight to its Service, its status says so, and a match cloudflared cannot do is reported on the route, not published."
+  crds="$(bash hack/thirdparty-crds.sh)"
+  run kc apply --server-side -f "$crds/gateway-api"
+  run kc wait --for=condition=Established crd/gateways.gateway.networking.k8s.io crd/httproutes.gateway.networking.k8s.io --timeout=60s
+  apply <<'YAML'
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: cloudflare}
+spec: {controllerName: tunnels.cloudflare.com/gateway-controller}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: edge
+  namespace: redis-cf-tunnel
+  annotations: {tunnels.cloudflare.com/tunnel: redis-cache-azure-development}   # the demo's tunnel
+spec:
+  gatewayClassName: cloudflare
+  listeners: [{name: web, port: 80, protocol: HTTP, hostname: "*.example.com"}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: store, namespace: redis-cf-tunnel}
+spec:
+  ports: [{name: http, port: 8080}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: store, namespace: redis-cf-tunnel}
+spec:
+  parentRefs: [{name: edge}]
+  hostnames: [store.example.com]
+  rules:
+    - backendRefs: [{name: store, port: 8080}]
+    - matches: [{path: {type: PathPrefix, value: /beta}, headers: [{name: x-beta, value: "on"}]}]   # cloudflared matches no header
+      backendRefs: [{name: store, port: 8080}]
+YAML
+  # route_condition ROUTE TYPE WANT-STATUS [WANT-REASON]: this provider's
+  # entry of the route's status.parents.
+  route_condition() {
+    local got; got="$(kc -n $ns get httproute "$1" -o jsonpath="{.status.parents[?(@.controllerName=='tunnels.cloudflare.com/gateway-controller')].conditions[?(@.type=='$2')].status} {.status.parents[?(@.controllerName=='tunnels.cloudflare.com/gateway-controller')].conditions[?(@.type=='$2')].reason}")"
+    [[ "${got%% *}" == "$3" && ( -z "${4:-}" || "${got#* }" == "$4" ) ]]
+  }
+  expect "the Gateway is Accepted and Programmed" 120 eval 'condition gateway edge $ns Accepted True Accepted && condition gateway edge $ns Programmed True Programmed'
+  expect "the route is Accepted, its refs resolved" 120 eval 'route_condition store Accepted True Accepted && route_condition store ResolvedRefs True ResolvedRefs'
+  expect "the header match is reported: PartiallyInvalid=True, UnsupportedValue" 60 route_condition store PartiallyInvalid True UnsupportedValue
+  say "kubectl get httproute store -o jsonpath='{.status.parents[*].conditions}'"
+  kc -n $ns get httproute store -o jsonpath='{range .status.parents[*].conditions[*]}{.type}={.status} ({.reason}): {.message}{"\n"}{end}' | sed 's/^/      /'
+  expect "store.example.com is routed to the Service, with its DNS record" 120 eval 'cf_has rule store.example.com && cf_has dns store.example.com'
+  expect "the header-matched rule (/beta) is not published" 5 cf_lacks rule "store.example.com^/beta"
+  changed
+fi
+
+if wanted 8; then
   scene "A token rotation" \
     "Asking for a token issued now: Cloudflare issues a new one and the token Secret (which cloudflared reads) gets it."
   secret_version="$(kc -n $ns get secret $cft-token -o jsonpath='{.metadata.resourceVersion}')"
@@ -266,7 +321,7 @@ if wanted 7; then
   changed
 fi
 
-if wanted 8; then
+if wanted 9; then
   scene "A degraded tunnel, reported" \
     "One of the two cloudflared connectors loses three of its four edge connections: Cloudflare calls the tunnel degraded, and so does the CloudflareTunnel."
   say "curl -X POST $SIM_BASE/__sim/tunnels/$tunnel_id/connectors -d '{\"connectors\":[{\"connections\":4},{\"connections\":1}]}'   # played by the simulator"
@@ -278,7 +333,7 @@ if wanted 8; then
   changed
 fi
 
-if wanted 9; then
+if wanted 10; then
   scene "A hostname protected by a shared Access policy; a tenant's attempt on it refused" \
     "The platform team shares its policy \"employees\" with labelled namespaces; a PublicHostname names it and gets its Access application and the check on its rules. Another namespace's bare AccessApplication for the same hostname is refused. Then the policy is taken off, and the application goes."
   apply <<'YAML'
@@ -346,7 +401,7 @@ YAML
   changed
 fi
 
-if wanted 10; then
+if wanted 11; then
   scene "Two clusters, one hostname: failover through Cloudflare Load Balancing" \
     "A second cluster (its own control plane and its own provider, on the same Cloudflare account) serves failover.example.com beside this one. Each cluster's annotated Ingress makes its own pool of its own tunnel; this cluster's load balancer lists both, A first. A's cloudflared stops: the load balancer serves from B's pool, and from A's again when A is back."
   # Cluster B: a second local control plane and a second provider process,
@@ -469,7 +524,7 @@ YAML
   trap - EXIT
 fi
 
-if wanted 11; then
+if wanted 12; then
   scene "Everything deleted, the account empty" \
     "Deleting the namespaces deletes every object the provider made in Cloudflare, and nothing else."
   for n in team-b team-c team-d platform; do kc get namespace $n >/dev/null 2>&1 && run kc delete namespace $n --wait=false; done

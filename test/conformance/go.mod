@@ -9,6 +9,7 @@ require (
 	k8s.io/utils v0.0.0-20260319190234-28399d86e0b5
 	sigs.k8s.io/gateway-api v1.6.3
 	sigs.k8s.io/gateway-api/conformance v1.6.3
+	sigs.k8s.io/yaml v1.6.0
 )
 
 require (
@@ -72,5 +73,4 @@ require (
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.0 // indirect
-	sigs.k8s.io/yaml v1.6.0 // indirect
 )

@@ -81,6 +81,15 @@ func init() {
 	SchemeBuilder.Register(&ProviderConfigUsage{}, &ProviderConfigUsageList{})
 }
 
+// AnnotationUnwantedSince marks a PublicHostname its source no longer
+// wants, with the time (RFC 3339) it was first found so. Such a hostname
+// publishes no rules; its DNS record and its claim on the tunnel stay for a
+// short grace (the source's), so a hostname wanted again at once (an object
+// replaced, a route moved) is not taken off DNS and made again. The source
+// removes it when it wants the hostname again, and deletes the
+// PublicHostname once the grace has passed.
+const AnnotationUnwantedSince = "tunnels.cloudflare.com/unwanted-since"
+
 // Ingress annotations the translator reads.
 const (
 	// AnnotationTunnel names the CloudflareTunnel (in the Ingress's

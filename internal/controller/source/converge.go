@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	kmeta "k8s.io/apimachinery/pkg/api/meta"
@@ -91,13 +92,26 @@ type Outcome struct {
 	Released []Owned
 	// Leaving are an earlier owner's children already being deleted.
 	Leaving []Owned
+	// Parked are the owner's PublicHostnames no longer wanted, waiting out
+	// the Converger's grace before they are released.
+	Parked []Owned
+	// RecheckAfter is when the owner is to converge again, for a parked
+	// child's grace to end; 0 when none is parked.
+	RecheckAfter time.Duration
 }
 
 // Settled says whether nothing of the owner's is left: all released and
 // gone.
 func (o Outcome) Settled() bool {
-	return len(o.Children)+len(o.Released)+len(o.Leaving) == 0
+	return len(o.Children)+len(o.Released)+len(o.Leaving)+len(o.Parked) == 0
 }
+
+// ReleaseGrace is how long a source's PublicHostname no longer wanted stays
+// parked before it is deleted (Converger.Grace): long enough for an object
+// replaced by another (delete and create, as an apply tool or a test suite
+// does) or a route moved, short enough that a name given up leaves DNS
+// promptly. Its rules are withdrawn at once all the same.
+const ReleaseGrace = 10 * time.Second
 
 // Converger creates, updates, keeps and releases the children of one kind
 // of source. Its children are recognised by their controller reference's
@@ -112,13 +126,29 @@ type Converger struct {
 	// own reconciler added, and says whether anything changed; nil is
 	// CopySpec.
 	Copy func(cur, want Owned) bool
+	// Grace is how long a PublicHostname no longer wanted (nor kept) stays,
+	// parked, before it is released while its owner lives; 0 releases it
+	// at once. A parked hostname publishes no rules (its reconciler reads
+	// AnnotationUnwantedSince) but keeps its DNS record and its claim, so
+	// one wanted again within the grace (an object replaced, a route
+	// moved) is taken back as it is, instead of being deleted and made
+	// again, which leaves the name without a DNS record until both are
+	// done. Other kinds have no parked state and are released at once.
+	Grace time.Duration
+	// Now is the grace's clock; nil is time.Now.
+	Now func() time.Time
 }
 
 // Converge creates and updates d's objects, then releases the owner's
-// children no longer desired nor kept and every child of an earlier owner
-// of its name. Each child being deleted is left to finish: a desired one is
-// made again once it is gone (its deletion requeues the owner).
+// children no longer desired nor kept (after the grace, for a
+// PublicHostname) and every child of an earlier owner of its name. Each
+// child being deleted is left to finish: a desired one is made again once
+// it is gone (its deletion requeues the owner).
 func (c *Converger) Converge(ctx context.Context, o Owner, d Desired) (Outcome, error) {
+	return c.converge(ctx, o, d, c.Grace)
+}
+
+func (c *Converger) converge(ctx context.Context, o Owner, d Desired, grace time.Duration) (Outcome, error) {
 	var out Outcome
 	want := map[string]bool{}
 	for _, w := range d.Objects {
@@ -145,6 +175,15 @@ func (c *Converger) Converge(ctx context.Context, o Owner, d Desired) (Outcome, 
 			out.Children = append(out.Children, m)
 			continue
 		}
+		left, err := c.park(ctx, o, m, grace)
+		if err != nil {
+			return out, err
+		}
+		if left > 0 {
+			out.Parked = append(out.Parked, m)
+			out.RecheckAfter = soonest(out.RecheckAfter, left)
+			continue
+		}
 		if err := c.release(ctx, o, m, "no longer wanted"); err != nil {
 			return out, err
 		}
@@ -166,8 +205,9 @@ func (c *Converger) Converge(ctx context.Context, o Owner, d Desired) (Outcome, 
 // Release deletes every child of the owner (and of earlier owners of its
 // name) and says whether all are gone: only then may the owner let go of
 // its finalizer, since each child's own finalizer waits for Cloudflare.
+// An owner that goes wants nothing again: no grace.
 func (c *Converger) Release(ctx context.Context, o Owner) (bool, error) {
-	out, err := c.Converge(ctx, o, Desired{})
+	out, err := c.converge(ctx, o, Desired{}, 0)
 	return out.Settled(), err
 }
 
@@ -245,10 +285,72 @@ func (c *Converger) apply(ctx context.Context, o Owner, want Owned) (applied, Ow
 		}
 		return releasedEarlier, cur, c.release(ctx, o, cur, earlierMessage(o))
 	}
-	if meta.WasDeleted(cur) || !c.copy(cur, want) {
-		return written, cur, nil // one being deleted is made again once gone
+	if meta.WasDeleted(cur) {
+		return written, cur, nil // made again once gone
+	}
+	changed := c.copy(cur, want)
+	if unpark(cur) {
+		changed = true
+		c.normal(o, "Kept"+Kind(want), fmt.Sprintf("%s is wanted again: it publishes again, its DNS record kept", Describe(want)))
+	}
+	if !changed {
+		return written, cur, nil
 	}
 	return written, cur, errors.Wrapf(c.Kube.Update(ctx, cur), "cannot update %s %s", Kind(want), want.GetName())
+}
+
+// park keeps a PublicHostname no longer wanted for the grace, marking when
+// it was first found so, and says how much of the grace is left: 0 when it
+// is to be released now.
+func (c *Converger) park(ctx context.Context, o Owner, m Owned, grace time.Duration) (time.Duration, error) {
+	if _, ok := m.(*v1alpha1.PublicHostname); !ok || grace <= 0 {
+		return 0, nil
+	}
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	if since, ok := UnwantedSince(m); ok {
+		return max(grace-now().Sub(since), 0), nil
+	}
+	meta.AddAnnotations(m, map[string]string{v1alpha1.AnnotationUnwantedSince: now().UTC().Format(time.RFC3339)})
+	if err := c.Kube.Update(ctx, m); err != nil {
+		return 0, errors.Wrapf(err, "cannot mark %s %s no longer wanted", Kind(m), m.GetName())
+	}
+	c.normal(o, "Parked"+Kind(m), fmt.Sprintf("%s is no longer wanted: it publishes no rules, and goes in %s unless wanted again (its DNS record stays meanwhile)", Describe(m), grace))
+	return grace, nil
+}
+
+// UnwantedSince is when m was first found no longer wanted by its source
+// (AnnotationUnwantedSince); false when it is not marked, or the mark is
+// not a time (then it is marked again, from now).
+func UnwantedSince(m client.Object) (time.Time, bool) {
+	v, ok := m.GetAnnotations()[v1alpha1.AnnotationUnwantedSince]
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	return t, err == nil
+}
+
+// unpark removes the mark of a child no longer wanted, and says whether it
+// had one.
+func unpark(m Owned) bool {
+	a := m.GetAnnotations()
+	if _, ok := a[v1alpha1.AnnotationUnwantedSince]; !ok {
+		return false
+	}
+	delete(a, v1alpha1.AnnotationUnwantedSince)
+	m.SetAnnotations(a)
+	return true
+}
+
+// soonest is the earlier of two waits, 0 being none.
+func soonest(a, b time.Duration) time.Duration {
+	if a == 0 || b < a {
+		return b
+	}
+	return a
 }
 
 func (c *Converger) copy(cur, want Owned) bool {

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -421,5 +422,132 @@ func TestCopySpecKeepsTheHostnamesChildren(t *testing.T) {
 	}
 	if diff := cmp.Diff(children, cur.Spec.Crossplane); diff != "" {
 		t.Errorf("spec.crossplane (-want +got):\n%s", diff)
+	}
+}
+
+func markedUnwanted(at time.Time) edit {
+	return func(m *metav1.ObjectMeta) {
+		m.Annotations = map[string]string{v1alpha1.AnnotationUnwantedSince: at.Format(time.RFC3339)}
+	}
+}
+
+func TestConvergeParksForTheGrace(t *testing.T) {
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	const grace = 10 * time.Second
+	type want struct {
+		calls    []string
+		events   []string
+		children []string
+		parked   []string
+		released []string
+		recheck  time.Duration
+		mark     string // the annotation of PublicHostname/web-a.example.com after
+	}
+	cases := map[string]struct {
+		reason  string
+		have    []client.Object
+		d       Desired
+		release bool
+		want    want
+	}{
+		"ParksAHostnameNoLongerWanted": {
+			reason: "A PublicHostname no longer wanted is marked, not deleted, and the owner looks again when the grace ends.",
+			have:   []client.Object{published("a.example.com", mine)},
+			want: want{
+				calls:   []string{"Update PublicHostname/web-a.example.com"},
+				events:  []string{"Normal ParkedPublicHostname"},
+				parked:  []string{"PublicHostname/web-a.example.com"},
+				recheck: grace,
+				mark:    "2026-12-07T12:00:00Z",
+			},
+		},
+		"WaitsOutTheGrace": {
+			reason: "A parked hostname stays, unwritten, for the rest of its grace.",
+			have:   []client.Object{published("a.example.com", mine, markedUnwanted(now.Add(-4*time.Second)))},
+			want: want{
+				parked:  []string{"PublicHostname/web-a.example.com"},
+				recheck: 6 * time.Second,
+				mark:    "2026-12-07T11:59:56Z",
+			},
+		},
+		"ReleasesOnceTheGraceHasPassed": {
+			reason: "A hostname unwanted for the whole grace is deleted.",
+			have:   []client.Object{published("a.example.com", mine, markedUnwanted(now.Add(-grace)))},
+			want: want{
+				calls:    []string{"Delete PublicHostname/web-a.example.com"},
+				events:   []string{"Normal DeletingPublicHostname"},
+				released: []string{"PublicHostname/web-a.example.com"},
+			},
+		},
+		"TakesBackAHostnameWantedAgain": {
+			reason: "A parked hostname wanted again is taken back as it is: unmarked, never deleted.",
+			have:   []client.Object{published("a.example.com", mine, markedUnwanted(now.Add(-4*time.Second)))},
+			d:      Desired{Objects: []Owned{published("a.example.com", mine)}},
+			want: want{
+				calls:    []string{"Update PublicHostname/web-a.example.com"},
+				events:   []string{"Normal KeptPublicHostname"},
+				children: []string{"PublicHostname/web-a.example.com"},
+			},
+		},
+		"MarksAgainWhatIsNotATime": {
+			reason: "A mark that is not a time says nothing of how long: the grace starts now, nothing goes early.",
+			have: []client.Object{published("a.example.com", mine, func(m *metav1.ObjectMeta) {
+				m.Annotations = map[string]string{v1alpha1.AnnotationUnwantedSince: "yesterday"}
+			})},
+			want: want{
+				calls:   []string{"Update PublicHostname/web-a.example.com"},
+				events:  []string{"Normal ParkedPublicHostname"},
+				parked:  []string{"PublicHostname/web-a.example.com"},
+				recheck: grace,
+				mark:    "2026-12-07T12:00:00Z",
+			},
+		},
+		"ReleasesOtherKindsAtOnce": {
+			reason: "Only a PublicHostname has a parked state; a private route no longer wanted goes at once.",
+			have:   []client.Object{route("a.example.com", mine)},
+			want: want{
+				calls:    []string{"Delete HostnameRoute/web-a.example.com"},
+				events:   []string{"Normal DeletingHostnameRoute"},
+				released: []string{"HostnameRoute/web-a.example.com"},
+			},
+		},
+		"AnOwnerThatGoesHasNoGrace": {
+			reason:  "Release (the owner deleted) wants nothing again: its hostnames go at once, parked ones too.",
+			have:    []client.Object{published("a.example.com", mine, markedUnwanted(now))},
+			release: true,
+			want: want{
+				calls:    []string{"Delete PublicHostname/web-a.example.com"},
+				events:   []string{"Normal DeletingPublicHostname"},
+				released: []string{"PublicHostname/web-a.example.com"},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(tc.have...)
+			var ev events
+			c := &Converger{Kube: w.client(), Record: &ev, Grace: grace, Now: func() time.Time { return now }, Kinds: func() []client.ObjectList {
+				return []client.ObjectList{&ztv1alpha1.HostnameRouteList{}, &v1alpha1.PublicHostnameList{}}
+			}}
+			o := OwnerOf(owner, "networking.k8s.io/v1", "Ingress", nil)
+			var out Outcome
+			var err error
+			if tc.release {
+				_, err = c.Release(context.Background(), o)
+				out.Released = []Owned{published("a.example.com", mine)}
+			} else {
+				out, err = c.Converge(context.Background(), o, tc.d)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := want{calls: w.calls, events: ev, children: keys(out.Children), parked: keys(out.Parked), released: keys(out.Released), recheck: out.RecheckAfter}
+			if ph, ok := w.objs["PublicHostname/web-a.example.com"]; ok {
+				got.mark = ph.GetAnnotations()[v1alpha1.AnnotationUnwantedSince]
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\nConverge(...): -want +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }

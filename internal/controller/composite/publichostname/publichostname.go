@@ -57,7 +57,11 @@ const (
 	ReasonReconcileError              xpv2.ConditionReason = "ReconcileError"
 	// ReasonDeleting: the hostname is being deleted and its finalizer
 	// waits for its DNS record to leave Cloudflare.
-	ReasonDeleting        xpv2.ConditionReason = "Deleting"
+	ReasonDeleting xpv2.ConditionReason = "Deleting"
+	// ReasonUnwanted: the source that made the hostname no longer wants
+	// it (v1alpha1.AnnotationUnwantedSince): it publishes no rules, and
+	// the source deletes it after a short grace unless it wants it again.
+	ReasonUnwanted        xpv2.ConditionReason = "Unwanted"
 	ReasonTunnelNotShared xpv2.ConditionReason = sharing.ReasonTunnelNotShared
 
 	finalizer = "tunnels.cloudflare.com/publichostname"
@@ -126,6 +130,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // apply resolves the rules, converges the DNS record and computes the
 // conditions.
 func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (reconcile.Result, error) {
+	if _, unwanted := ph.Annotations[v1alpha1.AnnotationUnwantedSince]; unwanted {
+		park(ph)
+		return reconcile.Result{}, nil
+	}
 	ref := handshake.Tunnel(ph)
 	tgt, err := target.Resolve(ctx, r.kube, ph.Namespace, sharing.Ref{Namespace: ref.Namespace, Name: ref.Name})
 	refusal, refused := target.Refused(err)
@@ -178,6 +186,16 @@ func (r *Reconciler) apply(ctx context.Context, ph *v1alpha1.PublicHostname) (re
 		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 	}
 	return reconcile.Result{}, nil
+}
+
+// park withdraws the rules of a hostname its source no longer wants, at
+// once, as a deletion would; its DNS record, Access application and claim
+// on the tunnel stay as they are, for the source to take it back as it is
+// or delete it once its grace has passed.
+func park(ph *v1alpha1.PublicHostname) {
+	ph.Status.Rules, ph.Status.CAPools = nil, nil
+	msg := fmt.Sprintf("its source no longer wants hostname %s: it publishes no rules; its DNS record stays until the source deletes it after a short grace, or wants it again", ph.Spec.Hostname)
+	ph.SetConditions(cond(xpv2.TypeReady, false, ReasonUnwanted, msg))
 }
 
 // unpublish takes the hostname off a tunnel that does not allow its

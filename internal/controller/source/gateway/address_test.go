@@ -133,3 +133,84 @@ func TestAMissingBackendAnswers500AndATypoLosesNothing(t *testing.T) {
 	p.Create(t, route(ns, ns, "fresh", []string{fresh}, pathRule(gwv1.PathMatchPathPrefix, "/", backend("missing", 8080))))
 	waitRules(t, w.tunnelID, ns, map[string]string{site + " ": webURL, fresh + " ": "http_status:500"})
 }
+
+// hostnameOf is the PublicHostname of ns publishing host.
+func hostnameOf(t *testing.T, ns, host string) (*v1alpha1.PublicHostname, error) {
+	t.Helper()
+	l := &v1alpha1.PublicHostnameList{}
+	if err := p.Client.List(context.Background(), l, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	for i := range l.Items {
+		if l.Items[i].Spec.Hostname == host {
+			return &l.Items[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no PublicHostname of %s", host)
+}
+
+// A route replaced by another (deleted, and a new one made at once, as an
+// apply tool or the conformance suite does) on the Gateway's own hostname:
+// the hostname's rules go with the old route at once, but its
+// PublicHostname and DNS record are kept for the new one (the same record
+// in Cloudflare, never deleted and made again), still the Gateway's. A
+// hostname no route wants any more goes after the grace, DNS record
+// included.
+func TestAHostnameWantedAgainKeepsItsDNSRecord(t *testing.T) {
+	t.Parallel()
+	w := setup(t, func(gw *gwv1.Gateway) {
+		p.Create(t, &v1alpha1.GatewayParameters{ObjectMeta: metav1.ObjectMeta{Namespace: gw.Namespace, Name: "addressed"},
+			Spec: v1alpha1.GatewayParametersSpec{AddressDomain: ptr.To("gw.example.com")}})
+		gw.Spec.Infrastructure = parametersRef("addressed")
+	})
+	ns := w.ns
+	host := "public." + ns + ".gw.example.com"
+	p.Create(t, service(ns, "old", 8080))
+	p.Create(t, service(ns, "new", 8080))
+	old := route(ns, ns, "old", nil, pathRule(gwv1.PathMatchPathPrefix, "/", backend("old", 8080)))
+	p.Create(t, old)
+	waitRules(t, w.tunnelID, ns, map[string]string{host + " ": "http://old." + ns + ".svc.cluster.local:8080"})
+	waitRecords(t, host, 1)
+	record := records(t, host)[0].ID
+	ph, err := hostnameOf(t, ns, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if err := p.Client.Delete(context.Background(), old); err != nil {
+		t.Fatal(err)
+	}
+	waitRules(t, w.tunnelID, ns, map[string]string{})
+	wait.Eventually(t, wait.Patience, "the Gateway has given the hostname up", func() error {
+		cur, err := hostnameOf(t, ns, host)
+		switch {
+		case err != nil:
+			return nil // deleted already
+		case cur.DeletionTimestamp != nil || cur.Annotations[v1alpha1.AnnotationUnwantedSince] != "":
+			return nil
+		}
+		return fmt.Errorf("PublicHostname %s is neither deleted nor marked unwanted", cur.Name)
+	})
+	p.Create(t, route(ns, ns, "new", nil, pathRule(gwv1.PathMatchPathPrefix, "/", backend("new", 8080))))
+	waitRules(t, w.tunnelID, ns, map[string]string{host + " ": "http://new." + ns + ".svc.cluster.local:8080"})
+	if rs := records(t, host); len(rs) != 1 || rs[0].ID != record {
+		t.Errorf("DNS records of %s: %+v, want the one it had (%s), never deleted", host, rs, record)
+	}
+	cur, err := hostnameOf(t, ns, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur.UID != ph.UID || cur.DeletionTimestamp != nil || !metav1.IsControlledBy(cur, w.gateway) {
+		t.Errorf("PublicHostname %s (UID %s, deleting %v, owners %+v): want the same one (UID %s), the Gateway's, not deleted", cur.Name, cur.UID, cur.DeletionTimestamp, cur.OwnerReferences, ph.UID)
+	}
+	if _, marked := cur.Annotations[v1alpha1.AnnotationUnwantedSince]; marked {
+		t.Errorf("PublicHostname %s is still marked unwanted: %v", cur.Name, cur.Annotations)
+	}
+
+	if err := p.Client.Delete(context.Background(), &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "new"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitRules(t, w.tunnelID, ns, map[string]string{})
+	gone(t, cur)
+	waitRecords(t, host, 0)
+}

@@ -241,7 +241,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	children, err := r.publish(ctx, gw, res, tunnel)
+	children, recheck, err := r.publish(ctx, gw, res, tunnel)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -258,7 +258,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	if dns != nil {
 		st.Conditions = append(st.Conditions, *dns)
 	}
-	return r.writeStatus(ctx, gw, st)
+	result, err := r.writeStatus(ctx, gw, st)
+	if recheck > 0 && (result.RequeueAfter == 0 || recheck < result.RequeueAfter) {
+		result.RequeueAfter = recheck // a parked hostname's grace ends
+	}
+	return result, err
 }
 
 // class is the Gateway's GatewayClass; nil when it does not exist.
@@ -399,7 +403,7 @@ func (r *Reconciler) tunnels() *source.Converger {
 
 // hostnames converges a Gateway's PublicHostnames.
 func (r *Reconciler) hostnames() *source.Converger {
-	return &source.Converger{Kube: r.kube, Record: r.record, Kinds: func() []client.ObjectList {
+	return &source.Converger{Kube: r.kube, Record: r.record, Grace: source.ReleaseGrace, Kinds: func() []client.ObjectList {
 		return []client.ObjectList{&v1alpha1.PublicHostnameList{}}
 	}}
 }
@@ -442,8 +446,9 @@ func (r *Reconciler) tunnel(ctx context.Context, gw *gwv1.Gateway, res translate
 // cannot be used, nothing new is made and nothing published goes (bad
 // input never takes a working site down); a hostname held for its Access
 // check stays only if protected.
-// It returns the Gateway's PublicHostnames after.
-func (r *Reconciler) publish(ctx context.Context, gw *gwv1.Gateway, res translate.Result, tunnel translate.TunnelState) ([]source.Owned, error) {
+// It returns the Gateway's PublicHostnames after, and when to look again
+// for a parked one's grace to end.
+func (r *Reconciler) publish(ctx context.Context, gw *gwv1.Gateway, res translate.Result, tunnel translate.TunnelState) ([]source.Owned, time.Duration, error) {
 	hold := !tunnel.Found || res.KeepAll
 	keep := func(m source.Owned) bool {
 		ph := m.(*v1alpha1.PublicHostname)
@@ -457,7 +462,7 @@ func (r *Reconciler) publish(ctx context.Context, gw *gwv1.Gateway, res translat
 		for _, ph := range res.Published {
 			kept, err := r.exists(ctx, ph, res.Keep)
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			if !kept {
 				d.Objects = append(d.Objects, ph)
@@ -465,7 +470,7 @@ func (r *Reconciler) publish(ctx context.Context, gw *gwv1.Gateway, res translat
 		}
 	}
 	out, err := r.hostnames().Converge(ctx, ownerOf(gw), d)
-	return out.Children, err
+	return out.Children, out.RecheckAfter, err
 }
 
 // exists says whether ph's hostname is one to keep as it is (Result.Keep)

@@ -198,11 +198,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	ms, err := r.converge(ctx, ing, d)
+	ms, recheck, err := r.converge(ctx, ing, d)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	return r.report(ctx, ing, res, d, ms, tgt)
+	result, err := r.report(ctx, ing, res, d, ms, tgt)
+	return soonest(result, recheck), err
+}
+
+// soonest is res, looking again after recheck (a parked hostname's grace
+// ending) if that is sooner.
+func soonest(res reconcile.Result, recheck time.Duration) reconcile.Result {
+	if recheck > 0 && (res.RequeueAfter == 0 || recheck < res.RequeueAfter) {
+		res.RequeueAfter = recheck
+	}
+	return res
 }
 
 // ours says whether the Ingress is of this provider's class.
@@ -251,12 +261,14 @@ func (r *Reconciler) refused(ctx context.Context, ing *networkingv1.Ingress, why
 	case reasonMissingTunnel:
 		// The annotation was removed (or never set): nothing is wanted.
 		r.warn(ing, why.Reason, why.Message)
-		return reconcile.Result{}, r.unpublish(ctx, ing)
+		recheck, err := r.unpublish(ctx, ing)
+		return soonest(reconcile.Result{}, recheck), err
 	case target.ReasonNotShared:
 		// Policy, not a typo: nothing goes through a tunnel that does not
 		// allow this namespace, and what went through it is unpublished.
 		r.warn(ing, why.Reason, fmt.Sprintf("annotation %s: %s; nothing is published through it, and what this Ingress published there is removed", v1alpha1.AnnotationTunnel, why.Message))
-		return reconcile.Result{RequeueAfter: time.Minute}, r.unpublish(ctx, ing)
+		recheck, err := r.unpublish(ctx, ing)
+		return soonest(reconcile.Result{RequeueAfter: time.Minute}, recheck), err
 	case target.ReasonNotFound:
 		// Nothing is created, and nothing made earlier is touched: the
 		// tunnel it was on keeps its rules (a typo must not take a
@@ -370,15 +382,17 @@ func (r *Reconciler) awaitTunnel(ing *networkingv1.Ingress, tgt target.Target) r
 }
 
 // unpublish takes down everything the Ingress published: its objects, its
-// DNSEndpoint and its address.
-func (r *Reconciler) unpublish(ctx context.Context, ing *networkingv1.Ingress) error {
-	if _, err := r.converge(ctx, ing, desired{}); err != nil {
-		return err
+// DNSEndpoint and its address. It says when to look again for a parked
+// hostname's grace to end.
+func (r *Reconciler) unpublish(ctx context.Context, ing *networkingv1.Ingress) (time.Duration, error) {
+	_, recheck, err := r.converge(ctx, ing, desired{})
+	if err != nil {
+		return 0, err
 	}
 	if err := r.dropDNSEndpoint(ctx, ing); err != nil {
-		return err
+		return 0, err
 	}
-	return r.updateAddress(ctx, ing, "")
+	return recheck, r.updateAddress(ctx, ing, "")
 }
 
 func (r *Reconciler) warn(ing *networkingv1.Ingress, reason, msg string) {
@@ -466,7 +480,7 @@ const serviceIndex = "tunnels.cloudflare.com/backend-service"
 // releases its children before it goes, so no earlier Ingress of its name
 // leaves any).
 func (r *Reconciler) children() *source.Converger {
-	return &source.Converger{Kube: r.kube, Record: r.record, Kinds: func() []client.ObjectList {
+	return &source.Converger{Kube: r.kube, Record: r.record, Grace: source.ReleaseGrace, Kinds: func() []client.ObjectList {
 		// DNSRecords are the PublicHostnames' now; an Ingress still controls
 		// the ones it made before published hostnames existed until its
 		// PublicHostnames take them over.
@@ -480,8 +494,9 @@ func ownerOf(ing *networkingv1.Ingress) source.Owner {
 
 // converge creates and updates the desired managed resources and deletes
 // the ones this Ingress made that are no longer wanted. It returns what the
-// Ingress has after.
-func (r *Reconciler) converge(ctx context.Context, ing *networkingv1.Ingress, d desired) ([]Owned, error) {
+// Ingress has after, and when to look again for a parked hostname's grace
+// to end.
+func (r *Reconciler) converge(ctx context.Context, ing *networkingv1.Ingress, d desired) ([]Owned, time.Duration, error) {
 	out, err := r.children().Converge(ctx, ownerOf(ing), source.Desired{Objects: d.objs, Keep: func(m Owned) bool {
 		return d.keepExisting && !d.drops(m) || handedOver(m, d.objs) || d.awaits(m)
 	}})
@@ -489,7 +504,7 @@ func (r *Reconciler) converge(ctx context.Context, ing *networkingv1.Ingress, d 
 		// After the translation's own state: this one stands.
 		r.metrics.SetSource(sourceKind, client.ObjectKeyFromObject(ing), metrics.SourceConflict)
 	}
-	return out.Children, err
+	return out.Children, out.RecheckAfter, err
 }
 
 // handedOver says whether m is a DNS record this Ingress made before

@@ -95,7 +95,7 @@ func TestConvergeHandsOverOlderRecords(t *testing.T) {
 		},
 	}
 	r := &Reconciler{kube: kube, log: logging.NewNopLogger(), record: event.NewNopRecorder()}
-	if _, err := r.converge(context.Background(), ing, desired{objs: []Owned{published("a.example.com")}}); err != nil {
+	if _, _, err := r.converge(context.Background(), ing, desired{objs: []Owned{published("a.example.com")}}); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"web-host-a.example.com"}, created); diff != "" {
@@ -133,7 +133,7 @@ func TestConvergeDropsAYieldedRouteDespiteAProblem(t *testing.T) {
 	}
 	r := &Reconciler{kube: kube, log: logging.NewNopLogger(), record: event.NewNopRecorder()}
 	d := desired{keepExisting: true, yielded: map[string]string{"api.example.com": "team-a/api"}}
-	if _, err := r.converge(context.Background(), ing, d); err != nil {
+	if _, _, err := r.converge(context.Background(), ing, d); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"theirs"}, deleted); diff != "" {
