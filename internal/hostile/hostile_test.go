@@ -751,6 +751,18 @@ func coreEntries() []entry {
 			}},
 
 		// ---- PublicHostname: refused by the schema --------------------
+		{name: "PublicHostname/LoadBalancedConnectorOnlyWithoutAPath", answer: rejected, want: []string{"connectorOnly needs monitor.path"},
+			obj: func(c *corpus) client.Object {
+				return c.hostname("lb-connector-only", "lb-connector-only.example.com", func(p *tv1alpha1.PublicHostname) {
+					p.Spec.LoadBalancing = &tv1alpha1.LoadBalancing{Pool: "pool-a", Monitor: &tv1alpha1.HostnameMonitor{ConnectorOnly: true}}
+				})
+			}},
+		{name: "Valid/PublicHostnameLoadBalancedMonitorWithoutConnectorOnly", answer: valid,
+			obj: func(c *corpus) client.Object {
+				return c.hostname("valid-lb-monitor", "valid-lb-monitor.example.com", func(p *tv1alpha1.PublicHostname) {
+					p.Spec.LoadBalancing = &tv1alpha1.LoadBalancing{Pool: "pool-b", Monitor: &tv1alpha1.HostnameMonitor{Interval: ptr.To[int64](60)}}
+				})
+			}},
 		{name: "PublicHostname/AccessAudTagNotHex", answer: rejected, want: []string{"spec.access.audTags[0]", "should match"},
 			obj: func(c *corpus) client.Object {
 				return c.hostname("bad-aud", "bad-aud.example.com", func(p *tv1alpha1.PublicHostname) {

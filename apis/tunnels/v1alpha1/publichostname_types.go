@@ -253,7 +253,7 @@ type AccessPolicyName struct {
 // +kubebuilder:validation:XValidation:rule="has(self.origin) || (has(self.paths) && size(self.paths) > 0)",message="set origin, paths, or both"
 // +kubebuilder:validation:XValidation:rule="!has(self.loadBalancing) || !self.hostname.startsWith('*')",message="a wildcard hostname cannot be load-balanced"
 // +kubebuilder:validation:XValidation:rule="!has(self.loadBalancing) || size(self.hostname) <= 190",message="a load-balanced hostname has at most 190 characters: its pool's description names it"
-// +kubebuilder:validation:XValidation:rule="!has(self.loadBalancing) || !has(self.loadBalancing.monitor) || !self.loadBalancing.monitor.connectorOnly || has(self.loadBalancing.monitor.path)",message="loadBalancing.monitor.connectorOnly needs monitor.path: the path cloudflared answers itself"
+// +kubebuilder:validation:XValidation:rule="!has(self.loadBalancing) || !has(self.loadBalancing.monitor) || !has(self.loadBalancing.monitor.connectorOnly) || !self.loadBalancing.monitor.connectorOnly || has(self.loadBalancing.monitor.path)",message="loadBalancing.monitor.connectorOnly needs monitor.path: the path cloudflared answers itself"
 type PublicHostnameSpec struct {
 	// TunnelRef names the CloudflareTunnel that serves the hostname: in
 	// this namespace, or in another whose tunnel allows this one.
