@@ -31,8 +31,30 @@ func ServiceLeads(ctx context.Context, kube client.Reader) origin.Lookup {
 		if err := kube.List(ctx, l, client.InNamespace(ns), client.MatchingLabels{discoveryv1.LabelServiceName: name}); err != nil {
 			return origin.Lead{}, errors.Wrap(err, "cannot list EndpointSlices")
 		}
-		return origin.Lead{Addresses: HandMadeAddresses(svc, l.Items)}, nil
+		handMade := HandMadeAddresses(svc, l.Items)
+		if len(handMade) == 0 {
+			return origin.Lead{}, nil
+		}
+		pods, err := podAddressesIn(ctx, kube, ns)
+		if err != nil {
+			return origin.Lead{}, err
+		}
+		return origin.Lead{Addresses: handMade, Pods: pods}, nil
 	}
+}
+
+// podAddressesIn reads the namespace's Services and EndpointSlices for
+// PodAddresses.
+func podAddressesIn(ctx context.Context, kube client.Reader, ns string) (map[string]bool, error) {
+	svcs := &corev1.ServiceList{}
+	if err := kube.List(ctx, svcs, client.InNamespace(ns)); err != nil {
+		return nil, errors.Wrap(err, "cannot list Services")
+	}
+	slices := &discoveryv1.EndpointSliceList{}
+	if err := kube.List(ctx, slices, client.InNamespace(ns)); err != nil {
+		return nil, errors.Wrap(err, "cannot list EndpointSlices")
+	}
+	return PodAddresses(svcs.Items, slices.Items), nil
 }
 
 // endpointController is the managed-by label of the EndpointSlices that
@@ -52,6 +74,30 @@ func HandMadeAddresses(svc *corev1.Service, slices []discoveryv1.EndpointSlice) 
 		}
 		for _, e := range s.Endpoints {
 			out = append(out, e.Addresses...)
+		}
+	}
+	return out
+}
+
+// PodAddresses are the addresses of the namespace's own Pods, as the
+// endpoint controller found them for the namespace's Services with a
+// selector (services and slices are one namespace's): origin.Lead's Pods.
+func PodAddresses(services []corev1.Service, slices []discoveryv1.EndpointSlice) map[string]bool {
+	selects := map[string]bool{}
+	for _, s := range services {
+		if len(s.Spec.Selector) > 0 {
+			selects[s.Name] = true
+		}
+	}
+	out := map[string]bool{}
+	for _, s := range slices {
+		if s.Labels[discoveryv1.LabelManagedBy] != endpointController || !selects[s.Labels[discoveryv1.LabelServiceName]] {
+			continue
+		}
+		for _, e := range s.Endpoints {
+			for _, a := range e.Addresses {
+				out[a] = true
+			}
 		}
 	}
 	return out

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
@@ -34,8 +35,10 @@ type tunnelCorpus struct {
 	Namespace     string `json:"namespace"`
 	ClusterDomain string `json:"clusterDomain,omitempty"`
 	// Services of the PublicHostnames' namespaces, for named ports.
-	Services        []corev1.Service `json:"services,omitempty"`
-	PublicHostnames []hostnameCorpus `json:"publicHostnames,omitempty"`
+	Services []corev1.Service `json:"services,omitempty"`
+	// EndpointSlices of the Services, found by their service-name label.
+	EndpointSlices  []discoveryv1.EndpointSlice `json:"endpointSlices,omitempty"`
+	PublicHostnames []hostnameCorpus            `json:"publicHostnames,omitempty"`
 }
 
 type hostnameCorpus struct {
@@ -79,7 +82,7 @@ func (c tunnelCorpus) answer(t *testing.T) tunnelAnswer {
 		if ns == "" {
 			ns = c.Namespace
 		}
-		res := Rules(ph.Spec, Env{Namespace: ns, ClusterDomain: c.ClusterDomain, Services: c.services(ns), TunnelNamespace: c.Namespace})
+		res := Rules(ph.Spec, Env{Namespace: ns, ClusterDomain: c.ClusterDomain, Services: c.services(ns), EndpointSlices: c.slices(ns), TunnelNamespace: c.Namespace})
 		name := ph.Name
 		if ns != c.Namespace {
 			name = ns + "/" + ph.Name
@@ -105,6 +108,18 @@ func (c tunnelCorpus) services(ns string) map[string]*corev1.Service {
 	for i := range c.Services {
 		if s := &c.Services[i]; s.Namespace == ns || s.Namespace == "" && ns == c.Namespace {
 			out[s.Name] = s
+		}
+	}
+	return out
+}
+
+// slices are the corpus's EndpointSlices of namespace ns, by Service name.
+func (c tunnelCorpus) slices(ns string) map[string][]discoveryv1.EndpointSlice {
+	out := map[string][]discoveryv1.EndpointSlice{}
+	for _, s := range c.EndpointSlices {
+		if s.Namespace == ns || s.Namespace == "" && ns == c.Namespace {
+			svc := s.Labels[discoveryv1.LabelServiceName]
+			out[svc] = append(out[svc], s)
 		}
 	}
 	return out

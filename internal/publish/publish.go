@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
@@ -44,9 +45,13 @@ type Env struct {
 	// ClusterDomain of the cluster's Service DNS names; "" is
 	// DefaultClusterDomain.
 	ClusterDomain string
-	// Services of the namespace by name, for named ports. A Service origin
-	// with a numbered port needs none.
+	// Services of the namespace by name: the Services origins name, for
+	// named ports and headless Services. One not there is taken for a
+	// Service with a cluster IP.
 	Services map[string]*corev1.Service
+	// EndpointSlices of the headless Services by Service name: the ports
+	// their Pods listen on.
+	EndpointSlices map[string][]discoveryv1.EndpointSlice
 	// TunnelNamespace is the namespace of the tunnel's cloudflared, where
 	// CA Secrets are mounted from; "" is Namespace.
 	TunnelNamespace string
@@ -289,6 +294,9 @@ func (b *builder) serviceOrigin(field string, s v1alpha1.ServiceOrigin) (string,
 	if !ok {
 		return "", false, false
 	}
+	if port, ok = b.headlessPort(field+".port", s.Name, port); !ok {
+		return "", false, false
+	}
 	domain := b.env.ClusterDomain
 	if domain == "" {
 		domain = DefaultClusterDomain
@@ -322,6 +330,50 @@ func (b *builder) port(field string, s v1alpha1.ServiceOrigin) (int32, bool) {
 		}
 	}
 	b.waiting(field, "Service %s has no port named %s", Clip(s.Name), Clip(name))
+	return 0, false
+}
+
+// headlessPort is the port cloudflared must dial for a Service port. A
+// Service with a cluster IP forwards its port to its Pods' target port. A
+// headless one's name resolves to its Pods' addresses, where nothing
+// listens on the Service port unless it is the target port: the port is
+// the one its endpoints give for the Service port (the target port the
+// endpoint controller resolved, or the port written by hand for a Service
+// without a selector), else a numbered target port.
+func (b *builder) headlessPort(field, name string, port int32) (int32, bool) {
+	svc := b.env.Services[name]
+	if svc == nil || svc.Spec.ClusterIP != corev1.ClusterIPNone {
+		return port, true
+	}
+	for _, sp := range svc.Spec.Ports {
+		if sp.Port != port {
+			continue
+		}
+		if p, ok := slicePort(b.env.EndpointSlices[name], sp.Name); ok {
+			return p, true
+		}
+		switch {
+		case sp.TargetPort.Type == intstr.Int && sp.TargetPort.IntVal == 0:
+			return port, true
+		case sp.TargetPort.Type == intstr.Int:
+			return sp.TargetPort.IntVal, true
+		}
+		b.waiting(field, "Service %s is headless: its name leads to its Pods, and their port %s is known from its endpoints, which it has none of yet", Clip(name), Clip(sp.TargetPort.StrVal))
+		return 0, false
+	}
+	b.waiting(field, "Service %s is headless and has no port %d: its name leads to its Pods, whose port is known from a port of the Service", Clip(name), port)
+	return 0, false
+}
+
+// slicePort is the port endpoints give for a Service port, by its name.
+func slicePort(slices []discoveryv1.EndpointSlice, name string) (int32, bool) {
+	for _, s := range slices {
+		for _, p := range s.Ports {
+			if ptr.Deref(p.Name, "") == name && ptr.Deref(p.Port, 0) > 0 {
+				return *p.Port, true
+			}
+		}
+	}
 	return 0, false
 }
 

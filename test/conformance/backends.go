@@ -314,6 +314,9 @@ func (b *backends) stopAll() {
 // first running pod it leads to (by name, so the choice is stable): the
 // pods its selector matches, or, for a Service without one, the pods its
 // EndpointSlices' addresses are, as cluster DNS and kube-proxy would lead.
+//
+// A headless Service has no port of its own: its name resolves to its
+// pods, so only the ports they listen on lead anywhere.
 func originsOf(c cluster, running map[types.UID]*echoProcess, domain string) map[string]string {
 	out := map[string]string{}
 	for _, s := range c.services {
@@ -322,9 +325,15 @@ func originsOf(c cluster, running map[types.UID]*echoProcess, domain string) map
 			if pod == nil {
 				continue
 			}
-			if local, ok := running[pod.UID].ports[port]; ok {
-				out[fmt.Sprintf("%s.%s.svc.%s:%d", s.Name, s.Namespace, domain, sp.Port)] = "127.0.0.1:" + strconv.Itoa(local)
+			local, ok := running[pod.UID].ports[port]
+			if !ok {
+				continue
 			}
+			dialled := sp.Port
+			if s.Spec.ClusterIP == corev1.ClusterIPNone {
+				dialled = port
+			}
+			out[fmt.Sprintf("%s.%s.svc.%s:%d", s.Name, s.Namespace, domain, dialled)] = "127.0.0.1:" + strconv.Itoa(local)
 		}
 	}
 	return out

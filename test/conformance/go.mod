@@ -3,6 +3,7 @@ module github.com/context-labs/provider-cloudflare-tunnel/test/conformance
 go 1.26.0
 
 require (
+	github.com/google/go-cmp v0.7.0
 	k8s.io/api v0.36.1
 	k8s.io/apimachinery v0.36.1
 	k8s.io/client-go v0.36.1

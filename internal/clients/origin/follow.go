@@ -13,6 +13,13 @@ type Lead struct {
 	// addresses, or names in an FQDN slice. The endpoint controller's own
 	// are its Pods' addresses, which need no judging.
 	Addresses []string
+	// Pods are the addresses of the Service's namespace's own Pods. A
+	// hand-made endpoint at one of them leads where the namespace can
+	// publish anyway, through a Service selecting that Pod, so only the
+	// refusal no entry lifts (a metadata address) applies to it: endpoints
+	// written by hand for a Pod (Gateway API's conformance suite routes
+	// to such Services) are published like a selector's.
+	Pods map[string]bool
 }
 
 // Lookup reads where Service namespace/name leads. A Service that does not
@@ -73,6 +80,9 @@ func (f follower) follow(host string, hops int) (*Refusal, error) {
 	var first *Refusal
 	for _, a := range lead.Addresses {
 		t, r := f.judge(svc, a, "has an endpoint written by hand at")
+		if r != nil && r.Rule != RuleMetadata && lead.Pods[a] {
+			r = nil
+		}
 		if r == nil && t.host != "" {
 			if r, err = f.follow(t.host, hops-1); err != nil {
 				return nil, err

@@ -2,6 +2,7 @@ package publichostname_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/origin"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
@@ -124,3 +126,87 @@ func TestTheOriginGuardrailFollowsServices(t *testing.T) {
 // points at: Alibaba Cloud's, which, unlike the link-local ones the API
 // server refuses in an endpoint, a slice may hold.
 const metadataEndpoint = "100.100.100.200"
+
+// TestEndpointsWrittenForOwnPodsArePublished: a Service without a selector
+// whose EndpointSlice, written by hand, holds an address of one of its
+// namespace's own Pods (as the endpoint controller found it for a Service
+// with a selector) is published: the namespace could publish that Pod
+// anyway. One whose slice also holds another address is still refused.
+func TestEndpointsWrittenForOwnPodsArePublished(t *testing.T) {
+	ns, tunnelID := setup(t)
+	const podIP, elsewhere = "10.244.1.7", "10.9.9.9"
+	p.Create(t, plainService(ns, "backend"))
+	p.Create(t, endpointSlice(ns, "backend-found", "backend", discoveryv1.LabelManagedBy, "endpointslice-controller.k8s.io", podIP))
+	for name, addresses := range map[string][]string{"to-pod": {podIP}, "to-pod-and-more": {podIP, elsewhere}} {
+		p.Create(t, &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(3000)}}},
+		})
+		p.Create(t, endpointSlice(ns, name+"-1", name, "", "", addresses...))
+	}
+	toPod, toMore := toService(ns, "pub-to-pod", "to-pod"), toService(ns, "pub-to-more", "to-pod-and-more")
+	p.Create(t, toPod)
+	p.Create(t, toMore)
+	waitReady(t, toPod)
+	waitRefused(t, toMore, origin.RuleNotListed)
+	waitEvent(t, ns, toMore.Name, string(origin.RuleNotListed), elsewhere)
+	c, _ := config(t, tunnelID)
+	if got := rulesFor(c, toPod.Spec.Hostname); len(got) != 1 {
+		t.Errorf("rules for %s: %+v, want one", toPod.Spec.Hostname, got)
+	}
+	if got := rulesFor(c, toMore.Spec.Hostname); len(got) != 0 {
+		t.Errorf("rules for the refused %s: %+v", toMore.Spec.Hostname, got)
+	}
+}
+
+// endpointSlice is an IPv4 slice of Service svc on port 80 holding
+// addresses, labelled label=value as well when label is not "".
+func endpointSlice(ns, name, svc, label, value string, addresses ...string) *discoveryv1.EndpointSlice {
+	s := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{discoveryv1.LabelServiceName: svc}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](80)}},
+	}
+	if label != "" {
+		s.Labels[label] = value
+	}
+	for _, a := range addresses {
+		s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{Addresses: []string{a}})
+	}
+	return s
+}
+
+// TestAHeadlessServiceIsDialledAtItsPodsPort: a headless Service's name
+// leads to its Pods, so the rule dials the port they listen on. With a
+// named target port that is known from the Service's endpoints: the
+// hostname waits for them, and their appearing publishes it.
+func TestAHeadlessServiceIsDialledAtItsPodsPort(t *testing.T) {
+	ns, tunnelID := setup(t)
+	p.Create(t, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pods"},
+		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{"app": "pods"},
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("web")}}},
+	})
+	ph := toService(ns, "to-pods", "pods")
+	p.Create(t, ph)
+	wait.Eventually(t, wait.Patience, "waiting for the Service's endpoints", func() error {
+		if err := p.Get(ph); err != nil {
+			return err
+		}
+		if c := ph.GetCondition(v1alpha1.TypeValid); c.Reason != publichostname.ReasonWaitingForService || !strings.Contains(c.Message, "headless") {
+			return fmt.Errorf("Valid=%s %s: %s", c.Status, c.Reason, c.Message)
+		}
+		return nil
+	})
+	if c, _ := config(t, tunnelID); len(rulesFor(c, ph.Spec.Hostname)) != 0 {
+		t.Errorf("published before its Pods' port is known: %+v", c.Ingress)
+	}
+	found := endpointSlice(ns, "pods-found", "pods", discoveryv1.LabelManagedBy, "endpointslice-controller.k8s.io", "10.244.1.8")
+	found.Ports[0].Port = ptr.To[int32](3000)
+	p.Create(t, found)
+	waitReady(t, ph)
+	c, _ := config(t, tunnelID)
+	if got := rulesFor(c, ph.Spec.Hostname); len(got) != 1 || got[0].Service != "http://pods."+ns+".svc.cluster.local:3000" {
+		t.Errorf("rules for %s: %+v, want one to the Pods' port 3000", ph.Spec.Hostname, got)
+	}
+}

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -227,6 +227,36 @@ func (r *Reconciler) unpublish(ctx context.Context, ph *v1alpha1.PublicHostname,
 // resolves returns its Valid condition instead, for apply to set once it
 // knows whether the rules are published (ValidCondition).
 //
+// originEnv reads what resolving the hostname's Service origins depends
+// on: the Services they name, and the EndpointSlices of the headless ones.
+func (r *Reconciler) originEnv(ctx context.Context, ph *v1alpha1.PublicHostname) (publish.Env, error) {
+	env := publish.Env{Namespace: ph.Namespace, ClusterDomain: r.clusterDomain, TunnelNamespace: handshake.Tunnel(ph).Namespace,
+		Services: map[string]*corev1.Service{}, EndpointSlices: map[string][]discoveryv1.EndpointSlice{}}
+	for _, s := range ServiceOrigins(ph.Spec) {
+		if env.Services[s.Name] != nil {
+			continue
+		}
+		svc := &corev1.Service{}
+		err := r.kube.Get(ctx, types.NamespacedName{Namespace: ph.Namespace, Name: s.Name}, svc)
+		if kerrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return publish.Env{}, errors.Wrap(err, "cannot get Service")
+		}
+		env.Services[s.Name] = svc
+		if svc.Spec.ClusterIP != corev1.ClusterIPNone {
+			continue
+		}
+		l := &discoveryv1.EndpointSliceList{}
+		if err := r.kube.List(ctx, l, client.InNamespace(ph.Namespace), client.MatchingLabels{discoveryv1.LabelServiceName: s.Name}); err != nil {
+			return publish.Env{}, errors.Wrap(err, "cannot list EndpointSlices")
+		}
+		env.EndpointSlices[s.Name] = l.Items
+	}
+	return env, nil
+}
+
 // ahead says the spec is complete but for the Access application, which
 // waits for the hostname to be held: its DNS record is then made ahead of
 // its rules (the tunnel answers 404 for the name meanwhile).
@@ -237,22 +267,11 @@ func (r *Reconciler) resolve(ctx context.Context, ph *v1alpha1.PublicHostname, t
 		return nil, false, err
 	}
 	spec = WithConnectorProbe(spec)
-	services := map[string]*corev1.Service{}
-	for _, s := range ServiceOrigins(ph.Spec) {
-		if s.Port.Type != intstr.String || services[s.Name] != nil {
-			continue
-		}
-		svc := &corev1.Service{}
-		err := r.kube.Get(ctx, types.NamespacedName{Namespace: ph.Namespace, Name: s.Name}, svc)
-		if kerrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, false, errors.Wrap(err, "cannot get Service")
-		}
-		services[s.Name] = svc
+	env, err := r.originEnv(ctx, ph)
+	if err != nil {
+		return nil, false, err
 	}
-	res := publish.Rules(spec, publish.Env{Namespace: ph.Namespace, ClusterDomain: r.clusterDomain, Services: services, TunnelNamespace: handshake.Tunnel(ph).Namespace})
+	res := publish.Rules(spec, env)
 	for _, pool := range res.CAPools {
 		// cloudflared starts only with every CA file it is told to use, so
 		// a rule must not name one that is not there.
