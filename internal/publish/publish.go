@@ -333,36 +333,46 @@ func (b *builder) port(field string, s v1alpha1.ServiceOrigin) (int32, bool) {
 	return 0, false
 }
 
-// headlessPort is the port cloudflared must dial for a Service port. A
+// headlessPort is the port cloudflared must dial for a Service origin's
+// port (DialPort), or a reason to wait.
+func (b *builder) headlessPort(field, name string, port int32) (int32, bool) {
+	dial, why := DialPort(b.env.Services[name], port, b.env.EndpointSlices[name])
+	if why != "" {
+		b.waiting(field, "Service %s %s", Clip(name), why)
+		return 0, false
+	}
+	return dial, true
+}
+
+// DialPort is the port cloudflared must dial for port of Service svc
+// (nil: not known, taken for a Service with a cluster IP), given the
+// Service's EndpointSlices; or, when it cannot be known yet, why. A
 // Service with a cluster IP forwards its port to its Pods' target port. A
 // headless one's name resolves to its Pods' addresses, where nothing
 // listens on the Service port unless it is the target port: the port is
 // the one its endpoints give for the Service port (the target port the
 // endpoint controller resolved, or the port written by hand for a Service
 // without a selector), else a numbered target port.
-func (b *builder) headlessPort(field, name string, port int32) (int32, bool) {
-	svc := b.env.Services[name]
+func DialPort(svc *corev1.Service, port int32, slices []discoveryv1.EndpointSlice) (int32, string) {
 	if svc == nil || svc.Spec.ClusterIP != corev1.ClusterIPNone {
-		return port, true
+		return port, ""
 	}
 	for _, sp := range svc.Spec.Ports {
 		if sp.Port != port {
 			continue
 		}
-		if p, ok := slicePort(b.env.EndpointSlices[name], sp.Name); ok {
-			return p, true
+		if p, ok := slicePort(slices, sp.Name); ok {
+			return p, ""
 		}
 		switch {
 		case sp.TargetPort.Type == intstr.Int && sp.TargetPort.IntVal == 0:
-			return port, true
+			return port, ""
 		case sp.TargetPort.Type == intstr.Int:
-			return sp.TargetPort.IntVal, true
+			return sp.TargetPort.IntVal, ""
 		}
-		b.waiting(field, "Service %s is headless: its name leads to its Pods, and their port %s is known from its endpoints, which it has none of yet", Clip(name), Clip(sp.TargetPort.StrVal))
-		return 0, false
+		return 0, fmt.Sprintf("is headless: its name leads to its Pods, and their port %s is known from its endpoints, which it has none of yet", Clip(sp.TargetPort.StrVal))
 	}
-	b.waiting(field, "Service %s is headless and has no port %d: its name leads to its Pods, whose port is known from a port of the Service", Clip(name), port)
-	return 0, false
+	return 0, fmt.Sprintf("is headless and has no port %d: its name leads to its Pods, whose port is known from a port of the Service", port)
 }
 
 // slicePort is the port endpoints give for a Service port, by its name.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	kmeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,6 +113,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts Options) error {
 		// Gateway: there are few Gateways.
 		Watches(&gwv1beta1.ReferenceGrant{}, handler.EnqueueRequestsFromMapFunc(r.all)).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.all)).
+		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.ofHeadless)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.namingCertificate)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.all), builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Complete(ratelimiter.NewReconciler(name, errors.WithSilentRequeueOnConflict(r), o.GlobalRateLimiter))
@@ -278,7 +280,7 @@ func (r *Reconciler) class(ctx context.Context, gw *gwv1.Gateway) (*gwv1.Gateway
 // their namespaces' labels, their backends and the grants for them.
 func (r *Reconciler) read(ctx context.Context, gw *gwv1.Gateway) (translate.Input, error) {
 	in := translate.Input{Gateway: gw, ClusterDomain: r.clusterDomain, Namespaces: map[string]map[string]string{},
-		Services: map[types.NamespacedName]*corev1.Service{}, Grants: map[string][]gwv1beta1.ReferenceGrant{}}
+		Services: map[types.NamespacedName]*corev1.Service{}, EndpointSlices: map[types.NamespacedName][]discoveryv1.EndpointSlice{}, Grants: map[string][]gwv1beta1.ReferenceGrant{}}
 	routes, err := r.routes(ctx)
 	if err != nil {
 		return in, err
@@ -375,8 +377,26 @@ func (r *Reconciler) readBackend(ctx context.Context, key types.NamespacedName, 
 		case !kerrors.IsNotFound(err):
 			return errors.Wrap(err, "cannot get a backend Service")
 		}
+		if err == nil && svc.Spec.ClusterIP == corev1.ClusterIPNone {
+			l := &discoveryv1.EndpointSliceList{}
+			if err := r.kube.List(ctx, l, client.InNamespace(key.Namespace), client.MatchingLabels{discoveryv1.LabelServiceName: key.Name}); err != nil {
+				return errors.Wrap(err, "cannot list a headless backend's EndpointSlices")
+			}
+			in.EndpointSlices[key] = l.Items
+		}
 	}
 	return r.readGrants(ctx, key.Namespace, routeNS, in)
+}
+
+// ofHeadless: a headless Service's endpoints say which port its Pods listen
+// on (publish.DialPort); other Services' endpoints change nothing here.
+func (r *Reconciler) ofHeadless(ctx context.Context, o client.Object) []reconcile.Request {
+	svc := &corev1.Service{}
+	name := o.GetLabels()[discoveryv1.LabelServiceName]
+	if name == "" || r.kube.Get(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: name}, svc) != nil || svc.Spec.ClusterIP != corev1.ClusterIPNone {
+		return nil
+	}
+	return r.all(ctx, o)
 }
 
 // readGrants reads the ReferenceGrants of namespace ns, which objects of

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -45,6 +46,9 @@ type gatewayCorpus struct {
 	// Namespaces' labels, for listeners that select namespaces by label.
 	Namespaces map[string]map[string]string `json:"namespaces,omitempty"`
 	Services   []corev1.Service             `json:"services,omitempty"`
+	// EndpointSlices of the headless Services, found by their
+	// service-name label.
+	EndpointSlices []discoveryv1.EndpointSlice `json:"endpointSlices,omitempty"`
 	// Grants are ReferenceGrants, each of the namespace in its metadata.
 	Grants        []gwv1beta1.ReferenceGrant `json:"grants,omitempty"`
 	ClusterDomain string                     `json:"clusterDomain,omitempty"`
@@ -72,6 +76,11 @@ func (c gatewayCorpus) input() Input {
 	for i := range c.Services {
 		s := &c.Services[i]
 		in.Services[types.NamespacedName{Namespace: s.Namespace, Name: s.Name}] = s
+	}
+	in.EndpointSlices = map[types.NamespacedName][]discoveryv1.EndpointSlice{}
+	for _, s := range c.EndpointSlices {
+		key := types.NamespacedName{Namespace: s.Namespace, Name: s.Labels[discoveryv1.LabelServiceName]}
+		in.EndpointSlices[key] = append(in.EndpointSlices[key], s)
 	}
 	for _, g := range c.Grants {
 		in.Grants[g.Namespace] = append(in.Grants[g.Namespace], g)

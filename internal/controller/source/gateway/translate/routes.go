@@ -13,6 +13,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/annotation"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/gatewayapi"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/sharing"
 )
 
@@ -356,13 +357,17 @@ func backend(in Input, r routeObject, refs []gwv1.BackendRef) (string, gwv1.Rout
 		if p.Port != port {
 			continue
 		}
+		dial, why := publish.DialPort(svc, port, in.EndpointSlices[types.NamespacedName{Namespace: ns, Name: string(ref.Name)}])
+		if why != "" {
+			return "", gwv1.RouteReasonBackendNotFound, fmt.Sprintf("Service %s/%s %s", ns, ref.Name, why)
+		}
 		if !r.http2 {
-			return originURL(scheme(ptr.Deref(p.AppProtocol, "")), string(ref.Name), ns, in.ClusterDomain, port), "", ""
+			return originURL(scheme(ptr.Deref(p.AppProtocol, "")), string(ref.Name), ns, in.ClusterDomain, dial), "", ""
 		}
 		if why := http2Port(p); why != "" {
 			return "", gwv1.RouteReasonUnsupportedProtocol, fmt.Sprintf("Service %s/%s port %d: %s", ns, ref.Name, port, why)
 		}
-		return originURL("https", string(ref.Name), ns, in.ClusterDomain, port), "", ""
+		return originURL("https", string(ref.Name), ns, in.ClusterDomain, dial), "", ""
 	}
 	return "", gwv1.RouteReasonBackendNotFound, fmt.Sprintf("Service %s/%s has no port %d", ns, ref.Name, port)
 }

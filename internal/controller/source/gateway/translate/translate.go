@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -37,6 +38,8 @@ type Input struct {
 	Namespaces map[string]map[string]string
 	// Services are the backends the routes name that exist.
 	Services map[types.NamespacedName]*corev1.Service
+	// EndpointSlices of the headless ones: the ports their Pods listen on.
+	EndpointSlices map[types.NamespacedName][]discoveryv1.EndpointSlice
 	// Grants are the ReferenceGrants of the backends' namespaces.
 	Grants map[string][]gwv1beta1.ReferenceGrant
 	// ClusterDomain of Service DNS names; "" is cluster.local.
