@@ -1,6 +1,7 @@
 package publichostname_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -96,6 +97,21 @@ func TestProblemReason(t *testing.T) {
 				t.Errorf("ProblemReason() = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// Every reason of a hostname waiting for something to appear starts with
+// WaitingFor, and the invalid one does not: the CloudflareTunnel counts
+// hostnames on their way by that prefix to pick its batch window.
+func TestWaitingReasonsSayWaitingFor(t *testing.T) {
+	for _, kind := range []string{publish.WaitingForService, publish.WaitingForSecret, publish.WaitingForAccessPolicy, publish.WaitingForAccessApplication, publish.WaitingForHostname} {
+		got := publichostname.ProblemReason([]publish.Problem{{Field: "spec", Message: "waiting", Waiting: true, WaitingFor: kind}})
+		if !strings.HasPrefix(string(got), "WaitingFor") {
+			t.Errorf("waiting for %s: reason %q does not start with WaitingFor", kind, got)
+		}
+	}
+	if got := publichostname.ProblemReason([]publish.Problem{{Field: "spec.hostname", Message: "not a hostname"}}); strings.HasPrefix(string(got), "WaitingFor") {
+		t.Errorf("invalid: reason %q starts with WaitingFor", got)
 	}
 }
 
