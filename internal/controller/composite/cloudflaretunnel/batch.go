@@ -108,17 +108,28 @@ func onItsWay(ph *v1alpha1.PublicHostname, now time.Time) bool {
 
 // closesARule says whether want, the configuration wanted, lacks a rule
 // of current (the one written) that serves a hostname without requiring
-// an Access check.
+// an Access check. Rules are compared within their hostname and path
+// only: a tunnel holds a thousand.
 func closesARule(current, want *ztv1alpha1.TunnelConfig) bool {
 	if current == nil {
 		return false
+	}
+	type match struct{ hostname, path string }
+	wanted := map[match][]*ztv1alpha1.IngressRule{}
+	if want != nil {
+		for i := range want.Ingress {
+			w := &want.Ingress[i]
+			k := match{ptr.Deref(w.Hostname, ""), ptr.Deref(w.Path, "")}
+			wanted[k] = append(wanted[k], w)
+		}
 	}
 	for i := range current.Ingress {
 		r := &current.Ingress[i]
 		if ptr.Deref(r.Hostname, "") == "" || checksAccess(r) {
 			continue
 		}
-		if want == nil || !slices.ContainsFunc(want.Ingress, func(w ztv1alpha1.IngressRule) bool { return equality.Semantic.DeepEqual(&w, r) }) {
+		same := func(w *ztv1alpha1.IngressRule) bool { return equality.Semantic.DeepEqual(w, r) }
+		if !slices.ContainsFunc(wanted[match{*r.Hostname, ptr.Deref(r.Path, "")}], same) {
 			return true
 		}
 	}

@@ -218,6 +218,10 @@ func TestClosesARule(t *testing.T) {
 		r.OriginRequest.Access.Required = ptr.To(false)
 		return r
 	}
+	onPath := func(r ztv1alpha1.IngressRule, path string) ztv1alpha1.IngressRule {
+		r.Path = ptr.To(path)
+		return r
+	}
 	catchAll := ztv1alpha1.IngressRule{Service: "http_status:404"}
 	doc := func(rules ...ztv1alpha1.IngressRule) *ztv1alpha1.TunnelConfig {
 		return &ztv1alpha1.TunnelConfig{Ingress: append(rules, catchAll)}
@@ -237,6 +241,8 @@ func TestClosesARule(t *testing.T) {
 		{name: "AccessTakenOffOpensNothingClosed", current: doc(protected("a.example.com")), want: doc(open("a.example.com")), closes: false},
 		{name: "AProtectedHostnameGone", current: doc(protected("a.example.com"), open("b.example.com")), want: doc(open("b.example.com")), closes: false},
 		{name: "OnlyTheCatchAll", current: doc(), want: doc(), closes: false},
+		{name: "AnOpenRuleMovedToAnotherPath", current: doc(onPath(open("a.example.com"), "^/old")), want: doc(onPath(open("a.example.com"), "^/new")), closes: true},
+		{name: "AnOpenRuleKeptBesideAnotherPath", current: doc(onPath(open("a.example.com"), "^/old")), want: doc(onPath(open("a.example.com"), "^/new"), onPath(open("a.example.com"), "^/old")), closes: false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -150,3 +150,37 @@ func servesOpen(rules []ztv1alpha1.IngressRule) bool {
 	}
 	return len(rules) > 0
 }
+
+// Access asked for on an open hostname while its tunnel holds configuration
+// writes on the long window: the open rule leaves Cloudflare's
+// configuration within the short window, never held for the large change.
+func TestAccessAskedForDuringALargeChangeClosesWithinTheShortWindow(t *testing.T) {
+	ns, tunnelID := setup(t)
+	coming := aLargeChangeUnderWay(t, ns)
+	host := "closing-" + ns + ".example.com"
+	ph := hostname(ns, "closing", host)
+	p.Create(t, ph)
+	t.Cleanup(func() { deleteAll(t, append(coming, ph), nil) })
+	long := cloudflaretunnel.LargeChangeWindows * cloudflaretunnel.DefaultConfigBatchWindow
+	wait.Eventually(t, wait.Patience+long, host+" served open", func() error {
+		if c, _ := config(t, tunnelID); !servesOpen(rulesFor(c, host)) {
+			return fmt.Errorf("rules %+v", rulesFor(c, host))
+		}
+		return nil
+	})
+	// The configuration was just written: the next change waits a window,
+	// the short one or the long one.
+	edited := time.Now()
+	p.Edit(t, ph, func() { withPolicy("missing")(ph) })
+	wait.Eventually(t, wait.Patience, "the open rule gone", func() error {
+		if c, _ := config(t, tunnelID); len(rulesFor(c, host)) != 0 {
+			return fmt.Errorf("rules still published: %+v", rulesFor(c, host))
+		}
+		return nil
+	})
+	if took := time.Since(edited); took >= long/2 {
+		t.Errorf("the open rule left the configuration %s after Access was asked for, want well within the large change's window of %s", took, long)
+	} else {
+		t.Logf("the open rule left the configuration %s after Access was asked for", took)
+	}
+}
