@@ -29,6 +29,16 @@ const (
 	// hostname is this PublicHostname's (its tunnel's claim won, its DNS
 	// record made); a hostname it does not hold gets no application.
 	ReasonWaitingForHostname xpv2.ConditionReason = "WaitingForHostname"
+	// ReasonWaitingForAccessApplication (Valid=False): a managed Access
+	// check waits for the application made for the hostname; nothing is
+	// published meanwhile.
+	ReasonWaitingForAccessApplication xpv2.ConditionReason = "WaitingForAccessApplication"
+	// ReasonWaitingForAccessPolicy, ReasonWaitingForService and
+	// ReasonWaitingForSecret (Valid=False): the spec names an AccessPolicy,
+	// a Service or a Secret that does not exist; its author makes it.
+	ReasonWaitingForAccessPolicy xpv2.ConditionReason = "WaitingForAccessPolicy"
+	ReasonWaitingForService      xpv2.ConditionReason = "WaitingForService"
+	ReasonWaitingForSecret       xpv2.ConditionReason = "WaitingForSecret"
 	// ReasonPublished (Ready=True): the tunnel's configuration in
 	// Cloudflare holds the hostname's rules.
 	ReasonPublished xpv2.ConditionReason = "Published"

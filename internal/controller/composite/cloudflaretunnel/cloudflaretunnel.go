@@ -145,6 +145,9 @@ type publication struct {
 	claims  []publish.Claim
 	caPools []v1alpha1.LocalSecretKeySelector
 	carried map[string]bool
+	// onTheirWay counts the held hostnames still getting their rules; it
+	// sets the batch window (configWindow).
+	onTheirWay int
 }
 
 // config is the configuration document: the rules of the hostnames' holders,
@@ -210,6 +213,7 @@ func (r *Reconciler) apply(ctx context.Context, cr *v1alpha1.CloudflareTunnel) (
 	cl := claims(cr, phs)
 	pub := publication{Decision: publish.Decide(cl), claims: cl}
 	pub.caPools = caPools(cr, phs, pub.Decision)
+	pub.onTheirWay = onTheirWay(cr, phs, pub.Decision, time.Now())
 	if pub.carried, err = r.carriedOver(ctx, cr); err != nil {
 		return reconcile.Result{}, err
 	}
@@ -346,7 +350,9 @@ func tunnelPolicies(cr *v1alpha1.CloudflareTunnel) xpv2.ManagementPolicies {
 // including its remote configuration (the rules of its published hostnames).
 //
 // A configuration change within the batch window of the previous one is held
-// back; the returned duration says when to come back and write it.
+// back (a longer window while many hostnames are on their way, unless it
+// takes an open rule off: configWindow); the returned duration says when to
+// come back and write it.
 func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTunnel, pcRef *xpv2.ProviderConfigReference, pub publication) (*ztv1alpha1.Tunnel, *ztv1alpha1.TunnelConfig, time.Duration, error) {
 	tun := &ztv1alpha1.Tunnel{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: cr.Name}}
 	if err := r.kube.Get(ctx, client.ObjectKeyFromObject(tun), tun); client.IgnoreNotFound(err) != nil {
@@ -381,7 +387,7 @@ func (r *Reconciler) applyTunnel(ctx context.Context, cr *v1alpha1.CloudflareTun
 				r.batch.hold(cr.UID, 0) // the first configuration goes out at once
 				tun.Spec.ForProvider.Config = want
 			case !equality.Semantic.DeepEqual(current, want):
-				if hold = r.batch.hold(cr.UID, r.window); hold == 0 {
+				if hold = r.batch.hold(cr.UID, configWindow(r.window, pub.onTheirWay, closesARule(current, want))); hold == 0 {
 					tun.Spec.ForProvider.Config = want
 				} else if r.batch.newlyHeld(cr.UID) {
 					r.metrics.ConfigurationHeld()

@@ -138,9 +138,15 @@ func (r *Reconciler) dropUnwanted(ctx context.Context, ph *v1alpha1.PublicHostna
 
 // dropApplication deletes the AccessApplication this PublicHostname made
 // and no longer wants — its spec asks for no managed Access, or the
-// hostname is another's — once no rule its tunnel serves for it carries
-// the application's audience: the check goes before the application, so
-// the hostname is never open while the user still asks for it.
+// hostname is another's. When the spec no longer asks for Access, it goes
+// only once its tunnel serves the hostname's current rules and none of
+// them carries the application's audience (CheckGone): the check goes
+// before the application, so the hostname is never open while the user
+// still asks for it; and the application, which guards the hostname at
+// Cloudflare's edge while it exists, goes after the open rules are served,
+// so the hostname is never unserved meanwhile. That holds when its
+// audience is not known yet (made in Cloudflare, not observed since): the
+// rules serve the hostname or they do not, whatever the audience.
 func (r *Reconciler) dropApplication(ctx context.Context, ph *v1alpha1.PublicHostname, lost bool) error {
 	app := &ztv1alpha1.AccessApplication{}
 	err := r.kube.Get(ctx, types.NamespacedName{Namespace: ph.Namespace, Name: ApplicationName(ph)}, app)
@@ -150,7 +156,7 @@ func (r *Reconciler) dropApplication(ctx context.Context, ph *v1alpha1.PublicHos
 	if err != nil {
 		return errors.Wrap(err, "cannot get AccessApplication")
 	}
-	if aud := app.Status.AtProvider.AUD; !lost && aud != "" && !CheckGone(ph, aud) {
+	if !lost && !CheckGone(ph, app.Status.AtProvider.AUD) {
 		return nil
 	}
 	if err := r.kube.Delete(ctx, app, client.Preconditions{UID: &app.UID}); client.IgnoreNotFound(err) != nil {
@@ -165,15 +171,19 @@ func (r *Reconciler) dropApplication(ctx context.Context, ph *v1alpha1.PublicHos
 }
 
 // CheckGone says whether the tunnel serves the PublicHostname's current
-// rules (its answer is for them, with a configuration version) and none of
-// them checks audience aud.
+// rules (its answer is for them: their generation and number, with a
+// configuration version) and none of them checks audience aud (none checks
+// any, when the application's audience is not known yet). A hostname
+// without rules is not served: the application stays until it is, or
+// until the hostname is deleted.
 func CheckGone(ph *v1alpha1.PublicHostname, aud string) bool {
-	t := ph.Status.Tunnel
-	if t == nil || !t.Accepted || t.ConfigVersion == 0 || t.ObservedGeneration != ph.Status.RulesGeneration {
+	t, rules := ph.Status.Tunnel, ph.Status.Rules
+	if t == nil || !t.Accepted || t.ConfigVersion == 0 || t.ObservedGeneration != ph.Status.RulesGeneration || len(rules) == 0 || t.Rules != len(rules) {
 		return false
 	}
-	for _, rule := range ph.Status.Rules {
-		if a := rule.OriginRequest; a != nil && a.Access != nil && slices.Contains(a.Access.AudTag, aud) {
+	for _, rule := range rules {
+		// An audience not known yet may be any rule's.
+		if a := rule.OriginRequest; a != nil && a.Access != nil && (aud == "" || slices.Contains(a.Access.AudTag, aud)) {
 			return false
 		}
 	}

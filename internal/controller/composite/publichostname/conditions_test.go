@@ -11,6 +11,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
+	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/handshake"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/metrics"
@@ -94,6 +95,69 @@ func TestProblemReason(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := publichostname.ProblemReason(tc.problems); got != tc.want {
 				t.Errorf("ProblemReason() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Every kind of wait gives Valid the hand-shake's reason for it: the
+// CloudflareTunnel reads those (onItsWay) to tell a hostname on its way
+// from one waiting for its author.
+func TestWaitingReasonsAreTheHandshakes(t *testing.T) {
+	for kind, want := range map[string]xpv2.ConditionReason{
+		publish.WaitingForService:           handshake.ReasonWaitingForService,
+		publish.WaitingForSecret:            handshake.ReasonWaitingForSecret,
+		publish.WaitingForAccessPolicy:      handshake.ReasonWaitingForAccessPolicy,
+		publish.WaitingForAccessApplication: handshake.ReasonWaitingForAccessApplication,
+		publish.WaitingForHostname:          handshake.ReasonWaitingForHostname,
+	} {
+		if got := publichostname.ProblemReason([]publish.Problem{{Field: "spec", Message: "waiting", Waiting: true, WaitingFor: kind}}); got != want {
+			t.Errorf("waiting for %s: reason %q, want %q", kind, got, want)
+		}
+	}
+}
+
+// TestCheckGone: when the application of a hostname whose spec no longer
+// asks for Access may go: once its tunnel serves its current rules and
+// none of them carries the application's audience.
+func TestCheckGone(t *testing.T) {
+	const aud = "aud-1"
+	open := ztv1alpha1.IngressRule{Hostname: ptr.To("a.example.com"), Service: "http://web:80"}
+	protected := open
+	protected.OriginRequest = &ztv1alpha1.OriginRequest{Access: &ztv1alpha1.OriginAccess{Required: ptr.To(true), TeamName: "team", AudTag: []string{aud}}}
+	otherCheck := open
+	otherCheck.OriginRequest = &ztv1alpha1.OriginRequest{Access: &ztv1alpha1.OriginAccess{Required: ptr.To(true), TeamName: "team", AudTag: []string{"aud-elsewhere"}}}
+	served := func(version int, generation int64, rules int) *v1alpha1.PublishedStatus {
+		return &v1alpha1.PublishedStatus{Tunnel: "edge", Accepted: true, ObservedGeneration: generation, Rules: rules, ConfigVersion: version}
+	}
+	cases := []struct {
+		name   string
+		answer *v1alpha1.PublishedStatus
+		rules  []ztv1alpha1.IngressRule
+		aud    string
+		want   bool
+	}{
+		{name: "OpenRulesServed", answer: served(7, 2, 1), rules: []ztv1alpha1.IngressRule{open}, aud: aud, want: true},
+		{name: "NoAnswerYet", answer: nil, rules: []ztv1alpha1.IngressRule{open}, aud: aud},
+		{name: "OpenRulesOnTheirWay", answer: served(0, 2, 1), rules: []ztv1alpha1.IngressRule{open}, aud: aud},
+		{name: "TheAnswerIsForTheProtectedGeneration", answer: served(7, 1, 1), rules: []ztv1alpha1.IngressRule{open}, aud: aud},
+		{name: "TheAnswerCountsOtherRules", answer: served(7, 2, 2), rules: []ztv1alpha1.IngressRule{open}, aud: aud},
+		{name: "NotAccepted", answer: &v1alpha1.PublishedStatus{Tunnel: "edge", ObservedGeneration: 2, ConfigVersion: 7}, rules: []ztv1alpha1.IngressRule{open}, aud: aud},
+		{name: "ServedRulesStillCheckIt", answer: served(7, 2, 1), rules: []ztv1alpha1.IngressRule{protected}, aud: aud},
+		{name: "ServedRulesCheckAnotherApplication", answer: served(7, 2, 1), rules: []ztv1alpha1.IngressRule{otherCheck}, aud: aud, want: true},
+		{name: "NoRulesServeTheHostname", answer: served(7, 2, 0), rules: nil, aud: aud},
+		// Made in Cloudflare, its audience not observed yet: it guards the
+		// hostname at the edge all the same.
+		{name: "AudienceNotKnownOpenRulesServed", answer: served(7, 2, 1), rules: []ztv1alpha1.IngressRule{open}, aud: "", want: true},
+		{name: "AudienceNotKnownOpenRulesOnTheirWay", answer: served(0, 2, 1), rules: []ztv1alpha1.IngressRule{open}, aud: ""},
+		{name: "AudienceNotKnownServedRulesCheckAccess", answer: served(7, 2, 1), rules: []ztv1alpha1.IngressRule{otherCheck}, aud: ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ph := &v1alpha1.PublicHostname{}
+			ph.Status.Tunnel, ph.Status.Rules, ph.Status.RulesGeneration = c.answer, c.rules, 2
+			if got := publichostname.CheckGone(ph, c.aud); got != c.want {
+				t.Errorf("CheckGone = %t, want %t", got, c.want)
 			}
 		})
 	}

@@ -40,21 +40,23 @@ import (
 // on (the shared types and reasons are in apis/tunnels/v1alpha1, and those
 // the hand-shake's readers decide on in package handshake).
 const (
-	ReasonValid             xpv2.ConditionReason = "Valid"
-	ReasonWaitingForService xpv2.ConditionReason = "WaitingForService"
-	ReasonWaitingForSecret  xpv2.ConditionReason = "WaitingForSecret"
-	// ReasonWaitingForAccessPolicy and ReasonWaitingForAccessApplication:
-	// a managed Access check waits for a policy the spec names, or for the
-	// application made for the hostname; nothing is published meanwhile.
-	ReasonWaitingForAccessPolicy      xpv2.ConditionReason = "WaitingForAccessPolicy"
-	ReasonWaitingForAccessApplication xpv2.ConditionReason = "WaitingForAccessApplication"
-	ReasonTunnelNotFound              xpv2.ConditionReason = "TunnelNotFound"
-	ReasonTunnelDeleting              xpv2.ConditionReason = "TunnelDeleting"
-	ReasonDNSNotReady                 xpv2.ConditionReason = "RecordNotReady"
-	ReasonDNSNone                     xpv2.ConditionReason = "NotManaged"
-	ReasonNotAccepted                 xpv2.ConditionReason = "NotAccepted"
-	ReasonNoRules                     xpv2.ConditionReason = "NoRules"
-	ReasonReconcileError              xpv2.ConditionReason = "ReconcileError"
+	ReasonValid xpv2.ConditionReason = "Valid"
+
+	// What Valid says a hostname waits for: the CloudflareTunnel reads
+	// them too (whether a hostname is on its way), so they are the
+	// hand-shake's.
+	ReasonWaitingForService           = handshake.ReasonWaitingForService
+	ReasonWaitingForSecret            = handshake.ReasonWaitingForSecret
+	ReasonWaitingForAccessPolicy      = handshake.ReasonWaitingForAccessPolicy
+	ReasonWaitingForAccessApplication = handshake.ReasonWaitingForAccessApplication
+
+	ReasonTunnelNotFound xpv2.ConditionReason = "TunnelNotFound"
+	ReasonTunnelDeleting xpv2.ConditionReason = "TunnelDeleting"
+	ReasonDNSNotReady    xpv2.ConditionReason = "RecordNotReady"
+	ReasonDNSNone        xpv2.ConditionReason = "NotManaged"
+	ReasonNotAccepted    xpv2.ConditionReason = "NotAccepted"
+	ReasonNoRules        xpv2.ConditionReason = "NoRules"
+	ReasonReconcileError xpv2.ConditionReason = "ReconcileError"
 	// ReasonDeleting: the hostname is being deleted and its finalizer
 	// waits for its DNS record to leave Cloudflare.
 	ReasonDeleting xpv2.ConditionReason = "Deleting"
