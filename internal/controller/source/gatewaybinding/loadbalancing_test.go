@@ -1,7 +1,6 @@
 package gatewaybinding_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -12,43 +11,10 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/source/gatewaybinding"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/publish"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
-
-// poolNamed is the account's pool of that name; nil when there is none.
-func poolNamed(t *testing.T, name string) *cloudflare.Pool {
-	t.Helper()
-	pools, err := p.Cloudflare.ListPools(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range pools {
-		if pools[i].Name == name {
-			return &pools[i]
-		}
-	}
-	return nil
-}
-
-// loadBalancerOf is the zone's load balancer of host; nil when there is
-// none.
-func loadBalancerOf(t *testing.T, host string) *cloudflare.LoadBalancer {
-	t.Helper()
-	lbs, err := p.Cloudflare.ListLoadBalancers(context.Background(), sim.ZoneID("example.com"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range lbs {
-		if lbs[i].Name == host {
-			return &lbs[i]
-		}
-	}
-	return nil
-}
 
 // An HTTPRoute the binding publishes whose lb-* annotations load-balance
 // its hostname, as a native Gateway's route does: the binding's
@@ -89,12 +55,12 @@ func TestARoutesAnnotationsLoadBalanceItsHostname(t *testing.T) {
 	if hs := get(t, b).Status.Hostnames; len(hs) != 1 || hs[0].State != v1alpha1.HostnamePublished || hs[0].CNAME != "" {
 		t.Errorf("status.hostnames = %+v, want %s published with no CNAME", hs, host)
 	}
-	cfPool := poolNamed(t, pool)
+	cfPool := p.Pool(t, pool)
 	if cfPool == nil || len(cfPool.Origins) != 1 || cfPool.Origins[0].Address != w.tunnelID+".cfargotunnel.com" || !slices.Equal(cfPool.Origins[0].Header["Host"], []string{host}) {
 		t.Fatalf("pool %s = %+v, want the binding's tunnel as its origin with Host %s", pool, cfPool, host)
 	}
 	wait.Eventually(t, wait.Patience, "the simulator serving "+host+" from the pool", func() error {
-		if lb := loadBalancerOf(t, host); lb == nil || !slices.Equal(lb.DefaultPools, []string{cfPool.ID}) {
+		if lb := p.LoadBalancer(t, host); lb == nil || !slices.Equal(lb.DefaultPools, []string{cfPool.ID}) {
 			return fmt.Errorf("load balancer %+v, want pool %s", lb, cfPool.ID)
 		}
 		d, ok := p.Sim.Decide(host)
@@ -131,7 +97,7 @@ func TestARoutesAnnotationsLoadBalanceItsHostname(t *testing.T) {
 		if err := p.Get(ph); !kerrors.IsNotFound(err) {
 			return fmt.Errorf("PublicHostname %s still there (%v)", ph.Name, err)
 		}
-		if poolNamed(t, pool) != nil || loadBalancerOf(t, host) != nil {
+		if p.Pool(t, pool) != nil || p.LoadBalancer(t, host) != nil {
 			return fmt.Errorf("pool or load balancer of %s left", host)
 		}
 		return nil
