@@ -1,7 +1,8 @@
 package translate
 
-// Access: which check each route's hostnames are published with, and what
-// is withheld when routes disagree or an annotation cannot be used.
+// Access and load balancing: which check and load balancing each route's
+// hostnames are published with, and what is withheld or kept when routes
+// disagree or an annotation cannot be used.
 
 import (
 	"fmt"
