@@ -21,7 +21,7 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare/budget"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
+	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/providertest"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
@@ -119,28 +119,13 @@ func (s *failoverSide) condition(t *testing.T, ct xpv2.ConditionType, status cor
 	})
 }
 
-// loadBalancerNamed is the zone's load balancer of host, nil when none.
-func loadBalancerNamed(t *testing.T, host string) *cloudflare.LoadBalancer {
-	t.Helper()
-	lbs, err := env.cf.ListLoadBalancers(context.Background(), sim.ZoneID(zone))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range lbs {
-		if lbs[i].Name == host {
-			return &lbs[i]
-		}
-	}
-	return nil
-}
-
 // waitPools waits until the load balancer of host lists exactly pools, in
 // order, with fallback.
 func waitPools(t *testing.T, host string, pools []string, fallback string) *cloudflare.LoadBalancer {
 	t.Helper()
 	var lb *cloudflare.LoadBalancer
 	wait.Eventually(t, 3*time.Minute, fmt.Sprintf("the load balancer of pools %v, fallback %s", pools, fallback), func() error {
-		if lb = loadBalancerNamed(t, host); lb == nil || !slices.Equal(lb.DefaultPools, pools) || lb.FallbackPool != fallback {
+		if lb = providertest.LoadBalancerOf(t, env.cf, host); lb == nil || !slices.Equal(lb.DefaultPools, pools) || lb.FallbackPool != fallback {
 			return fmt.Errorf("load balancer %+v", lb)
 		}
 		return nil
@@ -262,14 +247,14 @@ func TestFailoverAcrossTwoClusters(t *testing.T) {
 	if live := liveLoadBalancing(t); live[b.poolID] || live[b.monitorID] {
 		t.Errorf("B's pool %s or monitor %s still in Cloudflare", b.poolID, b.monitorID)
 	}
-	if got := loadBalancerNamed(t, host); got == nil || got.ID != lb.ID {
+	if got := providertest.LoadBalancerOf(t, env.cf, host); got == nil || got.ID != lb.ID {
 		t.Fatalf("A's load balancer %s replaced by %+v", lb.ID, got)
 	}
 	waitServedBy(t, host, a.poolID, "A's pool serves alone")
 
 	// A's namespace deleted: the load balancer, A's pool and monitor go.
 	env.deleteNamespace(t, ns, "edge", a.tunnelID, []string{a.tunnelID})
-	if got := loadBalancerNamed(t, host); got != nil {
+	if got := providertest.LoadBalancerOf(t, env.cf, host); got != nil {
 		t.Errorf("load balancer left: %+v", got)
 	}
 	if live := liveLoadBalancing(t); live[a.poolID] || live[a.monitorID] || !live[forged.ID] {

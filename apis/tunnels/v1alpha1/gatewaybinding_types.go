@@ -145,15 +145,16 @@ const (
 	HostnamePublished = "Published"
 	// HostnamePending: being published.
 	HostnamePending = "Pending"
-	// HostnameConflict: another source published it first.
+	// HostnameConflict: another source published it first, or an older
+	// route of the binding asks for another Access check or load balancing.
 	HostnameConflict = "Conflict"
 	// HostnameNotSupported: a route kind the binding does not publish (a
 	// GRPCRoute), or a route and listener that name no hostname at all;
 	// reported, never published.
 	HostnameNotSupported = "NotSupported"
 	// HostnameInvalid: its route has an annotation that cannot be used
-	// (an Access annotation, say); nothing new is published for the route,
-	// and what it published stays as it was.
+	// (an Access or lb-* annotation, say); nothing new is published for the
+	// route, and what it published stays as it was.
 	HostnameInvalid = "Invalid"
 )
 
@@ -171,7 +172,8 @@ type BoundHostname struct {
 	// PublicHostname made for it.
 	PublicHostname string `json:"publicHostname,omitempty"`
 	// CNAME the hostname's DNS record needs: a proxied CNAME to this
-	// target, once the tunnel has an ID.
+	// target, once the tunnel has an ID. Empty for a load-balanced
+	// hostname: its load balancer holds the name.
 	CNAME string `json:"cname,omitempty"`
 }
 

@@ -2,6 +2,7 @@ package providertest
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
@@ -60,4 +61,48 @@ func (p *Provider) TunnelConfig(t *testing.T, id string) string {
 		t.Fatal(err)
 	}
 	return string(tc.Config)
+}
+
+// Pool is the account's Load Balancing pool called name; nil when there
+// is none.
+func (p *Provider) Pool(t *testing.T, name string) *cloudflare.Pool {
+	t.Helper()
+	return PoolNamed(t, p.Cloudflare, name)
+}
+
+// LoadBalancer is the load balancer of host in zone example.com; nil when
+// there is none.
+func (p *Provider) LoadBalancer(t *testing.T, host string) *cloudflare.LoadBalancer {
+	t.Helper()
+	return LoadBalancerOf(t, p.Cloudflare, host)
+}
+
+// PoolNamed is the pool called name in the account c reads (this
+// package's simulator, or an end-to-end test's); nil when there is none.
+func PoolNamed(t *testing.T, c *cloudflare.Client, name string) *cloudflare.Pool {
+	t.Helper()
+	pools, err := c.ListPools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found(pools, func(p cloudflare.Pool) bool { return p.Name == name })
+}
+
+// LoadBalancerOf is the load balancer of host in zone example.com of the
+// account c reads; nil when there is none.
+func LoadBalancerOf(t *testing.T, c *cloudflare.Client, host string) *cloudflare.LoadBalancer {
+	t.Helper()
+	lbs, err := c.ListLoadBalancers(context.Background(), sim.ZoneID("example.com"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found(lbs, func(lb cloudflare.LoadBalancer) bool { return lb.Name == host })
+}
+
+// found is the first item that matches; nil when none does.
+func found[T any](items []T, match func(T) bool) *T {
+	if i := slices.IndexFunc(items, match); i >= 0 {
+		return &items[i]
+	}
+	return nil
 }

@@ -62,34 +62,6 @@ func otherCluster(t *testing.T, name, host string, serves bool) cloudflare.Pool 
 	return *pool
 }
 
-func poolNamed(t *testing.T, name string) *cloudflare.Pool {
-	t.Helper()
-	pools, err := p.Cloudflare.ListPools(bg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range pools {
-		if pools[i].Name == name {
-			return &pools[i]
-		}
-	}
-	return nil
-}
-
-func loadBalancerOf(t *testing.T, host string) *cloudflare.LoadBalancer {
-	t.Helper()
-	lbs, err := p.Cloudflare.ListLoadBalancers(bg, sim.ZoneID("example.com"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range lbs {
-		if lbs[i].Name == host {
-			return &lbs[i]
-		}
-	}
-	return nil
-}
-
 func monitorsFor(t *testing.T, host string) []cloudflare.LoadBalancerMonitor {
 	t.Helper()
 	ms, err := p.Cloudflare.ListLoadBalancerMonitors(bg)
@@ -142,7 +114,7 @@ func TestALoadBalancedHostnameListsOnlyProvenPools(t *testing.T) {
 	if rs := records(t, host); len(rs) != 0 {
 		t.Fatalf("a load-balanced hostname has DNS records: %+v", rs)
 	}
-	a := poolNamed(t, "a-"+ns)
+	a := p.Pool(t, "a-"+ns)
 	if a == nil {
 		t.Fatal("no pool a in Cloudflare")
 	}
@@ -153,7 +125,7 @@ func TestALoadBalancedHostnameListsOnlyProvenPools(t *testing.T) {
 		t.Errorf("monitors for %s = %+v, want one probing /healthz, pool a's", host, ms)
 	}
 	wait.Eventually(t, wait.Patience, "the load balancer of pools a and b", func() error {
-		if lb := loadBalancerOf(t, host); lb == nil || !slices.Equal(lb.DefaultPools, []string{a.ID, b.ID}) || lb.FallbackPool != b.ID {
+		if lb := p.LoadBalancer(t, host); lb == nil || !slices.Equal(lb.DefaultPools, []string{a.ID, b.ID}) || lb.FallbackPool != b.ID {
 			return fmt.Errorf("load balancer = %+v, want pools [%s %s], fallback %s", lb, a.ID, b.ID, b.ID)
 		}
 		return nil
@@ -169,21 +141,21 @@ func TestALoadBalancedHostnameListsOnlyProvenPools(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait.Eventually(t, wait.Patience, "pool b out of the load balancer", func() error {
-		if lb := loadBalancerOf(t, host); lb == nil || !slices.Equal(lb.DefaultPools, []string{a.ID}) || lb.FallbackPool != a.ID {
+		if lb := p.LoadBalancer(t, host); lb == nil || !slices.Equal(lb.DefaultPools, []string{a.ID}) || lb.FallbackPool != a.ID {
 			return fmt.Errorf("load balancer = %+v", lb)
 		}
 		return nil
 	})
 
 	p.DeleteAndWait(t, ph)
-	if lb := loadBalancerOf(t, host); lb != nil {
+	if lb := p.LoadBalancer(t, host); lb != nil {
 		t.Errorf("load balancer left: %+v", lb)
 	}
-	if poolNamed(t, "a-"+ns) != nil || len(monitorsFor(t, host)) != 0 {
+	if p.Pool(t, "a-"+ns) != nil || len(monitorsFor(t, host)) != 0 {
 		t.Error("pool a or its monitor left in Cloudflare")
 	}
 	for _, want := range []cloudflare.Pool{b, forged} {
-		if got := poolNamed(t, want.Name); got == nil || got.Description != want.Description || !slices.EqualFunc(got.Origins, want.Origins, func(x, y cloudflare.PoolOrigin) bool { return x.Address == y.Address }) {
+		if got := p.Pool(t, want.Name); got == nil || got.Description != want.Description || !slices.EqualFunc(got.Origins, want.Origins, func(x, y cloudflare.PoolOrigin) bool { return x.Address == y.Address }) {
 			t.Errorf("the other installation's pool %s was changed: %+v", want.Name, got)
 		}
 	}
@@ -208,14 +180,14 @@ func TestALoadBalancedHostnameRefusesARecordNotOurs(t *testing.T) {
 	if rs := records(t, host); len(rs) != 1 || rs[0].ID != rec.ID || rs[0].Content != "elsewhere.example.net" {
 		t.Errorf("records of %s = %+v, want only the one not ours, unchanged", host, rs)
 	}
-	if loadBalancerOf(t, host) != nil {
+	if p.LoadBalancer(t, host) != nil {
 		t.Error("a load balancer was made over a record not ours")
 	}
-	if poolNamed(t, "a-"+ns) == nil {
+	if p.Pool(t, "a-"+ns) == nil {
 		t.Error("this cluster's pool was not made")
 	}
 	p.DeleteAndWait(t, ph)
-	if poolNamed(t, "a-"+ns) != nil {
+	if p.Pool(t, "a-"+ns) != nil {
 		t.Error("pool left after deletion")
 	}
 }
@@ -230,14 +202,14 @@ func TestALoadBalancedHostnameRefusesAPoolNameNotOurs(t *testing.T) {
 	ph := loadBalanced(ns, host, &v1alpha1.HostnameLoadBalancer{Pools: []string{"a-" + ns}})
 	p.Create(t, ph)
 	waitCondition(t, ph, v1alpha1.TypeLoadBalanced, corev1.ConditionFalse, v1alpha1.ReasonPoolRefused, theirs.ID)
-	if got := poolNamed(t, theirs.Name); got == nil || got.ID != theirs.ID || got.Description != theirs.Description {
+	if got := p.Pool(t, theirs.Name); got == nil || got.ID != theirs.ID || got.Description != theirs.Description {
 		t.Errorf("the other installation's pool was changed: %+v", got)
 	}
-	if loadBalancerOf(t, host) != nil {
+	if p.LoadBalancer(t, host) != nil {
 		t.Error("a load balancer was made without this cluster's own pool")
 	}
 	p.DeleteAndWait(t, ph)
-	if poolNamed(t, theirs.Name) == nil {
+	if p.Pool(t, theirs.Name) == nil {
 		t.Error("the other installation's pool was deleted")
 	}
 }

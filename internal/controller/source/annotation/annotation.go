@@ -31,6 +31,17 @@ func (r *Reader) problem(key, format string, args ...any) {
 	r.Problems = append(r.Problems, publish.Problem{Field: key, Message: fmt.Sprintf(format, args...)})
 }
 
+// ProblemText is the Problems in one sentence, each naming its
+// annotation, for a condition or a hostname's state; "" when there are
+// none.
+func (r *Reader) ProblemText() string {
+	msgs := make([]string, 0, len(r.Problems))
+	for _, p := range r.Problems {
+		msgs = append(msgs, fmt.Sprintf("annotation %s: %s", p.Field, p.Message))
+	}
+	return strings.Join(msgs, "; ")
+}
+
 // Bool is a "true" or "false" annotation; nil when absent or bad (a
 // Problem).
 func (r *Reader) Bool(key string) *bool {

@@ -40,12 +40,8 @@ func ChildAccess(parent *v1alpha1.Access, parentName string, annotations map[str
 	}
 	r := Read(annotations)
 	a := r.Access()
-	if len(r.Problems) > 0 {
-		msgs := make([]string, 0, len(r.Problems))
-		for _, p := range r.Problems {
-			msgs = append(msgs, fmt.Sprintf("annotation %s: %s", p.Field, p.Message))
-		}
-		return Child{Problem: strings.Join(msgs, "; ")}
+	if problem := r.ProblemText(); problem != "" {
+		return Child{Problem: problem}
 	}
 	got, why := Inherit(parent, a)
 	if why != "" {

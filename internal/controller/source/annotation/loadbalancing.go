@@ -211,3 +211,26 @@ func LoadBalancedHostnames(hosts []string, kind string) string {
 	}
 	return ""
 }
+
+// RouteLoadBalancing is the load balancing a Gateway API route's lb-*
+// annotations ask for its hostnames (the routes of a native Gateway and
+// those a GatewayBinding publishes read them alike), or why they cannot be
+// used: an annotation that cannot be used, or hostnames that cannot be
+// load-balanced (LoadBalancedHostnames). A route with a problem publishes
+// nothing new, and what its hostnames publish stays as it is: never a
+// CNAME instead of the load balancer asked for, nor a working hostname
+// taken down by a typo.
+func RouteLoadBalancing(ann map[string]string, hosts []string) (*v1alpha1.LoadBalancing, string) {
+	r := Read(ann)
+	lb := r.LoadBalancing()
+	if problem := r.ProblemText(); problem != "" {
+		return nil, problem
+	}
+	if lb == nil || len(hosts) == 0 {
+		return lb, ""
+	}
+	if why := LoadBalancedHostnames(hosts, "route"); why != "" {
+		return nil, fmt.Sprintf("annotation %s: %s; nothing of the route is published, and its hostnames stay as they are published", v1alpha1.AnnotationLBPool, why)
+	}
+	return lb, ""
+}

@@ -144,3 +144,72 @@ func FuzzLoadBalancing(f *testing.F) {
 		}
 	})
 }
+
+func TestRouteLoadBalancing(t *testing.T) {
+	pool := map[string]string{v1alpha1.AnnotationLBPool: "app-a"}
+	cases := map[string]struct {
+		ann     map[string]string
+		hosts   []string
+		want    *v1alpha1.LoadBalancing
+		problem string // a part of the problem; "" for none
+	}{
+		"NoAnnotation":                {ann: map[string]string{v1alpha1.AnnotationAccessPolicies: "staff"}, hosts: []string{"a.example.com", "b.example.com"}},
+		"OneHostname":                 {ann: pool, hosts: []string{"app.example.com"}, want: &v1alpha1.LoadBalancing{Pool: "app-a"}},
+		"NoHostnameYet":               {ann: pool, want: &v1alpha1.LoadBalancing{Pool: "app-a"}},
+		"TwoHostnames":                {ann: pool, hosts: []string{"a.example.com", "b.example.com"}, problem: "the route publishes 2 hostnames"},
+		"AWildcard":                   {ann: pool, hosts: []string{"*.example.com"}, problem: "is a wildcard"},
+		"TooLong":                     {ann: pool, hosts: []string{strings.Repeat("a", 180) + ".example.com"}, problem: "longer than the 190 characters"},
+		"ABadValue":                   {ann: map[string]string{v1alpha1.AnnotationLBPool: "app a"}, hosts: []string{"app.example.com"}, problem: "annotation " + v1alpha1.AnnotationLBPool + `: "app a" is not a pool name`},
+		"ABadValueNamesItsAnnotation": {ann: map[string]string{v1alpha1.AnnotationLBPool: "app-a", v1alpha1.AnnotationLBSteering: "geo"}, hosts: []string{"app.example.com"}, problem: "annotation " + v1alpha1.AnnotationLBSteering + ":"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, problem := RouteLoadBalancing(tc.ann, tc.hosts)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("RouteLoadBalancing (-want +got):\n%s", diff)
+			}
+			if (tc.problem == "") != (problem == "") || !strings.Contains(problem, tc.problem) {
+				t.Errorf("problem %q, want one saying %q", problem, tc.problem)
+			}
+		})
+	}
+}
+
+// FuzzRouteLoadBalancing: whatever a route's hostnames and lb-pool, load
+// balancing is asked only of one concrete hostname short enough for its
+// pool, and lb-* annotations that ask for none are always reported.
+func FuzzRouteLoadBalancing(f *testing.F) {
+	f.Add("app-a", "app.example.com", "")
+	f.Add("app-a", "*.example.com", "")
+	f.Add("app-a", "a.example.com", "b.example.com")
+	f.Add("", "a.example.com", "")
+	f.Fuzz(func(t *testing.T, pool, h1, h2 string) {
+		ann := map[string]string{}
+		if pool != "" {
+			ann[v1alpha1.AnnotationLBPool] = pool
+		}
+		var hosts []string
+		for _, h := range []string{h1, h2} {
+			if h != "" {
+				hosts = append(hosts, h)
+			}
+		}
+		lb, problem := RouteLoadBalancing(ann, hosts)
+		switch {
+		case lb != nil && problem != "":
+			t.Fatalf("load balancing %+v despite %q", lb, problem)
+		case lb == nil && problem == "" && HasLoadBalancing(ann):
+			t.Fatalf("lb-pool %q on %q: no load balancing and no problem", pool, hosts)
+		case !HasLoadBalancing(ann) && (lb != nil || problem != ""):
+			t.Fatalf("no lb-* annotation, yet %+v %q", lb, problem)
+		case lb == nil:
+			return
+		}
+		if len(hosts) > 1 || len(hosts) == 1 && (strings.HasPrefix(hosts[0], "*") || len(hosts[0]) > maxLoadBalancedHostname) {
+			t.Fatalf("load balancing %+v for hostnames %q", lb, hosts)
+		}
+		if !poolName.MatchString(lb.Pool) {
+			t.Fatalf("pool %q", lb.Pool)
+		}
+	})
+}

@@ -207,7 +207,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req reconcile.Request) (reco
 	case tunnelCond.Reason == target.ReasonNotShared:
 		// Policy: nothing of this namespace goes through that tunnel.
 		res.Accepted, res.KeepExisting, res.Published, res.Hostnames = tunnelCond, false, nil, nil
-		res.KeepRoutes, res.Held = nil, translate.Held{}
+		res.KeepRoutes, res.Held, res.Kept = nil, translate.Held{}, nil
 	case !tunnelCond.OK:
 		// A typo must not take a working site down: nothing is created,
 		// and what the binding publishes stays.
@@ -351,7 +351,7 @@ func ownerOf(b *v1alpha1.GatewayBinding) source.Owner {
 func (r *Reconciler) converge(ctx context.Context, b *v1alpha1.GatewayBinding, res translate.Result) ([]v1alpha1.PublicHostname, bool, error) {
 	d := source.Desired{Keep: func(m source.Owned) bool {
 		ph := m.(*v1alpha1.PublicHostname)
-		return res.KeepExisting || kept(ph, res.KeepRoutes) || res.Held.Keeps(ph)
+		return res.KeepExisting || res.Keeps(ph)
 	}}
 	for _, ph := range res.Published {
 		d.Objects = append(d.Objects, ph)
@@ -364,9 +364,10 @@ func (r *Reconciler) converge(ctx context.Context, b *v1alpha1.GatewayBinding, r
 	return phs, len(out.Taken) > 0, err
 }
 
-// keptHostnames are the hostnames the binding still publishes for routes
-// whose latest generation the Gateway's controller has not answered: they
-// stay in status, as on the tunnel, until it does.
+// keptHostnames are the hostnames the binding still publishes though no
+// route wants them as they are now (translate.Result.Keeps: a route whose
+// latest generation the Gateway's controller has not answered, say): they
+// stay in status, as on the tunnel.
 func keptHostnames(phs []v1alpha1.PublicHostname, res translate.Result) []v1alpha1.BoundHostname {
 	listed := map[string]bool{}
 	for _, h := range res.Hostnames {
@@ -377,21 +378,12 @@ func keptHostnames(phs []v1alpha1.PublicHostname, res translate.Result) []v1alph
 	var out []v1alpha1.BoundHostname
 	for i := range phs {
 		ph := &phs[i]
-		if listed[ph.Name] || meta.WasDeleted(ph) || (!kept(ph, res.KeepRoutes) && !res.Held.Keeps(ph)) {
+		if listed[ph.Name] || meta.WasDeleted(ph) || !res.Keeps(ph) {
 			continue
 		}
 		out = append(out, v1alpha1.BoundHostname{Hostname: ph.Spec.Hostname, Route: "HTTPRoute/" + ph.Labels[translate.LabelRoute], State: v1alpha1.HostnamePending, PublicHostname: ph.Name})
 	}
 	return out
-}
-
-func kept(ph *v1alpha1.PublicHostname, routes []string) bool {
-	for _, r := range routes {
-		if ph.Labels[translate.LabelRoute] == publish.LabelValue(r) {
-			return true
-		}
-	}
-	return false
 }
 
 // applyDNS writes the binding's DNSEndpoint in ExternalDNS mode (and
@@ -416,17 +408,17 @@ func (r *Reconciler) applyDNS(ctx context.Context, b *v1alpha1.GatewayBinding, o
 		proxied = key.ProxiedKey
 	}
 	owner := metav1.OwnerReference{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.GatewayBindingKind, Name: b.Name, UID: b.UID, Controller: ptrTo(true), BlockOwnerDeletion: ptrTo(true)}
-	want := externaldns.Endpoint(b.Name, b.Namespace, map[string]string{translate.LabelBinding: publish.LabelValue(b.Name)}, owner, obs.Accepted, tunnelID+".cfargotunnel.com", proxied)
+	want := externaldns.Endpoint(b.Name, b.Namespace, map[string]string{translate.LabelBinding: publish.LabelValue(b.Name)}, owner, obs.Records, tunnelID+".cfargotunnel.com", proxied)
 	out, err := externaldns.Apply(ctx, r.kube, want)
 	if err != nil {
 		return translate.Condition{}, err
 	}
 	b.Status.DNSEndpoint = ""
-	if out == externaldns.Written && len(obs.Accepted) > 0 {
+	if out == externaldns.Written && len(obs.Records) > 0 {
 		b.Status.DNSEndpoint = b.Name
 	}
 	reason := map[externaldns.Outcome]string{externaldns.Written: "EndpointWritten", externaldns.CRDMissing: "DNSEndpointCRDMissing", externaldns.Conflict: "DNSEndpointConflict"}[out]
-	return translate.Condition{OK: out == externaldns.Written, Reason: reason, Message: externaldns.Describe(out, b.Name, len(obs.Accepted))}, nil
+	return translate.Condition{OK: out == externaldns.Written, Reason: reason, Message: externaldns.Describe(out, b.Name, len(obs.Records))}, nil
 }
 
 func ptrTo[T any](v T) *T { return &v }

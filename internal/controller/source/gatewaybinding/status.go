@@ -49,9 +49,12 @@ type Observation struct {
 	// DNSReady in DNSRecord and None modes (ExternalDNS mode's is the
 	// DNSEndpoint's).
 	DNSReady translate.Condition
-	// Accepted are the hostnames their tunnel accepted: the records the
-	// DNS needs.
+	// Accepted are the hostnames their tunnel accepted.
 	Accepted []string
+	// Records are the accepted hostnames whose DNS points at the tunnel:
+	// the records the DNS needs. A load-balanced hostname has none: the
+	// load balancer holds the name.
+	Records []string
 }
 
 // Observe reads the binding's PublicHostnames into each hostname's state
@@ -63,29 +66,31 @@ func Observe(hosts []v1alpha1.BoundHostname, phs []v1alpha1.PublicHostname, mode
 	for i := range phs {
 		byName[phs[i].Name] = &phs[i]
 	}
-	cname := ""
+	target := ""
 	if tunnelID != "" {
-		cname = tunnelID + ".cfargotunnel.com"
+		target = tunnelID + ".cfargotunnel.com"
 	}
+	cname := cnames(phs, target)
 	var obs Observation
 	var pending, conflicts, invalid, dnsWaiting []string
 	for _, h := range hosts {
 		if h.State != v1alpha1.HostnamePending {
-			// Decided by the translation: an Access disagreement between
-			// routes is a conflict, a route's bad annotation is invalid.
-			// Either may still be published as it was (translate.Held).
+			// Decided by the translation: an Access or load-balancing
+			// disagreement between routes is a conflict, a route's bad
+			// annotation is invalid. Either may still be published as it
+			// was (translate.Result.Keeps).
 			switch h.State {
 			case v1alpha1.HostnameConflict:
-				h.CNAME = cname
+				h.CNAME = cname(h.Hostname)
 				conflicts = append(conflicts, h.Hostname)
 			case v1alpha1.HostnameInvalid:
-				h.CNAME = cname
+				h.CNAME = cname(h.Hostname)
 				invalid = append(invalid, h.Route+" ("+h.Hostname+"): "+h.Message)
 			}
 			obs.Hostnames = append(obs.Hostnames, h)
 			continue
 		}
-		h.CNAME = cname
+		h.CNAME = cname(h.Hostname)
 		ph := byName[h.PublicHostname]
 		accepted := xpv2.Condition{}
 		if ph != nil {
@@ -103,6 +108,9 @@ func Observe(hosts []v1alpha1.BoundHostname, phs []v1alpha1.PublicHostname, mode
 			pending = append(pending, h.Hostname)
 		default:
 			obs.Accepted = append(obs.Accepted, h.Hostname)
+			if ph.Spec.LoadBalancing == nil {
+				obs.Records = append(obs.Records, h.Hostname)
+			}
 			dns := ph.GetCondition(v1alpha1.TypeDNSReady)
 			if mode == v1alpha1.DNSModeDNSRecord || mode == "" {
 				if dns.Status != corev1.ConditionTrue {
@@ -116,8 +124,26 @@ func Observe(hosts []v1alpha1.BoundHostname, phs []v1alpha1.PublicHostname, mode
 		obs.Hostnames = append(obs.Hostnames, h)
 	}
 	obs.Programmed = programmed(len(obs.Accepted), pending, conflicts, invalid)
-	obs.DNSReady = dnsReady(mode, len(obs.Accepted), dnsWaiting, cname)
+	obs.DNSReady = dnsReady(mode, len(obs.Records), len(obs.Accepted)-len(obs.Records), dnsWaiting, target)
 	return obs
+}
+
+// cnames is the CNAME each hostname's record needs: a proxied CNAME to
+// target, the tunnel ("" until it has an ID), and none for a hostname the
+// binding load-balances, whose load balancer holds the name.
+func cnames(phs []v1alpha1.PublicHostname, target string) func(host string) string {
+	balanced := map[string]bool{}
+	for i := range phs {
+		if phs[i].Spec.LoadBalancing != nil && phs[i].DeletionTimestamp == nil {
+			balanced[phs[i].Spec.Hostname] = true
+		}
+	}
+	return func(host string) string {
+		if balanced[host] {
+			return ""
+		}
+		return target
+	}
 }
 
 // inConfiguration says whether the tunnel wrote the PublicHostname's
@@ -142,7 +168,7 @@ func programmed(n int, pending, conflicts, invalid []string) translate.Condition
 	case len(invalid) > 0:
 		return translate.Condition{Reason: ReasonInvalidAnnotation, Message: "a route's annotation cannot be used: " + strings.Join(invalid, "; ")}
 	case len(conflicts) > 0:
-		return translate.Condition{Reason: ReasonHostnameConflict, Message: fmt.Sprintf("published by another source first, or asked with different Access checks by two routes, so not by this binding: %s (status.hostnames says why)", strings.Join(conflicts, ", "))}
+		return translate.Condition{Reason: ReasonHostnameConflict, Message: fmt.Sprintf("published by another source first, or asked with different Access checks or load balancing by two routes, so not by this binding: %s (status.hostnames says why)", strings.Join(conflicts, ", "))}
 	case len(pending) > 0:
 		return translate.Condition{Reason: ReasonPending, Message: "waiting for the tunnel's configuration to hold " + strings.Join(pending, ", ")}
 	case n == 0:
@@ -151,7 +177,7 @@ func programmed(n int, pending, conflicts, invalid []string) translate.Condition
 	return translate.Condition{OK: true, Reason: ReasonProgrammed, Message: fmt.Sprintf("%d hostnames are in the tunnel's configuration", n)}
 }
 
-func dnsReady(mode string, n int, waiting []string, cname string) translate.Condition {
+func dnsReady(mode string, records, balanced int, waiting []string, cname string) translate.Condition {
 	switch mode {
 	case v1alpha1.DNSModeNone:
 		if cname == "" {
@@ -164,7 +190,11 @@ func dnsReady(mode string, n int, waiting []string, cname string) translate.Cond
 	if len(waiting) > 0 {
 		return translate.Condition{Reason: ReasonRecordNotReady, Message: "waiting for the DNS records of " + strings.Join(waiting, ", ")}
 	}
-	return translate.Condition{OK: true, Reason: ReasonRecordsReady, Message: fmt.Sprintf("%d DNSRecords point at the tunnel", n)}
+	msg := fmt.Sprintf("%d DNSRecords point at the tunnel", records)
+	if balanced > 0 {
+		msg += fmt.Sprintf("; %d load-balanced hostnames have none, their load balancers holding the names", balanced)
+	}
+	return translate.Condition{OK: true, Reason: ReasonRecordsReady, Message: msg}
 }
 
 // setStatus writes the conditions and hostnames; Ready needs every one of

@@ -1,9 +1,11 @@
 package gatewaybinding
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -31,6 +33,12 @@ func ph(name string, accepted bool, reason string, dnsReady bool) v1alpha1.Publi
 	return p
 }
 
+// balanced is p load-balanced under pool "app-a" for hostname host.
+func balanced(p v1alpha1.PublicHostname, host string) v1alpha1.PublicHostname {
+	p.Spec.Hostname, p.Spec.LoadBalancing = host, &v1alpha1.LoadBalancing{Pool: "app-a"}
+	return p
+}
+
 func pending(host, phName string) v1alpha1.BoundHostname {
 	return v1alpha1.BoundHostname{Hostname: host, Route: "HTTPRoute/r", State: v1alpha1.HostnamePending, PublicHostname: phName}
 }
@@ -45,6 +53,9 @@ func TestObserve(t *testing.T) {
 		programmed string
 		dns        string
 		accepted   []string
+		// noRecord are the accepted hostnames needing no record nor
+		// CNAME: load-balanced.
+		noRecord []string
 	}{
 		"PublishedWithRecords": {
 			hosts: []v1alpha1.BoundHostname{pending("a", "ph-a")}, phs: []v1alpha1.PublicHostname{ph("ph-a", true, "Published", true)},
@@ -57,6 +68,19 @@ func TestObserve(t *testing.T) {
 		"NoneModeDoesNotWaitForRecords": {
 			hosts: []v1alpha1.BoundHostname{pending("a", "ph-a")}, phs: []v1alpha1.PublicHostname{ph("ph-a", true, "Published", true)}, mode: v1alpha1.DNSModeNone,
 			states: []string{v1alpha1.HostnamePublished}, programmed: ReasonProgrammed, dns: ReasonNotManaged, accepted: []string{"a"},
+		},
+		// The load balancer holds the name: no record, no CNAME, and
+		// no DNSEndpoint entry.
+		"ALoadBalancedHostname": {
+			hosts:  []v1alpha1.BoundHostname{pending("a", "ph-a"), pending("b", "ph-b")},
+			phs:    []v1alpha1.PublicHostname{balanced(ph("ph-a", true, "Published", true), "a"), ph("ph-b", true, "Published", true)},
+			states: []string{v1alpha1.HostnamePublished, v1alpha1.HostnamePublished}, programmed: ReasonProgrammed, dns: ReasonRecordsReady,
+			accepted: []string{"a", "b"}, noRecord: []string{"a"},
+		},
+		"ALoadBalancedHostnameKeptForItsBadAnnotation": {
+			hosts:  []v1alpha1.BoundHostname{{Hostname: "a", Route: "HTTPRoute/r", State: v1alpha1.HostnameInvalid, PublicHostname: "ph-a", Message: "annotation lb-pool: bad"}},
+			phs:    []v1alpha1.PublicHostname{balanced(ph("ph-a", true, "Published", true), "a")},
+			states: []string{v1alpha1.HostnameInvalid}, programmed: ReasonInvalidAnnotation, dns: ReasonRecordsReady, noRecord: []string{"a"},
 		},
 		"AConflict": {
 			hosts:  []v1alpha1.BoundHostname{pending("a", "ph-a"), pending("b", "ph-b")},
@@ -88,8 +112,12 @@ func TestObserve(t *testing.T) {
 			var states []string
 			for _, h := range obs.Hostnames {
 				states = append(states, h.State)
-				if h.State != v1alpha1.HostnameNotSupported && h.CNAME != cname {
-					t.Errorf("%s: cname %q, want %q", h.Hostname, h.CNAME, cname)
+				want := cname
+				if h.State == v1alpha1.HostnameNotSupported || slices.Contains(tc.noRecord, h.Hostname) {
+					want = ""
+				}
+				if h.CNAME != want {
+					t.Errorf("%s: cname %q, want %q", h.Hostname, h.CNAME, want)
 				}
 			}
 			if diff := cmp.Diff(tc.states, states); diff != "" {
@@ -103,6 +131,10 @@ func TestObserve(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.accepted, obs.Accepted); diff != "" {
 				t.Errorf("accepted (-want +got):\n%s", diff)
+			}
+			records := slices.DeleteFunc(slices.Clone(tc.accepted), func(h string) bool { return slices.Contains(tc.noRecord, h) })
+			if diff := cmp.Diff(records, obs.Records, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("records (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -8,37 +8,8 @@ import (
 
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/clients/cloudflare"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/sim"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
-
-func poolNamed(t *testing.T, name string) *cloudflare.Pool {
-	t.Helper()
-	pools, err := p.Cloudflare.ListPools(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range pools {
-		if pools[i].Name == name {
-			return &pools[i]
-		}
-	}
-	return nil
-}
-
-func loadBalancerOf(t *testing.T, host string) *cloudflare.LoadBalancer {
-	t.Helper()
-	lbs, err := p.Cloudflare.ListLoadBalancers(context.Background(), sim.ZoneID("example.com"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range lbs {
-		if lbs[i].Name == host {
-			return &lbs[i]
-		}
-	}
-	return nil
-}
 
 func monitorOf(t *testing.T, id string) *cloudflare.LoadBalancerMonitor {
 	t.Helper()
@@ -72,7 +43,7 @@ func TestAnAnnotatedIngressIsLoadBalanced(t *testing.T) {
 	}, host)
 	p.Create(t, ing)
 	wait.Eventually(t, wait.Patience, "its pool, monitor and load balancer", func() error {
-		pl, lb := poolNamed(t, pool), loadBalancerOf(t, host)
+		pl, lb := p.Pool(t, pool), p.LoadBalancer(t, host)
 		if pl == nil || lb == nil {
 			return fmt.Errorf("pool %v, load balancer %v", pl, lb)
 		}
@@ -101,13 +72,13 @@ func TestAnAnnotatedIngressIsLoadBalanced(t *testing.T) {
 	waitEvent(t, ns, "app", "InvalidIngress", v1alpha1.AnnotationLBSteering)
 	// Observations of the load balancers past the one the bad value met.
 	p.WaitServed(t, 2, "GET", "/load_balancers$")
-	if poolNamed(t, pool) == nil || loadBalancerOf(t, host) == nil || len(rulesOf(t, tunnelID, host)) == 0 {
+	if p.Pool(t, pool) == nil || p.LoadBalancer(t, host) == nil || len(rulesOf(t, tunnelID, host)) == 0 {
 		t.Fatalf("a bad lb-* value took down what was published")
 	}
 
 	deleteIngress(t, ing)
 	wait.Eventually(t, wait.Patience, "its pool and load balancer gone", func() error {
-		if poolNamed(t, pool) != nil || loadBalancerOf(t, host) != nil {
+		if p.Pool(t, pool) != nil || p.LoadBalancer(t, host) != nil {
 			return fmt.Errorf("still there")
 		}
 		return nil

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -83,7 +82,7 @@ func (hs *hosts) add(rt *route) {
 		case len(hs.holders[name]) == 0 && !gatewayapi.SameAccess(h.access, rt.access):
 			h.refused = append(h.refused, refusedRoute{route: rt, holder: h.routes[0], why: fmt.Sprintf("this route asks for another Access check (annotation %s and its siblings)", v1alpha1.AnnotationAccessPolicies)})
 			continue
-		case rt.lb != nil && h.lb != nil && !equality.Semantic.DeepEqual(rt.lb, h.lb):
+		case gatewayapi.OtherLoadBalancing(h.lb, rt.lb):
 			h.refused = append(h.refused, refusedRoute{route: rt, holder: h.routes[0], why: fmt.Sprintf("this route asks for other load balancing (annotation %s and its siblings)", v1alpha1.AnnotationLBPool), reason: ReasonLoadBalancingConflict})
 			continue
 		}

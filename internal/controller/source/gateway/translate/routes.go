@@ -88,7 +88,7 @@ func translateRoute(in Input, ls listeners, r routeObject, address string) *rout
 	} else {
 		rt.access = a
 	}
-	if lb, problem := routeLoadBalancing(r.meta.Annotations, rt.hosts); problem != "" && rt.problem == "" {
+	if lb, problem := annotation.RouteLoadBalancing(r.meta.Annotations, rt.hosts); problem != "" && rt.problem == "" {
 		// As a missing backend does, a bad lb-* annotation keeps what the
 		// route's hostnames publish: never a CNAME instead of the load
 		// balancer asked for, nor a working hostname taken down by a typo.

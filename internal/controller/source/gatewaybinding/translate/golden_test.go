@@ -60,6 +60,8 @@ type bindingAnswer struct {
 	// HeldPublicHostnames are held by name.
 	HeldPublicHostnames []string `json:"heldPublicHostnames,omitempty"`
 	Refused             []string `json:"refused,omitempty"`
+	// Kept are kept as they are, by name.
+	Kept []string `json:"kept,omitempty"`
 }
 
 type conditionAnswer struct {
@@ -82,7 +84,7 @@ func answerOf(res Result) bindingAnswer {
 	out := bindingAnswer{
 		Accepted: conditionAnswer(res.Accepted), ResolvedRefs: conditionAnswer(res.ResolvedRefs),
 		Hostnames: res.Hostnames, KeepExisting: res.KeepExisting, KeepRoutes: res.KeepRoutes,
-		HeldRoutes: res.Held.Routes, HeldPublicHostnames: res.Held.PublicHostnames, Refused: res.Refused,
+		HeldRoutes: res.Held.Routes, HeldPublicHostnames: res.Held.PublicHostnames, Refused: res.Refused, Kept: res.Kept,
 	}
 	for _, ph := range res.Published {
 		c := child{Name: ph.Name, Labels: ph.Labels, Spec: ph.Spec}

@@ -94,6 +94,9 @@ type Result struct {
 	KeepRoutes []string
 	// Held are kept only while they carry an Access check.
 	Held Held
+	// Kept are PublicHostnames, by name, that stay as they are: those of
+	// the hostnames whose oldest route's lb-* annotations cannot be used.
+	Kept []string
 	// Refused are the routes whose access annotations ask for a weaker
 	// check than the binding's spec.access, and why: their hostnames are
 	// published with the binding's check (annotation.Inherit).
