@@ -36,12 +36,22 @@ func withPolicy(name string) func(*v1alpha1.PublicHostname) {
 func aLargeChangeUnderWay(t *testing.T, ns string) []*v1alpha1.PublicHostname {
 	t.Helper()
 	var out []*v1alpha1.PublicHostname
-	for i := range cloudflaretunnel.LargeChangeHostnames {
-		ph := hostname(ns, fmt.Sprintf("coming%d", i), fmt.Sprintf("coming%d-%s.example.org", i, ns), withPolicy("coming"))
+	waitingForPolicies(t, ns, "coming", cloudflaretunnel.LargeChangeHostnames, func(int) string { return "coming" }, &out)
+	return out
+}
+
+// waitingForPolicies makes n hostnames <prefix><i>-<ns>.example.org, the
+// i-th protected by the AccessPolicy policy(i), which does not exist yet,
+// appends each to made as it is made (for the caller's cleanup), and waits
+// until every one says it waits for its policy.
+func waitingForPolicies(t *testing.T, ns, prefix string, n int, policy func(int) string, made *[]*v1alpha1.PublicHostname) {
+	t.Helper()
+	for i := range n {
+		ph := hostname(ns, fmt.Sprintf("%s%d", prefix, i), fmt.Sprintf("%s%d-%s.example.org", prefix, i, ns), withPolicy(policy(i)))
 		p.Create(t, ph)
-		out = append(out, ph)
+		*made = append(*made, ph)
 	}
-	for _, ph := range out {
+	for _, ph := range (*made)[len(*made)-n:] {
 		wait.Eventually(t, wait.Patience, ph.Name+" waiting for its policy", func() error {
 			if err := p.Get(ph); err != nil {
 				return err
@@ -52,7 +62,6 @@ func aLargeChangeUnderWay(t *testing.T, ns string) []*v1alpha1.PublicHostname {
 			return nil
 		})
 	}
-	return out
 }
 
 // Access taken off a hostname while its tunnel holds configuration writes

@@ -12,7 +12,6 @@ import (
 	"github.com/context-labs/provider-cloudflare-tunnel/apis/tunnels/v1alpha1"
 	ztv1alpha1 "github.com/context-labs/provider-cloudflare-tunnel/apis/zerotrust/v1alpha1"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/cloudflaretunnel"
-	"github.com/context-labs/provider-cloudflare-tunnel/internal/controller/composite/publichostname"
 	"github.com/context-labs/provider-cloudflare-tunnel/internal/testenv/wait"
 )
 
@@ -37,26 +36,9 @@ func TestALargeProtectedChangeIsWrittenInFewWrites(t *testing.T) {
 	var phs []*v1alpha1.PublicHostname
 	var policies []*ztv1alpha1.AccessPolicy
 	t.Cleanup(func() { deleteAll(t, phs, policies) })
-	for i := range largeChange {
-		// Each names a policy of its own that does not exist yet, so the
-		// test decides when each hostname's check can be made.
-		ph := hostname(ns, fmt.Sprintf("h%d", i), fmt.Sprintf("h%d-%s.example.org", i, ns), func(ph *v1alpha1.PublicHostname) {
-			ph.Spec.Access = &v1alpha1.Access{Policies: []v1alpha1.AccessPolicyName{{Name: fmt.Sprintf("p%d", i)}}}
-		})
-		p.Create(t, ph)
-		phs = append(phs, ph)
-	}
-	for _, ph := range phs {
-		wait.Eventually(t, wait.Patience, ph.Name+" waiting for its policy", func() error {
-			if err := p.Get(ph); err != nil {
-				return err
-			}
-			if c := ph.GetCondition(v1alpha1.TypeValid); c.Reason != publichostname.ReasonWaitingForAccessPolicy {
-				return fmt.Errorf("Valid %s %s: %s", c.Status, c.Reason, c.Message)
-			}
-			return nil
-		})
-	}
+	// Each names a policy of its own that does not exist yet, so the test
+	// decides when each hostname's check can be made.
+	waitingForPolicies(t, ns, "h", largeChange, func(i int) string { return fmt.Sprintf("p%d", i) }, &phs)
 	_, before := config(t, tunnelID)
 
 	tick := time.NewTicker(arrival)
